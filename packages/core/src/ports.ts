@@ -1,0 +1,93 @@
+// The ports the domain talks through. Adapters live beside them: DynamoDB in @ottava/db,
+// Step Functions (AWS) and the in-process runner in @ottava/controller and @ottava/local.
+import type { ItemSource } from "./query";
+import type { LoadBalancer } from "./resources/loadbalancer";
+import type { Amphora } from "./resources/amphora";
+
+/** A record as read, with the version the lock protocol conditions on. */
+export interface Versioned<T> {
+  record: T;
+  version: number;
+  lockOwner: string | undefined;
+  executionArn: string | undefined;
+}
+
+export interface LockRequest {
+  /** Statuses the LB may be in to take the lock (ACTIVE, or ACTIVE and ERROR where Octavia allows). */
+  from: readonly string[];
+  /** The PENDING_* status it moves to. */
+  to: string;
+  /** The name of the execution about to start: only that execution may write under this lock. */
+  owner: string;
+  executionArn: string;
+  /** The version the API read and validated against; the lock is refused if it changed. */
+  expectVersion?: number;
+  /** Fields written together with the lock (an update's new values). */
+  set?: Partial<LoadBalancer>;
+}
+
+/** Why a lock was refused: the LB as it is now (undefined when it does not exist). */
+export class LockConflict extends Error {
+  constructor(readonly current: Versioned<LoadBalancer> | undefined) {
+    super("lock refused");
+    this.name = "LockConflict";
+  }
+}
+
+/** A flow wrote under a lock it no longer holds: a stale or duplicate execution. Nothing was written. */
+export class LockLost extends Error {
+  constructor(what: string) {
+    super(`lock not held: ${what}`);
+    this.name = "LockLost";
+  }
+}
+
+/** Persistence of the load-balancer tree. The lock is the LB item's provisioning_status + lock_owner. */
+export interface LoadBalancerStore {
+  getLoadBalancer(id: string): Promise<Versioned<LoadBalancer> | undefined>;
+  /** Every project's LBs (project undefined) or one project's, in storage order; DELETED ones are not listed. */
+  loadBalancers(project: string | undefined): ItemSource;
+  /** Writes a new LB in PENDING_CREATE, already locked by the create flow's execution. */
+  createLoadBalancer(lb: LoadBalancer, owner: string, executionArn: string): Promise<void>;
+  /** One conditional write: moves the LB to `to` under `owner`, or throws LockConflict. */
+  lock(id: string, req: LockRequest): Promise<Versioned<LoadBalancer>>;
+  /** Undoes a lock whose execution could not be started, restoring the fields it changed. */
+  abandonLock(id: string, owner: string, restore: Partial<LoadBalancer>): Promise<void>;
+  /** Writes fields of the LB as the lock owner; `release` ends the lock (ACTIVE, ERROR or DELETED). */
+  updateLoadBalancer(id: string, owner: string, set: Partial<LoadBalancer>, release?: boolean): Promise<void>;
+  /** Are there listeners or pools under the LB? */
+  hasChildren(id: string): Promise<boolean>;
+
+  getAmphora(id: string): Promise<Amphora | undefined>;
+  amphorae(project: string | undefined): ItemSource;
+  amphoraeOf(lbId: string): Promise<Amphora[]>;
+  /** Creates an amphora of the LB, as the LB's lock owner. */
+  createAmphora(amphora: Amphora, owner: string): Promise<void>;
+  updateAmphora(lbId: string, id: string, owner: string, set: Partial<Amphora>): Promise<void>;
+}
+
+export type ExecutionStatus = "RUNNING" | "SUCCEEDED" | "FAILED" | "TIMED_OUT" | "ABORTED" | "PENDING_REDRIVE";
+
+export interface ExecutionDescription {
+  executionArn: string;
+  name: string;
+  status: ExecutionStatus;
+  input: unknown;
+  output?: unknown;
+  error?: string;
+  cause?: string;
+  startDate: Date;
+  stopDate?: Date;
+}
+
+/** The controller's workflow engine: AWS Step Functions, or the same ASL run in process. */
+export interface WorkflowEngine {
+  /** ARN an execution of `flow` named `name` has (known before it starts: the lock records it). */
+  executionArn(flow: string, name: string): string;
+  /**
+   * Starts an execution; idempotent by name as Step Functions Standard workflows are: the same name
+   * and input return the running or finished execution, the same name with another input throws.
+   */
+  start(flow: string, name: string, input: Record<string, unknown>): Promise<{ executionArn: string }>;
+  describe(executionArn: string): Promise<ExecutionDescription | undefined>;
+}

@@ -1,0 +1,56 @@
+// The amphora resource (octavia/api/v2/types/amphora.py), read-only through the API.
+import type { ResourceDescriptor } from "./descriptor";
+
+export interface Amphora {
+  id: string;
+  loadbalancer_id: string;
+  /** The load balancer's project: amphorae are listed by the admin, but kept with their LB's project. */
+  project_id: string;
+  compute_id: string | null;
+  lb_network_ip: string | null;
+  vrrp_ip: string | null;
+  ha_ip: string | null;
+  vrrp_port_id: string | null;
+  ha_port_id: string | null;
+  cert_expiration: string | null;
+  cert_busy: boolean;
+  role: string | null;
+  status: string;
+  vrrp_interface: string | null;
+  vrrp_id: number | null;
+  vrrp_priority: number | null;
+  cached_zone: string | null;
+  image_id: string | null;
+  compute_flavor: string | null;
+  created_at: string;
+  updated_at: string | null;
+}
+
+export const amphoraResource: ResourceDescriptor<Amphora> = {
+  kind: "amphora",
+  displayName: "Amphora",
+  root: "amphora",
+  collection: "amphorae",
+  toResponse: (a) => ({
+    id: a.id,
+    loadbalancer_id: a.loadbalancer_id,
+    compute_id: a.compute_id,
+    lb_network_ip: a.lb_network_ip,
+    vrrp_ip: a.vrrp_ip,
+    ha_ip: a.ha_ip,
+    vrrp_port_id: a.vrrp_port_id,
+    ha_port_id: a.ha_port_id,
+    cert_expiration: a.cert_expiration,
+    cert_busy: a.cert_busy,
+    role: a.role,
+    status: a.status,
+    vrrp_interface: a.vrrp_interface,
+    vrrp_id: a.vrrp_id,
+    vrrp_priority: a.vrrp_priority,
+    cached_zone: a.cached_zone,
+    created_at: a.created_at,
+    updated_at: a.updated_at,
+    image_id: a.image_id,
+    compute_flavor: a.compute_flavor,
+  }),
+};

@@ -1,0 +1,14 @@
+// What the generic API machinery (lookup, lists, faults) needs to know of a resource.
+
+export interface ResourceDescriptor<T> {
+  /** Storage kind, also the prefix of its keys. */
+  kind: string;
+  /** The name Octavia uses in messages: "Load Balancer 1234 not found." */
+  displayName: string;
+  /** The body's root key for one object: {"loadbalancer": {...}}. */
+  root: string;
+  /** The body's key for a list: {"loadbalancers": [...], "loadbalancers_links": [...]}. */
+  collection: string;
+  /** The public representation, field for field as Octavia answers it. */
+  toResponse(item: T): Record<string, unknown>;
+}

@@ -1,0 +1,87 @@
+// Request-body validation: zod schemas whose messages are wsme's, as Octavia's API answers them.
+import { z } from "zod";
+import { Fault, invalidInput } from "./faults";
+
+const UUID_RE = /^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$/i;
+const ENUM_TRUE = new Set(["true", "t", "yes", "y", "on", "1"]);
+const ENUM_FALSE = new Set(["false", "f", "no", "n", "off", "0"]);
+
+/** wsme StringType(max_length). */
+export const str = (max?: number) => {
+  let s = z.string({ error: "Value should be string" });
+  if (max !== undefined) s = s.max(max, { error: `Value should have a maximum character requirement of ${max}` });
+  return s;
+};
+
+/** wsme UuidType: any UUID spelling, answered in its canonical dashed form. */
+export const uuid = () =>
+  z
+    .string({ error: "Value should be UUID format" })
+    .regex(UUID_RE, { error: "Value should be UUID format" })
+    .transform((v) => canonicalUuid(v));
+
+export const canonicalUuid = (v: string) => {
+  const h = v.replace(/-/g, "").toLowerCase();
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+};
+
+export const isUuid = (v: string) => UUID_RE.test(v);
+
+/** wsme bool: JSON booleans, integers and the unambiguous strings. */
+export const bool = () =>
+  z.unknown().transform((v, ctx) => {
+    if (typeof v === "boolean") return v;
+    if (typeof v === "number" && Number.isInteger(v)) return v !== 0;
+    if (typeof v === "string" && ENUM_TRUE.has(v.toLowerCase())) return true;
+    if (typeof v === "string" && ENUM_FALSE.has(v.toLowerCase())) return false;
+    ctx.addIssue({ code: "custom", message: `Value not an unambiguous boolean: ${String(v)}` });
+    return z.NEVER;
+  });
+
+/** Octavia's IPAddressType: IPv4 or IPv6. */
+export const ipAddress = () =>
+  z
+    .string({ error: "Value should be IPv4 or IPv6 format" })
+    .refine((v) => z.ipv4().safeParse(v).success || z.ipv6().safeParse(v).success, {
+      error: "Value should be IPv4 or IPv6 format",
+    });
+
+/** wsme ArrayType(StringType(max_length)), as used for tags. */
+export const tags = () =>
+  z.array(str(255), { error: "Value should be a list" }).transform((t) => [...new Set(t)]);
+
+/** wsme Enum. */
+export const oneOf = <T extends string>(values: readonly [T, ...T[]]) =>
+  z.string().refine((v): v is T => (values as readonly string[]).includes(v), {
+    error: `Value should be one of: ${values.join(", ")}`,
+  });
+
+/** A wsme-typed JSON object: unknown attributes are refused as wsme refuses them. */
+export const body = <S extends z.ZodRawShape>(shape: S) => z.strictObject(shape);
+
+/**
+ * Parses a request body wrapped in its root key (`{"loadbalancer": {...}}`),
+ * answering the first problem the way Octavia (wsme) words it.
+ */
+export function parseRoot<T extends z.ZodTypeAny>(root: string, schema: T, raw: unknown): z.output<T> {
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
+    throw new Fault(400, `Invalid input for field/attribute ${root}. Value: '${JSON.stringify(raw)}'. Invalid JSON body`);
+  }
+  const keys = Object.keys(raw);
+  const unknown = keys.filter((k) => k !== root);
+  if (unknown.length > 0) throw unknownAttributes(undefined, unknown);
+  const inner = (raw as Record<string, unknown>)[root];
+  if (inner === undefined) throw new Fault(400, `Missing argument: "${root}"`);
+  const result = schema.safeParse(inner);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0]!;
+  if (issue.code === "unrecognized_keys") throw unknownAttributes(root, issue.keys);
+  const field = issue.path.length > 0 ? String(issue.path[0]) : root;
+  const value = issue.path.length > 0 ? (inner as Record<string, unknown>)?.[field] : inner;
+  throw invalidInput(field, value, issue.message);
+}
+
+function unknownAttributes(argument: string | undefined, attrs: readonly string[]): Fault {
+  const what = attrs.length > 1 ? "Unknown attributes" : "Unknown attribute";
+  return new Fault(400, `${what} for argument ${argument ?? "body"}: ${attrs.join(", ")}`);
+}

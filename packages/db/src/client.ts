@@ -1,0 +1,34 @@
+// The DynamoDB clients, for AWS or for DynamoDB Local.
+import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+
+export function createClients(endpoint?: string): { client: DynamoDBClient; doc: DynamoDBDocumentClient } {
+  const client = new DynamoDBClient(
+    endpoint
+      ? { endpoint, region: process.env.AWS_REGION ?? "us-east-1", credentials: { accessKeyId: "local", secretAccessKey: "local" } }
+      : {},
+  );
+  const doc = DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
+  return { client, doc };
+}
+
+const CONFLICT = new Set(["TransactionConflictException", "TransactionInProgressException"]);
+
+/** Is this a transaction conflict (retried, never answered with 409)? */
+export function isTransactionConflict(e: unknown): boolean {
+  const err = e as { name?: string; CancellationReasons?: { Code?: string }[] };
+  if (CONFLICT.has(err?.name ?? "")) return true;
+  return err?.name === "TransactionCanceledException" && (err.CancellationReasons ?? []).some((r) => r?.Code === "TransactionConflict");
+}
+
+/** Runs a write, retrying transaction conflicts with jittered backoff. */
+export async function retryConflicts<T>(fn: () => Promise<T>, attempts = 8): Promise<T> {
+  for (let i = 1; ; i++) {
+    try {
+      return await fn();
+    } catch (e) {
+      if (i >= attempts || !isTransactionConflict(e)) throw e;
+      await new Promise((r) => setTimeout(r, Math.random() * 20 * 2 ** i));
+    }
+  }
+}

@@ -1,0 +1,4 @@
+export * from "./client";
+export * from "./table";
+export * from "./items";
+export * from "./store";

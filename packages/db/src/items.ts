@@ -1,0 +1,107 @@
+// How domain records become items: keys, index attributes, internal attributes.
+import { DELETED, PENDING_STATUSES } from "@ottava/core";
+import { INDEXES, SHARDS, TTL_ATTRIBUTE } from "./table";
+
+/** What the storage layer knows of a kind of record. */
+export interface StoredKind {
+  kind: string;
+  /** Sort-key prefix of the kind inside its load balancer's partition. */
+  prefix: string;
+  /** The attribute that carries the lifecycle status (provisioning_status, or status for amphorae). */
+  statusField: string;
+}
+
+export const LOADBALANCER: StoredKind = { kind: "loadbalancer", prefix: "LB", statusField: "provisioning_status" };
+export const AMPHORA: StoredKind = { kind: "amphora", prefix: "AMP", statusField: "status" };
+/** Kinds whose presence makes an LB "have children" (created by later resources). */
+export const CHILD_PREFIXES = ["LISTENER#", "POOL#"];
+
+/** The partition of a load balancer's whole tree. */
+export const treePk = (lbId: string) => `LB#${lbId}`;
+export const LB_SK = "LB";
+export const childSk = (k: StoredKind, id: string) => `${k.prefix}#${id}`;
+/** The pointer that finds any object by its id alone. */
+export const pointerKey = (id: string) => ({ pk: `ID#${id}`, sk: "ID" });
+
+/** Attributes that belong to storage, not to the record. */
+export const INTERNAL = new Set([
+  "pk",
+  "sk",
+  ...Object.values(INDEXES).flatMap((i) => [i.pk, i.sk]),
+  "kind",
+  "version",
+  "lock_owner",
+  "execution_arn",
+  TTL_ATTRIBUTE,
+]);
+
+export function shardOf(id: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < id.length; i++) h = Math.imul(h ^ id.charCodeAt(i), 0x01000193) >>> 0;
+  return h % SHARDS;
+}
+
+export const orderKey = (createdAt: string, id: string) => `${createdAt}#${id}`;
+
+/** Index attributes of a live item; a record in PENDING_* is also in the pending index. */
+export function indexAttributes(k: StoredKind, rec: { id: string; project_id: string; created_at: string }, status: string) {
+  const order = orderKey(rec.created_at, rec.id);
+  return {
+    [INDEXES.byProject.pk]: `${k.kind}#${rec.project_id}`,
+    [INDEXES.byProject.sk]: order,
+    [INDEXES.byShard.pk]: `${k.kind}#${shardOf(rec.id)}`,
+    [INDEXES.byShard.sk]: order,
+    ...pendingAttributes(k, rec.id, status).set,
+  };
+}
+
+/** What a status change does to the sparse indexes and the TTL. */
+export function statusAttributes(
+  k: StoredKind,
+  id: string,
+  status: string,
+  now: Date,
+  expiryAge: number,
+): { set: Record<string, unknown>; remove: string[] } {
+  if (status === DELETED) {
+    return {
+      set: { [TTL_ATTRIBUTE]: Math.floor(now.getTime() / 1000) + expiryAge },
+      remove: [INDEXES.byProject.pk, INDEXES.byProject.sk, INDEXES.byShard.pk, INDEXES.byShard.sk, INDEXES.pending.pk, INDEXES.pending.sk],
+    };
+  }
+  return pendingAttributes(k, id, status);
+}
+
+function pendingAttributes(k: StoredKind, id: string, status: string) {
+  if (PENDING_STATUSES.includes(status)) {
+    return { set: { [INDEXES.pending.pk]: `PENDING#${shardOf(id)}`, [INDEXES.pending.sk]: `${k.kind}#${id}` }, remove: [] as string[] };
+  }
+  return { set: {} as Record<string, unknown>, remove: [INDEXES.pending.pk, INDEXES.pending.sk] };
+}
+
+export function toRecord<T>(item: Record<string, unknown>): T {
+  return Object.fromEntries(Object.entries(item).filter(([k]) => !INTERNAL.has(k))) as T;
+}
+
+/** Builds an UpdateExpression from attributes to set and to remove. */
+export function updateExpression(set: Record<string, unknown>, remove: string[] = []) {
+  const names: Record<string, string> = {};
+  const values: Record<string, unknown> = {};
+  const sets: string[] = [];
+  let i = 0;
+  for (const [k, v] of Object.entries(set)) {
+    if (v === undefined) continue;
+    names[`#s${i}`] = k;
+    values[`:s${i}`] = v;
+    sets.push(`#s${i} = :s${i}`);
+    i++;
+  }
+  const removes = remove
+    .filter((k) => !(k in set))
+    .map((k, j) => {
+      names[`#r${j}`] = k;
+      return `#r${j}`;
+    });
+  const expr = [sets.length ? `SET ${sets.join(", ")}` : "", removes.length ? `REMOVE ${removes.join(", ")}` : ""].filter(Boolean).join(" ");
+  return { UpdateExpression: expr, ExpressionAttributeNames: names, ExpressionAttributeValues: values };
+}

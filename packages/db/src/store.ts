@@ -1,0 +1,376 @@
+// The DynamoDB adapter of the LoadBalancerStore port: one generic mechanism over StoredKind descriptors.
+import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
+import { unmarshall } from "@aws-sdk/util-dynamodb";
+import {
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+  type DynamoDBDocumentClient,
+} from "@aws-sdk/lib-dynamodb";
+import {
+  DELETED,
+  LockConflict,
+  LockLost,
+  invalidMarker,
+  type Amphora,
+  type ItemSource,
+  type LoadBalancer,
+  type LoadBalancerStore,
+  type LockRequest,
+  type SortDir,
+  type Versioned,
+} from "@ottava/core";
+import { retryConflicts } from "./client";
+import {
+  AMPHORA,
+  CHILD_PREFIXES,
+  LB_SK,
+  LOADBALANCER,
+  childSk,
+  indexAttributes,
+  orderKey,
+  pointerKey,
+  statusAttributes,
+  toRecord,
+  treePk,
+  updateExpression,
+  type StoredKind,
+} from "./items";
+import { INDEXES, SHARDS } from "./table";
+
+type Item = Record<string, unknown>;
+const PAGE = 100;
+
+export interface StoreOptions {
+  tableName: string;
+  /** Seconds a DELETED record stays before TTL purges it. */
+  expiryAge: number;
+  now?: () => Date;
+}
+
+export class DynamoStore implements LoadBalancerStore {
+  private readonly table: string;
+  private readonly now: () => Date;
+
+  constructor(
+    private readonly doc: DynamoDBDocumentClient,
+    private readonly opts: StoreOptions,
+  ) {
+    this.table = opts.tableName;
+    this.now = opts.now ?? (() => new Date());
+  }
+
+  // ---- load balancers -------------------------------------------------------------------------
+
+  async getLoadBalancer(id: string): Promise<Versioned<LoadBalancer> | undefined> {
+    const item = await this.getItem(treePk(id), LB_SK);
+    return item && versioned<LoadBalancer>(item);
+  }
+
+  loadBalancers(project: string | undefined): ItemSource {
+    return this.source(LOADBALANCER, project, async (id) => (await this.getLoadBalancer(id))?.record);
+  }
+
+  async createLoadBalancer(lb: LoadBalancer, owner: string, executionArn: string): Promise<void> {
+    const item = {
+      ...lb,
+      pk: treePk(lb.id),
+      sk: LB_SK,
+      kind: LOADBALANCER.kind,
+      version: 1,
+      lock_owner: owner,
+      execution_arn: executionArn,
+      ...indexAttributes(LOADBALANCER, lb, lb.provisioning_status),
+    };
+    await this.doc.send(new PutCommand({ TableName: this.table, Item: item, ConditionExpression: "attribute_not_exists(pk)" }));
+  }
+
+  async lock(id: string, req: LockRequest): Promise<Versioned<LoadBalancer>> {
+    const status = statusAttributes(LOADBALANCER, id, req.to, this.now(), this.opts.expiryAge);
+    const update = updateExpression(
+      {
+        ...(req.set ?? {}),
+        ...status.set,
+        provisioning_status: req.to,
+        lock_owner: req.owner,
+        execution_arn: req.executionArn,
+        updated_at: this.now().toISOString(),
+      },
+      status.remove,
+    );
+    update.ExpressionAttributeNames["#ps"] = "provisioning_status";
+    update.ExpressionAttributeNames["#v"] = "version";
+    update.ExpressionAttributeValues[":one"] = 1;
+    const from = req.from.map((s, i) => {
+      update.ExpressionAttributeValues[`:from${i}`] = s;
+      return `:from${i}`;
+    });
+    let condition = `attribute_exists(pk) AND #ps IN (${from.join(", ")})`;
+    if (req.expectVersion !== undefined) {
+      update.ExpressionAttributeValues[":ev"] = req.expectVersion;
+      condition += " AND #v = :ev";
+    }
+    try {
+      const out = await this.doc.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: { pk: treePk(id), sk: LB_SK },
+          ...update,
+          UpdateExpression: `${update.UpdateExpression}, #v = #v + :one`,
+          ConditionExpression: condition,
+          ReturnValues: "ALL_NEW",
+          ReturnValuesOnConditionCheckFailure: "ALL_OLD",
+        }),
+      );
+      return versioned<LoadBalancer>(out.Attributes!);
+    } catch (e) {
+      if (e instanceof ConditionalCheckFailedException) {
+        throw new LockConflict(e.Item ? versioned<LoadBalancer>(unmarshallItem(e.Item)) : undefined);
+      }
+      throw e;
+    }
+  }
+
+  async abandonLock(id: string, owner: string, restore: Partial<LoadBalancer>): Promise<void> {
+    const status = restore.provisioning_status
+      ? statusAttributes(LOADBALANCER, id, restore.provisioning_status, this.now(), this.opts.expiryAge)
+      : { set: {}, remove: [] };
+    await this.ownerWrite(LOADBALANCER, id, undefined, owner, { ...restore, ...status.set }, [...status.remove, "lock_owner", "execution_arn"]).catch(
+      (e) => {
+        if (!(e instanceof LockLost)) throw e;
+      },
+    );
+  }
+
+  async updateLoadBalancer(id: string, owner: string, set: Partial<LoadBalancer>, release = false): Promise<void> {
+    const status = set.provisioning_status
+      ? statusAttributes(LOADBALANCER, id, set.provisioning_status, this.now(), this.opts.expiryAge)
+      : { set: {}, remove: [] };
+    await this.ownerWrite(
+      LOADBALANCER,
+      id,
+      undefined,
+      owner,
+      { ...set, ...status.set, updated_at: this.now().toISOString() },
+      [...status.remove, ...(release ? ["lock_owner"] : [])],
+    );
+  }
+
+  async hasChildren(id: string): Promise<boolean> {
+    const items = await this.tree(id);
+    return items.some((i) => CHILD_PREFIXES.some((p) => String(i.sk).startsWith(p)) && i.provisioning_status !== DELETED);
+  }
+
+  // ---- amphorae -------------------------------------------------------------------------------
+
+  async getAmphora(id: string): Promise<Amphora | undefined> {
+    const item = await this.getById(id, AMPHORA);
+    return item && toRecord<Amphora>(item);
+  }
+
+  amphorae(project: string | undefined): ItemSource {
+    return this.source(AMPHORA, project, (id) => this.getAmphora(id));
+  }
+
+  async amphoraeOf(lbId: string): Promise<Amphora[]> {
+    return (await this.tree(lbId, `${AMPHORA.prefix}#`)).map((i) => toRecord<Amphora>(i));
+  }
+
+  async createAmphora(a: Amphora, owner: string): Promise<void> {
+    const key = { pk: treePk(a.loadbalancer_id), sk: childSk(AMPHORA, a.id) };
+    try {
+      await retryConflicts(() =>
+        this.doc.send(
+          new TransactWriteCommand({
+            TransactItems: [
+              this.ownerCheck(a.loadbalancer_id, owner),
+              {
+                Put: {
+                  TableName: this.table,
+                  Item: { ...a, ...key, kind: AMPHORA.kind, ...indexAttributes(AMPHORA, a, a.status) },
+                  ConditionExpression: "attribute_not_exists(pk)",
+                },
+              },
+              { Put: { TableName: this.table, Item: { ...pointerKey(a.id), kind: AMPHORA.kind, ref_pk: key.pk, ref_sk: key.sk } } },
+            ],
+          }),
+        ),
+      );
+    } catch (e) {
+      throw lockLostOr(e, `amphora ${a.id} of load balancer ${a.loadbalancer_id}`);
+    }
+  }
+
+  async updateAmphora(lbId: string, id: string, owner: string, set: Partial<Amphora>): Promise<void> {
+    const status = set.status ? statusAttributes(AMPHORA, id, set.status, this.now(), this.opts.expiryAge) : { set: {}, remove: [] };
+    await this.ownerWrite(AMPHORA, lbId, id, owner, { ...set, ...status.set, updated_at: this.now().toISOString() }, status.remove);
+  }
+
+  // ---- the generic mechanism -----------------------------------------------------------------
+
+  private async getItem(pk: string, sk: string): Promise<Item | undefined> {
+    const out = await this.doc.send(new GetCommand({ TableName: this.table, Key: { pk, sk }, ConsistentRead: true }));
+    return out.Item;
+  }
+
+  /** Finds an object by its id alone: a consistent read of its pointer, then of the object. */
+  private async getById(id: string, k: StoredKind): Promise<Item | undefined> {
+    const ptr = await this.getItem(pointerKey(id).pk, pointerKey(id).sk);
+    if (!ptr || ptr.kind !== k.kind) return undefined;
+    return this.getItem(String(ptr.ref_pk), String(ptr.ref_sk));
+  }
+
+  /** The whole tree of a load balancer (or the part whose sort key starts with `prefix`): one Query. */
+  private async tree(lbId: string, prefix?: string): Promise<Item[]> {
+    const items: Item[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const out = await this.doc.send(
+        new QueryCommand({
+          TableName: this.table,
+          KeyConditionExpression: prefix ? "pk = :pk AND begins_with(sk, :p)" : "pk = :pk",
+          ExpressionAttributeValues: prefix ? { ":pk": treePk(lbId), ":p": prefix } : { ":pk": treePk(lbId) },
+          ConsistentRead: true,
+          ExclusiveStartKey: start,
+        }),
+      );
+      items.push(...(out.Items ?? []));
+      start = out.LastEvaluatedKey;
+    } while (start);
+    return items;
+  }
+
+  /** The condition that the writer still holds the LB's lock. */
+  private ownerCheck(lbId: string, owner: string) {
+    return {
+      ConditionCheck: {
+        TableName: this.table,
+        Key: { pk: treePk(lbId), sk: LB_SK },
+        ConditionExpression: "attribute_exists(pk) AND lock_owner = :owner",
+        ExpressionAttributeValues: { ":owner": owner },
+      },
+    };
+  }
+
+  /**
+   * A write by the holder of an LB's lock: to the LB itself (childId undefined) with one conditional
+   * update, or to a child in a transaction with a check of the lock. Never resurrects a deleted item.
+   */
+  private async ownerWrite(k: StoredKind, lbId: string, childId: string | undefined, owner: string, set: Item, remove: string[]) {
+    const update = updateExpression(set, remove);
+    const key = childId === undefined ? { pk: treePk(lbId), sk: LB_SK } : { pk: treePk(lbId), sk: childSk(k, childId) };
+    const what = childId === undefined ? `load balancer ${lbId}` : `${k.kind} ${childId} of load balancer ${lbId}`;
+    try {
+      if (childId === undefined) {
+        update.ExpressionAttributeValues[":owner"] = owner;
+        await this.doc.send(
+          new UpdateCommand({ TableName: this.table, Key: key, ...update, ConditionExpression: "attribute_exists(pk) AND lock_owner = :owner" }),
+        );
+      } else {
+        await retryConflicts(() =>
+          this.doc.send(
+            new TransactWriteCommand({
+              TransactItems: [
+                this.ownerCheck(lbId, owner),
+                { Update: { TableName: this.table, Key: key, ...update, ConditionExpression: "attribute_exists(pk)" } },
+              ],
+            }),
+          ),
+        );
+      }
+    } catch (e) {
+      throw lockLostOr(e, what);
+    }
+  }
+
+  /**
+   * Items of a kind in storage order: one project's from its index partition, or every project's by
+   * merging the shards of the admin index. `after` is a marker id, resumed from its (created_at, id).
+   */
+  private source(k: StoredKind, project: string | undefined, find: (id: string) => Promise<{ id: string; created_at: string } | undefined>): ItemSource {
+    const self = this;
+    return async function* (order: SortDir, after: string | undefined) {
+      let from: string | undefined;
+      if (after !== undefined) {
+        const marker = await find(after);
+        if (!marker) throw invalidMarker(after);
+        from = orderKey(marker.created_at, marker.id);
+      }
+      const streams =
+        project !== undefined
+          ? [self.queryIndex("byProject", `${k.kind}#${project}`, order, from)]
+          : Array.from({ length: SHARDS }, (_, s) => self.queryIndex("byShard", `${k.kind}#${s}`, order, from));
+      const sortKey = project !== undefined ? INDEXES.byProject.sk : INDEXES.byShard.sk;
+      for await (const item of merge(streams, (i) => String(i[sortKey]), order)) yield toRecord<Item>(item);
+    };
+  }
+
+  private async *queryIndex(index: keyof typeof INDEXES, pk: string, order: SortDir, from: string | undefined): AsyncGenerator<Item> {
+    const keys = INDEXES[index];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const out = await this.doc.send(
+        new QueryCommand({
+          TableName: this.table,
+          IndexName: index,
+          KeyConditionExpression: from === undefined ? "#pk = :pk" : `#pk = :pk AND #sk ${order === "asc" ? ">" : "<"} :from`,
+          ExpressionAttributeNames: from === undefined ? { "#pk": keys.pk } : { "#pk": keys.pk, "#sk": keys.sk },
+          ExpressionAttributeValues: from === undefined ? { ":pk": pk } : { ":pk": pk, ":from": from },
+          ScanIndexForward: order === "asc",
+          Limit: PAGE,
+          ExclusiveStartKey: start,
+        }),
+      );
+      for (const item of out.Items ?? []) yield item;
+      start = out.LastEvaluatedKey;
+    } while (start);
+  }
+}
+
+function versioned<T>(item: Item): Versioned<T> {
+  return {
+    record: toRecord<T>(item),
+    version: Number(item.version ?? 0),
+    lockOwner: item.lock_owner as string | undefined,
+    executionArn: item.execution_arn as string | undefined,
+  };
+}
+
+function lockLostOr(e: unknown, what: string): unknown {
+  const name = (e as { name?: string })?.name;
+  if (e instanceof ConditionalCheckFailedException || name === "TransactionCanceledException") {
+    const reasons = (e as { CancellationReasons?: { Code?: string }[] }).CancellationReasons;
+    if (!reasons || reasons.some((r) => r?.Code === "ConditionalCheckFailed")) return new LockLost(what);
+  }
+  return e;
+}
+
+function unmarshallItem(raw: Record<string, unknown>): Item {
+  // ReturnValuesOnConditionCheckFailure comes back in the low-level attribute-value format.
+  return unmarshall(raw as never);
+}
+
+/** k-way merge of sorted streams. */
+async function* merge(streams: AsyncGenerator<Item>[], key: (i: Item) => string, order: SortDir): AsyncGenerator<Item> {
+  const heads = await Promise.all(streams.map((s) => s.next()));
+  for (;;) {
+    let best = -1;
+    for (let i = 0; i < heads.length; i++) {
+      const h = heads[i]!;
+      if (h.done) continue;
+      if (best < 0) {
+        best = i;
+        continue;
+      }
+      const a = key(h.value);
+      const b = key(heads[best]!.value as Item);
+      if (order === "asc" ? a < b : a > b) best = i;
+    }
+    if (best < 0) return;
+    yield heads[best]!.value as Item;
+    heads[best] = await streams[best]!.next();
+  }
+}
+

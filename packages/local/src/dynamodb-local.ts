@@ -1,0 +1,282 @@
+// Runs AWS DynamoDB Local (the Java jar) as a child process for local development.
+//
+// The jar is fetched by scripts/fetch-dynamodb-local.mjs (root `postinstall`);
+// if it is missing, startDynamoDbLocal() runs that script first.
+
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync } from 'node:fs';
+import { request } from 'node:http';
+import { connect, createServer } from 'node:net';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export interface DynamoDbLocalOptions {
+  /** `-inMemory`, else `-dbPath dataDir`. */
+  inMemory: boolean;
+  /** Absolute; created if missing; also the java process cwd (it writes dynamodb-local-metadata.json there). */
+  dataDir: string;
+  /** Default: a free port picked by the OS. */
+  port?: number;
+  /** Default: $OTTAVA_DYNAMODB_LOCAL_DIR, else <repo>/node_modules/.cache/ottava/dynamodb-local. */
+  jarDir?: string;
+  /** Default "java". */
+  javaPath?: string;
+  log?: (msg: string, extra?: Record<string, unknown>) => void;
+}
+
+export interface DynamoDbLocal {
+  endpoint: string;
+  port: number;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const REPO_ROOT = resolve(HERE, '..', '..', '..');
+const FETCH_SCRIPT = resolve(HERE, '..', 'scripts', 'fetch-dynamodb-local.mjs');
+const DEFAULT_JAR_DIR = join(REPO_ROOT, 'node_modules', '.cache', 'ottava', 'dynamodb-local');
+
+const JAR = 'DynamoDBLocal.jar';
+const LIB = 'DynamoDBLocal_lib';
+const READY_TIMEOUT_MS = 20_000;
+const POLL_MS = 100;
+const STOP_GRACE_MS = 3_000;
+const OUTPUT_LINES = 50;
+const AUTO_PORT_ATTEMPTS = 3;
+
+export async function startDynamoDbLocal(opts: DynamoDbLocalOptions): Promise<DynamoDbLocal> {
+  const log = opts.log ?? (() => {});
+  const jarDir = resolve(opts.jarDir ?? (process.env.OTTAVA_DYNAMODB_LOCAL_DIR || DEFAULT_JAR_DIR));
+  ensureJar(jarDir, log);
+  mkdirSync(opts.dataDir, { recursive: true });
+
+  // A port picked by the OS may be taken again before java binds it: retry then.
+  for (let attempt = 1; ; attempt++) {
+    const port = opts.port ?? (await freePort());
+    try {
+      return await launch(opts, jarDir, port, log);
+    } catch (err) {
+      if (opts.port !== undefined || attempt >= AUTO_PORT_ATTEMPTS || !(err instanceof PortInUseError)) throw err;
+      log('dynamodb-local: port taken, retrying with another one', { port });
+    }
+  }
+}
+
+class PortInUseError extends Error {}
+
+function ensureJar(jarDir: string, log: NonNullable<DynamoDbLocalOptions['log']>): void {
+  if (existsSync(join(jarDir, JAR))) return;
+  log('dynamodb-local: jar missing, fetching it', { jarDir });
+  const res = spawnSync(process.execPath, [FETCH_SCRIPT], {
+    stdio: 'inherit',
+    env: { ...process.env, OTTAVA_DYNAMODB_LOCAL_DIR: jarDir },
+  });
+  if (res.error || res.status !== 0 || !existsSync(join(jarDir, JAR))) {
+    throw new Error(
+      `DynamoDB Local is not installed in ${jarDir} and fetching it failed` +
+        (res.error ? ` (${res.error.message})` : ` (exit ${res.status ?? res.signal})`) +
+        `; run \`node ${FETCH_SCRIPT}\` to retry.`,
+    );
+  }
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.unref();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const addr = server.address();
+      const port = typeof addr === 'object' && addr ? addr.port : 0;
+      server.close(() => (port ? resolvePort(port) : reject(new Error('could not pick a free port'))));
+    });
+  });
+}
+
+async function launch(
+  opts: DynamoDbLocalOptions,
+  jarDir: string,
+  port: number,
+  log: NonNullable<DynamoDbLocalOptions['log']>,
+): Promise<DynamoDbLocal> {
+  const javaPath = opts.javaPath ?? 'java';
+  const args = [
+    `-Djava.library.path=${join(jarDir, LIB)}`,
+    '-jar',
+    join(jarDir, JAR),
+    '-port',
+    String(port),
+    '-disableTelemetry',
+    '-sharedDb',
+    ...(opts.inMemory ? ['-inMemory'] : ['-dbPath', opts.dataDir]),
+  ];
+  const started = Date.now();
+  log('dynamodb-local: starting', { port, inMemory: opts.inMemory, dataDir: opts.dataDir });
+
+  const child = spawn(javaPath, args, { cwd: opts.dataDir, detached: false, stdio: ['ignore', 'pipe', 'pipe'] });
+
+  // Keep the tail of stdout+stderr for error messages. The pipes stay drained for
+  // the child's whole life, so java never blocks on a full pipe.
+  const output: string[] = [];
+  const capture = (stream: NodeJS.ReadableStream) => {
+    let partial = '';
+    stream.setEncoding('utf8');
+    stream.on('data', (chunk: string) => {
+      const lines = (partial + chunk).split(/\r?\n/);
+      partial = lines.pop() ?? '';
+      for (const line of lines) pushLine(line);
+    });
+    stream.on('end', () => {
+      if (partial) pushLine(partial);
+      partial = '';
+    });
+  };
+  const pushLine = (line: string) => {
+    output.push(line);
+    if (output.length > OUTPUT_LINES) output.shift();
+  };
+  if (child.stdout) capture(child.stdout);
+  if (child.stderr) capture(child.stderr);
+  const tail = () => (output.length ? `\n--- DynamoDB Local output ---\n${output.join('\n')}` : '');
+
+  // Never leave a Java process behind when this Node process exits (removed once it has exited).
+  const killOnParentExit = () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      try {
+        child.kill('SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+  };
+  process.on('exit', killOnParentExit);
+
+  let spawnError: NodeJS.ErrnoException | undefined;
+  let exited = false;
+  let ready = false;
+  let stopping = false;
+  let stopPromise: Promise<void> | undefined;
+  const exitPromise = new Promise<void>((resolveExit) => {
+    const onExit = (code: number | null, signal: NodeJS.Signals | null) => {
+      if (exited) return;
+      exited = true;
+      process.off('exit', killOnParentExit);
+      if (ready && !stopping) log('dynamodb-local: exited unexpectedly', { code, signal, output: output.slice(-10) });
+      resolveExit();
+    };
+    // 'close' waits for stdio to flush too, so the captured output is complete.
+    child.once('close', onExit);
+    child.once('error', (err: NodeJS.ErrnoException) => {
+      spawnError ??= err;
+      // If spawning failed there will be no 'close'/'exit'.
+      if (child.pid === undefined) onExit(null, null);
+    });
+  });
+
+  const stop = (): Promise<void> => {
+    stopPromise ??= (async () => {
+      stopping = true;
+      if (!exited) {
+        child.kill('SIGTERM');
+        const timer = setTimeout(() => {
+          if (!exited) child.kill('SIGKILL');
+        }, STOP_GRACE_MS);
+        try {
+          await exitPromise;
+        } finally {
+          clearTimeout(timer);
+        }
+      }
+      // Kept until the child is gone so it is still covered during the grace period.
+      process.off('exit', killOnParentExit);
+    })();
+    return stopPromise;
+  };
+
+  const deadline = started + READY_TIMEOUT_MS;
+  try {
+    for (;;) {
+      if (spawnError) {
+        const hint =
+          spawnError.code === 'ENOENT'
+            ? ` — \`${javaPath}\` was not found; DynamoDB Local needs a Java runtime (install Java 17, e.g. \`apt-get install openjdk-17-jre-headless\` or \`brew install openjdk@17\`)`
+            : '';
+        throw new Error(`could not start DynamoDB Local: ${spawnError.message}${hint}${tail()}`);
+      }
+      if (exited) {
+        await exitPromise; // output is complete
+        const text = output.join('\n');
+        const msg = `DynamoDB Local exited during startup (code ${child.exitCode ?? child.signalCode})${tail()}`;
+        if (/BindException|Address already in use/i.test(text)) throw new PortInUseError(msg);
+        throw new Error(msg);
+      }
+      if (Date.now() >= deadline) {
+        throw new Error(`DynamoDB Local did not become ready on port ${port} within ${READY_TIMEOUT_MS / 1000}s${tail()}`);
+      }
+      if ((await tcpAccepts(port)) && (await httpAnswers(port)) !== undefined && !exited) break;
+      await sleep(POLL_MS);
+    }
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+
+  ready = true;
+  const pid = child.pid as number;
+  log('dynamodb-local: ready', { port, pid, ms: Date.now() - started });
+  return { endpoint: `http://127.0.0.1:${port}`, port, pid, stop };
+}
+
+function tcpAccepts(port: number): Promise<boolean> {
+  return new Promise((done) => {
+    const socket = connect({ host: '127.0.0.1', port });
+    const finish = (ok: boolean) => {
+      socket.destroy();
+      done(ok);
+    };
+    socket.setTimeout(1_000, () => finish(false));
+    socket.once('connect', () => finish(true));
+    socket.once('error', () => finish(false));
+  });
+}
+
+/**
+ * POSTs a ListTables call; resolves with the HTTP status (any status means the
+ * server is up), or undefined if there was no HTTP answer. Without an
+ * Authorization header DynamoDB Local answers 400 MissingAuthenticationToken;
+ * with this dummy one it answers 200.
+ */
+function httpAnswers(port: number): Promise<number | undefined> {
+  return new Promise((done) => {
+    const body = '{}';
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port,
+        method: 'POST',
+        path: '/',
+        agent: false,
+        timeout: 2_000,
+        headers: {
+          'Content-Type': 'application/x-amz-json-1.0',
+          'X-Amz-Target': 'DynamoDB_20120810.ListTables',
+          Authorization:
+            'AWS4-HMAC-SHA256 Credential=local/20200101/us-east-1/dynamodb/aws4_request, SignedHeaders=host, Signature=x',
+          'Content-Length': Buffer.byteLength(body),
+          Connection: 'close',
+        },
+      },
+      (res) => {
+        res.resume();
+        done(res.statusCode);
+      },
+    );
+    req.once('timeout', () => req.destroy());
+    req.once('error', () => done(undefined));
+    req.end(body);
+  });
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
