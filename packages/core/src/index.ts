@@ -9,3 +9,7 @@ export * from "./ports";
 export * from "./resources/descriptor";
 export * from "./resources/loadbalancer";
 export * from "./resources/amphora";
+export * from "./drivers";
+export * from "./resources/flavor";
+export * from "./services/lock";
+export * from "./services/loadbalancers";

@@ -3,6 +3,7 @@
 import type { ItemSource } from "./query";
 import type { LoadBalancer } from "./resources/loadbalancer";
 import type { Amphora } from "./resources/amphora";
+import type { AvailabilityZone, AvailabilityZoneProfile, Flavor, FlavorProfile } from "./resources/flavor";
 
 /** A record as read, with the version the lock protocol conditions on. */
 export interface Versioned<T> {
@@ -64,6 +65,13 @@ export interface LoadBalancerStore {
   /** Creates an amphora of the LB, as the LB's lock owner. */
   createAmphora(amphora: Amphora, owner: string): Promise<void>;
   updateAmphora(lbId: string, id: string, owner: string, set: Partial<Amphora>): Promise<void>;
+
+  getFlavor(id: string): Promise<{ flavor: Flavor; profile: FlavorProfile } | undefined>;
+  putFlavorProfile(profile: FlavorProfile): Promise<void>;
+  putFlavor(flavor: Flavor): Promise<void>;
+  getAvailabilityZone(name: string): Promise<{ zone: AvailabilityZone; profile: AvailabilityZoneProfile } | undefined>;
+  putAvailabilityZoneProfile(profile: AvailabilityZoneProfile): Promise<void>;
+  putAvailabilityZone(zone: AvailabilityZone): Promise<void>;
 }
 
 export type ExecutionStatus = "RUNNING" | "SUCCEEDED" | "FAILED" | "TIMED_OUT" | "ABORTED" | "PENDING_REDRIVE";

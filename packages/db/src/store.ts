@@ -15,6 +15,10 @@ import {
   LockLost,
   invalidMarker,
   type Amphora,
+  type AvailabilityZone,
+  type AvailabilityZoneProfile,
+  type Flavor,
+  type FlavorProfile,
   type ItemSource,
   type LoadBalancer,
   type LoadBalancerStore,
@@ -206,6 +210,36 @@ export class DynamoStore implements LoadBalancerStore {
   async updateAmphora(lbId: string, id: string, owner: string, set: Partial<Amphora>): Promise<void> {
     const status = set.status ? statusAttributes(AMPHORA, id, set.status, this.now(), this.opts.expiryAge) : { set: {}, remove: [] };
     await this.ownerWrite(AMPHORA, lbId, id, owner, { ...set, ...status.set, updated_at: this.now().toISOString() }, status.remove);
+  }
+
+  // ---- flavors and availability zones -----------------------------------------------------------
+
+  async getFlavor(id: string) {
+    const flavor = await this.getItem(`FLAVOR#${id}`, "FLAVOR");
+    const profile = flavor && (await this.getItem(`FLAVORPROFILE#${flavor.flavor_profile_id}`, "FLAVORPROFILE"));
+    return flavor && profile ? { flavor: toRecord<Flavor>(flavor), profile: toRecord<FlavorProfile>(profile) } : undefined;
+  }
+
+  async putFlavorProfile(p: FlavorProfile) {
+    await this.doc.send(new PutCommand({ TableName: this.table, Item: { ...p, pk: `FLAVORPROFILE#${p.id}`, sk: "FLAVORPROFILE", kind: "flavorprofile" } }));
+  }
+
+  async putFlavor(f: Flavor) {
+    await this.doc.send(new PutCommand({ TableName: this.table, Item: { ...f, pk: `FLAVOR#${f.id}`, sk: "FLAVOR", kind: "flavor" } }));
+  }
+
+  async getAvailabilityZone(name: string) {
+    const zone = await this.getItem(`AZ#${name}`, "AZ");
+    const profile = zone && (await this.getItem(`AZPROFILE#${zone.availability_zone_profile_id}`, "AZPROFILE"));
+    return zone && profile ? { zone: toRecord<AvailabilityZone>(zone), profile: toRecord<AvailabilityZoneProfile>(profile) } : undefined;
+  }
+
+  async putAvailabilityZoneProfile(p: AvailabilityZoneProfile) {
+    await this.doc.send(new PutCommand({ TableName: this.table, Item: { ...p, pk: `AZPROFILE#${p.id}`, sk: "AZPROFILE", kind: "availabilityzoneprofile" } }));
+  }
+
+  async putAvailabilityZone(z: AvailabilityZone) {
+    await this.doc.send(new PutCommand({ TableName: this.table, Item: { ...z, pk: `AZ#${z.name}`, sk: "AZ", kind: "availabilityzone" } }));
   }
 
   // ---- the generic mechanism -----------------------------------------------------------------

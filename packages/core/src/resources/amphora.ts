@@ -31,6 +31,11 @@ export const amphoraResource: ResourceDescriptor<Amphora> = {
   displayName: "Amphora",
   root: "amphora",
   collection: "amphorae",
+  attributes: [
+    "id", "loadbalancer_id", "compute_id", "lb_network_ip", "vrrp_ip", "ha_ip", "vrrp_port_id", "ha_port_id", "cert_expiration",
+    "cert_busy", "role", "status", "vrrp_interface", "vrrp_id", "vrrp_priority", "cached_zone", "created_at", "updated_at",
+    "image_id", "compute_flavor", "project_id",
+  ],
   toResponse: (a) => ({
     id: a.id,
     loadbalancer_id: a.loadbalancer_id,

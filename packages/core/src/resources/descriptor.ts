@@ -9,6 +9,8 @@ export interface ResourceDescriptor<T> {
   root: string;
   /** The body's key for a list: {"loadbalancers": [...], "loadbalancers_links": [...]}. */
   collection: string;
+  /** Its public attributes: what lists may filter, sort and select on. */
+  attributes: readonly string[];
   /** The public representation, field for field as Octavia answers it. */
   toResponse(item: T): Record<string, unknown>;
 }

@@ -72,6 +72,11 @@ export const loadBalancerResource: ResourceDescriptor<LoadBalancer> = {
   displayName: "Load Balancer",
   root: "loadbalancer",
   collection: "loadbalancers",
+  attributes: [
+    "id", "name", "description", "provisioning_status", "operating_status", "admin_state_up", "project_id", "tenant_id",
+    "created_at", "updated_at", "vip_address", "vip_port_id", "vip_subnet_id", "vip_network_id", "vip_qos_policy_id",
+    "additional_vips", "listeners", "pools", "provider", "flavor_id", "tags", "availability_zone",
+  ],
   toResponse: (lb) => ({
     id: lb.id,
     name: lb.name ?? "",

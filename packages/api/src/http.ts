@@ -1,0 +1,47 @@
+// Small helpers shared by the route modules: bodies, queries, list pages.
+import type { Context } from "hono";
+import { Fault, listPage, parseListQuery, selectFields, type ItemSource, type ResourceDescriptor } from "@ottava/core";
+import type { Env } from "./middleware/context";
+
+export async function jsonBody(c: Context<Env>): Promise<unknown> {
+  const text = await c.req.text();
+  if (text.trim() === "") return {};
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new Fault(400, "Invalid input: the request body is not valid JSON.");
+  }
+}
+
+/** The query as ordered key/value pairs (repeated keys kept, as `fields=` and tag filters need). */
+export function queryPairs(c: Context): [string, string][] {
+  return [...new URL(c.req.url).searchParams.entries()];
+}
+
+/** GET on a collection: generic paging, sorting, filtering, tags and fields for any resource. */
+export async function listResponse<T>(
+  c: Context<Env>,
+  d: ResourceDescriptor<T>,
+  source: (projectFilter: string | undefined) => ItemSource,
+  maxLimit: number,
+) {
+  const q = parseListQuery(queryPairs(c), d.attributes, maxLimit);
+  const projectFilter = q.filters.project_id?.[0];
+  const shaped: ItemSource = (order, after) => mapAsync(source(projectFilter)(order, after), (r) => d.toResponse(r as T));
+  const url = new URL(c.req.url);
+  const page = await listPage(shaped, q, `${url.origin}${url.pathname}`);
+  return c.json({ [d.collection]: page.items.map((i) => selectFields(i, q.fields)), [`${d.collection}_links`]: page.links });
+}
+
+/** GET on one object, with `fields=` as Octavia's get_one. */
+export function showResponse<T>(c: Context<Env>, d: ResourceDescriptor<T>, item: T, status = 200) {
+  const fields = new URL(c.req.url).searchParams.getAll("fields").flatMap((f) => f.split(",")).filter(Boolean);
+  return c.json({ [d.root]: selectFields(d.toResponse(item), fields) }, status as 200);
+}
+
+async function* mapAsync<A, B>(it: AsyncIterable<A>, f: (a: A) => B): AsyncGenerator<B> {
+  for await (const a of it) yield f(a);
+}
+
+/** Octavia's (oslo strutils) reading of a boolean query parameter. */
+export const truthy = (v: string | undefined) => ["true", "1", "yes", "t", "y", "on"].includes((v ?? "").toLowerCase());

@@ -1,0 +1,3 @@
+export { createApp } from "./app";
+export { createDeps } from "./wiring";
+export type { ApiDeps } from "./deps";

@@ -1,0 +1,5 @@
+import { handle } from "hono/aws-lambda";
+import { createApp } from "./app";
+import { createDeps } from "./wiring";
+
+export const handler = handle(createApp(createDeps()));

@@ -1,0 +1,44 @@
+// /v2/lbaas/loadbalancers (octavia/api/v2/controllers/load_balancer.py): thin handlers over the domain.
+import { Hono } from "hono";
+import {
+  LoadBalancerPost,
+  LoadBalancerPut,
+  createLoadBalancer,
+  deleteLoadBalancer,
+  failoverLoadBalancer,
+  getLoadBalancer,
+  listLoadBalancers,
+  loadBalancerResource as r,
+  loadBalancerStats,
+  loadBalancerStatus,
+  parseRoot,
+  updateLoadBalancer,
+} from "@ottava/core";
+import type { ApiDeps } from "../deps";
+import { jsonBody, listResponse, showResponse, truthy } from "../http";
+import type { Env } from "../middleware/context";
+
+export function loadBalancerRoutes(deps: ApiDeps) {
+  return new Hono<Env>()
+    .get("/", (c) => listResponse(c, r, (project) => listLoadBalancers(deps, c.get("ctx"), project), deps.config.paginationMaxLimit))
+    .post("/", async (c) => {
+      const body = parseRoot(r.root, LoadBalancerPost, await jsonBody(c));
+      return showResponse(c, r, await createLoadBalancer({ ...deps, log: c.get("log") }, c.get("ctx"), body), 201);
+    })
+    .get("/:id", async (c) => showResponse(c, r, await getLoadBalancer(deps, c.get("ctx"), c.req.param("id"))))
+    .put("/:id", async (c) => {
+      const body = parseRoot(r.root, LoadBalancerPut, await jsonBody(c));
+      return showResponse(c, r, await updateLoadBalancer({ ...deps, log: c.get("log") }, c.get("ctx"), c.req.param("id"), body));
+    })
+    .delete("/:id", async (c) => {
+      await deleteLoadBalancer({ ...deps, log: c.get("log") }, c.get("ctx"), c.req.param("id"), truthy(c.req.query("cascade")));
+      return c.body(null, 204);
+    })
+    .put("/:id/failover", async (c) => {
+      await failoverLoadBalancer({ ...deps, log: c.get("log") }, c.get("ctx"), c.req.param("id"));
+      return c.body(null, 202);
+    })
+    // "statuses" is Octavia's backward-compatible alias of "status".
+    .get("/:id/:status{status|statuses}", async (c) => c.json(await loadBalancerStatus(deps, c.get("ctx"), c.req.param("id"))))
+    .get("/:id/stats", async (c) => c.json(await loadBalancerStats(deps, c.get("ctx"), c.req.param("id"))));
+}

@@ -1,0 +1,15 @@
+// The API's dependencies on AWS: DynamoDB, Step Functions, the no-op network driver.
+import { createLogger, loadConfig, type Config, type WorkflowEngine } from "@ottava/core";
+import { StepFunctionsEngine, createStore, noopDrivers } from "@ottava/controller";
+import type { ApiDeps } from "./deps";
+
+export function createDeps(config: Config = loadConfig(), engine?: WorkflowEngine): ApiDeps {
+  if (!engine && !config.stateMachineArnPrefix) throw new Error("OTTAVA_STATE_MACHINE_ARN_PREFIX is not set");
+  return {
+    store: createStore(config),
+    engine: engine ?? new StepFunctionsEngine(config.stateMachineArnPrefix!),
+    network: noopDrivers(config.noopFaults).network,
+    config,
+    log: createLogger({ service: "ottava-api" }, config.logLevel),
+  };
+}

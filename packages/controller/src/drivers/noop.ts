@@ -1,0 +1,86 @@
+// The no-op drivers, as Octavia's (compute_noop_driver, network_noop_driver, amphora_noop_driver):
+// they answer as a cloud would, without one. OTTAVA_NOOP_FAULTS makes chosen calls fail.
+import { randomUUID } from "node:crypto";
+import { NOOP_LB_NETWORK_IP, NOOP_VIP_ADDRESS } from "@ottava/core";
+import { DriverError, type AmphoraDriver, type ComputeDriver, type Drivers, type NetworkDriver } from "@ottava/core";
+
+const compute: ComputeDriver = {
+  async build() {
+    return randomUUID();
+  },
+  async getInstance(computeId) {
+    return { compute_id: computeId, lb_network_ip: NOOP_LB_NETWORK_IP, image_id: null, compute_flavor: null, cached_zone: null };
+  },
+  async delete() {},
+};
+
+const network: NetworkDriver = {
+  async allocateVip(req) {
+    const network_id = req.vip_network_id ?? randomUUID();
+    const port_id = req.vip_port_id ?? randomUUID();
+    return {
+      vip_address: req.vip_address ?? NOOP_VIP_ADDRESS,
+      vip_port_id: port_id,
+      vip_subnet_id: req.vip_subnet_id ?? randomUUID(),
+      vip_network_id: network_id,
+      additional_vips: req.additional_vips.map((v) => ({
+        subnet_id: v.subnet_id,
+        ip_address: v.ip_address ?? NOOP_VIP_ADDRESS,
+        network_id,
+        port_id,
+      })),
+    };
+  },
+  async deallocateVip() {},
+  async plugVip() {
+    return { vrrp_ip: NOOP_VIP_ADDRESS, ha_ip: NOOP_VIP_ADDRESS, vrrp_port_id: randomUUID(), ha_port_id: randomUUID() };
+  },
+  async unplugVip() {},
+};
+
+const amphora: AmphoraDriver = {
+  async postVipPlug() {},
+  async startVrrp() {},
+  async update() {},
+};
+
+/**
+ * Parses OTTAVA_NOOP_FAULTS: "driver.method[:N],..." — each named call fails (always, or its first N calls).
+ * Counts are per process (per warm Lambda container on AWS).
+ */
+export function parseFaults(spec: string): Map<string, number> {
+  const faults = new Map<string, number>();
+  for (const part of spec.split(",").map((s) => s.trim()).filter(Boolean)) {
+    const m = /^(compute|network|amphora)\.([A-Za-z]+)(?::(\d+))?$/.exec(part);
+    if (!m) throw new Error(`OTTAVA_NOOP_FAULTS: '${part}' is not driver.method[:N] (drivers: compute, network, amphora)`);
+    const drivers = { compute, network, amphora } as Record<string, object>;
+    if (!(m[2]! in drivers[m[1]!]!)) throw new Error(`OTTAVA_NOOP_FAULTS: ${m[1]} has no method '${m[2]}'`);
+    faults.set(`${m[1]}.${m[2]}`, m[3] === undefined ? Infinity : Number(m[3]));
+  }
+  return faults;
+}
+
+function withFaults<T extends object>(name: string, driver: T, faults: Map<string, number>): T {
+  const wrapped = {} as Record<string, unknown>;
+  for (const [method, fn] of Object.entries(driver)) {
+    const key = `${name}.${method}`;
+    wrapped[method] = async (...args: unknown[]) => {
+      const left = faults.get(key);
+      if (left !== undefined && left > 0) {
+        faults.set(key, left - 1);
+        throw new DriverError(`Injected fault: ${key} (OTTAVA_NOOP_FAULTS)`);
+      }
+      return (fn as (...a: unknown[]) => unknown)(...args);
+    };
+  }
+  return wrapped as T;
+}
+
+export function noopDrivers(faultSpec = ""): Drivers {
+  const faults = parseFaults(faultSpec);
+  return {
+    compute: withFaults("compute", compute, faults),
+    network: withFaults("network", network, faults),
+    amphora: withFaults("amphora", amphora, faults),
+  };
+}

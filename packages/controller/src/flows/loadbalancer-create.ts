@@ -1,0 +1,25 @@
+// Create a load balancer (Octavia: get_create_load_balancer_flow with its amphora subflows).
+import type { FlowSpec, Step } from "./builder";
+
+/** Builds, wires and allocates the amphorae in `$.plan`; state names get `prefix` to stay unique. */
+export function buildAmphoraeSteps(prefix: string): Step[] {
+  return [
+    { name: `${prefix}CreateAmphoraeInDB`, task: "createAmphoraeInDB", revert: "markAmphoraeDeleted" },
+    { name: `${prefix}ComputeCreate`, task: "computeCreate", revert: "computeDelete" },
+    { name: `${prefix}ComputeWait`, task: "computeWait" },
+    { name: `${prefix}PlugVip`, task: "plugVip", revert: "unplugVip" },
+    { name: `${prefix}AmphoraePostVipPlug`, task: "postVipPlug" },
+    { name: `${prefix}MarkAmphoraeAllocated`, task: "markAmphoraeAllocated" },
+  ];
+}
+
+export const loadBalancerCreate: FlowSpec = {
+  comment: "Ottava: create a load balancer's amphorae, plug its VIP and mark it ACTIVE",
+  steps: [
+    { name: "PlanAmphorae", task: "planAmphorae", resultPath: "$.plan" },
+    ...buildAmphoraeSteps(""),
+    { name: "StartVrrp", task: "startVrrp" },
+    { name: "MarkLoadBalancerActive", task: "markLoadBalancerActive" },
+  ],
+  onFailure: "markLoadBalancerError",
+};

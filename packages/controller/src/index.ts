@@ -1,0 +1,8 @@
+export * from "./registry";
+export * from "./deps";
+export * from "./run-task";
+export * from "./engine-sfn";
+
+export * from "./drivers/noop";
+export * from "./flows/builder";
+export type { TaskContext, FlowInput } from "./tasks/context";

@@ -1,0 +1,192 @@
+// Amphora tasks, as Octavia's (controller/worker/v2/tasks: database, compute, network, amphora driver tasks).
+import {
+  AMPHORA_ALLOCATED,
+  AMPHORA_BOOTING,
+  DELETED,
+  ERROR,
+  PENDING_CREATE,
+  ROLE_BACKUP,
+  ROLE_MASTER,
+  ROLE_STANDALONE,
+  TOPOLOGY_ACTIVE_STANDBY,
+  type Amphora,
+} from "@ottava/core";
+import { deterministicId, ignoreLockLost, loadBalancer, type PlannedAmphora, type TaskContext, type TaskHandler } from "./context";
+
+const MASTER_PRIORITY = 100;
+const BACKUP_PRIORITY = 90;
+
+const planOf = (input: Record<string, unknown>) => (input.plan ?? []) as PlannedAmphora[];
+
+async function planned(ctx: TaskContext, input: Record<string, unknown>): Promise<Amphora[]> {
+  const out: Amphora[] = [];
+  for (const p of planOf(input)) {
+    const a = await ctx.store.getAmphora(p.id);
+    if (a && a.status !== DELETED) out.push(a);
+  }
+  return out;
+}
+
+/** The amphorae a new LB needs: one STANDALONE, or a MASTER and a BACKUP for ACTIVE_STANDBY. */
+export const planAmphorae: TaskHandler = async ({ lbId, owner }, ctx) => {
+  const lb = await loadBalancer(ctx, lbId);
+  const roles: [string, number | null][] =
+    lb.topology === TOPOLOGY_ACTIVE_STANDBY
+      ? [
+          [ROLE_MASTER, MASTER_PRIORITY],
+          [ROLE_BACKUP, BACKUP_PRIORITY],
+        ]
+      : [[ROLE_STANDALONE, null]];
+  return roles.map(([role, vrrp_priority], slot): PlannedAmphora => ({ id: deterministicId(owner, String(slot)), role, vrrp_priority }));
+};
+
+/** The replacement of one failed-over amphora: same role and priority. */
+export const planReplacement: TaskHandler = async ({ owner, old }) => {
+  const a = old as Amphora;
+  return [{ id: deterministicId(owner, a.id), role: a.role, vrrp_priority: a.vrrp_priority }] satisfies PlannedAmphora[];
+};
+
+export const createAmphoraeInDB: TaskHandler = async (input, ctx) => {
+  const lb = await loadBalancer(ctx, input.lbId);
+  const now = new Date().toISOString();
+  for (const p of planOf(input)) {
+    if (await ctx.store.getAmphora(p.id)) continue; // a retry: already created
+    await ctx.store.createAmphora(
+      {
+        id: p.id,
+        loadbalancer_id: lb.id,
+        project_id: lb.project_id,
+        compute_id: null,
+        lb_network_ip: null,
+        vrrp_ip: null,
+        ha_ip: null,
+        vrrp_port_id: null,
+        ha_port_id: null,
+        cert_expiration: null,
+        cert_busy: false,
+        role: p.role,
+        status: PENDING_CREATE,
+        vrrp_interface: null,
+        vrrp_id: p.role === ROLE_STANDALONE ? null : 1,
+        vrrp_priority: p.vrrp_priority,
+        cached_zone: null,
+        image_id: null,
+        compute_flavor: null,
+        created_at: now,
+        updated_at: null,
+      },
+      input.owner,
+    );
+  }
+  return null;
+};
+
+/** Revert of createAmphoraeInDB: the planned amphorae that exist are marked DELETED. */
+export const markAmphoraeDeleted: TaskHandler = async (input, ctx) => {
+  for (const a of await planned(ctx, input)) {
+    await ignoreLockLost(ctx, `amphora ${a.id}`, () => ctx.store.updateAmphora(input.lbId, a.id, input.owner, { status: DELETED }));
+  }
+  return null;
+};
+
+export const computeCreate: TaskHandler = async (input, ctx) => {
+  const lb = await loadBalancer(ctx, input.lbId);
+  for (const a of await planned(ctx, input)) {
+    if (a.compute_id) continue;
+    const computeId = await ctx.drivers.compute.build({ amphoraId: a.id, computeFlavor: null, availabilityZone: lb.availability_zone });
+    await ctx.store.updateAmphora(lb.id, a.id, input.owner, { compute_id: computeId, status: AMPHORA_BOOTING });
+  }
+  return null;
+};
+
+/** Revert of computeCreate: deletes the instances built for the planned amphorae. */
+export const computeDelete: TaskHandler = async (input, ctx) => {
+  for (const a of await planned(ctx, input)) {
+    if (a.compute_id) await ctx.drivers.compute.delete(a.compute_id);
+    await ignoreLockLost(ctx, `amphora ${a.id}`, () => ctx.store.updateAmphora(input.lbId, a.id, input.owner, { status: ERROR }));
+  }
+  return null;
+};
+
+export const computeWait: TaskHandler = async (input, ctx) => {
+  for (const a of await planned(ctx, input)) {
+    const vm = await ctx.drivers.compute.getInstance(a.compute_id!);
+    await ctx.store.updateAmphora(input.lbId, a.id, input.owner, {
+      lb_network_ip: vm.lb_network_ip,
+      image_id: vm.image_id,
+      compute_flavor: vm.compute_flavor,
+      cached_zone: vm.cached_zone,
+    });
+  }
+  return null;
+};
+
+export const plugVip: TaskHandler = async (input, ctx) => {
+  const lb = await loadBalancer(ctx, input.lbId);
+  for (const a of await planned(ctx, input)) {
+    const ports = await ctx.drivers.network.plugVip(lb, a);
+    await ctx.store.updateAmphora(lb.id, a.id, input.owner, {
+      ...ports,
+      vrrp_interface: a.role === ROLE_STANDALONE ? null : "eth1",
+    });
+  }
+  return null;
+};
+
+/** Revert of plugVip. */
+export const unplugVip: TaskHandler = async (input, ctx) => {
+  const lb = await loadBalancer(ctx, input.lbId);
+  for (const a of await planned(ctx, input)) if (a.vrrp_port_id) await ctx.drivers.network.unplugVip(lb, a);
+  return null;
+};
+
+export const postVipPlug: TaskHandler = async (input, ctx) => {
+  const lb = await loadBalancer(ctx, input.lbId);
+  for (const a of await planned(ctx, input)) await ctx.drivers.amphora.postVipPlug(lb, a);
+  return null;
+};
+
+export const markAmphoraeAllocated: TaskHandler = async (input, ctx) => {
+  for (const a of await planned(ctx, input)) {
+    await ctx.store.updateAmphora(input.lbId, a.id, input.owner, { status: AMPHORA_ALLOCATED });
+  }
+  return null;
+};
+
+/** ACTIVE_STANDBY: (re)writes and starts keepalived on the LB's live amphorae. */
+export const startVrrp: TaskHandler = async ({ lbId }, ctx) => {
+  const lb = await loadBalancer(ctx, lbId);
+  if (lb.topology !== TOPOLOGY_ACTIVE_STANDBY) return null;
+  const live = (await ctx.store.amphoraeOf(lbId)).filter((a) => a.status === AMPHORA_ALLOCATED);
+  await ctx.drivers.amphora.startVrrp(lb, live);
+  return null;
+};
+
+/** The LB's live amphorae, in failover order (BACKUP first, so the MASTER keeps serving the longest). */
+export const planFailover: TaskHandler = async ({ lbId }, ctx) => {
+  const order = (a: Amphora) => (a.role === ROLE_BACKUP ? 0 : a.role === ROLE_MASTER ? 2 : 1);
+  return (await ctx.store.amphoraeOf(lbId)).filter((a) => a.status !== DELETED).sort((a, b) => order(a) - order(b));
+};
+
+/** Removes the amphora a failover replaced: unplugs it, deletes its instance, marks it DELETED. */
+export const removeOldAmphora: TaskHandler = async (input, ctx) => {
+  const lb = await loadBalancer(ctx, input.lbId);
+  const old = await ctx.store.getAmphora((input.old as Amphora).id);
+  if (!old || old.status === DELETED) return null;
+  await ctx.drivers.network.unplugVip(lb, old).catch((e) => ctx.log.warn("unplug of a failed amphora failed", { amphora: old.id, error: String(e) }));
+  if (old.compute_id) await ctx.drivers.compute.delete(old.compute_id);
+  await ctx.store.updateAmphora(lb.id, old.id, input.owner, { status: DELETED });
+  return null;
+};
+
+/** Delete flow: every amphora of the LB goes. */
+export const deleteAmphorae: TaskHandler = async ({ lbId, owner }, ctx) => {
+  const lb = await loadBalancer(ctx, lbId);
+  for (const a of await ctx.store.amphoraeOf(lbId)) {
+    if (a.status === DELETED) continue;
+    if (a.vrrp_port_id) await ctx.drivers.network.unplugVip(lb, a);
+    if (a.compute_id) await ctx.drivers.compute.delete(a.compute_id);
+    await ctx.store.updateAmphora(lbId, a.id, owner, { status: DELETED });
+  }
+  return null;
+};

@@ -1,0 +1,47 @@
+// What every task handler is given: the store, the drivers, the settings, a logger.
+import { createHash } from "node:crypto";
+import { LockLost, type Config, type LoadBalancer, type LoadBalancerStore, type Logger } from "@ottava/core";
+import type { Drivers } from "@ottava/core";
+
+export interface TaskContext {
+  store: LoadBalancerStore;
+  drivers: Drivers;
+  config: Config;
+  log: Logger;
+}
+
+/** Every flow's input carries the LB and the lock owner: the execution's own name. */
+export interface FlowInput {
+  lbId: string;
+  owner: string;
+}
+
+export type TaskHandler = (input: FlowInput & Record<string, unknown>, ctx: TaskContext) => Promise<unknown>;
+
+/** A planned amphora: ids are derived from the execution and slot, so a retried task finds its own work. */
+export interface PlannedAmphora {
+  id: string;
+  role: string | null;
+  vrrp_priority: number | null;
+}
+
+export function deterministicId(...parts: string[]): string {
+  const h = createHash("sha256").update(parts.join("/")).digest("hex");
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-${((parseInt(h[16]!, 16) & 3) | 8).toString(16)}${h.slice(17, 20)}-${h.slice(20, 32)}`;
+}
+
+export async function loadBalancer(ctx: TaskContext, lbId: string): Promise<LoadBalancer> {
+  const lb = await ctx.store.getLoadBalancer(lbId);
+  if (!lb) throw new LockLost(`load balancer ${lbId} is gone`);
+  return lb.record;
+}
+
+/** Reverts and failure handlers of a flow that lost its lock have nothing left to write. */
+export async function ignoreLockLost(ctx: TaskContext, what: string, fn: () => Promise<unknown>): Promise<void> {
+  try {
+    await fn();
+  } catch (e) {
+    if (!(e instanceof LockLost)) throw e;
+    ctx.log.warn("lock lost; nothing written", { what, reason: e.message });
+  }
+}

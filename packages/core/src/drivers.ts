@@ -1,0 +1,75 @@
+// The controller's drivers, behind interfaces as Octavia's (compute, network, amphora).
+import type { Amphora } from "./resources/amphora";
+import type { LoadBalancer } from "./resources/loadbalancer";
+
+export interface ComputeInstance {
+  compute_id: string;
+  lb_network_ip: string;
+  image_id: string | null;
+  compute_flavor: string | null;
+  cached_zone: string | null;
+}
+
+export interface ComputeDriver {
+  /** Boots an amphora instance; answers its compute id. */
+  build(req: { amphoraId: string; computeFlavor: string | null; availabilityZone: string | null }): Promise<string>;
+  /** Waits for the instance and reads what the amphora record keeps of it. */
+  getInstance(computeId: string): Promise<ComputeInstance>;
+  delete(computeId: string): Promise<void>;
+}
+
+export interface Vip {
+  vip_address: string;
+  vip_port_id: string;
+  vip_subnet_id: string | null;
+  vip_network_id: string;
+  additional_vips: { subnet_id: string; ip_address: string; port_id: string; network_id: string }[];
+}
+
+export interface VipRequest {
+  lbId: string;
+  vip_address: string | null;
+  vip_port_id: string | null;
+  vip_subnet_id: string | null;
+  vip_network_id: string | null;
+  additional_vips: { subnet_id: string; ip_address?: string | undefined }[];
+}
+
+export interface AmphoraPorts {
+  vrrp_ip: string;
+  ha_ip: string;
+  vrrp_port_id: string;
+  ha_port_id: string;
+}
+
+export interface NetworkDriver {
+  /** Allocates the VIP port (the API calls this before answering a create). */
+  allocateVip(req: VipRequest): Promise<Vip>;
+  deallocateVip(lb: LoadBalancer): Promise<void>;
+  /** Plugs the VIP into an amphora; answers the amphora's VRRP and HA ports. */
+  plugVip(lb: LoadBalancer, amphora: Amphora): Promise<AmphoraPorts>;
+  unplugVip(lb: LoadBalancer, amphora: Amphora): Promise<void>;
+}
+
+export interface AmphoraDriver {
+  /** Configures the amphora after its VIP is plugged. */
+  postVipPlug(lb: LoadBalancer, amphora: Amphora): Promise<void>;
+  /** Writes and starts the VRRP (keepalived) configuration of an ACTIVE_STANDBY pair. */
+  startVrrp(lb: LoadBalancer, amphorae: Amphora[]): Promise<void>;
+  /** Pushes the load balancer's configuration (admin state, listeners) to its amphorae. */
+  update(lb: LoadBalancer, amphorae: Amphora[]): Promise<void>;
+}
+
+export interface Drivers {
+  compute: ComputeDriver;
+  network: NetworkDriver;
+  amphora: AmphoraDriver;
+}
+
+/** A driver failure. Retried by the flows (it is what a cloud's transient failures look like). */
+export class DriverError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "DriverError";
+  }
+}

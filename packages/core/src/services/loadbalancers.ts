@@ -1,0 +1,186 @@
+// The load balancer's API operations (octavia/api/v2/controllers/load_balancer.py), over the ports.
+import { randomUUID } from "node:crypto";
+import {
+  ACTIVE,
+  DEFAULT_PROVIDER,
+  DELETED,
+  ENABLED_PROVIDERS,
+  ERROR,
+  OFFLINE,
+  PENDING_CREATE,
+  PENDING_DELETE,
+  PENDING_UPDATE,
+  TOPOLOGIES,
+  type Topology,
+} from "../constants";
+import type { NetworkDriver } from "../drivers";
+import { Fault, notFound, validation } from "../faults";
+import { authorize, listScope, type RequestContext } from "../policy";
+import type { ItemSource } from "../query";
+import type { Config } from "../config";
+import type { LoadBalancer, LoadBalancerPost, LoadBalancerPut } from "../resources/loadbalancer";
+import { lockAndStart, startOrGiveBack, type LockDeps } from "./lock";
+
+export interface LoadBalancerDeps extends LockDeps {
+  network: NetworkDriver;
+  config: Config;
+}
+
+const MISSING_PROJECT =
+  "Missing project ID in request where one is required. An administrator should check the keystone settings in the Octavia configuration.";
+
+export async function createLoadBalancer(deps: LoadBalancerDeps, ctx: RequestContext, body: LoadBalancerPost): Promise<LoadBalancer> {
+  const projectId = body.project_id ?? ctx.projectId;
+  if (!projectId) throw validation(MISSING_PROJECT);
+  authorize(ctx, "os_load-balancer_api:loadbalancer:post", projectId);
+
+  if (!(body.vip_port_id || body.vip_network_id || body.vip_subnet_id)) {
+    throw new Fault(400, "Validation failure: VIP must contain one of: vip_port_id, vip_network_id, vip_subnet_id.");
+  }
+  const subnets = new Set([body.vip_subnet_id ?? null]);
+  for (const v of body.additional_vips) {
+    if (subnets.has(v.subnet_id)) throw validation("Duplicate VIP subnet(s) specified. Only one IP can be bound per subnet.");
+    subnets.add(v.subnet_id);
+  }
+  if (body.listeners.length > 0 || body.pools.length > 0) {
+    throw validation("Listeners and pools cannot be created with the load balancer by this Ottava version.");
+  }
+
+  let topology: Topology = deps.config.loadbalancerTopology;
+  let provider = body.provider ?? undefined;
+  if (body.flavor_id) {
+    const found = await deps.store.getFlavor(body.flavor_id);
+    if (!found) throw validation("Invalid flavor_id.");
+    if (!found.flavor.enabled) throw new Fault(400, `The selected flavor is not allowed in this deployment: ${body.flavor_id}`);
+    if (provider !== undefined && provider !== found.profile.provider_name) {
+      throw new Fault(400, `Flavor '${body.flavor_id}' is not compatible with provider '${provider}'`);
+    }
+    provider = found.profile.provider_name;
+    const data = parseJson(found.profile.flavor_data);
+    const t = data.loadbalancer_topology;
+    if (typeof t === "string" && (TOPOLOGIES as readonly string[]).includes(t)) topology = t as Topology;
+  }
+  provider ??= DEFAULT_PROVIDER;
+  if (!(provider in ENABLED_PROVIDERS)) throw new Fault(400, `Provider '${provider}' is not enabled.`);
+  if (body.availability_zone) {
+    const az = await deps.store.getAvailabilityZone(body.availability_zone);
+    if (!az) throw validation("Invalid availability zone.");
+    if (!az.zone.enabled) throw new Fault(400, `The selected availability_zone is not allowed in this deployment: ${body.availability_zone}`);
+  }
+
+  const id = randomUUID();
+  // As Octavia's API: the VIP is allocated before answering, so the 201 carries it.
+  const vip = await deps.network.allocateVip({
+    lbId: id,
+    vip_address: body.vip_address ?? null,
+    vip_port_id: body.vip_port_id ?? null,
+    vip_subnet_id: body.vip_subnet_id ?? null,
+    vip_network_id: body.vip_network_id ?? null,
+    additional_vips: body.additional_vips,
+  });
+  const lb: LoadBalancer = {
+    id,
+    project_id: projectId,
+    name: body.name ?? null,
+    description: body.description ?? null,
+    admin_state_up: body.admin_state_up,
+    provisioning_status: PENDING_CREATE,
+    operating_status: OFFLINE,
+    vip_address: vip.vip_address,
+    vip_port_id: vip.vip_port_id,
+    vip_subnet_id: vip.vip_subnet_id,
+    vip_network_id: vip.vip_network_id,
+    vip_qos_policy_id: body.vip_qos_policy_id ?? null,
+    additional_vips: vip.additional_vips,
+    provider,
+    flavor_id: body.flavor_id ?? null,
+    availability_zone: body.availability_zone ?? null,
+    topology,
+    tags: body.tags ?? [],
+    created_at: new Date().toISOString(),
+    updated_at: null,
+  };
+  const owner = `create-${id}`;
+  const flow = "loadbalancer-create";
+  await deps.store.createLoadBalancer(lb, owner, deps.engine.executionArn(flow, owner));
+  await startOrGiveBack(deps, flow, owner, { lbId: id, owner }, { provisioning_status: ERROR });
+  deps.log.info("load balancer create accepted", { lbId: id, projectId, topology, execution: owner });
+  return lb;
+}
+
+export async function getLoadBalancer(deps: LockDeps, ctx: RequestContext, id: string): Promise<LoadBalancer> {
+  const lb = await deps.store.getLoadBalancer(id);
+  if (!lb || lb.record.provisioning_status === DELETED) throw notFound("Load Balancer", id);
+  authorize(ctx, "os_load-balancer_api:loadbalancer:get_one", lb.record.project_id);
+  return lb.record;
+}
+
+export function listLoadBalancers(deps: LockDeps, ctx: RequestContext, projectFilter: string | undefined): ItemSource {
+  return deps.store.loadBalancers(listScope(ctx, projectFilter));
+}
+
+export async function updateLoadBalancer(deps: LockDeps, ctx: RequestContext, id: string, body: LoadBalancerPut): Promise<LoadBalancer> {
+  const read = await deps.store.getLoadBalancer(id);
+  if (read && read.record.provisioning_status !== DELETED) authorize(ctx, "os_load-balancer_api:loadbalancer:put", read.record.project_id);
+  const set: Partial<LoadBalancer> = {};
+  if (body.name !== undefined) set.name = body.name;
+  if (body.description !== undefined) set.description = body.description;
+  if (body.admin_state_up !== undefined) set.admin_state_up = body.admin_state_up;
+  if (body.vip_qos_policy_id !== undefined) set.vip_qos_policy_id = body.vip_qos_policy_id;
+  if (body.tags !== undefined) set.tags = body.tags ?? [];
+  const locked = await lockAndStart(
+    deps,
+    { lbId: id, flow: "loadbalancer-update", verb: "update", from: [ACTIVE], to: PENDING_UPDATE, prepare: () => set },
+    read,
+  );
+  return locked.record;
+}
+
+export async function deleteLoadBalancer(deps: LockDeps, ctx: RequestContext, id: string, cascade: boolean): Promise<void> {
+  const read = await deps.store.getLoadBalancer(id);
+  if (!read || read.record.provisioning_status === DELETED) throw notFound("Load Balancer", id);
+  authorize(ctx, "os_load-balancer_api:loadbalancer:delete", read.record.project_id);
+  if (!cascade && (await deps.store.hasChildren(id))) throw validation(`Cannot delete Load Balancer ${id} - it has children`);
+  await lockAndStart(
+    deps,
+    { lbId: id, flow: "loadbalancer-delete", verb: "delete", from: [ACTIVE, ERROR], to: PENDING_DELETE, input: { cascade } },
+    read,
+  );
+}
+
+export async function failoverLoadBalancer(deps: LockDeps, ctx: RequestContext, id: string): Promise<void> {
+  const read = await deps.store.getLoadBalancer(id);
+  if (read && read.record.provisioning_status !== DELETED) authorize(ctx, "os_load-balancer_api:loadbalancer:put_failover", read.record.project_id);
+  await lockAndStart(deps, { lbId: id, flow: "loadbalancer-failover", verb: "failover", from: [ACTIVE, ERROR], to: PENDING_UPDATE }, read);
+}
+
+/** GET .../status: the status tree (listeners, pools and members join it with their resources). */
+export async function loadBalancerStatus(deps: LockDeps, ctx: RequestContext, id: string) {
+  const lb = await getLoadBalancer(deps, ctx, id);
+  return {
+    statuses: {
+      loadbalancer: {
+        id: lb.id,
+        name: lb.name ?? "",
+        operating_status: lb.operating_status,
+        provisioning_status: lb.provisioning_status,
+        listeners: [],
+      },
+    },
+  };
+}
+
+/** GET .../stats: the counters amphorae report (all zero until health data arrives). */
+export async function loadBalancerStats(deps: LockDeps, ctx: RequestContext, id: string) {
+  await getLoadBalancer(deps, ctx, id);
+  return { stats: { bytes_in: 0, bytes_out: 0, active_connections: 0, total_connections: 0, request_errors: 0 } };
+}
+
+function parseJson(text: string): Record<string, unknown> {
+  try {
+    const v = JSON.parse(text);
+    return typeof v === "object" && v !== null ? v : {};
+  } catch {
+    return {};
+  }
+}

@@ -1,0 +1,76 @@
+// The lock protocol, once for every resource: one conditional write takes the LB's lock for the
+// execution about to start (named after the version it was read at, so the name is unique and the
+// start idempotent); if the start fails the lock is given back. See packages/db/README.md.
+import { DELETED } from "../constants";
+import { Fault, immutable, notFound } from "../faults";
+import type { Logger } from "../log";
+import { LockConflict, type LoadBalancerStore, type Versioned, type WorkflowEngine } from "../ports";
+import type { LoadBalancer } from "../resources/loadbalancer";
+
+export interface LockDeps {
+  store: LoadBalancerStore;
+  engine: WorkflowEngine;
+  log: Logger;
+}
+
+export interface LockedAction {
+  lbId: string;
+  /** The flow to start, e.g. "loadbalancer-update". */
+  flow: string;
+  /** Short verb for the execution name: update, delete, failover. */
+  verb: string;
+  from: readonly string[];
+  to: string;
+  /** Checks made on the LB as read, and the fields to write with the lock; re-run if the LB changed meanwhile. */
+  prepare?: (lb: Versioned<LoadBalancer>) => Partial<LoadBalancer> | undefined;
+  /** Extra flow input. */
+  input?: Record<string, unknown>;
+}
+
+const ATTEMPTS = 5;
+
+export const executionName = (verb: string, lbId: string, version: number) => `${verb}-${lbId}-v${version}`;
+
+/** Reads the LB (404 if absent or DELETED), takes its lock, starts the flow; answers the locked LB. */
+export async function lockAndStart(deps: LockDeps, action: LockedAction, read?: Versioned<LoadBalancer>): Promise<Versioned<LoadBalancer>> {
+  let current = read ?? (await deps.store.getLoadBalancer(action.lbId));
+  for (let attempt = 1; ; attempt++) {
+    if (!current || current.record.provisioning_status === DELETED) throw notFound("Load Balancer", action.lbId);
+    if (!action.from.includes(current.record.provisioning_status)) throw immutable("Load Balancer", action.lbId);
+    const set = action.prepare?.(current);
+    const owner = executionName(action.verb, action.lbId, current.version + 1);
+    const executionArn = deps.engine.executionArn(action.flow, owner);
+    let locked: Versioned<LoadBalancer>;
+    try {
+      locked = await deps.store.lock(action.lbId, { from: action.from, to: action.to, owner, executionArn, expectVersion: current.version, set });
+    } catch (e) {
+      if (!(e instanceof LockConflict)) throw e;
+      // Someone else wrote between our read and our write: decide again on what is there now.
+      if (attempt >= ATTEMPTS) throw immutable("Load Balancer", action.lbId);
+      current = e.current;
+      continue;
+    }
+    const restore: Partial<LoadBalancer> = { provisioning_status: current.record.provisioning_status };
+    for (const k of Object.keys(set ?? {}) as (keyof LoadBalancer)[]) (restore as Record<string, unknown>)[k] = current.record[k];
+    await startOrGiveBack(deps, action.flow, owner, { lbId: action.lbId, owner, ...action.input }, restore);
+    deps.log.info("flow started", { lbId: action.lbId, flow: action.flow, execution: owner, executionArn });
+    return locked;
+  }
+}
+
+/** Starts the execution that owns a lock; if it cannot start, releases the lock, restoring `restore`. */
+export async function startOrGiveBack(
+  deps: LockDeps,
+  flow: string,
+  owner: string,
+  input: Record<string, unknown> & { lbId: string },
+  restore: Partial<LoadBalancer>,
+): Promise<void> {
+  try {
+    await deps.engine.start(flow, owner, input);
+  } catch (e) {
+    deps.log.error("flow could not start; lock given back", { lbId: input.lbId, flow, execution: owner, error: String(e) });
+    await deps.store.abandonLock(input.lbId, owner, restore);
+    throw new Fault(500, "Provider 'amphora' reports error: the controller could not start the flow.");
+  }
+}

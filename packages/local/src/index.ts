@@ -1,0 +1,3 @@
+export { startRuntime, type Runtime, type RuntimeOptions } from "./runtime";
+export { LocalWorkflowEngine } from "./runner";
+export { startDynamoDbLocal } from "./dynamodb-local";

@@ -1,0 +1,70 @@
+// The embedded runtime behind `npm start`: DynamoDB Local, the table, the in-process workflow
+// runner and the Hono app on a Node server. Also what the end-to-end tests start.
+import { serve, type ServerType } from "@hono/node-server";
+import { mkdirSync } from "node:fs";
+import { resolve } from "node:path";
+import { createApp } from "@ottava/api";
+import { createLogger, type Config } from "@ottava/core";
+import { createStore, createTaskContext } from "@ottava/controller";
+import { createClients, ensureTable } from "@ottava/db";
+import { startDynamoDbLocal, type DynamoDbLocal } from "./dynamodb-local";
+import { LocalWorkflowEngine } from "./runner";
+
+export interface RuntimeOptions {
+  config: Config;
+  /** Keep DynamoDB Local's data in memory only (else in dataDir). */
+  inMemory: boolean;
+  dataDir: string;
+}
+
+export interface Runtime {
+  url: string;
+  engine: LocalWorkflowEngine;
+  stop(): Promise<void>;
+}
+
+export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
+  const log = createLogger({ service: "ottava-local" }, opts.config.logLevel);
+  const started = Date.now();
+  const dataDir = resolve(opts.dataDir);
+  mkdirSync(dataDir, { recursive: true });
+
+  let dynamo: DynamoDbLocal | undefined;
+  let config = opts.config;
+  if (!config.dynamodbEndpoint) {
+    dynamo = await startDynamoDbLocal({ inMemory: opts.inMemory, dataDir, log: (m, x) => log.debug(m, x) });
+    config = { ...config, dynamodbEndpoint: dynamo.endpoint };
+    log.info("DynamoDB Local started", { endpoint: dynamo.endpoint, inMemory: opts.inMemory, dataDir });
+  }
+  let server: ServerType | undefined;
+  try {
+    await ensureTable(createClients(config.dynamodbEndpoint).client, config.tableName);
+    const store = createStore(config);
+    const tasks = createTaskContext(config, store);
+    const engine = new LocalWorkflowEngine(tasks, log, config.flowConcurrency);
+    const api = createLogger({ service: "ottava-api" }, config.logLevel);
+    const app = createApp({ store, engine, network: tasks.drivers.network, config, log: api });
+    const port = await new Promise<number>((ok, fail) => {
+      server = serve({ fetch: app.fetch, hostname: config.bindHost, port: config.bindPort }, (info) => ok(info.port));
+      server.once("error", fail);
+    });
+    const host = config.bindHost.includes(":") ? `[${config.bindHost}]` : config.bindHost;
+    const url = `http://${host}:${port}`;
+    log.info("Ottava ready", { url, ms: Date.now() - started });
+    let stopping: Promise<void> | undefined;
+    return {
+      url,
+      engine,
+      stop: () =>
+        (stopping ??= (async () => {
+          await new Promise<void>((ok) => (server ? server.close(() => ok()) : ok()));
+          await Promise.race([engine.drain(), new Promise((ok) => setTimeout(ok, 5000))]);
+          await dynamo?.stop();
+        })()),
+    };
+  } catch (e) {
+    server?.close();
+    await dynamo?.stop();
+    throw e;
+  }
+}
