@@ -1,6 +1,6 @@
 // Small helpers shared by the route modules: bodies, queries, list pages.
 import type { Context } from "hono";
-import { Fault, listPage, parseListQuery, selectFields, type ItemSource, type ResourceDescriptor } from "@ottava/core";
+import { listPage, notJson, parseListQuery, selectFields, type ItemSource, type ResourceDescriptor } from "@ottava/core";
 import type { Env } from "./middleware/context";
 
 export async function jsonBody(c: Context<Env>): Promise<unknown> {
@@ -9,7 +9,7 @@ export async function jsonBody(c: Context<Env>): Promise<unknown> {
   try {
     return JSON.parse(text);
   } catch {
-    throw new Fault(400, "Invalid input: the request body is not valid JSON.");
+    throw notJson();
   }
 }
 

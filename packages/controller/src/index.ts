@@ -1,4 +1,5 @@
 export * from "./registry";
+export * from "./flows";
 export * from "./deps";
 export * from "./run-task";
 export * from "./engine-sfn";

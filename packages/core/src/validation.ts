@@ -60,28 +60,35 @@ export const oneOf = <T extends string>(values: readonly [T, ...T[]]) =>
 export const body = <S extends z.ZodRawShape>(shape: S) => z.strictObject(shape);
 
 /**
- * Parses a request body wrapped in its root key (`{"loadbalancer": {...}}`),
- * answering the first problem the way Octavia (wsme) words it.
+ * Parses a request body wrapped in its root key (`{"loadbalancer": {...}}`), answering the first
+ * problem the way Octavia (wsme) words it. `argument` is the controller's argument name
+ * (`load_balancer`), which wsme puts in front of the attribute path in its messages.
  */
-export function parseRoot<T extends z.ZodTypeAny>(root: string, schema: T, raw: unknown): z.output<T> {
+export function parseRoot<T extends z.ZodTypeAny>(argument: string, root: string, schema: T, raw: unknown): z.output<T> {
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
-    throw new Fault(400, `Invalid input for field/attribute ${root}. Value: '${JSON.stringify(raw)}'. Invalid JSON body`);
+    throw new Fault(400, `Invalid input for field/attribute ${argument}. Value: '${JSON.stringify(raw)}'. Value should be an object`);
   }
-  const keys = Object.keys(raw);
-  const unknown = keys.filter((k) => k !== root);
-  if (unknown.length > 0) throw unknownAttributes(undefined, unknown);
+  const unknown = Object.keys(raw).filter((k) => k !== root);
+  if (unknown.length > 0) throw unknownAttributes(argument, unknown);
   const inner = (raw as Record<string, unknown>)[root];
   if (inner === undefined) throw new Fault(400, `Missing argument: "${root}"`);
   const result = schema.safeParse(inner);
   if (result.success) return result.data;
   const issue = result.error.issues[0]!;
-  if (issue.code === "unrecognized_keys") throw unknownAttributes(root, issue.keys);
-  const field = issue.path.length > 0 ? String(issue.path[0]) : root;
-  const value = issue.path.length > 0 ? (inner as Record<string, unknown>)?.[field] : inner;
+  const path = issue.path.map(String);
+  if (issue.code === "unrecognized_keys") {
+    throw unknownAttributes([argument, root, ...path.filter((p) => !/^\d+$/.test(p))].join("."), issue.keys);
+  }
+  const field = [...path].reverse().find((p) => !/^\d+$/.test(p)) ?? root;
+  const value = path.reduce<unknown>((v, k) => (v as Record<string, unknown> | undefined)?.[k], inner);
+  if (value === undefined) throw invalidInput(field, null, "Mandatory field missing.");
   throw invalidInput(field, value, issue.message);
 }
 
-function unknownAttributes(argument: string | undefined, attrs: readonly string[]): Fault {
+/** A body that is not JSON, answered as Octavia does. */
+export const notJson = () => new Fault(400, "Request is not in valid JSON format");
+
+function unknownAttributes(argument: string, attrs: readonly string[]): Fault {
   const what = attrs.length > 1 ? "Unknown attributes" : "Unknown attribute";
-  return new Fault(400, `${what} for argument ${argument ?? "body"}: ${attrs.join(", ")}`);
+  return new Fault(400, `${what} for argument ${argument}: ${attrs.join(", ")}`);
 }

@@ -22,12 +22,12 @@ export function loadBalancerRoutes(deps: ApiDeps) {
   return new Hono<Env>()
     .get("/", (c) => listResponse(c, r, (project) => listLoadBalancers(deps, c.get("ctx"), project), deps.config.paginationMaxLimit))
     .post("/", async (c) => {
-      const body = parseRoot(r.root, LoadBalancerPost, await jsonBody(c));
+      const body = parseRoot("load_balancer", r.root, LoadBalancerPost, await jsonBody(c));
       return showResponse(c, r, await createLoadBalancer({ ...deps, log: c.get("log") }, c.get("ctx"), body), 201);
     })
     .get("/:id", async (c) => showResponse(c, r, await getLoadBalancer(deps, c.get("ctx"), c.req.param("id"))))
     .put("/:id", async (c) => {
-      const body = parseRoot(r.root, LoadBalancerPut, await jsonBody(c));
+      const body = parseRoot("load_balancer", r.root, LoadBalancerPut, await jsonBody(c));
       return showResponse(c, r, await updateLoadBalancer({ ...deps, log: c.get("log") }, c.get("ctx"), c.req.param("id"), body));
     })
     .delete("/:id", async (c) => {

@@ -1,5 +1,5 @@
 // The amphora resource (octavia/api/v2/types/amphora.py), read-only through the API.
-import type { ResourceDescriptor } from "./descriptor";
+import { apiTime, type ResourceDescriptor } from "./descriptor";
 
 export interface Amphora {
   id: string;
@@ -45,7 +45,7 @@ export const amphoraResource: ResourceDescriptor<Amphora> = {
     ha_ip: a.ha_ip,
     vrrp_port_id: a.vrrp_port_id,
     ha_port_id: a.ha_port_id,
-    cert_expiration: a.cert_expiration,
+    cert_expiration: apiTime(a.cert_expiration),
     cert_busy: a.cert_busy,
     role: a.role,
     status: a.status,
@@ -53,8 +53,8 @@ export const amphoraResource: ResourceDescriptor<Amphora> = {
     vrrp_id: a.vrrp_id,
     vrrp_priority: a.vrrp_priority,
     cached_zone: a.cached_zone,
-    created_at: a.created_at,
-    updated_at: a.updated_at,
+    created_at: apiTime(a.created_at),
+    updated_at: apiTime(a.updated_at),
     image_id: a.image_id,
     compute_flavor: a.compute_flavor,
   }),

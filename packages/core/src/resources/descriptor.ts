@@ -14,3 +14,6 @@ export interface ResourceDescriptor<T> {
   /** The public representation, field for field as Octavia answers it. */
   toResponse(item: T): Record<string, unknown>;
 }
+
+/** Octavia answers times as naive UTC ISO 8601 to the second: "2024-05-01T12:34:56". */
+export const apiTime = <T extends string | null>(t: T): T => (t === null ? t : (t.slice(0, 19) as T));

@@ -2,7 +2,7 @@
 import { z } from "zod";
 import { DESCRIPTION_MAX, NAME_MAX } from "../constants";
 import { body, bool, ipAddress, str, tags, uuid } from "../validation";
-import type { ResourceDescriptor } from "./descriptor";
+import { apiTime, type ResourceDescriptor } from "./descriptor";
 
 export const AdditionalVipPost = body({ subnet_id: uuid(), ip_address: ipAddress().optional() });
 
@@ -86,8 +86,8 @@ export const loadBalancerResource: ResourceDescriptor<LoadBalancer> = {
     admin_state_up: lb.admin_state_up,
     project_id: lb.project_id,
     tenant_id: lb.project_id,
-    created_at: lb.created_at,
-    updated_at: lb.updated_at,
+    created_at: apiTime(lb.created_at),
+    updated_at: apiTime(lb.updated_at),
     vip_address: lb.vip_address,
     vip_port_id: lb.vip_port_id,
     vip_subnet_id: lb.vip_subnet_id,

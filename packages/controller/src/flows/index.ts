@@ -1,0 +1,43 @@
+// Every flow by name, and its ASL. Pure (no task code): stacks/ imports this to deploy the same ASL.
+import { buildDefinition, type FlowSpec, type MapStep, type Step, type TaskArn } from "./builder";
+import { loadBalancerCreate } from "./loadbalancer-create";
+import { loadBalancerDelete } from "./loadbalancer-delete";
+import { loadBalancerFailover } from "./loadbalancer-failover";
+import { loadBalancerUpdate } from "./loadbalancer-update";
+
+export const FLOWS = {
+  "loadbalancer-create": loadBalancerCreate,
+  "loadbalancer-update": loadBalancerUpdate,
+  "loadbalancer-delete": loadBalancerDelete,
+  "loadbalancer-failover": loadBalancerFailover,
+} satisfies Record<string, FlowSpec>;
+export type FlowName = keyof typeof FLOWS;
+export const FLOW_NAMES = Object.keys(FLOWS) as FlowName[];
+
+/** The ASL of a flow, with each task's Lambda ARN filled in by `arn`. */
+export function definitionOf(flow: FlowName, arn: TaskArn): Record<string, unknown> {
+  return buildDefinition(FLOWS[flow], arn);
+}
+
+/** Every task a flow calls (its steps, reverts and failure handler). */
+export function tasksOf(flow: FlowName): string[] {
+  const out = new Set<string>([FLOWS[flow].onFailure]);
+  const walk = (steps: (Step | MapStep)[]) => {
+    for (const s of steps) {
+      if ("itemsPath" in s) walk(s.steps);
+      else {
+        out.add(s.task);
+        if (s.revert) out.add(s.revert);
+      }
+    }
+  };
+  walk(FLOWS[flow].steps);
+  return [...out];
+}
+
+/** Every task any flow calls: one Lambda function each. */
+export const FLOW_TASKS = [...new Set(FLOW_NAMES.flatMap(tasksOf))].sort();
+
+/** Function name of a task's Lambda, and the placeholder ARNs the local runner resolves. */
+export const taskFunctionName = (task: string) => `task-${task}`;
+export const localTaskArn: TaskArn = (task) => `arn:aws:lambda:us-east-1:000000000000:function:${taskFunctionName(task)}`;

@@ -1,0 +1,60 @@
+import { describe, expect, it } from "vitest";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { FLOW_NAMES, FLOW_TASKS, TASKS, definitionOf, localTaskArn, noopDrivers, parseFaults, taskStates, taskOfArn } from "@ottava/controller";
+
+describe("flow definitions", () => {
+  it("are valid JSONPath ASL (asl-validator)", () => {
+    const dir = mkdtempSync(join(tmpdir(), "asl-"));
+    for (const flow of FLOW_NAMES) {
+      const file = join(dir, `${flow}.json`);
+      writeFileSync(file, JSON.stringify(definitionOf(flow, localTaskArn)));
+      const out = execFileSync("npx", ["asl-validator", "--json-path", file], { encoding: "utf8" });
+      expect(out, flow).toMatch(/✓|valid/i);
+    }
+  });
+
+  it("call only tasks that exist, with plain Lambda ARNs", () => {
+    for (const t of FLOW_TASKS) expect(TASKS[t], t).toBeTypeOf("function");
+    for (const flow of FLOW_NAMES) {
+      for (const [, task] of taskStates(definitionOf(flow, localTaskArn), taskOfArn)) expect(FLOW_TASKS).toContain(task);
+    }
+  });
+
+  it("revert newest first and end in the failure handler, never in success", () => {
+    const d = definitionOf("loadbalancer-create", (t) => `arn:aws:lambda:us-east-1:000000000000:function:task-${t}`) as {
+      States: Record<string, { Next?: string; Catch?: { Next: string }[]; Type: string }>;
+    };
+    // A failure of PlugVip reverts PlugVip, then ComputeCreate, then CreateAmphoraeInDB, then marks the LB ERROR.
+    const path: string[] = [];
+    let at = d.States.PlugVip!.Catch![0]!.Next;
+    while (at) {
+      path.push(at);
+      at = d.States[at]!.Next as string;
+    }
+    expect(path).toEqual(["RevertPlugVip", "RevertComputeCreate", "RevertCreateAmphoraeInDB", "OnFailure", "Failed"]);
+    expect(d.States.Failed!.Type).toBe("Fail");
+  });
+
+  it("fail over amphorae one at a time", () => {
+    const d = definitionOf("loadbalancer-failover", localTaskArn) as { States: Record<string, { MaxConcurrency?: number }> };
+    expect(d.States.FailoverAmphorae!.MaxConcurrency).toBe(1);
+  });
+});
+
+describe("no-op driver faults (OTTAVA_NOOP_FAULTS)", () => {
+  it("fail the named calls, the first N only when :N is given", async () => {
+    const d = noopDrivers("compute.build:1,network.plugVip");
+    await expect(d.compute.build({ amphoraId: "a", computeFlavor: null, availabilityZone: null })).rejects.toThrow(/Injected fault: compute.build/);
+    await expect(d.compute.build({ amphoraId: "a", computeFlavor: null, availabilityZone: null })).resolves.toMatch(/-/);
+    for (let i = 0; i < 3; i++) await expect(d.network.plugVip({} as never, {} as never)).rejects.toMatchObject({ name: "DriverError" });
+  });
+
+  it("refuse a name that is no driver method", () => {
+    expect(() => parseFaults("compute.fly")).toThrow(/compute has no method 'fly'/);
+    expect(() => parseFaults("nope")).toThrow(/driver.method/);
+    expect(parseFaults("")).toEqual(new Map());
+  });
+});

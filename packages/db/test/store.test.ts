@@ -1,0 +1,166 @@
+// The table and the lock protocol against DynamoDB Local.
+import { randomUUID } from "node:crypto";
+import { beforeAll, describe, expect, it } from "vitest";
+import { DescribeTableCommand, DescribeTimeToLiveCommand, GetItemCommand } from "@aws-sdk/client-dynamodb";
+import { ACTIVE, DELETED, ERROR, LockConflict, LockLost, PENDING_CREATE, PENDING_UPDATE, type LoadBalancer, listPage, parseListQuery } from "@ottava/core";
+import { DynamoStore, INDEXES, createClients, ensureTable } from "@ottava/db";
+import { freshTable } from "../../../test/support/dynamo";
+
+let store: DynamoStore;
+let tableName: string;
+let endpoint: string;
+
+const lb = (over: Partial<LoadBalancer> = {}): LoadBalancer => ({
+  id: randomUUID(),
+  project_id: "p1",
+  name: "lb",
+  description: null,
+  admin_state_up: true,
+  provisioning_status: PENDING_CREATE,
+  operating_status: "OFFLINE",
+  vip_address: "198.51.100.1",
+  vip_port_id: randomUUID(),
+  vip_subnet_id: null,
+  vip_network_id: randomUUID(),
+  vip_qos_policy_id: null,
+  additional_vips: [],
+  provider: "amphora",
+  flavor_id: null,
+  availability_zone: null,
+  topology: "SINGLE",
+  tags: [],
+  created_at: new Date().toISOString(),
+  updated_at: null,
+  ...over,
+});
+
+async function activeLb(over: Partial<LoadBalancer> = {}) {
+  const rec = lb(over);
+  await store.createLoadBalancer(rec, `create-${rec.id}`, "arn:x");
+  await store.updateLoadBalancer(rec.id, `create-${rec.id}`, { provisioning_status: ACTIVE }, true);
+  return rec;
+}
+
+beforeAll(async () => {
+  const t = await freshTable();
+  store = t.store;
+  tableName = t.config.tableName;
+  endpoint = t.config.dynamodbEndpoint!;
+});
+
+describe("table", () => {
+  it("is created with its indexes and TTL, idempotently", async () => {
+    const { client } = createClients(endpoint);
+    await ensureTable(client, tableName);
+    await ensureTable(client, tableName);
+    const d = await client.send(new DescribeTableCommand({ TableName: tableName }));
+    expect(d.Table!.GlobalSecondaryIndexes!.map((g) => g.IndexName).sort()).toEqual(Object.keys(INDEXES).sort());
+    const ttl = await client.send(new DescribeTimeToLiveCommand({ TableName: tableName }));
+    expect(ttl.TimeToLiveDescription!.AttributeName).toBe("expires_at");
+  });
+});
+
+describe("the lock", () => {
+  it("is taken by one conditional write from an allowed status, bumping the version", async () => {
+    const rec = await activeLb();
+    const before = (await store.getLoadBalancer(rec.id))!;
+    const locked = await store.lock(rec.id, { from: [ACTIVE], to: PENDING_UPDATE, owner: "update-1", executionArn: "arn:1", expectVersion: before.version, set: { name: "new" } });
+    expect(locked.record.provisioning_status).toBe(PENDING_UPDATE);
+    expect(locked.record.name).toBe("new");
+    expect(locked.version).toBe(before.version + 1);
+    expect(locked.lockOwner).toBe("update-1");
+  });
+
+  it("is refused while another holds it, telling what is there", async () => {
+    const rec = await activeLb();
+    const v = (await store.getLoadBalancer(rec.id))!.version;
+    await store.lock(rec.id, { from: [ACTIVE], to: PENDING_UPDATE, owner: "a", executionArn: "arn:a", expectVersion: v });
+    const err = await store.lock(rec.id, { from: [ACTIVE], to: PENDING_UPDATE, owner: "b", executionArn: "arn:b" }).catch((e) => e);
+    expect(err).toBeInstanceOf(LockConflict);
+    expect(err.current.record.provisioning_status).toBe(PENDING_UPDATE);
+    expect(err.current.lockOwner).toBe("a");
+  });
+
+  it("is refused when the version read is no longer current", async () => {
+    const rec = await activeLb();
+    const v = (await store.getLoadBalancer(rec.id))!.version;
+    await store.lock(rec.id, { from: [ACTIVE], to: PENDING_UPDATE, owner: "a", executionArn: "arn:a", expectVersion: v });
+    await store.updateLoadBalancer(rec.id, "a", { provisioning_status: ACTIVE }, true);
+    await expect(store.lock(rec.id, { from: [ACTIVE], to: PENDING_UPDATE, owner: "b", executionArn: "arn:b", expectVersion: v })).rejects.toBeInstanceOf(LockConflict);
+  });
+
+  it("lets exactly one of many racing writers win", async () => {
+    const rec = await activeLb();
+    const v = (await store.getLoadBalancer(rec.id))!.version;
+    const results = await Promise.allSettled(
+      Array.from({ length: 20 }, (_, i) => store.lock(rec.id, { from: [ACTIVE], to: PENDING_UPDATE, owner: `w${i}`, executionArn: "arn", expectVersion: v, set: { name: `w${i}` } })),
+    );
+    const won = results.filter((r) => r.status === "fulfilled");
+    expect(won).toHaveLength(1);
+    const winner = (won[0] as PromiseFulfilledResult<{ lockOwner: string }>).value.lockOwner;
+    expect((await store.getLoadBalancer(rec.id))!.record.name).toBe(winner);
+  });
+
+  it("guards every flow write: a stale owner writes nothing", async () => {
+    const rec = await activeLb();
+    await expect(store.updateLoadBalancer(rec.id, `create-${rec.id}`, { name: "stale" })).rejects.toBeInstanceOf(LockLost);
+    expect((await store.getLoadBalancer(rec.id))!.record.name).toBe("lb");
+  });
+
+  it("never resurrects a deleted item", async () => {
+    const id = randomUUID();
+    await expect(store.updateLoadBalancer(id, "x", { provisioning_status: ERROR }, true)).rejects.toBeInstanceOf(LockLost);
+    expect(await store.getLoadBalancer(id)).toBeUndefined();
+  });
+
+  it("is given back by abandonLock, restoring what the lock changed", async () => {
+    const rec = await activeLb();
+    const v = (await store.getLoadBalancer(rec.id))!.version;
+    await store.lock(rec.id, { from: [ACTIVE], to: PENDING_UPDATE, owner: "u", executionArn: "arn", expectVersion: v, set: { name: "changed" } });
+    await store.abandonLock(rec.id, "u", { provisioning_status: ACTIVE, name: "lb" });
+    const after = (await store.getLoadBalancer(rec.id))!;
+    expect(after.record.provisioning_status).toBe(ACTIVE);
+    expect(after.record.name).toBe("lb");
+    expect(after.lockOwner).toBeUndefined();
+  });
+});
+
+describe("lists", () => {
+  it("page one project's items and every project's (merged shards) in storage order", async () => {
+    const project = `proj-${randomUUID()}`;
+    const mine: string[] = [];
+    for (let i = 0; i < 12; i++) mine.push((await activeLb({ project_id: project, created_at: new Date(Date.UTC(2030, 0, 1, 0, 0, i)).toISOString() })).id);
+    const q = (s: string) => parseListQuery([...new URLSearchParams(s).entries()], ["id", "created_at", "project_id", "name"], 1000);
+    const pages: string[] = [];
+    let marker = "";
+    for (;;) {
+      const page = await listPage(store.loadBalancers(project), q(`limit=5${marker}`), "http://h/x");
+      pages.push(...page.items.map((i) => String(i.id)));
+      const next = page.links.find((l) => l.rel === "next");
+      if (!next) break;
+      marker = `&marker=${new URL(next.href).searchParams.get("marker")}`;
+    }
+    expect(pages).toEqual(mine);
+    // Across all projects: the newest 12 (created in 2030) come last in ascending order.
+    const all = await listPage(store.loadBalancers(undefined), q("sort=created_at:desc,id:desc&limit=12"), "http://h/x");
+    expect(all.items.map((i) => i.id)).toEqual([...mine].reverse());
+  });
+
+  it("leave out DELETED items, which keep a TTL for purging", async () => {
+    const rec = await activeLb({ project_id: "gone" });
+    const v = (await store.getLoadBalancer(rec.id))!.version;
+    await store.lock(rec.id, { from: [ACTIVE], to: "PENDING_DELETE", owner: "d", executionArn: "arn", expectVersion: v });
+    await store.updateLoadBalancer(rec.id, "d", { provisioning_status: DELETED }, true);
+    const page = await listPage(store.loadBalancers("gone"), parseListQuery([], ["id", "created_at"], 1000), "http://h/x");
+    expect(page.items).toEqual([]);
+    const raw = await createClients(endpoint).client.send(new GetItemCommand({ TableName: tableName, Key: { pk: { S: `LB#${rec.id}` }, sk: { S: "LB" } } }));
+    expect(Number(raw.Item!.expires_at!.N)).toBeGreaterThan(Date.now() / 1000);
+    expect(raw.Item!.gsi1pk).toBeUndefined();
+  });
+
+  it("answer an unknown marker with Octavia's 400", async () => {
+    await expect(listPage(store.loadBalancers("p1"), parseListQuery([["marker", "nope"]], ["id", "created_at"], 1000), "http://h/x")).rejects.toThrow(
+      "Supplied pagination marker 'nope' is not valid.",
+    );
+  });
+});

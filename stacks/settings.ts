@@ -1,0 +1,28 @@
+// What every function shares: its runtime, and the OTTAVA_* settings passed through from the deployer's
+// environment (see packages/core/src/config.ts for what each means).
+
+/** Matches the engines field of package.json (Node >= 20.11). */
+export const RUNTIME = "nodejs20.x";
+
+/**
+ * The settings that mean something on AWS. The local-only ones (BIND_HOST, BIND_PORT, DYNAMODB_ENDPOINT,
+ * FLOW_CONCURRENCY) are left out; TABLE_NAME and STATE_MACHINE_ARN_PREFIX are set by the stacks.
+ */
+const PASSED_THROUGH = [
+  "OTTAVA_AUTH_STRATEGY",
+  "OTTAVA_LOADBALANCER_TOPOLOGY",
+  "OTTAVA_LOAD_BALANCER_EXPIRY_AGE",
+  "OTTAVA_PAGINATION_MAX_LIMIT",
+  "OTTAVA_NOOP_FAULTS",
+  "OTTAVA_LOG_LEVEL",
+] as const;
+
+/** The pass-through settings that are set (and not empty) where `sst deploy` runs; unset ones keep the app's defaults. */
+export function sharedEnvironment(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const name of PASSED_THROUGH) {
+    const value = process.env[name];
+    if (value !== undefined && value !== "") env[name] = value;
+  }
+  return env;
+}

@@ -1,0 +1,21 @@
+// The one DynamoDB table. Key names, indexes and the TTL attribute come from packages/db/src/table.ts,
+// the same definition the local runtime creates its table from, so the two cannot drift apart.
+import { INDEXES, KEY_ATTRIBUTES, TTL_ATTRIBUTE } from "../packages/db/src/table";
+
+export function createTable() {
+  return new sst.aws.Dynamo("Table", {
+    // Only key attributes are declared; every one is a string.
+    fields: Object.fromEntries(KEY_ATTRIBUTES.map((name) => [name, "string" as const])),
+    primaryIndex: { hashKey: "pk", rangeKey: "sk" },
+    globalIndexes: Object.fromEntries(Object.entries(INDEXES).map(([name, k]) => [name, { hashKey: k.pk, rangeKey: k.sk, projection: "all" as const }])),
+    ttl: TTL_ATTRIBUTE,
+    transform: {
+      // The table is the only state Ottava has: keep 35 days of restore points.
+      table: (args) => {
+        args.pointInTimeRecovery = { enabled: true };
+      },
+    },
+  });
+}
+
+export type Table = ReturnType<typeof createTable>;

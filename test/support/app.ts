@@ -1,0 +1,29 @@
+// The real app in process (app.request) over DynamoDB Local and the local workflow runner.
+import { createApp } from "@ottava/api";
+import { createLogger } from "@ottava/core";
+import { createTaskContext } from "@ottava/controller";
+import { LocalWorkflowEngine } from "../../packages/local/src/runner";
+import { freshTable } from "./dynamo";
+
+export const PROJECT = "0a6e2c3c1b5d4e0f9a8b7c6d5e4f3a2b";
+export const SUBNET = "5e6b7c5a-0b7e-4a0e-9d36-1f5b2f3a6a11";
+
+export async function inProcessApp(env: Record<string, string> = {}) {
+  const { config, store } = await freshTable(env);
+  const tasks = createTaskContext(config, store);
+  const log = createLogger({ service: "test" }, "warn");
+  const engine = new LocalWorkflowEngine(tasks, log, config.flowConcurrency);
+  const app = createApp({ store, engine, network: tasks.drivers.network, config, log });
+  const call = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
+    const res = await app.request(path, {
+      method,
+      headers: { "content-type": "application/json", "x-project-id": PROJECT, ...headers },
+      body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body),
+    });
+    const text = await res.text();
+    return { status: res.status, body: text ? JSON.parse(text) : undefined, headers: res.headers };
+  };
+  /** Waits for every flow started so far to end. */
+  const settle = () => engine.drain();
+  return { app, store, engine, config, call, settle };
+}
