@@ -10,7 +10,8 @@ export function createTable() {
     globalIndexes: Object.fromEntries(Object.entries(INDEXES).map(([name, k]) => [name, { hashKey: k.pk, rangeKey: k.sk, projection: "all" as const }])),
     ttl: TTL_ATTRIBUTE,
     transform: {
-      // The table is the only state Ottava has: keep 35 days of restore points.
+      // The table is the only state Ottava has: keep 35 days of restore points. SST 4.17 turns this on
+      // by default; saying it here keeps it on if a later SST changes its default.
       table: (args) => {
         args.pointInTimeRecovery = { enabled: true };
       },

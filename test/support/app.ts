@@ -11,7 +11,7 @@ export const SUBNET = "5e6b7c5a-0b7e-4a0e-9d36-1f5b2f3a6a11";
 export async function inProcessApp(env: Record<string, string> = {}) {
   const { config, store } = await freshTable(env);
   const tasks = createTaskContext(config, store);
-  const log = createLogger({ service: "test" }, "warn");
+  const log = createLogger({ service: "test" }, "error");
   const engine = new LocalWorkflowEngine(tasks, log, config.flowConcurrency);
   const app = createApp({ store, engine, network: tasks.drivers.network, config, log });
   const call = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {

@@ -8,7 +8,7 @@ export async function freshTable(env: Record<string, string> = {}): Promise<{ co
   const config = loadConfig({
     OTTAVA_DYNAMODB_ENDPOINT: inject("dynamoEndpoint"),
     OTTAVA_TABLE_NAME: `t-${randomUUID()}`,
-    OTTAVA_LOG_LEVEL: "warn",
+    OTTAVA_LOG_LEVEL: "error",
     ...env,
   });
   await ensureTable(createClients(config.dynamodbEndpoint).client, config.tableName);

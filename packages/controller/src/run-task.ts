@@ -1,4 +1,8 @@
 // Runs one task with its structured log lines (task, LB, execution), the same on Lambda and locally.
+// Before anything else it checks that the execution still holds the LB's lock: a stale or duplicate
+// execution must not touch the cloud either, so its forward tasks fail and its reverts do nothing.
+import { LockLost } from "@ottava/core";
+import { COMPENSATION_TASKS } from "./flows";
 import { TASKS } from "./registry";
 import type { FlowInput, TaskContext } from "./tasks/context";
 
@@ -8,6 +12,14 @@ export async function runTask(task: string, input: FlowInput & Record<string, un
   const log = ctx.log.child({ task, lbId: input.lbId, execution: input.owner });
   const started = Date.now();
   try {
+    const lb = await ctx.store.getLoadBalancer(input.lbId);
+    if (lb?.lockOwner !== input.owner) {
+      if (COMPENSATION_TASKS.has(task)) {
+        log.warn("execution does not hold the lock; nothing to undo", { holder: lb?.lockOwner ?? null });
+        return null;
+      }
+      throw new LockLost(`load balancer ${input.lbId} is locked by ${lb?.lockOwner ?? "nobody"}`);
+    }
     const out = await handler(input, { ...ctx, log });
     log.debug("task done", { ms: Date.now() - started });
     return out;

@@ -35,6 +35,16 @@ export function tasksOf(flow: FlowName): string[] {
   return [...out];
 }
 
+/** Tasks that undo work (reverts and failure handlers): a stale execution skips them instead of failing. */
+export const COMPENSATION_TASKS = new Set(
+  FLOW_NAMES.flatMap((flow) => {
+    const out = [FLOWS[flow].onFailure];
+    const walk = (steps: (Step | MapStep)[]) => steps.forEach((s) => ("itemsPath" in s ? walk(s.steps) : s.revert && out.push(s.revert)));
+    walk(FLOWS[flow].steps);
+    return out;
+  }),
+);
+
 /** Every task any flow calls: one Lambda function each. */
 export const FLOW_TASKS = [...new Set(FLOW_NAMES.flatMap(tasksOf))].sort();
 

@@ -1,0 +1,147 @@
+// The real ASL, run in process by the local runner, against DynamoDB Local.
+import { beforeAll, describe, expect, it } from "vitest";
+import {
+  ACTIVE,
+  DELETED,
+  ERROR,
+  createLoadBalancer,
+  createLogger,
+  deleteLoadBalancer,
+  failoverLoadBalancer,
+  noauthContext,
+  updateLoadBalancer,
+  type LoadBalancerDeps,
+} from "@ottava/core";
+import { createTaskContext } from "@ottava/controller";
+import { ExecutionAlreadyExists, LocalWorkflowEngine } from "../src/runner";
+import { freshTable } from "../../../test/support/dynamo";
+
+const ctx = noauthContext("req-test", "p1");
+const SUBNET = "5e6b7c5a-0b7e-4a0e-9d36-1f5b2f3a6a11";
+const body = { admin_state_up: true, vip_subnet_id: SUBNET, additional_vips: [], listeners: [], pools: [] };
+
+async function setup(env: Record<string, string> = {}) {
+  const { config, store } = await freshTable(env);
+  const tasks = createTaskContext(config, store);
+  const log = createLogger({}, "error");
+  const engine = new LocalWorkflowEngine(tasks, log);
+  const deps: LoadBalancerDeps = { store, engine, network: tasks.drivers.network, config, log };
+  const lastRun = async (id: string) => engine.wait((await store.getLoadBalancer(id))!.executionArn!);
+  return { store, engine, deps, lastRun };
+}
+
+describe("load balancer flows", () => {
+  let s: Awaited<ReturnType<typeof setup>>;
+  beforeAll(async () => {
+    s = await setup();
+  });
+
+  it("create builds one STANDALONE amphora and ends ACTIVE, OFFLINE", async () => {
+    const lb = await createLoadBalancer(s.deps, ctx, body);
+    expect((await s.lastRun(lb.id))!.status).toBe("SUCCEEDED");
+    const after = (await s.store.getLoadBalancer(lb.id))!;
+    expect(after.record.provisioning_status).toBe(ACTIVE);
+    expect(after.record.operating_status).toBe("OFFLINE");
+    expect(after.lockOwner).toBeUndefined();
+    const amps = await s.store.amphoraeOf(lb.id);
+    expect(amps.map((a) => [a.role, a.status, a.lb_network_ip])).toEqual([["STANDALONE", "ALLOCATED", "192.0.2.1"]]);
+  });
+
+  it("update, failover and delete each run their flow to the end", async () => {
+    const lb = await createLoadBalancer(s.deps, ctx, body);
+    await s.lastRun(lb.id);
+    const [old] = await s.store.amphoraeOf(lb.id);
+    await updateLoadBalancer(s.deps, ctx, lb.id, { name: "renamed" });
+    await s.lastRun(lb.id);
+    expect((await s.store.getLoadBalancer(lb.id))!.record).toMatchObject({ name: "renamed", provisioning_status: ACTIVE });
+
+    await failoverLoadBalancer(s.deps, ctx, lb.id);
+    expect((await s.lastRun(lb.id))!.status).toBe("SUCCEEDED");
+    const amps = await s.store.amphoraeOf(lb.id);
+    expect(amps.find((a) => a.id === old!.id)!.status).toBe(DELETED);
+    const live = amps.filter((a) => a.status !== DELETED);
+    expect(live).toHaveLength(1);
+    expect(live[0]!.id).not.toBe(old!.id);
+
+    await deleteLoadBalancer(s.deps, ctx, lb.id, false);
+    await s.lastRun(lb.id);
+    expect((await s.store.getLoadBalancer(lb.id))!.record.provisioning_status).toBe(DELETED);
+    expect((await s.store.amphoraeOf(lb.id)).every((a) => a.status === DELETED)).toBe(true);
+  });
+
+  it("starting the same execution twice changes nothing the second time", async () => {
+    const lb = await createLoadBalancer(s.deps, ctx, body);
+    const first = (await s.lastRun(lb.id))!;
+    const again = await s.engine.start("loadbalancer-create", first.name, first.input as Record<string, unknown>);
+    expect(again.executionArn).toBe(first.executionArn);
+    expect((await s.engine.wait(again.executionArn))!.stopDate).toEqual(first.stopDate);
+    await expect(s.engine.start("loadbalancer-create", first.name, { lbId: lb.id, owner: "other" })).rejects.toBeInstanceOf(
+      ExecutionAlreadyExists,
+    );
+    expect(await s.store.amphoraeOf(lb.id)).toHaveLength(1);
+  });
+
+  it("a stale execution (its lock released) writes nothing and leaves nothing behind", async () => {
+    const lb = await createLoadBalancer(s.deps, ctx, body);
+    const first = (await s.lastRun(lb.id))!;
+    const before = await s.store.getLoadBalancer(lb.id);
+    // Another execution with the same lock owner after the lock was released, e.g. a duplicate delivery.
+    const stale = await s.engine.start("loadbalancer-create", `${first.name}-dup`, first.input as Record<string, unknown>);
+    expect((await s.engine.wait(stale.executionArn))!.status).toBe("FAILED");
+    expect(await s.store.getLoadBalancer(lb.id)).toEqual(before);
+    expect((await s.store.amphoraeOf(lb.id)).filter((a) => a.status !== DELETED)).toHaveLength(1);
+  });
+});
+
+describe("topology", () => {
+  it("ACTIVE_STANDBY (OTTAVA_LOADBALANCER_TOPOLOGY) builds a MASTER and a BACKUP, failed over one at a time", async () => {
+    const s = await setup({ OTTAVA_LOADBALANCER_TOPOLOGY: "ACTIVE_STANDBY" });
+    const lb = await createLoadBalancer(s.deps, ctx, body);
+    await s.lastRun(lb.id);
+    const amps = await s.store.amphoraeOf(lb.id);
+    expect(amps.map((a) => [a.role, a.vrrp_priority, a.status]).sort()).toEqual([
+      ["BACKUP", 90, "ALLOCATED"],
+      ["MASTER", 100, "ALLOCATED"],
+    ]);
+    await failoverLoadBalancer(s.deps, ctx, lb.id);
+    expect((await s.lastRun(lb.id))!.status).toBe("SUCCEEDED");
+    const all = await s.store.amphoraeOf(lb.id);
+    const live = all.filter((a) => a.status !== DELETED);
+    expect(live.map((a) => a.role).sort()).toEqual(["BACKUP", "MASTER"]);
+    expect(live.some((l) => amps.some((a) => a.id === l.id))).toBe(false);
+    // One at a time: the BACKUP's replacement was allocated before the MASTER was touched.
+    const newBackup = live.find((a) => a.role === "BACKUP")!;
+    const oldMaster = all.find((a) => a.role === "MASTER" && a.status === DELETED)!;
+    expect(newBackup.created_at < oldMaster.updated_at!).toBe(true);
+  });
+
+  it("a flavor's loadbalancer_topology wins over the setting", async () => {
+    const s = await setup();
+    await s.store.putFlavorProfile({ id: "fp1", name: "ha", provider_name: "amphora", flavor_data: '{"loadbalancer_topology": "ACTIVE_STANDBY"}' });
+    const flavorId = "6f8a3c1e-2b4d-4e5f-8a9b-0c1d2e3f4a5b";
+    await s.store.putFlavor({ id: flavorId, name: "ha", description: "", enabled: true, flavor_profile_id: "fp1" });
+    const lb = await createLoadBalancer(s.deps, ctx, { ...body, flavor_id: flavorId });
+    await s.lastRun(lb.id);
+    expect(await s.store.amphoraeOf(lb.id)).toHaveLength(2);
+  });
+});
+
+describe("failures", () => {
+  it("a failing task runs the compensation and leaves the LB in ERROR, amphorae removed", async () => {
+    const s = await setup({ OTTAVA_NOOP_FAULTS: "network.plugVip" });
+    const lb = await createLoadBalancer(s.deps, ctx, body);
+    const run = (await s.lastRun(lb.id))!;
+    expect(run.status).toBe("FAILED");
+    const after = (await s.store.getLoadBalancer(lb.id))!;
+    expect(after.record.provisioning_status).toBe(ERROR);
+    expect(after.lockOwner).toBeUndefined();
+    expect((await s.store.amphoraeOf(lb.id)).map((a) => a.status)).toEqual([DELETED]);
+  });
+
+  it("a fault that clears within the retries (compute.build:1) still ends ACTIVE", async () => {
+    const s = await setup({ OTTAVA_NOOP_FAULTS: "compute.build:1" });
+    const lb = await createLoadBalancer(s.deps, ctx, body);
+    expect((await s.lastRun(lb.id))!.status).toBe("SUCCEEDED");
+    expect((await s.store.getLoadBalancer(lb.id))!.record.provisioning_status).toBe(ACTIVE);
+  });
+});
