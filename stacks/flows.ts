@@ -5,7 +5,8 @@ import { FLOW_NAMES, FLOW_TASKS, definitionOf, tasksOf, type FlowName } from "..
 import { RUNTIME, sharedEnvironment } from "./settings";
 import type { Table } from "./table";
 
-const pascal = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
+/** Resource names: "computeCreate" → "ComputeCreate", "loadbalancer-create" → "LoadbalancerCreate". */
+const pascal = (s: string) => s.split("-").map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join("");
 
 /** The state machine's name; the API finds it as OTTAVA_STATE_MACHINE_ARN_PREFIX + flow (see stacks/api.ts). */
 export const stateMachineName = (flow: FlowName) => `${$app.name}-${$app.stage}-${flow}`;
