@@ -2,7 +2,7 @@
 // environment (see packages/core/src/config.ts for what each means).
 
 /** Matches the engines field of package.json (Node >= 20.11). */
-export const RUNTIME = "nodejs20.x";
+export const RUNTIME = "nodejs22.x";
 
 /**
  * The settings that mean something on AWS. The local-only ones (BIND_HOST, BIND_PORT, DYNAMODB_ENDPOINT,

@@ -8,7 +8,7 @@ export function createDeps(config: Config = loadConfig(), engine?: WorkflowEngin
   return {
     store: createStore(config),
     engine: engine ?? new StepFunctionsEngine(config.stateMachineArnPrefix!),
-    network: noopDrivers(config.noopFaults).network,
+    network: noopDrivers(config.noopFaults, config.noopLatency).network,
     config,
     log: createLogger({ service: "ottava-api" }, config.logLevel),
   };

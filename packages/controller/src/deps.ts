@@ -10,5 +10,5 @@ export function createStore(config: Config): DynamoStore {
 }
 
 export function createTaskContext(config: Config, store = createStore(config)): TaskContext {
-  return { store, drivers: noopDrivers(config.noopFaults), config, log: createLogger({ service: "ottava-controller" }, config.logLevel) };
+  return { store, drivers: noopDrivers(config.noopFaults, config.noopLatency), config, log: createLogger({ service: "ottava-controller" }, config.logLevel) };
 }

@@ -52,6 +52,14 @@ describe("no-op driver faults (OTTAVA_NOOP_FAULTS)", () => {
     for (let i = 0; i < 3; i++) await expect(d.network.plugVip({} as never, {} as never)).rejects.toMatchObject({ name: "DriverError" });
   });
 
+  it("delay the named calls by OTTAVA_NOOP_LATENCY milliseconds", async () => {
+    const d = noopDrivers("", "amphora.update:200");
+    const t0 = Date.now();
+    await d.amphora.update({} as never, []);
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(190);
+    expect(() => noopDrivers("", "amphora.update")).not.toThrow();
+  });
+
   it("refuse a name that is no driver method", () => {
     expect(() => parseFaults("compute.fly")).toThrow(/compute has no method 'fly'/);
     expect(() => parseFaults("nope")).toThrow(/driver.method/);

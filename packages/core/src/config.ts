@@ -19,6 +19,8 @@ export interface Config {
   dynamodbEndpoint: string | undefined;
   /** The no-op drivers' injected faults: "driver.method[:N],...". */
   noopFaults: string;
+  /** The no-op drivers' simulated latency: "driver.method:MS,...". */
+  noopLatency: string;
   /** Prefix of the state machine ARNs on AWS; the flow name is appended. */
   stateMachineArnPrefix: string | undefined;
   /** Local runner: how many flow executions run at once. */
@@ -55,6 +57,7 @@ export function loadConfig(env: Env = process.env): Config {
     tableName: get("TABLE_NAME") ?? "ottava",
     dynamodbEndpoint: get("DYNAMODB_ENDPOINT"),
     noopFaults: get("NOOP_FAULTS") ?? "",
+    noopLatency: get("NOOP_LATENCY") ?? "",
     stateMachineArnPrefix: get("STATE_MACHINE_ARN_PREFIX"),
     flowConcurrency: int("FLOW_CONCURRENCY", 16, 1),
     logLevel: oneOf("LOG_LEVEL", ["debug", "info", "warn", "error"] as const, "info"),

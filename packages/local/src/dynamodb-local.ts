@@ -8,6 +8,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { request } from 'node:http';
 import { connect, createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
+import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 
 export interface DynamoDbLocalOptions {
@@ -114,11 +115,17 @@ async function launch(
   log('dynamodb-local: starting', { port, inMemory: opts.inMemory, dataDir: opts.dataDir });
 
   const child = spawn(javaPath, args, { cwd: opts.dataDir, detached: false, stdio: ['ignore', 'pipe', 'pipe'] });
+  guardChild(child);
 
   // Keep the tail of stdout+stderr for error messages. The pipes stay drained for
   // the child's whole life, so java never blocks on a full pipe.
   const output: string[] = [];
-  const capture = (stream: NodeJS.ReadableStream) => {
+  const pushLine = (line: string) => {
+    output.push(line);
+    if (output.length > OUTPUT_LINES) output.shift();
+  };
+  const capture = (stream: Readable | null) => {
+    if (!stream) return;
     let partial = '';
     stream.setEncoding('utf8');
     stream.on('data', (chunk: string) => {
@@ -131,25 +138,11 @@ async function launch(
       partial = '';
     });
   };
-  const pushLine = (line: string) => {
-    output.push(line);
-    if (output.length > OUTPUT_LINES) output.shift();
-  };
-  if (child.stdout) capture(child.stdout);
-  if (child.stderr) capture(child.stderr);
+  capture(child.stdout);
+  capture(child.stderr);
   const tail = () => (output.length ? `\n--- DynamoDB Local output ---\n${output.join('\n')}` : '');
-
-  // Never leave a Java process behind when this Node process exits (removed once it has exited).
-  const killOnParentExit = () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      try {
-        child.kill('SIGKILL');
-      } catch {
-        // already gone
-      }
-    }
-  };
-  process.on('exit', killOnParentExit);
+  // Java does not exit when Jetty cannot bind (non-daemon threads linger), so watch the output.
+  const bindFailed = () => output.some((l) => /BindException|Address already in use|Failed to bind/i.test(l));
 
   let spawnError: NodeJS.ErrnoException | undefined;
   let exited = false;
@@ -160,15 +153,15 @@ async function launch(
     const onExit = (code: number | null, signal: NodeJS.Signals | null) => {
       if (exited) return;
       exited = true;
-      process.off('exit', killOnParentExit);
+      unguardChild(child);
       if (ready && !stopping) log('dynamodb-local: exited unexpectedly', { code, signal, output: output.slice(-10) });
       resolveExit();
     };
-    // 'close' waits for stdio to flush too, so the captured output is complete.
+    // 'close' waits for stdio to end too, so the captured output is complete.
     child.once('close', onExit);
     child.once('error', (err: NodeJS.ErrnoException) => {
       spawnError ??= err;
-      // If spawning failed there will be no 'close'/'exit'.
+      // If spawning failed there is no process and maybe no 'close'.
       if (child.pid === undefined) onExit(null, null);
     });
   });
@@ -176,19 +169,18 @@ async function launch(
   const stop = (): Promise<void> => {
     stopPromise ??= (async () => {
       stopping = true;
-      if (!exited) {
-        child.kill('SIGTERM');
-        const timer = setTimeout(() => {
-          if (!exited) child.kill('SIGKILL');
-        }, STOP_GRACE_MS);
-        try {
-          await exitPromise;
-        } finally {
-          clearTimeout(timer);
-        }
+      if (exited) return;
+      setRef(child, true); // keep this process alive until the child is really gone
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => {
+        if (!exited) child.kill('SIGKILL');
+      }, STOP_GRACE_MS);
+      try {
+        await exitPromise;
+      } finally {
+        clearTimeout(timer);
+        unguardChild(child); // the exit hook stays until the child is gone, covering the grace period
       }
-      // Kept until the child is gone so it is still covered during the grace period.
-      process.off('exit', killOnParentExit);
     })();
     return stopPromise;
   };
@@ -199,21 +191,22 @@ async function launch(
       if (spawnError) {
         const hint =
           spawnError.code === 'ENOENT'
-            ? ` — \`${javaPath}\` was not found; DynamoDB Local needs a Java runtime (install Java 17, e.g. \`apt-get install openjdk-17-jre-headless\` or \`brew install openjdk@17\`)`
+            ? ` — \`${javaPath}\` was not found; DynamoDB Local needs a Java runtime: install Java 17 (e.g. \`apt-get install openjdk-17-jre-headless\`, \`brew install openjdk@17\`) or pass javaPath`
             : '';
         throw new Error(`could not start DynamoDB Local: ${spawnError.message}${hint}${tail()}`);
       }
       if (exited) {
         await exitPromise; // output is complete
-        const text = output.join('\n');
-        const msg = `DynamoDB Local exited during startup (code ${child.exitCode ?? child.signalCode})${tail()}`;
-        if (/BindException|Address already in use/i.test(text)) throw new PortInUseError(msg);
-        throw new Error(msg);
+        const msg = `DynamoDB Local exited during startup (${child.signalCode ?? `code ${child.exitCode}`})${tail()}`;
+        throw bindFailed() ? new PortInUseError(msg) : new Error(msg);
+      }
+      if (bindFailed()) {
+        throw new PortInUseError(`DynamoDB Local could not listen on port ${port}${tail()}`);
       }
       if (Date.now() >= deadline) {
         throw new Error(`DynamoDB Local did not become ready on port ${port} within ${READY_TIMEOUT_MS / 1000}s${tail()}`);
       }
-      if ((await tcpAccepts(port)) && (await httpAnswers(port)) !== undefined && !exited) break;
+      if ((await tcpAccepts(port)) && (await httpAnswers(port)) && !exited && !bindFailed()) break;
       await sleep(POLL_MS);
     }
   } catch (err) {
@@ -222,9 +215,67 @@ async function launch(
   }
 
   ready = true;
+  // From now on the child alone does not keep this process alive: if the parent
+  // finishes without calling stop(), the 'exit' hook kills java.
+  setRef(child, false);
   const pid = child.pid as number;
   log('dynamodb-local: ready', { port, pid, ms: Date.now() - started });
   return { endpoint: `http://127.0.0.1:${port}`, port, pid, stop };
+}
+
+function setRef(child: ChildProcess, ref: boolean): void {
+  for (const h of [child, child.stdout, child.stderr] as Array<{ ref?: () => void; unref?: () => void } | null>) {
+    if (ref) h?.ref?.();
+    else h?.unref?.();
+  }
+}
+
+// --- never leave a Java process behind --------------------------------------
+//
+// 'exit' covers normal termination and process.exit(). A fatal signal with no
+// handler (e.g. `kill <pid>` or SIGHUP) ends Node without 'exit', so while java
+// runs we also listen for those signals; if no one else handles the signal we
+// kill java and re-raise it, keeping Node's default behaviour. If the app has
+// its own handler, it decides (and process.exit() then triggers the 'exit' hook).
+
+const liveChildren = new Set<ChildProcess>();
+const FATAL_SIGNALS: NodeJS.Signals[] = process.platform === 'win32' ? ['SIGINT', 'SIGHUP'] : ['SIGINT', 'SIGTERM', 'SIGHUP'];
+
+function killAllSync(): void {
+  for (const child of liveChildren) {
+    if (child.exitCode === null && child.signalCode === null) {
+      try {
+        child.kill('SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+  }
+  liveChildren.clear();
+}
+
+function onFatalSignal(signal: NodeJS.Signals): void {
+  if (process.listenerCount(signal) > 1) return; // the app handles it
+  killAllSync();
+  removeHooks();
+  process.kill(process.pid, signal);
+}
+
+function guardChild(child: ChildProcess): void {
+  if (liveChildren.size === 0) {
+    process.on('exit', killAllSync);
+    for (const s of FATAL_SIGNALS) process.on(s, onFatalSignal);
+  }
+  liveChildren.add(child);
+}
+
+function unguardChild(child: ChildProcess): void {
+  if (liveChildren.delete(child) && liveChildren.size === 0) removeHooks();
+}
+
+function removeHooks(): void {
+  process.off('exit', killAllSync);
+  for (const s of FATAL_SIGNALS) process.off(s, onFatalSignal);
 }
 
 function tcpAccepts(port: number): Promise<boolean> {
@@ -241,12 +292,12 @@ function tcpAccepts(port: number): Promise<boolean> {
 }
 
 /**
- * POSTs a ListTables call; resolves with the HTTP status (any status means the
- * server is up), or undefined if there was no HTTP answer. Without an
- * Authorization header DynamoDB Local answers 400 MissingAuthenticationToken;
- * with this dummy one it answers 200.
+ * POSTs a ListTables call; true once DynamoDB Local answers with any HTTP status
+ * (it always sets x-amzn-RequestId, which tells it apart from some other server
+ * that might hold the port). Without an Authorization header it answers 400
+ * MissingAuthenticationToken; with this dummy one, 200.
  */
-function httpAnswers(port: number): Promise<number | undefined> {
+function httpAnswers(port: number): Promise<boolean> {
   return new Promise((done) => {
     const body = '{}';
     const req = request(
@@ -268,11 +319,12 @@ function httpAnswers(port: number): Promise<number | undefined> {
       },
       (res) => {
         res.resume();
-        done(res.statusCode);
+        done(res.headers['x-amzn-requestid'] !== undefined);
       },
     );
     req.once('timeout', () => req.destroy());
-    req.once('error', () => done(undefined));
+    req.once('error', () => done(false));
+    req.once('close', () => done(false)); // no-op if already answered
     req.end(body);
   });
 }

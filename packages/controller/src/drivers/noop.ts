@@ -45,26 +45,34 @@ const amphora: AmphoraDriver = {
 };
 
 /**
- * Parses OTTAVA_NOOP_FAULTS: "driver.method[:N],..." — each named call fails (always, or its first N calls).
- * Counts are per process (per warm Lambda container on AWS).
+ * Parses a "driver.method[:N],..." list naming no-op driver calls (OTTAVA_NOOP_FAULTS, OTTAVA_NOOP_LATENCY);
+ * a name without :N maps to `fallback`.
  */
-export function parseFaults(spec: string): Map<string, number> {
-  const faults = new Map<string, number>();
+export function parseCallList(setting: string, spec: string, fallback = Infinity): Map<string, number> {
+  const calls = new Map<string, number>();
   for (const part of spec.split(",").map((s) => s.trim()).filter(Boolean)) {
     const m = /^(compute|network|amphora)\.([A-Za-z]+)(?::(\d+))?$/.exec(part);
-    if (!m) throw new Error(`OTTAVA_NOOP_FAULTS: '${part}' is not driver.method[:N] (drivers: compute, network, amphora)`);
+    if (!m) throw new Error(`${setting}: '${part}' is not driver.method[:N] (drivers: compute, network, amphora)`);
     const drivers = { compute, network, amphora } as Record<string, object>;
-    if (!(m[2]! in drivers[m[1]!]!)) throw new Error(`OTTAVA_NOOP_FAULTS: ${m[1]} has no method '${m[2]}'`);
-    faults.set(`${m[1]}.${m[2]}`, m[3] === undefined ? Infinity : Number(m[3]));
+    if (!(m[2]! in drivers[m[1]!]!)) throw new Error(`${setting}: ${m[1]} has no method '${m[2]}'`);
+    calls.set(`${m[1]}.${m[2]}`, m[3] === undefined ? fallback : Number(m[3]));
   }
-  return faults;
+  return calls;
 }
 
-function withFaults<T extends object>(name: string, driver: T, faults: Map<string, number>): T {
+/** OTTAVA_NOOP_FAULTS: each named call fails (always, or its first N calls). Counts are per process. */
+export const parseFaults = (spec: string) => parseCallList("OTTAVA_NOOP_FAULTS", spec);
+
+/** OTTAVA_NOOP_LATENCY: each named call takes N milliseconds, as a real cloud's calls take time. */
+export const parseLatency = (spec: string) => parseCallList("OTTAVA_NOOP_LATENCY", spec, 0);
+
+function wrap<T extends object>(name: string, driver: T, faults: Map<string, number>, latency: Map<string, number>): T {
   const wrapped = {} as Record<string, unknown>;
   for (const [method, fn] of Object.entries(driver)) {
     const key = `${name}.${method}`;
     wrapped[method] = async (...args: unknown[]) => {
+      const ms = latency.get(key);
+      if (ms) await new Promise((r) => setTimeout(r, ms));
       const left = faults.get(key);
       if (left !== undefined && left > 0) {
         faults.set(key, left - 1);
@@ -76,11 +84,12 @@ function withFaults<T extends object>(name: string, driver: T, faults: Map<strin
   return wrapped as T;
 }
 
-export function noopDrivers(faultSpec = ""): Drivers {
+export function noopDrivers(faultSpec = "", latencySpec = ""): Drivers {
   const faults = parseFaults(faultSpec);
+  const latency = parseLatency(latencySpec);
   return {
-    compute: withFaults("compute", compute, faults),
-    network: withFaults("network", network, faults),
-    amphora: withFaults("amphora", amphora, faults),
+    compute: wrap("compute", compute, faults, latency),
+    network: wrap("network", network, faults, latency),
+    amphora: wrap("amphora", amphora, faults, latency),
   };
 }

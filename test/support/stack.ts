@@ -1,0 +1,71 @@
+// Starts the local stack exactly as `npm start` does (node --import tsx packages/local/src/main.ts),
+// on a free port, and stops it with a signal.
+import { spawn, type ChildProcess } from "node:child_process";
+import { fileURLToPath } from "node:url";
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+
+export interface Stack {
+  url: string;
+  proc: ChildProcess;
+  output: () => string;
+  readyMs: number;
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+  call(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any }>;
+}
+
+export async function startStack(args: string[] = ["--in-memory"], env: Record<string, string> = {}): Promise<Stack> {
+  const started = Date.now();
+  const proc = spawn(process.execPath, ["--import", "tsx", "packages/local/src/main.ts", "--port", "0", ...args], {
+    cwd: ROOT,
+    env: { ...process.env, OTTAVA_LOG_LEVEL: "warn", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  proc.stdout!.on("data", (d) => (out += d));
+  proc.stderr!.on("data", (d) => (out += d));
+  const exited = new Promise<number | null>((ok) => proc.once("exit", (code) => ok(code)));
+  const url = await new Promise<string>((ok, fail) => {
+    const timer = setTimeout(() => fail(new Error(`not ready in 30 s:\n${out}`)), 30_000);
+    const check = () => {
+      const m = /serving the Octavia v2 API on (http:\/\/\S+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        ok(m[1]!);
+      }
+    };
+    proc.stdout!.on("data", check);
+    void exited.then((code) => fail(new Error(`exited with ${code}:\n${out}`)));
+  });
+  const readyMs = Date.now() - started;
+  return {
+    url,
+    proc,
+    readyMs,
+    output: () => out,
+    async stop(signal = "SIGTERM") {
+      if (proc.exitCode === null) proc.kill(signal);
+      return exited;
+    },
+    async call(method, path, body, headers = {}) {
+      const res = await fetch(`${url}${path}`, {
+        method,
+        headers: { "content-type": "application/json", "x-project-id": "e2e-project", ...headers },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      const text = await res.text();
+      return { status: res.status, body: text ? JSON.parse(text) : undefined };
+    },
+  };
+}
+
+/** Polls a load balancer until it leaves PENDING_*; answers its last state. */
+export async function waitSettled(stack: Stack, id: string, timeoutMs = 20_000): Promise<{ status: number; body: any }> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const res = await stack.call("GET", `/v2/lbaas/loadbalancers/${id}`);
+    if (res.status !== 200 || !String(res.body.loadbalancer.provisioning_status).startsWith("PENDING_")) return res;
+    if (Date.now() > until) throw new Error(`load balancer ${id} still ${res.body.loadbalancer.provisioning_status}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
