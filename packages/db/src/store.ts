@@ -117,7 +117,7 @@ export class DynamoStore implements LoadBalancerStore {
       condition += " AND #v = :ev";
     }
     try {
-      const out = await this.doc.send(
+      const out = await retryConflicts(() => this.doc.send(
         new UpdateCommand({
           TableName: this.table,
           Key: { pk: treePk(id), sk: LB_SK },
@@ -127,7 +127,7 @@ export class DynamoStore implements LoadBalancerStore {
           ReturnValues: "ALL_NEW",
           ReturnValuesOnConditionCheckFailure: "ALL_OLD",
         }),
-      );
+      ));
       return versioned<LoadBalancer>(out.Attributes!);
     } catch (e) {
       if (e instanceof ConditionalCheckFailedException) {
@@ -299,8 +299,10 @@ export class DynamoStore implements LoadBalancerStore {
     try {
       if (childId === undefined) {
         update.ExpressionAttributeValues[":owner"] = owner;
-        await this.doc.send(
-          new UpdateCommand({ TableName: this.table, Key: key, ...update, ConditionExpression: "attribute_exists(pk) AND lock_owner = :owner" }),
+        await retryConflicts(() =>
+          this.doc.send(
+            new UpdateCommand({ TableName: this.table, Key: key, ...update, ConditionExpression: "attribute_exists(pk) AND lock_owner = :owner" }),
+          ),
         );
       } else {
         await retryConflicts(() =>

@@ -164,3 +164,45 @@ describe("lists", () => {
     );
   });
 });
+
+describe("transaction conflicts", () => {
+  it("are retried, not answered", async () => {
+    const { retryConflicts, isTransactionConflict } = await import("@ottava/db");
+    let calls = 0;
+    const conflict = Object.assign(new Error("conflict"), { name: "TransactionCanceledException", CancellationReasons: [{ Code: "None" }, { Code: "TransactionConflict" }] });
+    const result = await retryConflicts(async () => {
+      if (++calls < 3) throw conflict;
+      return "done";
+    });
+    expect([result, calls]).toEqual(["done", 3]);
+    expect(isTransactionConflict(Object.assign(new Error("x"), { name: "TransactionConflictException" }))).toBe(true);
+    const failed = Object.assign(new Error("x"), { name: "TransactionCanceledException", CancellationReasons: [{ Code: "ConditionalCheckFailed" }] });
+    expect(isTransactionConflict(failed)).toBe(false);
+    await expect(retryConflicts(async () => Promise.reject(failed))).rejects.toBe(failed);
+  });
+});
+
+describe("ensureTable on an older table", () => {
+  it("adds the indexes it lacks", async () => {
+    const { client } = createClients(endpoint);
+    const { CreateTableCommand } = await import("@aws-sdk/client-dynamodb");
+    const name = `old-${randomUUID()}`;
+    await client.send(
+      new CreateTableCommand({
+        TableName: name,
+        BillingMode: "PAY_PER_REQUEST",
+        AttributeDefinitions: [
+          { AttributeName: "pk", AttributeType: "S" },
+          { AttributeName: "sk", AttributeType: "S" },
+        ],
+        KeySchema: [
+          { AttributeName: "pk", KeyType: "HASH" },
+          { AttributeName: "sk", KeyType: "RANGE" },
+        ],
+      }),
+    );
+    await ensureTable(client, name);
+    const d = await client.send(new DescribeTableCommand({ TableName: name }));
+    expect(d.Table!.GlobalSecondaryIndexes!.map((g) => g.IndexName).sort()).toEqual(Object.keys(INDEXES).sort());
+  });
+});

@@ -45,7 +45,11 @@ const STOP_GRACE_MS = 3_000;
 const OUTPUT_LINES = 50;
 const AUTO_PORT_ATTEMPTS = 3;
 
-export async function startDynamoDbLocal(opts: DynamoDbLocalOptions): Promise<DynamoDbLocal> {
+class PortInUseError extends Error {}
+
+export async function startDynamoDbLocal(options: DynamoDbLocalOptions): Promise<DynamoDbLocal> {
+  // java runs with cwd = dataDir, so a relative -dbPath would resolve twice.
+  const opts = { ...options, dataDir: resolve(options.dataDir) };
   const log = opts.log ?? (() => {});
   const jarDir = resolve(opts.jarDir ?? (process.env.OTTAVA_DYNAMODB_LOCAL_DIR || DEFAULT_JAR_DIR));
   ensureJar(jarDir, log);
@@ -62,8 +66,6 @@ export async function startDynamoDbLocal(opts: DynamoDbLocalOptions): Promise<Dy
     }
   }
 }
-
-class PortInUseError extends Error {}
 
 function ensureJar(jarDir: string, log: NonNullable<DynamoDbLocalOptions['log']>): void {
   if (existsSync(join(jarDir, JAR))) return;

@@ -145,3 +145,18 @@ describe("failures", () => {
     expect((await s.store.getLoadBalancer(lb.id))!.record.provisioning_status).toBe(ACTIVE);
   });
 });
+
+describe("the local runner", () => {
+  it("runs at most `concurrency` executions at once, queueing the rest", async () => {
+    const { config, store } = await freshTable({ OTTAVA_NOOP_LATENCY: "compute.build:100" });
+    const lines: string[] = [];
+    const log = createLogger({}, "info", (l) => lines.push(l));
+    const tasks = { ...createTaskContext(config, store), log: createLogger({}, "error") };
+    const engine = new LocalWorkflowEngine(tasks, log, 1);
+    const deps: LoadBalancerDeps = { store, engine, network: tasks.drivers.network, config, log: createLogger({}, "error") };
+    for (let i = 0; i < 3; i++) await createLoadBalancer(deps, ctx, body);
+    await engine.drain();
+    const events = lines.map((l) => JSON.parse(l).message).filter((m) => m.startsWith("execution"));
+    expect(events).toEqual(["execution started", "execution succeeded", "execution started", "execution succeeded", "execution started", "execution succeeded"]);
+  });
+});
