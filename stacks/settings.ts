@@ -1,7 +1,7 @@
 // What every function shares: its runtime, and the OTTAVA_* settings passed through from the deployer's
 // environment (see packages/core/src/config.ts for what each means).
 
-/** Matches the engines field of package.json (Node >= 20.11). */
+/** A Lambda runtime AWS still supports; the code needs Node >= 20.11 (package.json engines). */
 export const RUNTIME = "nodejs22.x";
 
 /**
@@ -14,6 +14,7 @@ const PASSED_THROUGH = [
   "OTTAVA_LOAD_BALANCER_EXPIRY_AGE",
   "OTTAVA_PAGINATION_MAX_LIMIT",
   "OTTAVA_NOOP_FAULTS",
+  "OTTAVA_NOOP_LATENCY",
   "OTTAVA_LOG_LEVEL",
 ] as const;
 
