@@ -43,6 +43,19 @@ export class LockLost extends Error {
   }
 }
 
+/** A record of any kind in a load balancer's tree, as stored. */
+export type TreeRecord = Record<string, unknown> & { id: string; provisioning_status?: string };
+
+export interface TreeItem {
+  kind: string;
+  record: TreeRecord;
+}
+
+/** One change to an object of an LB's tree: a new object (`put`) or fields of an existing one (`set`). */
+export type ChildWrite =
+  | { kind: string; put: TreeRecord & { project_id: string; created_at: string } }
+  | { kind: string; id: string; set: Record<string, unknown> };
+
 /** Persistence of the load-balancer tree. The lock is the LB item's provisioning_status + lock_owner. */
 export interface LoadBalancerStore {
   getLoadBalancer(id: string): Promise<Versioned<LoadBalancer> | undefined>;
@@ -58,6 +71,17 @@ export interface LoadBalancerStore {
   updateLoadBalancer(id: string, owner: string, set: Partial<LoadBalancer>, release?: boolean): Promise<void>;
   /** Are there listeners or pools under the LB? */
   hasChildren(id: string): Promise<boolean>;
+
+  /** The LB and every object of its tree (one consistent Query); DELETED objects included. */
+  tree(lbId: string): Promise<{ lb: Versioned<LoadBalancer> | undefined; items: TreeItem[] }>;
+  /** An object of a tree by its id alone, with its LB's id. */
+  getChild(kind: string, id: string): Promise<{ record: TreeRecord; lbId: string } | undefined>;
+  /** Every project's (project undefined) or one project's objects of a kind, in storage order. */
+  children(kind: string, project: string | undefined): ItemSource;
+  /** One transaction: takes the LB's lock as `lock` does and applies the writes (more than fit go in further writes under the lock). */
+  lockWith(id: string, req: LockRequest, writes: ChildWrite[]): Promise<Versioned<LoadBalancer>>;
+  /** As the LB's lock owner: applies writes to its tree (in transactions of at most 100 items). */
+  applyAsOwner(lbId: string, owner: string, writes: ChildWrite[]): Promise<void>;
 
   getAmphora(id: string): Promise<Amphora | undefined>;
   amphorae(project: string | undefined): ItemSource;

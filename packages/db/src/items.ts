@@ -13,7 +13,20 @@ export interface StoredKind {
 
 export const LOADBALANCER: StoredKind = { kind: "loadbalancer", prefix: "LB", statusField: "provisioning_status" };
 export const AMPHORA: StoredKind = { kind: "amphora", prefix: "AMP", statusField: "status" };
-/** Kinds whose presence makes an LB "have children" (created by later resources). */
+export const LISTENER: StoredKind = { kind: "listener", prefix: "LISTENER", statusField: "provisioning_status" };
+export const POOL: StoredKind = { kind: "pool", prefix: "POOL", statusField: "provisioning_status" };
+export const MEMBER: StoredKind = { kind: "member", prefix: "MEMBER", statusField: "provisioning_status" };
+export const HEALTHMONITOR: StoredKind = { kind: "healthmonitor", prefix: "HM", statusField: "provisioning_status" };
+export const L7POLICY: StoredKind = { kind: "l7policy", prefix: "L7POLICY", statusField: "provisioning_status" };
+export const L7RULE: StoredKind = { kind: "l7rule", prefix: "L7RULE", statusField: "provisioning_status" };
+
+/** Every kind that lives in a load balancer's partition, by kind name. */
+export const TREE_KINDS: Record<string, StoredKind> = Object.fromEntries(
+  [AMPHORA, LISTENER, POOL, MEMBER, HEALTHMONITOR, L7POLICY, L7RULE].map((k) => [k.kind, k]),
+);
+export const kindOfSk = (sk: string) => Object.values(TREE_KINDS).find((k) => sk.startsWith(`${k.prefix}#`));
+
+/** Kinds whose presence makes an LB "have children". */
 export const CHILD_PREFIXES = ["LISTENER#", "POOL#"];
 
 /** The partition of a load balancer's whole tree. */

@@ -25,11 +25,16 @@ import {
   type LockRequest,
   type SortDir,
   type Versioned,
+  type ChildWrite,
+  type TreeItem,
+  type TreeRecord,
 } from "@ottava/core";
 import { retryConflicts } from "./client";
 import {
   AMPHORA,
   CHILD_PREFIXES,
+  TREE_KINDS,
+  kindOfSk,
   LB_SK,
   LOADBALANCER,
   childSk,
@@ -45,7 +50,10 @@ import {
 import { INDEXES, SHARDS } from "./table";
 
 type Item = Record<string, unknown>;
+type TransactItem = NonNullable<ConstructorParameters<typeof TransactWriteCommand>[0]["TransactItems"]>[number];
 const PAGE = 100;
+/** DynamoDB's limit of items in one transaction. */
+const MAX_TRANSACTION = 100;
 
 export interface StoreOptions {
   tableName: string;
@@ -92,6 +100,21 @@ export class DynamoStore implements LoadBalancerStore {
   }
 
   async lock(id: string, req: LockRequest): Promise<Versioned<LoadBalancer>> {
+    try {
+      const out = await retryConflicts(() =>
+        this.doc.send(new UpdateCommand({ ...this.lockUpdate(id, req), ReturnValues: "ALL_NEW", ReturnValuesOnConditionCheckFailure: "ALL_OLD" })),
+      );
+      return versioned<LoadBalancer>(out.Attributes!);
+    } catch (e) {
+      if (e instanceof ConditionalCheckFailedException) {
+        throw new LockConflict(e.Item ? versioned<LoadBalancer>(unmarshallItem(e.Item)) : undefined);
+      }
+      throw e;
+    }
+  }
+
+  /** The conditional update that takes an LB's lock (see README: the lock protocol). */
+  private lockUpdate(id: string, req: LockRequest) {
     const status = statusAttributes(LOADBALANCER, id, req.to, this.now(), this.opts.expiryAge);
     const update = updateExpression(
       {
@@ -116,25 +139,14 @@ export class DynamoStore implements LoadBalancerStore {
       update.ExpressionAttributeValues[":ev"] = req.expectVersion;
       condition += " AND #v = :ev";
     }
-    try {
-      const out = await retryConflicts(() => this.doc.send(
-        new UpdateCommand({
-          TableName: this.table,
-          Key: { pk: treePk(id), sk: LB_SK },
-          ...update,
-          UpdateExpression: `${update.UpdateExpression}, #v = #v + :one`,
-          ConditionExpression: condition,
-          ReturnValues: "ALL_NEW",
-          ReturnValuesOnConditionCheckFailure: "ALL_OLD",
-        }),
-      ));
-      return versioned<LoadBalancer>(out.Attributes!);
-    } catch (e) {
-      if (e instanceof ConditionalCheckFailedException) {
-        throw new LockConflict(e.Item ? versioned<LoadBalancer>(unmarshallItem(e.Item)) : undefined);
-      }
-      throw e;
-    }
+    return {
+      TableName: this.table,
+      Key: { pk: treePk(id), sk: LB_SK },
+      ...update,
+      UpdateExpression: `${update.UpdateExpression}, #v = #v + :one`,
+      ConditionExpression: condition,
+      ReturnValuesOnConditionCheckFailure: "ALL_OLD" as const,
+    };
   }
 
   async abandonLock(id: string, owner: string, restore: Partial<LoadBalancer>): Promise<void> {
@@ -163,8 +175,102 @@ export class DynamoStore implements LoadBalancerStore {
   }
 
   async hasChildren(id: string): Promise<boolean> {
-    const items = await this.tree(id);
+    const items = await this.partition(id);
     return items.some((i) => CHILD_PREFIXES.some((p) => String(i.sk).startsWith(p)) && i.provisioning_status !== DELETED);
+  }
+
+  async tree(lbId: string): Promise<{ lb: Versioned<LoadBalancer> | undefined; items: TreeItem[] }> {
+    let lb: Versioned<LoadBalancer> | undefined;
+    const items: TreeItem[] = [];
+    for (const item of await this.partition(lbId)) {
+      if (item.sk === LB_SK) lb = versioned<LoadBalancer>(item);
+      else {
+        const k = kindOfSk(String(item.sk));
+        if (k) items.push({ kind: k.kind, record: toRecord<TreeRecord>(item) });
+      }
+    }
+    return { lb, items };
+  }
+
+  async getChild(kind: string, id: string): Promise<{ record: TreeRecord; lbId: string } | undefined> {
+    const k = TREE_KINDS[kind];
+    if (!k) throw new Error(`unknown kind ${kind}`);
+    const item = await this.getById(id, k);
+    return item && { record: toRecord<TreeRecord>(item), lbId: String(item.pk).slice("LB#".length) };
+  }
+
+  children(kind: string, project: string | undefined): ItemSource {
+    const k = TREE_KINDS[kind];
+    if (!k) throw new Error(`unknown kind ${kind}`);
+    return this.source(k, project, async (id) => (await this.getChild(kind, id))?.record as { id: string; created_at: string } | undefined);
+  }
+
+  async lockWith(id: string, req: LockRequest, writes: ChildWrite[]): Promise<Versioned<LoadBalancer>> {
+    const lockUpdate = this.lockUpdate(id, req);
+    const items = writes.flatMap((w) => this.writeItems(id, w));
+    const first = items.slice(0, MAX_TRANSACTION - 1);
+    try {
+      await retryConflicts(() =>
+        this.doc.send(new TransactWriteCommand({ TransactItems: [{ Update: lockUpdate }, ...first] })),
+      );
+    } catch (e) {
+      const reasons = (e as { CancellationReasons?: { Code?: string; Item?: Record<string, unknown> }[] }).CancellationReasons;
+      if (reasons?.[0]?.Code === "ConditionalCheckFailed") {
+        throw new LockConflict(reasons[0].Item ? versioned<LoadBalancer>(unmarshallItem(reasons[0].Item)) : undefined);
+      }
+      throw e;
+    }
+    await this.applyItems(id, req.owner, items.slice(first.length));
+    return (await this.getLoadBalancer(id))!;
+  }
+
+  async applyAsOwner(lbId: string, owner: string, writes: ChildWrite[]): Promise<void> {
+    await this.applyItems(lbId, owner, writes.flatMap((w) => this.writeItems(lbId, w)));
+  }
+
+  /** Transaction items, each chunk with a check that `owner` still holds the lock. */
+  private async applyItems(lbId: string, owner: string, items: TransactItem[]) {
+    for (let i = 0; i < items.length; i += MAX_TRANSACTION - 1) {
+      const chunk = items.slice(i, i + MAX_TRANSACTION - 1);
+      try {
+        await retryConflicts(() => this.doc.send(new TransactWriteCommand({ TransactItems: [this.ownerCheck(lbId, owner), ...chunk] })));
+      } catch (e) {
+        throw lockLostOr(e, `objects of load balancer ${lbId}`);
+      }
+    }
+  }
+
+  /** The items of one ChildWrite: a new object and its pointer, or an update of an existing one. */
+  private writeItems(lbId: string, w: ChildWrite): TransactItem[] {
+    const k = TREE_KINDS[w.kind];
+    if (!k) throw new Error(`unknown kind ${w.kind}`);
+    if ("put" in w) {
+      const rec = w.put;
+      const key = { pk: treePk(lbId), sk: childSk(k, rec.id) };
+      return [
+        {
+          Put: {
+            TableName: this.table,
+            Item: { ...rec, ...key, kind: k.kind, ...indexAttributes(k, rec, String(rec[k.statusField])) },
+            ConditionExpression: "attribute_not_exists(pk)",
+          },
+        },
+        { Put: { TableName: this.table, Item: { ...pointerKey(rec.id), kind: k.kind, ref_pk: key.pk, ref_sk: key.sk } } },
+      ];
+    }
+    const status = w.set[k.statusField];
+    const extra = typeof status === "string" ? statusAttributes(k, w.id, status, this.now(), this.opts.expiryAge) : { set: {}, remove: [] };
+    const update = updateExpression({ ...w.set, ...extra.set, updated_at: this.now().toISOString() }, extra.remove);
+    return [
+      {
+        Update: {
+          TableName: this.table,
+          Key: { pk: treePk(lbId), sk: childSk(k, w.id) },
+          ...update,
+          ConditionExpression: "attribute_exists(pk)",
+        },
+      },
+    ];
   }
 
   // ---- amphorae -------------------------------------------------------------------------------
@@ -179,7 +285,7 @@ export class DynamoStore implements LoadBalancerStore {
   }
 
   async amphoraeOf(lbId: string): Promise<Amphora[]> {
-    return (await this.tree(lbId, `${AMPHORA.prefix}#`)).map((i) => toRecord<Amphora>(i));
+    return (await this.partition(lbId, `${AMPHORA.prefix}#`)).map((i) => toRecord<Amphora>(i));
   }
 
   async createAmphora(a: Amphora, owner: string): Promise<void> {
@@ -257,7 +363,7 @@ export class DynamoStore implements LoadBalancerStore {
   }
 
   /** The whole tree of a load balancer (or the part whose sort key starts with `prefix`): one Query. */
-  private async tree(lbId: string, prefix?: string): Promise<Item[]> {
+  private async partition(lbId: string, prefix?: string): Promise<Item[]> {
     const items: Item[] = [];
     let start: Record<string, unknown> | undefined;
     do {
