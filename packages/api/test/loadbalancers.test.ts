@@ -179,7 +179,7 @@ describe("show, update, delete, failover", () => {
     const lb = await activeLb();
     // A pool in the LB's tree, as the pool resource writes it.
     await createClients(t.config.dynamodbEndpoint).doc.send(
-      new PutCommand({ TableName: t.config.tableName, Item: { pk: `LB#${lb.id}`, sk: "POOL#p1", provisioning_status: "ACTIVE" } }),
+      new PutCommand({ TableName: t.config.tableName, Item: { pk: `LB#${lb.id}`, sk: "POOL#p1", id: "p1", provisioning_status: "ACTIVE" } }),
     );
     expect(pick(await t.call("DELETE", `${LBS}/${lb.id}`))).toEqual(fault(400, `Validation failure: Cannot delete Load Balancer ${lb.id} - it has children`));
     expect((await t.call("DELETE", `${LBS}/${lb.id}?cascade=true`)).status).toBe(204);

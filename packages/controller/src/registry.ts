@@ -1,9 +1,10 @@
 // Task handlers by name: what each task Lambda (and the local runner) runs.
 import * as amphorae from "./tasks/amphorae";
 import type { TaskHandler } from "./tasks/context";
+import * as changes from "./tasks/changes";
 import * as loadbalancers from "./tasks/loadbalancers";
 
-export const TASKS: Record<string, TaskHandler> = { ...amphorae, ...loadbalancers };
+export const TASKS: Record<string, TaskHandler> = { ...amphorae, ...loadbalancers, ...changes };
 
 export const taskOfArn = (arn: string) => {
   const m = /:function:task-([A-Za-z]+)$/.exec(arn);

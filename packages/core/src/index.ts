@@ -13,3 +13,5 @@ export * from "./drivers";
 export * from "./resources/flavor";
 export * from "./services/lock";
 export * from "./services/loadbalancers";
+export * from "./resources/child";
+export * from "./services/children";

@@ -4,7 +4,7 @@
 import "./polyfill";
 import { StateMachine } from "aws-local-stepfunctions";
 import type { ExecutionDescription, Logger, WorkflowEngine } from "@ottava/core";
-import { FLOW_NAMES, definitionOf, localTaskArn, runTask, taskOfArn, taskStates, type FlowName, type TaskContext } from "@ottava/controller";
+import { FLOW_NAMES, definitionOf, localTaskArn, runTask, taskOfArn, taskStates, type TaskContext } from "@ottava/controller";
 
 type JSONValue = Parameters<StateMachine["run"]>[0];
 
@@ -30,16 +30,22 @@ export class LocalWorkflowEngine implements WorkflowEngine {
     private readonly ctx: TaskContext,
     private readonly log: Logger,
     private readonly concurrency = 16,
-  ) {
-    for (const flow of FLOW_NAMES) {
+  ) {}
+
+  /** A flow's state machine, built on first use (constructing one validates the ASL: ~100 ms). */
+  private machine(flow: string) {
+    let m = this.machines.get(flow);
+    if (!m) {
+      if (!FLOW_NAMES.includes(flow)) throw new Error(`unknown flow ${flow}`);
       const definition = definitionOf(flow, localTaskArn);
       const handlers: Record<string, (i: JSONValue) => Promise<JSONValue>> = {};
       for (const [state, task] of taskStates(definition, taskOfArn)) {
         handlers[state] = async (input) => ((await runTask(task, input as never, this.ctx)) ?? null) as JSONValue;
       }
-      // Built once: constructing a StateMachine validates the definition.
-      this.machines.set(flow, { machine: new StateMachine(definition as never, { validationOptions: { checkArn: true } }), handlers });
+      m = { machine: new StateMachine(definition as never, { validationOptions: { checkArn: true } }), handlers };
+      this.machines.set(flow, m);
     }
+    return m;
   }
 
   executionArn(flow: string, name: string): string {
@@ -54,8 +60,7 @@ export class LocalWorkflowEngine implements WorkflowEngine {
       if (existing.inputJson !== inputJson) throw new ExecutionAlreadyExists(name);
       return { executionArn };
     }
-    const m = this.machines.get(flow as FlowName);
-    if (!m) throw new Error(`unknown flow ${flow}`);
+    const m = this.machine(flow);
     const exec: Execution = { executionArn, name, status: "RUNNING", input, inputJson, startDate: new Date(), done: Promise.resolve() };
     this.executions.set(executionArn, exec);
     exec.done = this.run(flow, exec, m);

@@ -4,24 +4,29 @@ import { loadBalancerCreate } from "./loadbalancer-create";
 import { loadBalancerDelete } from "./loadbalancer-delete";
 import { loadBalancerFailover } from "./loadbalancer-failover";
 import { loadBalancerUpdate } from "./loadbalancer-update";
+import { CHILD_FLOWS } from "./children";
 
-export const FLOWS = {
+export const FLOWS: Record<string, FlowSpec> = {
   "loadbalancer-create": loadBalancerCreate,
   "loadbalancer-update": loadBalancerUpdate,
   "loadbalancer-delete": loadBalancerDelete,
   "loadbalancer-failover": loadBalancerFailover,
-} satisfies Record<string, FlowSpec>;
-export type FlowName = keyof typeof FLOWS;
+  ...CHILD_FLOWS,
+};
+export type FlowName = string;
 export const FLOW_NAMES = Object.keys(FLOWS) as FlowName[];
 
 /** The ASL of a flow, with each task's Lambda ARN filled in by `arn`. */
 export function definitionOf(flow: FlowName, arn: TaskArn): Record<string, unknown> {
-  return buildDefinition(FLOWS[flow], arn);
+  const spec = FLOWS[flow];
+  if (!spec) throw new Error(`unknown flow ${flow}`);
+  return buildDefinition(spec, arn);
 }
 
 /** Every task a flow calls (its steps, reverts and failure handler). */
 export function tasksOf(flow: FlowName): string[] {
-  const out = new Set<string>([FLOWS[flow].onFailure]);
+  const spec = FLOWS[flow]!;
+  const out = new Set<string>([spec.onFailure]);
   const walk = (steps: (Step | MapStep)[]) => {
     for (const s of steps) {
       if ("itemsPath" in s) walk(s.steps);
@@ -31,16 +36,16 @@ export function tasksOf(flow: FlowName): string[] {
       }
     }
   };
-  walk(FLOWS[flow].steps);
+  walk(spec.steps);
   return [...out];
 }
 
 /** Tasks that undo work (reverts and failure handlers): a stale execution skips them instead of failing. */
 export const COMPENSATION_TASKS = new Set(
   FLOW_NAMES.flatMap((flow) => {
-    const out = [FLOWS[flow].onFailure];
+    const out = [FLOWS[flow]!.onFailure];
     const walk = (steps: (Step | MapStep)[]) => steps.forEach((s) => ("itemsPath" in s ? walk(s.steps) : s.revert && out.push(s.revert)));
-    walk(FLOWS[flow].steps);
+    walk(FLOWS[flow]!.steps);
     return out;
   }),
 );

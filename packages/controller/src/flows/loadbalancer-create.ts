@@ -19,7 +19,7 @@ export const loadBalancerCreate: FlowSpec = {
     { name: "PlanAmphorae", task: "planAmphorae", resultPath: "$.plan" },
     ...buildAmphoraeSteps(""),
     { name: "StartVrrp", task: "startVrrp" },
-    { name: "MarkLoadBalancerActive", task: "markLoadBalancerActive" },
+    { name: "MarkLoadBalancerActive", task: "finishChange" },
   ],
-  onFailure: "markLoadBalancerError",
+  onFailure: "failChange",
 };

@@ -6,7 +6,7 @@ export const loadBalancerDelete: FlowSpec = {
   steps: [
     { name: "DeleteAmphorae", task: "deleteAmphorae" },
     { name: "DeallocateVip", task: "deallocateVip" },
-    { name: "MarkLoadBalancerDeleted", task: "markLoadBalancerDeleted" },
+    { name: "MarkLoadBalancerDeleted", task: "finishChange" },
   ],
-  onFailure: "markLoadBalancerError",
+  onFailure: "failChange",
 };

@@ -19,7 +19,7 @@ export const loadBalancerFailover: FlowSpec = {
         { name: "RestartVrrp", task: "startVrrp" },
       ],
     },
-    { name: "MarkLoadBalancerActive", task: "markLoadBalancerActive" },
+    { name: "MarkLoadBalancerActive", task: "finishChange" },
   ],
-  onFailure: "markLoadBalancerError",
+  onFailure: "failChange",
 };

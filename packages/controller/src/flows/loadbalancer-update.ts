@@ -5,7 +5,7 @@ export const loadBalancerUpdate: FlowSpec = {
   comment: "Ottava: push a load balancer's new settings to its amphorae and mark it ACTIVE",
   steps: [
     { name: "UpdateAmphoraeConfig", task: "updateAmphoraeConfig" },
-    { name: "MarkLoadBalancerActive", task: "markLoadBalancerActive" },
+    { name: "MarkLoadBalancerActive", task: "finishChange" },
   ],
-  onFailure: "markLoadBalancerError",
+  onFailure: "failChange",
 };

@@ -1,6 +1,6 @@
-// Load-balancer tasks: pushing configuration, releasing the lock in ACTIVE, ERROR or DELETED.
-import { ACTIVE, AMPHORA_ALLOCATED, DELETED, ERROR } from "@ottava/core";
-import { ignoreLockLost, loadBalancer, type TaskHandler } from "./context";
+// Load-balancer tasks: pushing configuration to the amphorae, releasing the VIP.
+import { AMPHORA_ALLOCATED } from "@ottava/core";
+import { loadBalancer, type TaskHandler } from "./context";
 
 /** Pushes the LB's configuration (admin state and the rest) to its amphorae. */
 export const updateAmphoraeConfig: TaskHandler = async ({ lbId }, ctx) => {
@@ -15,23 +15,3 @@ export const deallocateVip: TaskHandler = async ({ lbId }, ctx) => {
   return null;
 };
 
-export const markLoadBalancerActive: TaskHandler = async ({ lbId, owner }, ctx) => {
-  await ctx.store.updateLoadBalancer(lbId, owner, { provisioning_status: ACTIVE }, true);
-  ctx.log.info("load balancer ACTIVE", { lbId, execution: owner });
-  return null;
-};
-
-export const markLoadBalancerDeleted: TaskHandler = async ({ lbId, owner }, ctx) => {
-  await ctx.store.updateLoadBalancer(lbId, owner, { provisioning_status: DELETED }, true);
-  ctx.log.info("load balancer DELETED", { lbId, execution: owner });
-  return null;
-};
-
-/** Every LB flow's failure handler: the LB leaves PENDING_* for ERROR, never stays stuck. */
-export const markLoadBalancerError: TaskHandler = async (input, ctx) => {
-  const { lbId, owner } = input;
-  const error = input.error as { Error?: string; Cause?: string } | undefined;
-  await ignoreLockLost(ctx, `load balancer ${lbId}`, () => ctx.store.updateLoadBalancer(lbId, owner, { provisioning_status: ERROR }, true));
-  ctx.log.error("flow failed; load balancer ERROR", { lbId, execution: owner, error: error?.Error, cause: error?.Cause });
-  return null;
-};

@@ -103,7 +103,7 @@ export async function createLoadBalancer(deps: LoadBalancerDeps, ctx: RequestCon
   const owner = `create-${id}`;
   const flow = "loadbalancer-create";
   await deps.store.createLoadBalancer(lb, owner, deps.engine.executionArn(flow, owner));
-  await startOrGiveBack(deps, flow, owner, { lbId: id, owner }, { provisioning_status: ERROR });
+  await startOrGiveBack(deps, flow, owner, { lbId: id, owner, subject: [{ kind: "loadbalancer", id }] }, { provisioning_status: ERROR });
   deps.log.info("load balancer create accepted", { lbId: id, projectId, topology, execution: owner });
   return lb;
 }

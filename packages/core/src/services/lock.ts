@@ -52,7 +52,8 @@ export async function lockAndStart(deps: LockDeps, action: LockedAction, read?: 
     }
     const restore: Partial<LoadBalancer> = { provisioning_status: current.record.provisioning_status };
     for (const k of Object.keys(set ?? {}) as (keyof LoadBalancer)[]) (restore as Record<string, unknown>)[k] = current.record[k];
-    await startOrGiveBack(deps, action.flow, owner, { lbId: action.lbId, owner, ...action.input }, restore);
+    const subject = [{ kind: "loadbalancer", id: action.lbId }];
+    await startOrGiveBack(deps, action.flow, owner, { lbId: action.lbId, owner, subject, ...action.input }, restore);
     deps.log.info("flow started", { lbId: action.lbId, flow: action.flow, execution: owner, executionArn });
     return locked;
   }
@@ -65,11 +66,13 @@ export async function startOrGiveBack(
   owner: string,
   input: Record<string, unknown> & { lbId: string },
   restore: Partial<LoadBalancer>,
+  undo?: () => Promise<void>,
 ): Promise<void> {
   try {
     await deps.engine.start(flow, owner, input);
   } catch (e) {
     deps.log.error("flow could not start; lock given back", { lbId: input.lbId, flow, execution: owner, error: String(e) });
+    await undo?.();
     await deps.store.abandonLock(input.lbId, owner, restore);
     throw new Fault(500, "Provider 'amphora' reports error: the controller could not start the flow.");
   }

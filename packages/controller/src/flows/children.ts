@@ -1,0 +1,22 @@
+// Create, update and delete of every object of an LB's tree (Octavia's listener, pool, member,
+// health monitor, L7 policy and L7 rule flows): push the new configuration to the amphorae, then
+// finish the change; on failure the object goes to ERROR and the rest back to ACTIVE.
+import type { FlowSpec } from "./builder";
+
+export const CHILD_KINDS = ["listener", "pool", "member", "healthmonitor", "l7policy", "l7rule"] as const;
+const ACTIONS = ["create", "update", "delete"] as const;
+
+function childFlow(kind: string, action: string): FlowSpec {
+  return {
+    comment: `Ottava: ${action} a ${kind} and apply the load balancer's configuration to its amphorae`,
+    steps: [
+      { name: "UpdateAmphoraeConfig", task: "updateAmphoraeConfig" },
+      { name: "FinishChange", task: "finishChange" },
+    ],
+    onFailure: "failChange",
+  };
+}
+
+export const CHILD_FLOWS: Record<string, FlowSpec> = Object.fromEntries(
+  CHILD_KINDS.flatMap((kind) => ACTIONS.map((action) => [`${kind}-${action}`, childFlow(kind, action)])),
+);

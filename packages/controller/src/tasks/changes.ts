@@ -1,0 +1,54 @@
+// How every flow ends: the objects it changed leave PENDING_* together and the LB's lock is released.
+import { ACTIVE, DELETED, ERROR, PENDING_CREATE, PENDING_DELETE, PENDING_UPDATE, type ChildWrite } from "@ottava/core";
+import { ignoreLockLost, type TaskHandler } from "./context";
+
+type Ref = { kind: string; id: string };
+const same = (a: Ref, b: Ref) => a.kind === b.kind && a.id === b.id;
+
+/**
+ * Success: PENDING_CREATE/UPDATE → ACTIVE and PENDING_DELETE → DELETED across the tree; an LB in
+ * PENDING_DELETE takes its whole tree with it (cascade). Then the LB itself, releasing the lock.
+ */
+export const finishChange: TaskHandler = async ({ lbId, owner }, ctx) => {
+  const { lb, items } = await ctx.store.tree(lbId);
+  const deleting = lb?.record.provisioning_status === PENDING_DELETE;
+  const writes: ChildWrite[] = [];
+  for (const { kind, record } of items) {
+    if (kind === "amphora") continue;
+    const s = record.provisioning_status;
+    const to = deleting || s === PENDING_DELETE ? DELETED : s === PENDING_CREATE || s === PENDING_UPDATE ? ACTIVE : undefined;
+    if (to && s !== DELETED && to !== s) writes.push({ kind, id: record.id, set: { provisioning_status: to } });
+  }
+  await ctx.store.applyAsOwner(lbId, owner, writes);
+  const status = deleting ? DELETED : ACTIVE;
+  await ctx.store.updateLoadBalancer(lbId, owner, { provisioning_status: status }, true);
+  ctx.log.info(`load balancer ${status}`, { lbId, execution: owner, objects: writes.length });
+  return null;
+};
+
+/**
+ * Every flow's failure handler: the flow's subject goes to ERROR (the LB itself for LB flows) and
+ * everything else it had moved to PENDING_* goes back to ACTIVE, as Octavia's reverts do; the lock
+ * is released. Never leaves anything in PENDING_*.
+ */
+export const failChange: TaskHandler = async (input, ctx) => {
+  const { lbId, owner } = input;
+  const subject = (input.subject ?? [{ kind: "loadbalancer", id: lbId }]) as Ref[];
+  const error = input.error as { Error?: string; Cause?: string } | undefined;
+  const { items } = await ctx.store.tree(lbId);
+  const writes: ChildWrite[] = [];
+  for (const { kind, record } of items) {
+    if (kind === "amphora") continue;
+    const s = String(record.provisioning_status);
+    const mine = subject.some((r) => same(r, { kind, id: record.id }));
+    if (mine) writes.push({ kind, id: record.id, set: { provisioning_status: ERROR } });
+    else if (s.startsWith("PENDING_")) writes.push({ kind, id: record.id, set: { provisioning_status: ACTIVE } });
+  }
+  const lbFailed = subject.some((r) => r.kind === "loadbalancer");
+  await ignoreLockLost(ctx, `load balancer ${lbId}`, async () => {
+    await ctx.store.applyAsOwner(lbId, owner, writes);
+    await ctx.store.updateLoadBalancer(lbId, owner, { provisioning_status: lbFailed ? ERROR : ACTIVE }, true);
+  });
+  ctx.log.error("flow failed", { lbId, execution: owner, subject, error: error?.Error, cause: error?.Cause });
+  return null;
+};

@@ -1,0 +1,71 @@
+// What a resource of a load balancer's tree (listener, pool, member, health monitor, L7 policy,
+// L7 rule) tells the one generic mechanism (services/children.ts) that creates, updates, deletes,
+// shows and lists all of them under the LB's lock.
+import type { z } from "zod";
+import type { RequestContext } from "../policy";
+import type { TreeItem, TreeRecord } from "../ports";
+import type { LoadBalancer } from "./loadbalancer";
+import type { ResourceDescriptor } from "./descriptor";
+
+export interface ChildRef {
+  kind: string;
+  id: string;
+}
+
+/** A load balancer's whole tree as read (one Query), with lookups. DELETED objects are left out. */
+export class Tree {
+  readonly items: TreeItem[];
+  constructor(
+    readonly lb: LoadBalancer,
+    items: TreeItem[],
+  ) {
+    this.items = items.filter((i) => i.record.provisioning_status !== "DELETED" && i.kind !== "amphora");
+  }
+
+  of<T = TreeRecord>(kind: string): T[] {
+    return this.items.filter((i) => i.kind === kind).map((i) => i.record as unknown as T);
+  }
+
+  get<T = TreeRecord>(kind: string, id: string): T | undefined {
+    return this.items.find((i) => i.kind === kind && i.record.id === id)?.record as T | undefined;
+  }
+}
+
+export interface CreateInput<Post> {
+  body: Post;
+  tree: Tree;
+  ctx: RequestContext;
+  /** The new object's id and creation time, chosen by the mechanism. */
+  id: string;
+  now: string;
+  /** Path parameters (pool_id for members, l7policy_id for rules). */
+  params: Record<string, string>;
+}
+
+export interface ChildResource<T extends TreeRecord = TreeRecord, Post = unknown, Put = unknown> {
+  descriptor: ResourceDescriptor<T>;
+  /** wsme's argument name in messages, e.g. "listener_" -> "Unknown attribute for argument listener_.listener: x". */
+  argument: string;
+  post: z.ZodType<Post>;
+  put: z.ZodType<Put>;
+  /**
+   * The object a new one hangs from, to find its load balancer: {kind: "loadbalancer", id} for a
+   * listener, the pool for a member or a health monitor, the listener for an L7 policy, ...
+   * Unknown parents answer 404 "<Parent> <id> not found." (or what `parentMissing` says).
+   */
+  parentOf(body: Post, params: Record<string, string>): ChildRef;
+  /** Validates a create against the tree (400/409 Faults with Octavia's messages) and builds the record, PENDING_CREATE/OFFLINE. */
+  create(input: CreateInput<Post>): T;
+  /** Validates an update of `record` and answers the fields it changes. */
+  update(input: { body: Put; record: T; tree: Tree; ctx: RequestContext }): Partial<T>;
+  /** Objects that go PENDING_UPDATE while this one changes (its listener, pool, L7 policy, as Octavia). */
+  parents(record: T, tree: Tree): ChildRef[];
+  /** Objects deleted with it (a pool's members and monitor, a policy's rules, a listener's policies). */
+  cascade?(record: T, tree: Tree): ChildRef[];
+  /** Refuses a delete that Octavia refuses (400/409 Fault). */
+  checkDelete?(record: T, tree: Tree): void;
+  /** Extra writes a create/update/delete makes to other objects (e.g. a pool becoming a listener's default pool). */
+  sideEffects?(action: "create" | "update" | "delete", record: T, tree: Tree): { kind: string; id: string; set: Record<string, unknown> }[];
+  /** For nested collections (members of a pool, rules of a policy): the path parameter and the record field it filters on. */
+  scope?: { param: string; field: string; parentKind: string };
+}

@@ -1,0 +1,243 @@
+// One mechanism for every object of a load balancer's tree: create, update and delete take the LB's
+// lock in the same transaction that writes the object (and marks its parents PENDING_UPDATE), then
+// start the object's flow; show and list read it with its tree. Per-resource rules come from the
+// ChildResource descriptors in ../resources.
+import { randomUUID } from "node:crypto";
+import { ACTIVE, DELETED, OFFLINE, PENDING_CREATE, PENDING_DELETE, PENDING_UPDATE } from "../constants";
+import { Fault, immutable, notFound } from "../faults";
+import { authorize, listScope, type RequestContext } from "../policy";
+import { LockConflict, type ChildWrite, type TreeRecord } from "../ports";
+import type { ItemSource } from "../query";
+import { Tree, type ChildRef, type ChildResource } from "../resources/child";
+import { startOrGiveBack, type LockDeps } from "./lock";
+
+const ATTEMPTS = 5;
+const DISPLAY: Record<string, string> = {
+  loadbalancer: "Load Balancer",
+  listener: "Listener",
+  pool: "Pool",
+  member: "Member",
+  healthmonitor: "Health Monitor",
+  l7policy: "L7 Policy",
+  l7rule: "L7 Rule",
+};
+export const displayName = (kind: string) => DISPLAY[kind] ?? kind;
+
+/** The LB id an object hangs from (404 if the object is unknown or DELETED). */
+async function lbOf(deps: LockDeps, ref: ChildRef): Promise<string> {
+  if (ref.kind === "loadbalancer") return ref.id;
+  const found = await deps.store.getChild(ref.kind, ref.id);
+  if (!found || found.record.provisioning_status === DELETED) throw notFound(displayName(ref.kind), ref.id);
+  return found.lbId;
+}
+
+async function readTree(deps: LockDeps, lbId: string) {
+  const { lb, items } = await deps.store.tree(lbId);
+  if (!lb || lb.record.provisioning_status === DELETED) throw notFound("Load Balancer", lbId);
+  return { versioned: lb, tree: new Tree(lb.record, items) };
+}
+
+interface Change {
+  flow: string;
+  subject: ChildRef;
+  writes: ChildWrite[];
+}
+
+/**
+ * Reads the tree, lets `decide` validate against it and name the writes, takes the LB's lock with
+ * them in one transaction and starts the flow. If the LB changed between read and write, decides again.
+ */
+async function lockedChange(deps: LockDeps, lbId: string, decide: (tree: Tree) => Change): Promise<Tree> {
+  for (let attempt = 1; ; attempt++) {
+    const { versioned, tree } = await readTree(deps, lbId);
+    const change = decide(tree);
+    if (versioned.record.provisioning_status !== ACTIVE) throw immutable("Load Balancer", lbId);
+    const owner = `${change.flow}-${lbId}-v${versioned.version + 1}`;
+    const executionArn = deps.engine.executionArn(change.flow, owner);
+    try {
+      await deps.store.lockWith(lbId, { from: [ACTIVE], to: PENDING_UPDATE, owner, executionArn, expectVersion: versioned.version }, change.writes);
+    } catch (e) {
+      if (!(e instanceof LockConflict) || attempt >= ATTEMPTS || e.current?.record.provisioning_status !== ACTIVE) {
+        if (e instanceof LockConflict) {
+          if (!e.current || e.current.record.provisioning_status === DELETED) throw notFound("Load Balancer", lbId);
+          throw immutable("Load Balancer", lbId);
+        }
+        throw e;
+      }
+      continue;
+    }
+    await startOrGiveBack(deps, change.flow, owner, { lbId, owner, subject: [change.subject] }, { provisioning_status: ACTIVE }, async () => {
+      // Undo the object writes too: a created object goes, updated ones are restored.
+      await deps.store.applyAsOwner(lbId, owner, undoWrites(change.writes, tree));
+    });
+    deps.log.info("flow started", { lbId, flow: change.flow, execution: owner, executionArn, subject: change.subject });
+    return tree;
+  }
+}
+
+function undoWrites(writes: ChildWrite[], tree: Tree): ChildWrite[] {
+  return writes.map((w) => {
+    if ("put" in w) return { kind: w.kind, id: w.put.id, set: { provisioning_status: DELETED } };
+    const before = tree.get(w.kind, w.id) ?? {};
+    return { kind: w.kind, id: w.id, set: Object.fromEntries(Object.keys(w.set).map((k) => [k, (before as Record<string, unknown>)[k] ?? null])) };
+  });
+}
+
+const pendingParents = (refs: ChildRef[]): ChildWrite[] => refs.map((r) => ({ kind: r.kind, id: r.id, set: { provisioning_status: PENDING_UPDATE } }));
+
+export async function createChild<T extends TreeRecord, Post>(
+  deps: LockDeps,
+  ctx: RequestContext,
+  res: ChildResource<T, Post>,
+  body: Post,
+  params: Record<string, string> = {},
+): Promise<{ record: T; tree: Tree }> {
+  const kind = res.descriptor.kind;
+  const lbId = await lbOf(deps, res.parentOf(body, params));
+  const id = randomUUID();
+  let record!: T;
+  const tree = await lockedChange(deps, lbId, (tree) => {
+    authorize(ctx, `os_load-balancer_api:${kind}:post`, tree.lb.project_id);
+    record = res.create({ body, tree, ctx, id, now: new Date().toISOString(), params });
+    record = {
+      ...record,
+      project_id: tree.lb.project_id,
+      provisioning_status: PENDING_CREATE,
+      operating_status: record.operating_status ?? OFFLINE,
+      loadbalancer_id: lbId,
+    } as T;
+    return {
+      flow: `${kind}-create`,
+      subject: { kind, id },
+      writes: [
+        { kind, put: record as T & { project_id: string; created_at: string } },
+        ...pendingParents(res.parents(record, tree)),
+        ...(res.sideEffects?.("create", record, tree) ?? []),
+      ],
+    };
+  });
+  return { record, tree: new Tree(tree.lb, [...tree.items, { kind, record }]) };
+}
+
+async function existing<T extends TreeRecord>(deps: LockDeps, res: ChildResource<T>, id: string, params: Record<string, string>) {
+  const kind = res.descriptor.kind;
+  const found = await deps.store.getChild(kind, id);
+  if (!found || found.record.provisioning_status === DELETED) throw notFound(res.descriptor.displayName, id);
+  if (res.scope && found.record[res.scope.field] !== params[res.scope.param]) throw notFound(res.descriptor.displayName, id);
+  return found as { record: T; lbId: string };
+}
+
+export async function updateChild<T extends TreeRecord, Put>(
+  deps: LockDeps,
+  ctx: RequestContext,
+  res: ChildResource<T, unknown, Put>,
+  id: string,
+  body: Put,
+  params: Record<string, string> = {},
+): Promise<{ record: T; tree: Tree }> {
+  const kind = res.descriptor.kind;
+  const { lbId } = await existing(deps, res, id, params);
+  let updated!: T;
+  const tree = await lockedChange(deps, lbId, (tree) => {
+    const record = tree.get<T>(kind, id);
+    if (!record) throw notFound(res.descriptor.displayName, id);
+    authorize(ctx, `os_load-balancer_api:${kind}:put`, tree.lb.project_id);
+    const set = { ...res.update({ body, record, tree, ctx }), provisioning_status: PENDING_UPDATE };
+    updated = { ...record, ...set };
+    return {
+      flow: `${kind}-update`,
+      subject: { kind, id },
+      writes: [{ kind, id, set }, ...pendingParents(res.parents(updated, tree)), ...(res.sideEffects?.("update", updated, tree) ?? [])],
+    };
+  });
+  return { record: updated, tree };
+}
+
+export async function deleteChild<T extends TreeRecord>(
+  deps: LockDeps,
+  ctx: RequestContext,
+  res: ChildResource<T>,
+  id: string,
+  params: Record<string, string> = {},
+): Promise<void> {
+  const kind = res.descriptor.kind;
+  const { lbId } = await existing(deps, res, id, params);
+  await lockedChange(deps, lbId, (tree) => {
+    const record = tree.get<T>(kind, id);
+    if (!record) throw notFound(res.descriptor.displayName, id);
+    authorize(ctx, `os_load-balancer_api:${kind}:delete`, tree.lb.project_id);
+    res.checkDelete?.(record, tree);
+    const gone = [{ kind, id }, ...(res.cascade?.(record, tree) ?? [])];
+    return {
+      flow: `${kind}-delete`,
+      subject: { kind, id },
+      writes: [
+        ...gone.map((r) => ({ kind: r.kind, id: r.id, set: { provisioning_status: PENDING_DELETE } })),
+        ...pendingParents(res.parents(record, tree).filter((p) => !gone.some((g) => g.kind === p.kind && g.id === p.id))),
+        ...(res.sideEffects?.("delete", record, tree) ?? []),
+      ],
+    };
+  });
+}
+
+export async function showChild<T extends TreeRecord>(
+  deps: LockDeps,
+  ctx: RequestContext,
+  res: ChildResource<T>,
+  id: string,
+  params: Record<string, string> = {},
+): Promise<{ record: T; tree: Tree }> {
+  const { lbId } = await existing(deps, res, id, params);
+  const { tree } = await readTree(deps, lbId);
+  authorize(ctx, `os_load-balancer_api:${res.descriptor.kind}:get_one`, tree.lb.project_id);
+  const record = tree.get<T>(res.descriptor.kind, id);
+  if (!record) throw notFound(res.descriptor.displayName, id);
+  return { record, tree };
+}
+
+/**
+ * The objects of a kind as responses, in storage order. A nested collection (a pool's members) is
+ * read from its LB's tree; the others from the project or admin index. Each LB tree is read once.
+ */
+export async function childSource<T extends TreeRecord>(
+  deps: LockDeps,
+  ctx: RequestContext,
+  res: ChildResource<T>,
+  projectFilter: string | undefined,
+  params: Record<string, string> = {},
+): Promise<ItemSource> {
+  const kind = res.descriptor.kind;
+  const trees = new Map<string, Promise<Tree | undefined>>();
+  const treeOf = (lbId: string) => {
+    if (!trees.has(lbId)) trees.set(lbId, readTree(deps, lbId).then((t) => t.tree, () => undefined));
+    return trees.get(lbId)!;
+  };
+  if (res.scope) {
+    const parentId = params[res.scope.param]!;
+    const lbId = await lbOf(deps, { kind: res.scope.parentKind, id: parentId });
+    const tree = await treeOf(lbId);
+    if (!tree) throw notFound(displayName(res.scope.parentKind), parentId);
+    authorize(ctx, `os_load-balancer_api:${kind}:get_all`, tree.lb.project_id);
+    const items = tree
+      .of<T>(kind)
+      .filter((r) => r[res.scope!.field] === parentId)
+      .sort((a, b) => (`${a.created_at}#${a.id}` < `${b.created_at}#${b.id}` ? -1 : 1));
+    return async function* (order, after) {
+      const list = order === "asc" ? items : [...items].reverse();
+      let start = 0;
+      if (after !== undefined) {
+        start = list.findIndex((r) => r.id === after) + 1;
+        if (start === 0) throw new Fault(400, `Supplied pagination marker '${after}' is not valid.`);
+      }
+      for (const r of list.slice(start)) yield res.descriptor.toResponse(r, tree);
+    };
+  }
+  const source = deps.store.children(kind, listScope(ctx, projectFilter));
+  return async function* (order, after) {
+    for await (const r of source(order, after)) {
+      const rec = r as T;
+      const tree = await treeOf(String(rec.loadbalancer_id));
+      if (tree) yield res.descriptor.toResponse(rec, tree);
+    }
+  };
+}
