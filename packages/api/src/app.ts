@@ -7,6 +7,11 @@ import { notFoundHandler, onError } from "./middleware/errors";
 import { amphoraRoutes } from "./routes/amphorae";
 import { loadBalancerRoutes } from "./routes/loadbalancers";
 import { v2Index, versionRoutes } from "./routes/versions";
+// IMPORT:listener
+// IMPORT:pool
+// IMPORT:member
+// IMPORT:l7
+// IMPORT:catalog
 
 export function createApp(deps: ApiDeps): Hono<Env> {
   const app = new Hono<Env>({ strict: false });
@@ -18,6 +23,11 @@ export function createApp(deps: ApiDeps): Hono<Env> {
     app.route(v, v2Index);
     app.route(`${v}/lbaas/loadbalancers`, loadBalancerRoutes(deps));
     app.route(`${v}/octavia/amphorae`, amphoraRoutes(deps));
+    // ROUTES:listener
+    // ROUTES:pool
+    // ROUTES:member
+    // ROUTES:l7
+    // ROUTES:catalog
   }
   return app;
 }

@@ -1,6 +1,6 @@
 // Small helpers shared by the route modules: bodies, queries, list pages.
 import type { Context } from "hono";
-import { listPage, notJson, parseListQuery, selectFields, type ItemSource, type ResourceDescriptor } from "@ottava/core";
+import { listPage, notJson, parseListQuery, selectFields, type ItemSource, type ResourceDescriptor, type Tree } from "@ottava/core";
 import type { Env } from "./middleware/context";
 
 export async function jsonBody(c: Context<Env>): Promise<unknown> {
@@ -22,21 +22,26 @@ export function queryPairs(c: Context): [string, string][] {
 export async function listResponse<T>(
   c: Context<Env>,
   d: ResourceDescriptor<T>,
-  source: (projectFilter: string | undefined) => ItemSource,
+  /** The resource's objects as responses, for the project filter (if any). */
+  source: (projectFilter: string | undefined) => ItemSource | Promise<ItemSource>,
   maxLimit: number,
 ) {
   const q = parseListQuery(queryPairs(c), d.attributes, maxLimit);
-  const projectFilter = q.filters.project_id?.[0];
-  const shaped: ItemSource = (order, after) => mapAsync(source(projectFilter)(order, after), (r) => d.toResponse(r as T));
+  const shaped = await source(q.filters.project_id?.[0]);
   const url = new URL(c.req.url);
   const page = await listPage(shaped, q, `${url.origin}${url.pathname}`);
   return c.json({ [d.collection]: page.items.map((i) => selectFields(i, q.fields)), [`${d.collection}_links`]: page.links });
 }
 
+/** Maps a source of records to a source of responses. */
+export function responses<T>(source: ItemSource, toResponse: (r: T) => Record<string, unknown>): ItemSource {
+  return (order, after) => mapAsync(source(order, after), (r) => toResponse(r as T));
+}
+
 /** GET on one object, with `fields=` as Octavia's get_one. */
-export function showResponse<T>(c: Context<Env>, d: ResourceDescriptor<T>, item: T, status = 200) {
+export function showResponse<T>(c: Context<Env>, d: ResourceDescriptor<T>, item: T, status = 200, tree?: Tree) {
   const fields = new URL(c.req.url).searchParams.getAll("fields").flatMap((f) => f.split(",")).filter(Boolean);
-  return c.json({ [d.root]: selectFields(d.toResponse(item), fields) }, status as 200);
+  return c.json({ [d.root]: selectFields(d.toResponse(item, tree), fields) }, status as 200);
 }
 
 async function* mapAsync<A, B>(it: AsyncIterable<A>, f: (a: A) => B): AsyncGenerator<B> {

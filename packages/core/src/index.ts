@@ -15,3 +15,8 @@ export * from "./services/lock";
 export * from "./services/loadbalancers";
 export * from "./resources/child";
 export * from "./services/children";
+// EXPORT:listener
+// EXPORT:pool
+// EXPORT:member
+// EXPORT:l7
+// EXPORT:catalog

@@ -2,14 +2,14 @@
 import { Hono } from "hono";
 import { amphoraResource as r, authorize, DELETED, listScope, notFound } from "@ottava/core";
 import type { ApiDeps } from "../deps";
-import { listResponse, showResponse } from "../http";
+import { listResponse, responses, showResponse } from "../http";
 import type { Env } from "../middleware/context";
 
 export function amphoraRoutes(deps: ApiDeps) {
   return new Hono<Env>()
     .get("/", (c) => {
       authorize(c.get("ctx"), "os_load-balancer_api:amphora:get_all", undefined);
-      return listResponse(c, r, (project) => deps.store.amphorae(listScope(c.get("ctx"), project)), deps.config.paginationMaxLimit);
+      return listResponse(c, r, (project) => responses(deps.store.amphorae(listScope(c.get("ctx"), project)), r.toResponse), deps.config.paginationMaxLimit);
     })
     .get("/:id", async (c) => {
       const id = c.req.param("id");

@@ -15,12 +15,12 @@ import {
   updateLoadBalancer,
 } from "@ottava/core";
 import type { ApiDeps } from "../deps";
-import { jsonBody, listResponse, showResponse, truthy } from "../http";
+import { jsonBody, listResponse, responses, showResponse, truthy } from "../http";
 import type { Env } from "../middleware/context";
 
 export function loadBalancerRoutes(deps: ApiDeps) {
   return new Hono<Env>()
-    .get("/", (c) => listResponse(c, r, (project) => listLoadBalancers(deps, c.get("ctx"), project), deps.config.paginationMaxLimit))
+    .get("/", (c) => listResponse(c, r, (project) => responses(listLoadBalancers(deps, c.get("ctx"), project), r.toResponse), deps.config.paginationMaxLimit))
     .post("/", async (c) => {
       const body = parseRoot("load_balancer", r.root, LoadBalancerPost, await jsonBody(c));
       return showResponse(c, r, await createLoadBalancer({ ...deps, log: c.get("log") }, c.get("ctx"), body), 201);

@@ -17,6 +17,7 @@ function childFlow(kind: string, action: string): FlowSpec {
   };
 }
 
-export const CHILD_FLOWS: Record<string, FlowSpec> = Object.fromEntries(
-  CHILD_KINDS.flatMap((kind) => ACTIONS.map((action) => [`${kind}-${action}`, childFlow(kind, action)])),
-);
+export const CHILD_FLOWS: Record<string, FlowSpec> = {
+  ...Object.fromEntries(CHILD_KINDS.flatMap((kind) => ACTIONS.map((action) => [`${kind}-${action}`, childFlow(kind, action)]))),
+  // FLOWS:member
+};

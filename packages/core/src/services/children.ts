@@ -24,20 +24,20 @@ const DISPLAY: Record<string, string> = {
 export const displayName = (kind: string) => DISPLAY[kind] ?? kind;
 
 /** The LB id an object hangs from (404 if the object is unknown or DELETED). */
-async function lbOf(deps: LockDeps, ref: ChildRef): Promise<string> {
+export async function lbOf(deps: LockDeps, ref: ChildRef): Promise<string> {
   if (ref.kind === "loadbalancer") return ref.id;
   const found = await deps.store.getChild(ref.kind, ref.id);
   if (!found || found.record.provisioning_status === DELETED) throw notFound(displayName(ref.kind), ref.id);
   return found.lbId;
 }
 
-async function readTree(deps: LockDeps, lbId: string) {
+export async function readTree(deps: LockDeps, lbId: string) {
   const { lb, items } = await deps.store.tree(lbId);
   if (!lb || lb.record.provisioning_status === DELETED) throw notFound("Load Balancer", lbId);
   return { versioned: lb, tree: new Tree(lb.record, items) };
 }
 
-interface Change {
+export interface Change {
   flow: string;
   subject: ChildRef;
   writes: ChildWrite[];
@@ -47,7 +47,7 @@ interface Change {
  * Reads the tree, lets `decide` validate against it and name the writes, takes the LB's lock with
  * them in one transaction and starts the flow. If the LB changed between read and write, decides again.
  */
-async function lockedChange(deps: LockDeps, lbId: string, decide: (tree: Tree) => Change): Promise<Tree> {
+export async function lockedChange(deps: LockDeps, lbId: string, decide: (tree: Tree) => Change): Promise<Tree> {
   for (let attempt = 1; ; attempt++) {
     const { versioned, tree } = await readTree(deps, lbId);
     const change = decide(tree);
