@@ -55,3 +55,9 @@ export const PAGINATION_MAX_LIMIT = 1000;
 
 // Seconds a DELETED load balancer is kept before it is purged ([house_keeping] load_balancer_expiry_age).
 export const LOAD_BALANCER_EXPIRY_AGE = 604800;
+
+// CONSTANTS:listener
+// CONSTANTS:pool
+// CONSTANTS:member
+// CONSTANTS:l7
+// CONSTANTS:catalog
