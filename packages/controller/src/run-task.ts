@@ -12,8 +12,9 @@ export async function runTask(task: string, input: FlowInput & Record<string, un
   const log = ctx.log.child({ task, lbId: input.lbId, execution: input.owner });
   const started = Date.now();
   try {
-    const lb = await ctx.store.getLoadBalancer(input.lbId);
-    if (lb?.lockOwner !== input.owner) {
+    // Flows that take no lock (amphora agent config, amphora delete) carry no owner.
+    const lb = input.owner === undefined ? undefined : await ctx.store.getLoadBalancer(input.lbId);
+    if (input.owner !== undefined && lb?.lockOwner !== input.owner) {
       if (COMPENSATION_TASKS.has(task)) {
         log.warn("execution does not hold the lock; nothing to undo", { holder: lb?.lockOwner ?? null });
         return null;

@@ -56,6 +56,8 @@ export interface AmphoraDriver {
   postVipPlug(lb: LoadBalancer, amphora: Amphora): Promise<void>;
   /** Writes and starts the VRRP (keepalived) configuration of an ACTIVE_STANDBY pair. */
   startVrrp(lb: LoadBalancer, amphorae: Amphora[]): Promise<void>;
+  /** Pushes the amphora agent's own configuration (health-manager addresses, heartbeat key, ...). */
+  updateAgentConfig(amphora: Amphora): Promise<void>;
   /** Pushes the load balancer's configuration (admin state, listeners) to its amphorae. */
   update(lb: LoadBalancer, amphorae: Amphora[]): Promise<void>;
 }

@@ -15,6 +15,7 @@ export * from "./services/lock";
 export * from "./services/loadbalancers";
 export * from "./resources/child";
 export * from "./services/children";
+export * from "./services/amphorae";
 // EXPORT:listener
 // EXPORT:pool
 // EXPORT:member

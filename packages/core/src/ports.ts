@@ -89,6 +89,8 @@ export interface LoadBalancerStore {
   /** Creates an amphora of the LB, as the LB's lock owner. */
   createAmphora(amphora: Amphora, owner: string): Promise<void>;
   updateAmphora(lbId: string, id: string, owner: string, set: Partial<Amphora>): Promise<void>;
+  /** Changes an amphora without the LB's lock, on the condition that its status is one of `from`; false if it was not. */
+  updateAmphoraIf(lbId: string, id: string, from: readonly string[], set: Partial<Amphora>): Promise<boolean>;
 
   getFlavor(id: string): Promise<{ flavor: Flavor; profile: FlavorProfile } | undefined>;
   putFlavorProfile(profile: FlavorProfile): Promise<void>;

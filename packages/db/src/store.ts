@@ -318,6 +318,32 @@ export class DynamoStore implements LoadBalancerStore {
     await this.ownerWrite(AMPHORA, lbId, id, owner, { ...set, ...status.set, updated_at: this.now().toISOString() }, status.remove);
   }
 
+  async updateAmphoraIf(lbId: string, id: string, from: readonly string[], set: Partial<Amphora>): Promise<boolean> {
+    const status = set.status ? statusAttributes(AMPHORA, id, set.status, this.now(), this.opts.expiryAge) : { set: {}, remove: [] };
+    const update = updateExpression({ ...set, ...status.set, updated_at: this.now().toISOString() }, status.remove);
+    update.ExpressionAttributeNames["#st"] = "status";
+    const values = from.map((s, i) => {
+      update.ExpressionAttributeValues[`:f${i}`] = s;
+      return `:f${i}`;
+    });
+    try {
+      await retryConflicts(() =>
+        this.doc.send(
+          new UpdateCommand({
+            TableName: this.table,
+            Key: { pk: treePk(lbId), sk: childSk(AMPHORA, id) },
+            ...update,
+            ConditionExpression: `attribute_exists(pk) AND #st IN (${values.join(", ")})`,
+          }),
+        ),
+      );
+      return true;
+    } catch (e) {
+      if (e instanceof ConditionalCheckFailedException) return false;
+      throw e;
+    }
+  }
+
   // ---- flavors and availability zones -----------------------------------------------------------
 
   async getFlavor(id: string) {

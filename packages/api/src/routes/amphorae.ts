@@ -1,6 +1,17 @@
-// /v2/octavia/amphorae (octavia/api/v2/controllers/amphora.py): the amphora records, read-only here.
+// /v2/octavia/amphorae (octavia/api/v2/controllers/amphora.py): list, show, stats, failover,
+// agent configuration refresh, delete.
 import { Hono } from "hono";
-import { amphoraResource as r, authorize, DELETED, listScope, notFound } from "@ottava/core";
+import {
+  amphoraResource as r,
+  amphoraStats,
+  authorize,
+  configureAmphora,
+  deleteAmphora,
+  DELETED,
+  failoverAmphora,
+  listScope,
+  notFound,
+} from "@ottava/core";
 import type { ApiDeps } from "../deps";
 import { listResponse, responses, showResponse } from "../http";
 import type { Env } from "../middleware/context";
@@ -15,7 +26,20 @@ export function amphoraRoutes(deps: ApiDeps) {
       const id = c.req.param("id");
       const a = await deps.store.getAmphora(id);
       if (!a || a.status === DELETED) throw notFound("Amphora", id);
-      authorize(c.get("ctx"), "os_load-balancer_api:amphora:get_one", undefined);
+      authorize(c.get("ctx"), "os_load-balancer_api:amphora:get_one", a.project_id);
       return showResponse(c, r, a);
+    })
+    .get("/:id/stats", async (c) => c.json(await amphoraStats(deps, c.get("ctx"), c.req.param("id"))))
+    .put("/:id/failover", async (c) => {
+      await failoverAmphora({ ...deps, log: c.get("log") }, c.get("ctx"), c.req.param("id"));
+      return c.body(null, 202);
+    })
+    .put("/:id/config", async (c) => {
+      await configureAmphora({ ...deps, log: c.get("log") }, c.get("ctx"), c.req.param("id"));
+      return c.body(null, 202);
+    })
+    .delete("/:id", async (c) => {
+      await deleteAmphora({ ...deps, log: c.get("log") }, c.get("ctx"), c.req.param("id"));
+      return c.body(null, 204);
     });
 }

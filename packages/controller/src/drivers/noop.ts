@@ -40,6 +40,7 @@ const network: NetworkDriver = {
 
 const amphora: AmphoraDriver = {
   async postVipPlug() {},
+  async updateAgentConfig() {},
   async startVrrp() {},
   async update() {},
 };

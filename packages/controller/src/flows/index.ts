@@ -5,12 +5,16 @@ import { loadBalancerDelete } from "./loadbalancer-delete";
 import { loadBalancerFailover } from "./loadbalancer-failover";
 import { loadBalancerUpdate } from "./loadbalancer-update";
 import { CHILD_FLOWS } from "./children";
+import { amphoraConfig, amphoraDelete, amphoraFailover } from "./amphora";
 
 export const FLOWS: Record<string, FlowSpec> = {
   "loadbalancer-create": loadBalancerCreate,
   "loadbalancer-update": loadBalancerUpdate,
   "loadbalancer-delete": loadBalancerDelete,
   "loadbalancer-failover": loadBalancerFailover,
+  "amphora-failover": amphoraFailover,
+  "amphora-config": amphoraConfig,
+  "amphora-delete": amphoraDelete,
   ...CHILD_FLOWS,
 };
 export type FlowName = string;

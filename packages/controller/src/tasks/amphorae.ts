@@ -5,6 +5,7 @@ import {
   DELETED,
   ERROR,
   PENDING_CREATE,
+  PENDING_DELETE,
   ROLE_BACKUP,
   ROLE_MASTER,
   ROLE_STANDALONE,
@@ -176,6 +177,36 @@ export const removeOldAmphora: TaskHandler = async (input, ctx) => {
   await ctx.drivers.network.unplugVip(lb, old).catch((e) => ctx.log.warn("unplug of a failed amphora failed", { amphora: old.id, error: String(e) }));
   if (old.compute_id) await ctx.drivers.compute.delete(old.compute_id);
   await ctx.store.updateAmphora(lb.id, old.id, input.owner, { status: DELETED });
+  return null;
+};
+
+/** Amphora config flow: pushes the agent configuration (no lock: only the amphora is touched). */
+export const updateAmphoraAgentConfig: TaskHandler = async (input, ctx) => {
+  const a = await ctx.store.getAmphora(String(input.amphoraId));
+  if (!a || a.status === DELETED) return null;
+  await ctx.drivers.amphora.updateAgentConfig(a);
+  ctx.log.info("amphora agent configuration updated", { amphoraId: a.id });
+  return null;
+};
+
+export const logAmphoraFlowFailure: TaskHandler = async (input, ctx) => {
+  ctx.log.error("amphora flow failed", { amphoraId: input.amphoraId, error: input.error });
+  return null;
+};
+
+/** Amphora delete flow: the instance goes, the record is DELETED (only from PENDING_DELETE). */
+export const deleteAmphora: TaskHandler = async (input, ctx) => {
+  const a = await ctx.store.getAmphora(String(input.amphoraId));
+  if (!a || a.status !== PENDING_DELETE) return null;
+  if (a.compute_id) await ctx.drivers.compute.delete(a.compute_id);
+  await ctx.store.updateAmphoraIf(a.loadbalancer_id, a.id, [PENDING_DELETE], { status: DELETED });
+  return null;
+};
+
+export const markAmphoraError: TaskHandler = async (input, ctx) => {
+  const a = await ctx.store.getAmphora(String(input.amphoraId));
+  if (a) await ctx.store.updateAmphoraIf(a.loadbalancer_id, a.id, [PENDING_DELETE], { status: ERROR });
+  ctx.log.error("amphora delete failed", { amphoraId: input.amphoraId, error: input.error });
   return null;
 };
 
