@@ -6,8 +6,8 @@ import {
   createLoadBalancer,
   deleteLoadBalancer,
   failoverLoadBalancer,
-  getLoadBalancer,
-  listLoadBalancers,
+  getLoadBalancerTree,
+  listLoadBalancerResponses,
   loadBalancerResource as r,
   loadBalancerStats,
   loadBalancerStatus,
@@ -15,17 +15,20 @@ import {
   updateLoadBalancer,
 } from "@ottava/core";
 import type { ApiDeps } from "../deps";
-import { jsonBody, listResponse, responses, showResponse, truthy } from "../http";
+import { jsonBody, listResponse, showResponse, truthy } from "../http";
 import type { Env } from "../middleware/context";
 
 export function loadBalancerRoutes(deps: ApiDeps) {
   return new Hono<Env>()
-    .get("/", (c) => listResponse(c, r, (project) => responses(listLoadBalancers(deps, c.get("ctx"), project), r.toResponse), deps.config.paginationMaxLimit))
+    .get("/", (c) => listResponse(c, r, (project) => listLoadBalancerResponses(deps, c.get("ctx"), project), deps.config.paginationMaxLimit))
     .post("/", async (c) => {
       const body = parseRoot("load_balancer", r.root, LoadBalancerPost, await jsonBody(c));
       return showResponse(c, r, await createLoadBalancer({ ...deps, log: c.get("log") }, c.get("ctx"), body), 201);
     })
-    .get("/:id", async (c) => showResponse(c, r, await getLoadBalancer(deps, c.get("ctx"), c.req.param("id"))))
+    .get("/:id", async (c) => {
+      const { tree } = await getLoadBalancerTree(deps, c.get("ctx"), c.req.param("id"));
+      return showResponse(c, r, tree.lb, 200, tree);
+    })
     .put("/:id", async (c) => {
       const body = parseRoot("load_balancer", r.root, LoadBalancerPut, await jsonBody(c));
       return showResponse(c, r, await updateLoadBalancer({ ...deps, log: c.get("log") }, c.get("ctx"), c.req.param("id"), body));

@@ -77,7 +77,7 @@ export const loadBalancerResource: ResourceDescriptor<LoadBalancer> = {
     "created_at", "updated_at", "vip_address", "vip_port_id", "vip_subnet_id", "vip_network_id", "vip_qos_policy_id",
     "additional_vips", "listeners", "pools", "provider", "flavor_id", "tags", "availability_zone",
   ],
-  toResponse: (lb) => ({
+  toResponse: (lb, tree) => ({
     id: lb.id,
     name: lb.name ?? "",
     description: lb.description ?? "",
@@ -94,8 +94,8 @@ export const loadBalancerResource: ResourceDescriptor<LoadBalancer> = {
     vip_network_id: lb.vip_network_id,
     vip_qos_policy_id: lb.vip_qos_policy_id,
     additional_vips: lb.additional_vips.map((v) => ({ subnet_id: v.subnet_id, ip_address: v.ip_address })),
-    listeners: [],
-    pools: [],
+    listeners: (tree?.of("listener") ?? []).map((l) => ({ id: l.id })),
+    pools: (tree?.of("pool") ?? []).map((p) => ({ id: p.id })),
     provider: lb.provider,
     flavor_id: lb.flavor_id,
     tags: lb.tags,

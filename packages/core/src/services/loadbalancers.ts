@@ -20,6 +20,9 @@ import type { ItemSource } from "../query";
 import type { Config } from "../config";
 import type { LoadBalancer, LoadBalancerPost, LoadBalancerPut } from "../resources/loadbalancer";
 import { lockAndStart, startOrGiveBack, type LockDeps } from "./lock";
+import { readTree } from "./children";
+import { Tree } from "../resources/child";
+import { loadBalancerResource } from "../resources/loadbalancer";
 
 export interface LoadBalancerDeps extends LockDeps {
   network: NetworkDriver;
@@ -109,15 +112,27 @@ export async function createLoadBalancer(deps: LoadBalancerDeps, ctx: RequestCon
 }
 
 export async function getLoadBalancer(deps: LockDeps, ctx: RequestContext, id: string): Promise<LoadBalancer> {
-  const lb = await deps.store.getLoadBalancer(id);
-  if (!lb || lb.record.provisioning_status === DELETED) throw notFound("Load Balancer", id);
-  authorize(ctx, "os_load-balancer_api:loadbalancer:get_one", lb.record.project_id);
-  return lb.record;
+  return (await getLoadBalancerTree(deps, ctx, id)).tree.lb;
 }
 
-export function listLoadBalancers(deps: LockDeps, ctx: RequestContext, projectFilter: string | undefined): ItemSource {
-  return deps.store.loadBalancers(listScope(ctx, projectFilter));
+/** An LB with its tree (one Query), for responses that show its listeners and pools. */
+export async function getLoadBalancerTree(deps: LockDeps, ctx: RequestContext, id: string): Promise<{ tree: Tree }> {
+  const { tree } = await readTree(deps, id);
+  authorize(ctx, "os_load-balancer_api:loadbalancer:get_one", tree.lb.project_id);
+  return { tree };
 }
+
+/** Lists LBs as responses, each with its listeners and pools (one tree Query per LB listed). */
+export function listLoadBalancerResponses(deps: LockDeps, ctx: RequestContext, projectFilter: string | undefined): ItemSource {
+  const source = deps.store.loadBalancers(listScope(ctx, projectFilter));
+  return async function* (order, after) {
+    for await (const lb of source(order, after)) {
+      const { lb: current, items } = await deps.store.tree(String(lb.id));
+      if (current) yield loadBalancerResource.toResponse(current.record, new Tree(current.record, items));
+    }
+  };
+}
+
 
 export async function updateLoadBalancer(deps: LockDeps, ctx: RequestContext, id: string, body: LoadBalancerPut): Promise<LoadBalancer> {
   const read = await deps.store.getLoadBalancer(id);
@@ -154,17 +169,38 @@ export async function failoverLoadBalancer(deps: LockDeps, ctx: RequestContext, 
   await lockAndStart(deps, { lbId: id, flow: "loadbalancer-failover", verb: "failover", from: [ACTIVE, ERROR], to: PENDING_UPDATE }, read);
 }
 
-/** GET .../status: the status tree (listeners, pools and members join it with their resources). */
+/** GET .../status: the status tree, as Octavia's StatusResponse (pools under the listeners that use them). */
 export async function loadBalancerStatus(deps: LockDeps, ctx: RequestContext, id: string) {
-  const lb = await getLoadBalancer(deps, ctx, id);
+  const { tree } = await getLoadBalancerTree(deps, ctx, id);
+  const lb = tree.lb;
+  type R = Record<string, unknown> & { id: string };
+  const name = (r: R) => (r.name as string | null) ?? "";
+  const status = (r: R) => ({ id: r.id, name: name(r), operating_status: r.operating_status, provisioning_status: r.provisioning_status });
+  const pool = (p: R) => {
+    const hm = tree.of<R>("healthmonitor").find((h) => h.pool_id === p.id);
+    return {
+      id: p.id,
+      name: name(p),
+      provisioning_status: p.provisioning_status,
+      operating_status: p.operating_status,
+      ...(hm ? { health_monitor: { id: hm.id, name: name(hm), type: hm.type, provisioning_status: hm.provisioning_status, operating_status: hm.operating_status } } : {}),
+      members: tree
+        .of<R>("member")
+        .filter((m) => m.pool_id === p.id)
+        .map((m) => ({ ...status(m), address: m.address, protocol_port: m.protocol_port })),
+    };
+  };
+  const poolsOf = (l: R) => {
+    const ids = new Set<string>();
+    if (l.default_pool_id) ids.add(String(l.default_pool_id));
+    for (const p of tree.of<R>("l7policy")) if (p.listener_id === l.id && p.redirect_pool_id) ids.add(String(p.redirect_pool_id));
+    return tree.of<R>("pool").filter((p) => ids.has(p.id));
+  };
   return {
     statuses: {
       loadbalancer: {
-        id: lb.id,
-        name: lb.name ?? "",
-        operating_status: lb.operating_status,
-        provisioning_status: lb.provisioning_status,
-        listeners: [],
+        ...status(lb as unknown as R),
+        listeners: tree.of<R>("listener").map((l) => ({ ...status(l), pools: poolsOf(l).map(pool) })),
       },
     },
   };
