@@ -3,6 +3,7 @@ import { createApp } from "@ottava/api";
 import { createLogger } from "@ottava/core";
 import { createTaskContext } from "@ottava/controller";
 import { LocalWorkflowEngine } from "../../packages/local/src/runner";
+import { createCatalog } from "../../packages/db/src/catalog";
 import { freshTable } from "./dynamo";
 
 export const PROJECT = "0a6e2c3c1b5d4e0f9a8b7c6d5e4f3a2b";
@@ -13,7 +14,7 @@ export async function inProcessApp(env: Record<string, string> = {}) {
   const tasks = createTaskContext(config, store);
   const log = createLogger({ service: "test" }, "error");
   const engine = new LocalWorkflowEngine(tasks, log, config.flowConcurrency);
-  const app = createApp({ store, engine, network: tasks.drivers.network, config, log });
+  const app = createApp({ store, engine, network: tasks.drivers.network, config, log, catalog: createCatalog(config) });
   const call = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
     const res = await app.request(path, {
       method,

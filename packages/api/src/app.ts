@@ -7,10 +7,14 @@ import { notFoundHandler, onError } from "./middleware/errors";
 import { amphoraRoutes } from "./routes/amphorae";
 import { loadBalancerRoutes } from "./routes/loadbalancers";
 import { v2Index, versionRoutes } from "./routes/versions";
+import { listenerRoutes } from "./routes/listener";
 // IMPORT:listener
+import { healthMonitorRoutes, poolRoutes } from "./routes/pool";
 // IMPORT:pool
+import { memberRoutes } from "./routes/member";
 // IMPORT:member
 // IMPORT:l7
+import { catalogRoutes } from "./routes/catalog";
 // IMPORT:catalog
 
 export function createApp(deps: ApiDeps): Hono<Env> {
@@ -23,10 +27,15 @@ export function createApp(deps: ApiDeps): Hono<Env> {
     app.route(v, v2Index);
     app.route(`${v}/lbaas/loadbalancers`, loadBalancerRoutes(deps));
     app.route(`${v}/octavia/amphorae`, amphoraRoutes(deps));
+    app.route(`${v}/lbaas/listeners`, listenerRoutes(deps));
     // ROUTES:listener
+    app.route(`${v}/lbaas/pools`, poolRoutes(deps));
+    app.route(`${v}/lbaas/healthmonitors`, healthMonitorRoutes(deps));
     // ROUTES:pool
+    app.route(`${v}/lbaas/pools/:pool_id/members`, memberRoutes(deps));
     // ROUTES:member
     // ROUTES:l7
+    app.route(`${v}/lbaas`, catalogRoutes(deps));
     // ROUTES:catalog
   }
   return app;

@@ -1,4 +1,7 @@
-// What the API needs: the ports (store, workflow engine, network driver), settings and a logger.
-import type { LoadBalancerDeps } from "@ottava/core";
+// What the API needs: the ports (store, workflow engine, network driver, catalog), settings and a logger.
+import type { CatalogStore, LoadBalancerDeps } from "@ottava/core";
 
-export type ApiDeps = LoadBalancerDeps;
+export type ApiDeps = LoadBalancerDeps & {
+  /** Flavors, availability zones, their profiles and quotas: the objects outside any load balancer's tree. */
+  catalog: CatalogStore;
+};

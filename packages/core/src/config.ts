@@ -26,6 +26,14 @@ export interface Config {
   /** Local runner: how many flow executions run at once. */
   flowConcurrency: number;
   logLevel: "debug" | "info" | "warn" | "error";
+  /** [quotas] default_*_quota: a project's quota where none was set; -1 is unlimited. */
+  defaultLoadBalancerQuota: number;
+  defaultListenerQuota: number;
+  defaultMemberQuota: number;
+  defaultPoolQuota: number;
+  defaultHealthMonitorQuota: number;
+  defaultL7policyQuota: number;
+  defaultL7ruleQuota: number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -61,5 +69,12 @@ export function loadConfig(env: Env = process.env): Config {
     stateMachineArnPrefix: get("STATE_MACHINE_ARN_PREFIX"),
     flowConcurrency: int("FLOW_CONCURRENCY", 16, 1),
     logLevel: oneOf("LOG_LEVEL", ["debug", "info", "warn", "error"] as const, "info"),
+    defaultLoadBalancerQuota: int("DEFAULT_LOAD_BALANCER_QUOTA", -1, -1),
+    defaultListenerQuota: int("DEFAULT_LISTENER_QUOTA", -1, -1),
+    defaultMemberQuota: int("DEFAULT_MEMBER_QUOTA", -1, -1),
+    defaultPoolQuota: int("DEFAULT_POOL_QUOTA", -1, -1),
+    defaultHealthMonitorQuota: int("DEFAULT_HEALTH_MONITOR_QUOTA", -1, -1),
+    defaultL7policyQuota: int("DEFAULT_L7POLICY_QUOTA", -1, -1),
+    defaultL7ruleQuota: int("DEFAULT_L7RULE_QUOTA", -1, -1),
   };
 }

@@ -56,8 +56,120 @@ export const PAGINATION_MAX_LIMIT = 1000;
 // Seconds a DELETED load balancer is kept before it is purged ([house_keeping] load_balancer_expiry_age).
 export const LOAD_BALANCER_EXPIRY_AGE = 604800;
 
+// Listeners (octavia_lib and octavia/common/constants.py; Octavia's [api_settings] and
+// [haproxy_amphora] defaults).
+/** octavia_lib LISTENER_SUPPORTED_PROTOCOLS, in its order. */
+export const LISTENER_PROTOCOLS = ["TCP", "HTTPS", "HTTP", "TERMINATED_HTTPS", "UDP", "SCTP", "PROMETHEUS"] as const;
+export type ListenerProtocol = (typeof LISTENER_PROTOCOLS)[number];
+/** The L4 protocol under each protocol: listeners of one L4 protocol cannot share a port (L4_PROTOCOL_MAP). */
+export const L4_PROTOCOL_MAP: Readonly<Record<string, string>> = {
+  TCP: "TCP",
+  HTTP: "TCP",
+  HTTPS: "TCP",
+  TERMINATED_HTTPS: "TCP",
+  PROXY: "TCP",
+  PROXYV2: "TCP",
+  UDP: "UDP",
+  SCTP: "SCTP",
+  PROMETHEUS: "TCP",
+};
+export const LISTENER_PROTOCOLS_SUPPORTING_HEADER_INSERTION: readonly string[] = ["HTTP", "TERMINATED_HTTPS"];
+export const SUPPORTED_HTTP_HEADERS: readonly string[] = ["X-Forwarded-For", "X-Forwarded-Port", "X-Forwarded-Proto"];
+export const SUPPORTED_SSL_HEADERS: readonly string[] = [
+  "X-SSL-Client-Verify", "X-SSL-Client-Has-Cert", "X-SSL-Client-DN", "X-SSL-Client-CN",
+  "X-SSL-Issuer", "X-SSL-Client-SHA1", "X-SSL-Client-Not-Before", "X-SSL-Client-Not-After",
+];
+export const DEFAULT_CONNECTION_LIMIT = -1;
+export const MIN_CONNECTION_LIMIT = -1;
+/** Listener timeouts, in milliseconds: 0 to 24 days. */
+export const MIN_TIMEOUT = 0;
+export const MAX_TIMEOUT = 24 * 24 * 60 * 60 * 1000;
+export const DEFAULT_TIMEOUT_CLIENT_DATA = 50000;
+export const DEFAULT_TIMEOUT_MEMBER_CONNECT = 5000;
+export const DEFAULT_TIMEOUT_MEMBER_DATA = 50000;
+export const DEFAULT_TIMEOUT_TCP_INSPECT = 0;
+export const CLIENT_AUTH_NONE = "NONE";
+export const SUPPORTED_CLIENT_AUTH_MODES = ["NONE", "OPTIONAL", "MANDATORY"] as const;
+/** Every TLS version Octavia knows, oldest first (TLS_ALL_VERSIONS). */
+export const TLS_ALL_VERSIONS: readonly string[] = ["SSLv3", "TLSv1", "TLSv1.1", "TLSv1.2", "TLSv1.3"];
+export const SUPPORTED_ALPN_PROTOCOLS: readonly string[] = ["h2", "http/1.1", "http/1.0"];
+export const CIPHERS_OWASP_SUITE_B =
+  "TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256:TLS_AES_128_GCM_SHA256:DHE-RSA-AES256-GCM-SHA384:" +
+  "DHE-RSA-AES128-GCM-SHA256:ECDHE-RSA-AES256-GCM-SHA384:ECDHE-RSA-AES128-GCM-SHA256:DHE-RSA-AES256-SHA256:" +
+  "DHE-RSA-AES128-SHA256:ECDHE-RSA-AES256-SHA384:ECDHE-RSA-AES128-SHA256";
+export const TLS_VERSIONS_OWASP_SUITE_B: readonly string[] = ["TLSv1.2", "TLSv1.3"];
+/** [api_settings] default_listener_ciphers, default_listener_tls_versions, default_listener_alpn_protocols. */
+export const DEFAULT_LISTENER_CIPHERS = CIPHERS_OWASP_SUITE_B;
+export const DEFAULT_LISTENER_TLS_VERSIONS = TLS_VERSIONS_OWASP_SUITE_B;
+export const DEFAULT_LISTENER_ALPN_PROTOCOLS: readonly string[] = ["h2", "http/1.1", "http/1.0"];
+// VALID_LISTENER_POOL_PROTOCOL_MAP and TLS_CIPHER_PROHIBIT_LIST are with the pools' constants.
 // CONSTANTS:listener
+// Pools and health monitors (octavia_lib constants, octavia/common/constants.py, [api_settings] defaults).
+export const POOL_PROTOCOLS = ["TCP", "HTTP", "HTTPS", "PROXY", "PROXYV2", "UDP", "SCTP"] as const;
+export const LB_ALGORITHMS = ["LEAST_CONNECTIONS", "ROUND_ROBIN", "SOURCE_IP", "SOURCE_IP_PORT"] as const;
+/** The amphora driver's AMPHORA_SUPPORTED_LB_ALGORITHMS. */
+export const AMPHORA_LB_ALGORITHMS: readonly string[] = ["ROUND_ROBIN", "SOURCE_IP", "LEAST_CONNECTIONS"];
+export const SESSION_PERSISTENCE_TYPES = ["SOURCE_IP", "HTTP_COOKIE", "APP_COOKIE"] as const;
+/** Which pool protocols a listener protocol may forward to. */
+export const VALID_LISTENER_POOL_PROTOCOL_MAP: Readonly<Record<string, readonly string[]>> = {
+  TCP: ["HTTP", "HTTPS", "PROXY", "PROXYV2", "TCP"],
+  HTTP: ["HTTP", "PROXY", "PROXYV2"],
+  HTTPS: ["HTTPS", "PROXY", "PROXYV2", "TCP"],
+  TERMINATED_HTTPS: ["HTTP", "PROXY", "PROXYV2"],
+  UDP: ["UDP"],
+  SCTP: ["SCTP"],
+  PROMETHEUS: [],
+};
+/** TLS_ALL_VERSIONS, oldest first. */
+export const POOL_TLS_VERSIONS: readonly string[] = ["SSLv3", "TLSv1", "TLSv1.1", "TLSv1.2", "TLSv1.3"];
+export const POOL_ALPN_PROTOCOLS: readonly string[] = ["h2", "http/1.1", "http/1.0"];
+/** [api_settings] default_pool_ciphers (CIPHERS_OWASP_SUITE_B), default_pool_tls_versions, default_pool_alpn_protocols. */
+export const DEFAULT_POOL_CIPHERS =
+  "TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256:TLS_AES_128_GCM_SHA256:DHE-RSA-AES256-GCM-SHA384:" +
+  "DHE-RSA-AES128-GCM-SHA256:ECDHE-RSA-AES256-GCM-SHA384:ECDHE-RSA-AES128-GCM-SHA256:DHE-RSA-AES256-SHA256:" +
+  "DHE-RSA-AES128-SHA256:ECDHE-RSA-AES256-SHA384:ECDHE-RSA-AES128-SHA256";
+export const DEFAULT_POOL_TLS_VERSIONS: readonly string[] = ["TLSv1.2", "TLSv1.3"];
+export const DEFAULT_POOL_ALPN_PROTOCOLS: readonly string[] = ["h2", "http/1.1", "http/1.0"];
+/** [api_settings] tls_cipher_prohibit_list (Octavia's default: empty). */
+export const TLS_CIPHER_PROHIBIT_LIST = "";
+export const HEALTH_MONITOR_TYPES = ["HTTP", "HTTPS", "PING", "TCP", "TLS-HELLO", "UDP-CONNECT", "SCTP"] as const;
+export const HEALTH_MONITOR_HTTP_METHODS = ["GET", "HEAD", "POST", "PUT", "DELETE", "TRACE", "OPTIONS", "CONNECT", "PATCH"] as const;
+export const HEALTH_MONITOR_HTTP_VERSIONS: readonly number[] = [1.0, 1.1];
+export const HEALTH_MONITOR_DEFAULT_HTTP_METHOD = "GET";
+export const HEALTH_MONITOR_DEFAULT_URL_PATH = "/";
+export const HEALTH_MONITOR_DEFAULT_EXPECTED_CODES = "200";
+export const MIN_HM_RETRIES = 1;
+export const MAX_HM_RETRIES = 10;
+export const DEFAULT_MAX_RETRIES_DOWN = 3;
+/** [api_settings] udp_connect_min_interval_health_monitor and allow_ping_health_monitors (Octavia's defaults). */
+export const UDP_CONNECT_MIN_INTERVAL_HEALTH_MONITOR = 3;
+export const ALLOW_PING_HEALTH_MONITORS = true;
 // CONSTANTS:pool
+// Members (octavia/common/constants.py; [networking] reserved_ips, Octavia's default).
+export const MIN_WEIGHT = 0;
+export const MAX_WEIGHT = 256;
+export const DEFAULT_WEIGHT = 1;
+export const RESERVED_IPS: readonly string[] = ["169.254.169.254"];
 // CONSTANTS:member
+// L7 policies and rules (octavia_lib and octavia/common/constants.py).
+export const L7POLICY_ACTION_REJECT = "REJECT";
+export const L7POLICY_ACTION_REDIRECT_TO_URL = "REDIRECT_TO_URL";
+export const L7POLICY_ACTION_REDIRECT_TO_POOL = "REDIRECT_TO_POOL";
+export const L7POLICY_ACTION_REDIRECT_PREFIX = "REDIRECT_PREFIX";
+export const L7POLICY_ACTIONS = [L7POLICY_ACTION_REJECT, L7POLICY_ACTION_REDIRECT_TO_URL, L7POLICY_ACTION_REDIRECT_TO_POOL, L7POLICY_ACTION_REDIRECT_PREFIX] as const;
+export const L7POLICY_REDIRECT_HTTP_CODES = [301, 302, 303, 307, 308] as const;
+export const MIN_POLICY_POSITION = 1;
+export const MAX_POLICY_POSITION = 2147483647;
+export const L7RULE_COMPARE_TYPES = ["REGEX", "STARTS_WITH", "ENDS_WITH", "CONTAINS", "EQUAL_TO"] as const;
+export const L7RULE_TYPES = ["HOST_NAME", "PATH", "FILE_TYPE", "HEADER", "COOKIE", "SSL_CONN_HAS_CERT", "SSL_VERIFY_RESULT", "SSL_DN_FIELD"] as const;
+export const MAX_L7RULES_PER_L7POLICY = 50;
 // CONSTANTS:l7
+// Quotas (octavia/common/constants.py): -1 is unlimited.
+export const QUOTA_UNLIMITED = -1;
+export const MIN_QUOTA = QUOTA_UNLIMITED;
+export const MAX_QUOTA = 2000000000;
+/** The id (or AZ name) of Octavia's placeholders for DELETED load balancers' flavors and zones: never a real object. */
+export const NIL_UUID = "00000000-0000-0000-0000-000000000000";
+export const FLAVOR_DATA = "flavor_data";
+export const AVAILABILITY_ZONE_DATA = "availability_zone_data";
 // CONSTANTS:catalog

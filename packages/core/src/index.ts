@@ -16,8 +16,18 @@ export * from "./services/loadbalancers";
 export * from "./resources/child";
 export * from "./services/children";
 export * from "./services/amphorae";
+export * from "./resources/listener";
 // EXPORT:listener
+export * from "./resources/pool";
+export * from "./resources/healthmonitor";
 // EXPORT:pool
+export * from "./resources/member";
+export * from "./services/member-batch";
 // EXPORT:member
 // EXPORT:l7
+export * from "./catalog";
+export * from "./resources/availability-zone";
+export * from "./resources/quota";
+export * from "./resources/provider";
+export * from "./services/catalog";
 // EXPORT:catalog

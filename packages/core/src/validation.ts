@@ -92,3 +92,52 @@ function unknownAttributes(argument: string, attrs: readonly string[]): Fault {
   const what = attrs.length > 1 ? "Unknown attributes" : "Unknown attribute";
   return new Fault(400, `${what} for argument ${argument}: ${attrs.join(", ")}`);
 }
+
+/**
+ * A JSON value as Python's repr() writes it (json.loads then repr): how Octavia's messages quote
+ * values that went through Python, e.g. jsonschema's "'BAD' is not one of ['ACTIVE_STANDBY', 'SINGLE']".
+ */
+export function pyRepr(v: unknown): string {
+  if (v === null || v === undefined) return "None";
+  if (v === true) return "True";
+  if (v === false) return "False";
+  if (typeof v === "number") return pyNumber(v);
+  if (typeof v === "string") return pyString(v);
+  if (Array.isArray(v)) return `[${v.map(pyRepr).join(", ")}]`;
+  if (typeof v === "object") {
+    return `{${Object.entries(v as Record<string, unknown>).map(([k, x]) => `${pyString(k)}: ${pyRepr(x)}`).join(", ")}}`;
+  }
+  return String(v);
+}
+
+function pyString(s: string): string {
+  // Python prefers single quotes, and uses double quotes only to avoid escaping a single one.
+  const q = s.includes("'") && !s.includes('"') ? '"' : "'";
+  let out = q;
+  for (const ch of s) {
+    const code = ch.codePointAt(0)!;
+    if (ch === "\\") out += "\\\\";
+    else if (ch === q) out += `\\${q}`;
+    else if (ch === "\n") out += "\\n";
+    else if (ch === "\r") out += "\\r";
+    else if (ch === "\t") out += "\\t";
+    else if (ch !== " " && /[\p{C}\p{Z}]/u.test(ch)) {
+      // Not printable for Python's str.isprintable(): escaped by code point.
+      const hex = code.toString(16);
+      out += code <= 0xff ? `\\x${hex.padStart(2, "0")}` : code <= 0xffff ? `\\u${hex.padStart(4, "0")}` : `\\U${hex.padStart(8, "0")}`;
+    } else out += ch;
+  }
+  return out + q;
+}
+
+function pyNumber(n: number): string {
+  // JSON cannot tell 1 from 1.0 apart here; integers are written as Python ints.
+  if (Number.isInteger(n) && Math.abs(n) < 1e16) return String(n);
+  const a = Math.abs(n);
+  if (a >= 1e16 || (a !== 0 && a < 1e-4)) {
+    const [m, e] = n.toExponential().split("e") as [string, string];
+    const sign = e.startsWith("-") ? "-" : "+";
+    return `${m}e${sign}${e.replace(/^[+-]/, "").padStart(2, "0")}`;
+  }
+  return String(n);
+}

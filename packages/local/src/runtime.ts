@@ -7,6 +7,7 @@ import { createApp } from "@ottava/api";
 import { createLogger, type Config } from "@ottava/core";
 import { createStore, createTaskContext } from "@ottava/controller";
 import { createClients, ensureTable } from "@ottava/db";
+import { createCatalog } from "../../db/src/catalog";
 import { startDynamoDbLocal, type DynamoDbLocal } from "./dynamodb-local";
 import { LocalWorkflowEngine } from "./runner";
 
@@ -43,7 +44,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     const tasks = createTaskContext(config, store);
     const engine = new LocalWorkflowEngine(tasks, log, config.flowConcurrency);
     const api = createLogger({ service: "ottava-api" }, config.logLevel);
-    const app = createApp({ store, engine, network: tasks.drivers.network, config, log: api });
+    const app = createApp({ store, engine, network: tasks.drivers.network, config, log: api, catalog: createCatalog(config) });
     const port = await new Promise<number>((ok, fail) => {
       server = serve({ fetch: app.fetch, hostname: config.bindHost, port: config.bindPort }, (info) => ok(info.port));
       server.once("error", fail);

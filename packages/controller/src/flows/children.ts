@@ -19,5 +19,14 @@ function childFlow(kind: string, action: string): FlowSpec {
 
 export const CHILD_FLOWS: Record<string, FlowSpec> = {
   ...Object.fromEntries(CHILD_KINDS.flatMap((kind) => ACTIONS.map((action) => [`${kind}-${action}`, childFlow(kind, action)]))),
+  // A pool's batch member update: one flow for every member it creates, updates and deletes.
+  "member-batch-update": {
+    comment: "Ottava: batch update a pool's members and apply the load balancer's configuration to its amphorae",
+    steps: [
+      { name: "UpdateAmphoraeConfig", task: "updateAmphoraeConfig" },
+      { name: "FinishChange", task: "finishChange" },
+    ],
+    onFailure: "failChange",
+  },
   // FLOWS:member
 };

@@ -1,0 +1,507 @@
+// Listeners (octavia/api/v2/controllers/listener.py, types/listener.py) and their statistics.
+import { randomUUID } from "node:crypto";
+import { beforeAll, describe, expect, it } from "vitest";
+import type { ChildWrite } from "@ottava/core";
+import { PROJECT, SUBNET, inProcessApp } from "../../../test/support/app";
+
+type App = Awaited<ReturnType<typeof inProcessApp>>;
+let t: App;
+let slow: App; // flows take a while, so the PENDING_* states can be seen
+const LBS = "/v2/lbaas/loadbalancers";
+const LISTENERS = "/v2/lbaas/listeners";
+const NOBODY = "11111111-2222-3333-4444-555555555555";
+const CIPHERS =
+  "TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256:TLS_AES_128_GCM_SHA256:DHE-RSA-AES256-GCM-SHA384:" +
+  "DHE-RSA-AES128-GCM-SHA256:ECDHE-RSA-AES256-GCM-SHA384:ECDHE-RSA-AES128-GCM-SHA256:DHE-RSA-AES256-SHA256:" +
+  "DHE-RSA-AES128-SHA256:ECDHE-RSA-AES256-SHA384:ECDHE-RSA-AES128-SHA256";
+
+const fault = (status: number, faultstring: string) => ({ status, body: { faultcode: status >= 500 ? "Server" : "Client", faultstring, debuginfo: null } });
+const pick = (r: { status: number; body: unknown }) => ({ status: r.status, body: r.body });
+
+async function activeLb(app: App = t) {
+  const res = await app.call("POST", LBS, { loadbalancer: { vip_subnet_id: SUBNET } });
+  expect(res.status).toBe(201);
+  await app.settle();
+  return res.body.loadbalancer.id as string;
+}
+
+/** Writes objects into an LB's tree as their own resources' flows would (pools, L7 policies and rules). */
+async function seed(app: App, lbId: string, writes: ChildWrite[]) {
+  const owner = `seed-${randomUUID()}`;
+  await app.store.lockWith(lbId, { from: ["ACTIVE"], to: "PENDING_UPDATE", owner, executionArn: "seed" }, writes);
+  await app.store.updateLoadBalancer(lbId, owner, { provisioning_status: "ACTIVE" }, true);
+}
+const record = (lbId: string, fields: Record<string, unknown>) => ({
+  id: randomUUID(),
+  project_id: PROJECT,
+  loadbalancer_id: lbId,
+  provisioning_status: "ACTIVE",
+  operating_status: "ONLINE",
+  created_at: new Date().toISOString(),
+  updated_at: null,
+  ...fields,
+});
+async function seedPool(lbId: string, protocol: string, app: App = t) {
+  const pool = record(lbId, { protocol, lb_algorithm: "ROUND_ROBIN" });
+  await seed(app, lbId, [{ kind: "pool", put: pool }]);
+  return pool.id;
+}
+
+async function create(listener: Record<string, unknown>, app: App = t) {
+  const res = await app.call("POST", LISTENERS, { listener });
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  await app.settle();
+  return res.body.listener as Record<string, unknown> & { id: string };
+}
+
+const status = async (app: App, kind: string, id: string) => (await app.store.getChild(kind, id))?.record.provisioning_status;
+const lbStatus = async (app: App, lbId: string) => (await app.store.getLoadBalancer(lbId))?.record.provisioning_status;
+const listOf = async (query = "") => (await t.call("GET", `${LISTENERS}${query}`)).body.listeners as Record<string, unknown>[];
+
+beforeAll(async () => {
+  t = await inProcessApp();
+  slow = await inProcessApp({ OTTAVA_NOOP_LATENCY: "amphora.update:500" });
+});
+
+describe("create", () => {
+  it("answers 201 PENDING_CREATE/OFFLINE with Octavia's defaults; the flow makes it ACTIVE and unlocks the LB", async () => {
+    const lbId = await activeLb(slow);
+    const res = await slow.call("POST", LISTENERS, { listener: { loadbalancer_id: lbId, protocol: "HTTP", protocol_port: 80 } });
+    expect(res.status).toBe(201);
+    const l = res.body.listener;
+    expect(l).toEqual({
+      id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      name: "",
+      description: "",
+      provisioning_status: "PENDING_CREATE",
+      operating_status: "OFFLINE",
+      admin_state_up: true,
+      protocol: "HTTP",
+      protocol_port: 80,
+      connection_limit: -1,
+      default_tls_container_ref: null,
+      sni_container_refs: [],
+      project_id: PROJECT,
+      default_pool_id: null,
+      l7policies: [],
+      insert_headers: {},
+      created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d$/),
+      updated_at: null,
+      loadbalancers: [{ id: lbId }],
+      timeout_client_data: 50000,
+      timeout_member_connect: 5000,
+      timeout_member_data: 50000,
+      timeout_tcp_inspect: 0,
+      tags: [],
+      client_ca_tls_container_ref: null,
+      client_authentication: "NONE",
+      client_crl_container_ref: null,
+      allowed_cidrs: null,
+      tls_ciphers: null,
+      tls_versions: null,
+      alpn_protocols: null,
+    });
+    expect(await lbStatus(slow, lbId)).toBe("PENDING_UPDATE");
+    expect(await status(slow, "listener", l.id)).toBe("PENDING_CREATE");
+    await slow.settle();
+    expect(await lbStatus(slow, lbId)).toBe("ACTIVE");
+    const shown = await slow.call("GET", `/v2.0/lbaas/listeners/${l.id}`);
+    expect(shown.body.listener).toMatchObject({ provisioning_status: "ACTIVE", operating_status: "OFFLINE", protocol_port: 80 });
+    expect(shown.body.listener.updated_at).not.toBeNull();
+  });
+
+  it("keeps the given values, normalises and deduplicates allowed CIDRs, and takes the LB's project", async () => {
+    const lbId = await activeLb();
+    const l = await create({
+      loadbalancer_id: lbId,
+      protocol: "TCP",
+      protocol_port: "8080",
+      name: "web",
+      description: "d",
+      admin_state_up: false,
+      connection_limit: 10,
+      project_id: "ignored",
+      tags: ["a", "b"],
+      timeout_client_data: 1,
+      timeout_member_connect: 2,
+      timeout_member_data: 0,
+      timeout_tcp_inspect: 2073600000,
+      allowed_cidrs: ["10.0.1.5/24", "10.0.1.0/24", "172.16.55.0/25", "192.0.2.1"],
+    });
+    expect(l).toMatchObject({
+      name: "web",
+      description: "d",
+      admin_state_up: false,
+      protocol_port: 8080,
+      connection_limit: 10,
+      project_id: PROJECT,
+      tags: ["a", "b"],
+      timeout_client_data: 1,
+      timeout_member_connect: 2,
+      timeout_member_data: 0,
+      timeout_tcp_inspect: 2073600000,
+      allowed_cidrs: ["10.0.1.0/24", "172.16.55.0/25", "192.0.2.1/32"],
+    });
+  });
+
+  it("treats null as wsme does: false for admin_state_up, the defaults for timeouts, null kept for connection_limit", async () => {
+    const lbId = await activeLb();
+    const l = await create({ loadbalancer_id: lbId, protocol: "HTTP", protocol_port: 80, admin_state_up: null, timeout_client_data: null, connection_limit: null, allowed_cidrs: [] });
+    expect(l).toMatchObject({ admin_state_up: false, timeout_client_data: 50000, connection_limit: null, allowed_cidrs: null });
+  });
+
+  it("creates TERMINATED_HTTPS listeners with the TLS defaults, and PROMETHEUS and SCTP ones", async () => {
+    const lbId = await activeLb();
+    const tls = await create({
+      loadbalancer_id: lbId,
+      protocol: "TERMINATED_HTTPS",
+      protocol_port: 443,
+      default_tls_container_ref: "cert",
+      sni_container_refs: ["sni1", "sni2", "sni1"],
+      client_ca_tls_container_ref: "ca",
+      client_authentication: "MANDATORY",
+      client_crl_container_ref: "crl",
+      insert_headers: { "X-Forwarded-For": "true", "X-SSL-Client-DN": "true" },
+    });
+    expect(tls).toMatchObject({
+      default_tls_container_ref: "cert",
+      sni_container_refs: ["sni1", "sni2"],
+      client_ca_tls_container_ref: "ca",
+      client_authentication: "MANDATORY",
+      client_crl_container_ref: "crl",
+      insert_headers: { "X-Forwarded-For": "true", "X-SSL-Client-DN": "true" },
+      tls_ciphers: CIPHERS,
+      tls_versions: ["TLSv1.2", "TLSv1.3"],
+      alpn_protocols: ["h2", "http/1.1", "http/1.0"],
+    });
+    const chosen = await create({
+      loadbalancer_id: lbId,
+      protocol: "TERMINATED_HTTPS",
+      protocol_port: 8443,
+      sni_container_refs: ["sni"],
+      tls_versions: ["TLSv1.3"],
+      tls_ciphers: "TLS_AES_256_GCM_SHA384",
+      alpn_protocols: ["h2"],
+    });
+    expect(chosen).toMatchObject({ tls_versions: ["TLSv1.3"], tls_ciphers: "TLS_AES_256_GCM_SHA384", alpn_protocols: ["h2"] });
+    // Octavia only checks the TLS lists of TLS-offloading listeners; others keep what they are given.
+    expect(await create({ loadbalancer_id: lbId, protocol: "HTTP", protocol_port: 80, tls_versions: ["TLSv1.3"] })).toMatchObject({ tls_versions: ["TLSv1.3"], tls_ciphers: null });
+    expect((await create({ loadbalancer_id: lbId, protocol: "PROMETHEUS", protocol_port: 9100 })).protocol).toBe("PROMETHEUS");
+    expect((await create({ loadbalancer_id: lbId, protocol: "PROMETHEUS", protocol_port: 9443, default_tls_container_ref: "c" })).default_tls_container_ref).toBe("c");
+    expect((await create({ loadbalancer_id: lbId, protocol: "SCTP", protocol_port: 80 })).protocol).toBe("SCTP");
+  });
+
+  it("lets UDP and SCTP listeners share a port with a TCP-family one, but not two of one L4 protocol (409)", async () => {
+    const lbId = await activeLb();
+    await create({ loadbalancer_id: lbId, protocol: "HTTP", protocol_port: 80 });
+    await create({ loadbalancer_id: lbId, protocol: "UDP", protocol_port: 80 });
+    await create({ loadbalancer_id: lbId, protocol: "SCTP", protocol_port: 80 });
+    for (const protocol of ["HTTP", "TCP", "HTTPS", "PROMETHEUS"]) {
+      expect(pick(await t.call("POST", LISTENERS, { listener: { loadbalancer_id: lbId, protocol, protocol_port: 80 } }))).toEqual(
+        fault(409, "Another Listener on this Load Balancer is already using protocol HTTP and protocol_port 80"),
+      );
+    }
+    expect(pick(await t.call("POST", LISTENERS, { listener: { loadbalancer_id: lbId, protocol: "UDP", protocol_port: 80 } }))).toEqual(
+      fault(409, "Another Listener on this Load Balancer is already using protocol UDP and protocol_port 80"),
+    );
+    expect(await lbStatus(t, lbId)).toBe("ACTIVE");
+    const onPort80 = (await listOf("?protocol_port=80")).filter((l) => (l.loadbalancers as { id: string }[])[0]!.id === lbId);
+    expect(onPort80.map((l) => l.protocol)).toEqual(["HTTP", "UDP", "SCTP"]);
+  });
+
+  it("uses a default pool of the same LB with a compatible protocol", async () => {
+    const lbId = await activeLb();
+    const http = await seedPool(lbId, "HTTP");
+    const udp = await seedPool(lbId, "UDP");
+    const otherLbPool = await seedPool(await activeLb(), "HTTP");
+    const l = await create({ loadbalancer_id: lbId, protocol: "HTTP", protocol_port: 80, default_pool_id: http });
+    expect(l.default_pool_id).toBe(http);
+    // A pool may be the default pool of several listeners.
+    expect((await create({ loadbalancer_id: lbId, protocol: "TCP", protocol_port: 81, default_pool_id: http })).default_pool_id).toBe(http);
+    const post = (listener: Record<string, unknown>) => t.call("POST", LISTENERS, { listener: { loadbalancer_id: lbId, protocol_port: 90, ...listener } });
+    expect(pick(await post({ protocol: "HTTP", default_pool_id: NOBODY }))).toEqual(fault(404, `Pool ${NOBODY} not found.`));
+    expect(pick(await post({ protocol: "HTTP", default_pool_id: otherLbPool }))).toEqual(fault(404, `Pool ${otherLbPool} not found.`));
+    expect(pick(await post({ protocol: "HTTP", default_pool_id: udp }))).toEqual(
+      fault(400, "Validation failure: The pool protocol 'UDP' is invalid while the listener protocol is 'HTTP'."),
+    );
+    expect(pick(await post({ protocol: "PROMETHEUS", default_pool_id: http }))).toEqual(fault(400, "Protocol PROMETHEUS listeners cannot have child objects."));
+  });
+
+  it("answers bad input with Octavia's 400/404/409 and writes nothing", async () => {
+    const lbId = await activeLb();
+    const base = { loadbalancer_id: lbId, protocol: "HTTP", protocol_port: 80 };
+    const tls = { ...base, protocol: "TERMINATED_HTTPS", default_tls_container_ref: "cert" };
+    const cases: [unknown, number, string][] = [
+      [{ listener: { ...base, bogus: 1 } }, 400, "Unknown attribute for argument listener_.listener: bogus"],
+      [{ listener: { ...base, provisioning_status: "ACTIVE" } }, 400, "Unknown attribute for argument listener_.listener: provisioning_status"],
+      [{ listener: { ...base, protocol: undefined } }, 400, "Invalid input for field/attribute protocol. Value: 'None'. Mandatory field missing."],
+      [{ listener: { ...base, protocol_port: undefined } }, 400, "Invalid input for field/attribute protocol_port. Value: 'None'. Mandatory field missing."],
+      [{ listener: { ...base, loadbalancer_id: undefined } }, 400, "Invalid input for field/attribute loadbalancer_id. Value: 'None'. Mandatory field missing."],
+      [
+        { listener: { ...base, protocol: "PROXY" } },
+        400,
+        "Invalid input for field/attribute protocol. Value: 'PROXY'. Value should be one of: TCP, HTTPS, HTTP, TERMINATED_HTTPS, UDP, SCTP, PROMETHEUS",
+      ],
+      [{ listener: { ...base, protocol_port: 0 } }, 400, "Invalid input for field/attribute protocol_port. Value: '0'. Value should be greater or equal to 1"],
+      [{ listener: { ...base, protocol_port: 65536 } }, 400, "Invalid input for field/attribute protocol_port. Value: '65536'. Value should be lower or equal to 65535"],
+      [{ listener: { ...base, protocol_port: "http" } }, 400, "Invalid input for field/attribute protocol_port. Value: 'http'. invalid literal for int() with base 10: 'http'"],
+      [{ listener: { ...base, connection_limit: -2 } }, 400, "Invalid input for field/attribute connection_limit. Value: '-2'. Value should be greater or equal to -1"],
+      [{ listener: { ...base, timeout_client_data: 2073600001 } }, 400, "Invalid input for field/attribute timeout_client_data. Value: '2073600001'. Value should be lower or equal to 2073600000"],
+      [{ listener: { ...base, timeout_tcp_inspect: -1 } }, 400, "Invalid input for field/attribute timeout_tcp_inspect. Value: '-1'. Value should be greater or equal to 0"],
+      [{ listener: { ...base, name: "x".repeat(256) } }, 400, `Invalid input for field/attribute name. Value: '${"x".repeat(256)}'. Value should have a maximum character requirement of 255`],
+      [{ listener: { ...base, loadbalancer_id: "lb" } }, 400, "Invalid input for field/attribute loadbalancer_id. Value: 'lb'. Value should be UUID format"],
+      [{ listener: { ...base, client_authentication: "SOMETIMES" } }, 400, "Invalid input for field/attribute client_authentication. Value: 'SOMETIMES'. Value should be one of: NONE, OPTIONAL, MANDATORY"],
+      [{ listener: { ...base, allowed_cidrs: ["10.0.1.0/33", "172.16.55.1.0/25"] } }, 400, 'Invalid input for field/attribute allowed_cidrs. Value: \'["10.0.1.0/33","172.16.55.1.0/25"]\'. Value should be IPv4 or IPv6 CIDR format'],
+      [{ listener: { ...base, alpn_protocols: ["h3"] } }, 400, "Invalid input for field/attribute alpn_protocols. Value: '[\"h3\"]'. Value should be a valid ALPN protocol ID"],
+      [{ listener: { ...base, tls_ciphers: ["cipher-insecure"] } }, 400, "Invalid input for field/attribute tls_ciphers. Value: '[\"cipher-insecure\"]'. Value should be string"],
+      [{ listener: { ...base, sni_container_refs: "x" } }, 400, "Invalid input for field/attribute sni_container_refs. Value: 'x'. Value not a valid list: x"],
+      [{ listener: { ...base, insert_headers: ["X-Forwarded-For"] } }, 400, "Invalid input for field/attribute insert_headers. Value: '[\"X-Forwarded-For\"]'. Value not a valid dict: ['X-Forwarded-For']"],
+      [{ listener: { ...base, loadbalancer_id: NOBODY } }, 404, `Load Balancer ${NOBODY} not found.`],
+      // Header insertion.
+      [{ listener: { ...base, protocol: "TCP", insert_headers: { "X-Forwarded-For": "true" } } }, 400, "insert-headers is not a valid option for a TCP protocol listener."],
+      [{ listener: { ...base, protocol: "UDP", insert_headers: { "X-Forwarded-Port": "true" } } }, 400, "insert-headers is not a valid option for a UDP protocol listener."],
+      [{ listener: { ...base, insert_headers: { "X-Forwarded-Four": "true" } } }, 400, "dict_keys(['X-Forwarded-Four']) is not a valid option for insert_headers"],
+      [{ listener: { ...base, insert_headers: { "X-Forwarded-For": "true", "X-SSL-Client-DN": "true" } } }, 400, "['X-SSL-Client-DN'] is not a valid option for HTTP protocol listener."],
+      // Certificates.
+      [{ listener: { ...base, protocol: "UDP", default_tls_container_ref: "cert" } }, 400, "Validation failure: UDP protocol listener does not support TLS."],
+      [{ listener: { ...base, protocol: "SCTP", sni_container_refs: ["sni"] } }, 400, "Validation failure: SCTP protocol listener does not support TLS."],
+      [{ listener: { ...base, protocol: "TCP", default_tls_container_ref: "cert" } }, 400, "Validation failure: Certificate container references are not allowed on TCP protocol listeners."],
+      [{ listener: { ...base, client_ca_tls_container_ref: "ca" } }, 400, "Validation failure: An SNI or default certificate container reference must be provided with a client CA container reference."],
+      [{ listener: { ...tls, default_tls_container_ref: null } }, 400, "Validation failure: An SNI or default certificate container reference must be provided for TERMINATED_HTTPS protocol listeners."],
+      [{ listener: { ...tls, client_authentication: "OPTIONAL" } }, 400, "Validation failure: Client authentication setting OPTIONAL requires a client CA container reference."],
+      [{ listener: { ...tls, client_authentication: null } }, 400, "Validation failure: Client authentication setting None requires a client CA container reference."],
+      [{ listener: { ...tls, client_crl_container_ref: "crl" } }, 400, "Validation failure: A client authentication CA reference is required to specify a client authentication revocation list."],
+      [{ listener: { ...tls, sni_container_refs: ["", "sni"] } }, 400, "Could not retrieve certificate: ['']"],
+      // TLS settings.
+      [{ listener: { ...tls, tls_versions: ["TLSv1.3", "insecure"] } }, 400, "Validation failure: Invalid TLS versions: insecure"],
+      [{ listener: { ...tls, tls_versions: [] } }, 400, "Validation failure: Empty TLS version list. Either specify at least one TLS version or remove this parameter to use the default."],
+      [{ listener: { ...tls, alpn_protocols: [] } }, 400, "Validation failure: Empty ALPN protocol list. Either specify at least one ALPN protocol or remove this parameter to use the default."],
+      [{ listener: { ...tls, tls_ciphers: "A B" } }, 400, "Validation failure: Invalid characters in cipher string. Only alphanumeric, -, +, !, :, @, =, _, and . are allowed."],
+      [{ listener: { ...base, tls_ciphers: "AES::B" } }, 400, "Validation failure: The following ciphers have been prohibited by an administrator: "],
+      // The VIP is IPv4.
+      [{ listener: { ...base, allowed_cidrs: ["10.0.0.0/8", "2001:DB8:a0b:12f0::1/64"] } }, 400, "Validation failure: CIDR 2001:db8:a0b:12f0::/64 IP version incompatible with VIP 198.51.100.1 IP version."],
+      // A full create's graph cannot be given to a listener's own create: Octavia fails on it.
+      [{ listener: { ...base, l7policies: [{ action: "REJECT" }] } }, 500, "An unknown exception occurred."],
+      [{ listener: {} }, 400, "Invalid input for field/attribute protocol. Value: 'None'. Mandatory field missing."],
+      [{ listeners: {} }, 400, "Unknown attribute for argument listener_: listeners"],
+      ["{not json", 400, "Request is not in valid JSON format"],
+    ];
+    for (const [body, code, message] of cases) expect(pick(await t.call("POST", LISTENERS, body)), message).toEqual(fault(code, message));
+    expect(await lbStatus(t, lbId)).toBe("ACTIVE");
+    expect((await t.store.tree(lbId)).items.filter((i) => i.kind === "listener")).toEqual([]);
+  });
+
+  it("refuses a create while the LB is locked (409)", async () => {
+    const lbId = await activeLb(slow);
+    expect((await slow.call("POST", LISTENERS, { listener: { loadbalancer_id: lbId, protocol: "HTTP", protocol_port: 80 } })).status).toBe(201);
+    expect(pick(await slow.call("POST", LISTENERS, { listener: { loadbalancer_id: lbId, protocol: "HTTP", protocol_port: 81 } }))).toEqual(
+      fault(409, `Load Balancer ${lbId} is immutable and cannot be updated.`),
+    );
+    await slow.settle();
+  });
+});
+
+describe("update", () => {
+  it("changes the given attributes: 200 PENDING_UPDATE, the LB locked, then ACTIVE", async () => {
+    const lbId = await activeLb(slow);
+    const pool = await seedPool(lbId, "HTTP", slow);
+    const l = await create({ loadbalancer_id: lbId, protocol: "HTTP", protocol_port: 80, name: "a", tags: ["old"] }, slow);
+    const res = await slow.call("PUT", `${LISTENERS}/${l.id}`, {
+      listener: { name: "b", admin_state_up: false, default_pool_id: pool, timeout_client_data: 1, tags: ["new"], insert_headers: { "X-Forwarded-Proto": "true" }, allowed_cidrs: ["10.0.0.0/8", "10.0.0.1/8"] },
+    });
+    expect(res.status).toBe(200);
+    expect(res.body.listener).toMatchObject({
+      name: "b",
+      admin_state_up: false,
+      default_pool_id: pool,
+      timeout_client_data: 1,
+      tags: ["new"],
+      insert_headers: { "X-Forwarded-Proto": "true" },
+      allowed_cidrs: ["10.0.0.0/8"],
+      provisioning_status: "PENDING_UPDATE",
+      protocol: "HTTP",
+      protocol_port: 80,
+      created_at: l.created_at,
+    });
+    expect(res.body.listener.updated_at).not.toBeNull();
+    expect(await lbStatus(slow, lbId)).toBe("PENDING_UPDATE");
+    expect(pick(await slow.call("PUT", `${LISTENERS}/${l.id}`, { listener: { name: "c" } }))).toEqual(fault(409, `Load Balancer ${lbId} is immutable and cannot be updated.`));
+    await slow.settle();
+    expect((await slow.call("GET", `${LISTENERS}/${l.id}`)).body.listener).toMatchObject({ name: "b", provisioning_status: "ACTIVE" });
+    expect(await lbStatus(slow, lbId)).toBe("ACTIVE");
+    // null unsets the default pool and the CIDRs; null tags leave the tags.
+    const unset = await slow.call("PUT", `${LISTENERS}/${l.id}`, { listener: { default_pool_id: null, allowed_cidrs: null, tags: null, name: null } });
+    expect(unset.body.listener).toMatchObject({ default_pool_id: null, allowed_cidrs: null, tags: ["new"], name: "" });
+    await slow.settle();
+  });
+
+  it("restores Octavia's defaults for null values", async () => {
+    const lbId = await activeLb();
+    const l = await create({
+      loadbalancer_id: lbId,
+      protocol: "TERMINATED_HTTPS",
+      protocol_port: 443,
+      default_tls_container_ref: "cert",
+      connection_limit: 10,
+      timeout_client_data: 1,
+      timeout_member_connect: 2,
+      timeout_member_data: 3,
+      timeout_tcp_inspect: 4,
+      client_ca_tls_container_ref: "ca",
+      client_crl_container_ref: "crl",
+      client_authentication: "OPTIONAL",
+      insert_headers: { "X-Forwarded-For": "true" },
+      tls_versions: ["TLSv1.3"],
+      tls_ciphers: "TLS_AES_256_GCM_SHA384",
+      alpn_protocols: ["http/1.0"],
+    });
+    const unset = Object.fromEntries(
+      [
+        "name", "description", "connection_limit", "default_tls_container_ref", "sni_container_refs", "insert_headers", "timeout_client_data",
+        "timeout_member_connect", "timeout_member_data", "timeout_tcp_inspect", "client_ca_tls_container_ref", "client_authentication",
+        "default_pool_id", "client_crl_container_ref", "tls_versions", "tls_ciphers", "alpn_protocols",
+      ].map((k) => [k, null]),
+    );
+    const res = await t.call("PUT", `${LISTENERS}/${l.id}`, { listener: unset });
+    expect(res.status).toBe(200);
+    expect(res.body.listener).toMatchObject({
+      name: "",
+      description: "",
+      connection_limit: -1,
+      default_tls_container_ref: null,
+      sni_container_refs: [],
+      insert_headers: {},
+      timeout_client_data: 50000,
+      timeout_member_connect: 5000,
+      timeout_member_data: 50000,
+      timeout_tcp_inspect: 0,
+      client_ca_tls_container_ref: null,
+      client_crl_container_ref: null,
+      client_authentication: "NONE",
+      default_pool_id: null,
+      tls_versions: ["TLSv1.2", "TLSv1.3"],
+      tls_ciphers: CIPHERS,
+      alpn_protocols: ["h2", "http/1.1", "http/1.0"],
+    });
+    await t.settle();
+  });
+
+  it("refuses what Octavia refuses and changes nothing", async () => {
+    const lbId = await activeLb();
+    const pool = await seedPool(lbId, "UDP");
+    const http = await create({ loadbalancer_id: lbId, protocol: "HTTP", protocol_port: 80, name: "same" });
+    const udp = await create({ loadbalancer_id: lbId, protocol: "UDP", protocol_port: 53 });
+    const tls = await create({ loadbalancer_id: lbId, protocol: "TERMINATED_HTTPS", protocol_port: 443, default_tls_container_ref: "cert" });
+    const prom = await create({ loadbalancer_id: lbId, protocol: "PROMETHEUS", protocol_port: 9100 });
+    const cases: [string, unknown, number, string][] = [
+      [http.id, { listener: { protocol: "TCP" } }, 400, "Unknown attribute for argument listener_.listener: protocol"],
+      [http.id, { listener: { protocol_port: 81 } }, 400, "Unknown attribute for argument listener_.listener: protocol_port"],
+      [http.id, { listener: { loadbalancer_id: lbId } }, 400, "Unknown attribute for argument listener_.listener: loadbalancer_id"],
+      [http.id, {}, 400, "Validation failure: No listener object supplied."],
+      [NOBODY, {}, 404, `Listener ${NOBODY} not found.`],
+      [NOBODY, { listener: { name: "x" } }, 404, `Listener ${NOBODY} not found.`],
+      [http.id, { listener: { timeout_member_data: 2073600001 } }, 400, "Invalid input for field/attribute timeout_member_data. Value: '2073600001'. Value should be lower or equal to 2073600000"],
+      [http.id, { listener: { default_tls_container_ref: "cert" } }, 400, "Validation failure: Certificate container references are not allowed on HTTP protocol listeners."],
+      [http.id, { listener: { sni_container_refs: ["a", "b"] } }, 400, "Validation failure: Certificate container references are not allowed on HTTP protocol listeners."],
+      [http.id, { listener: { insert_headers: { "X-Bad-Header": "true" } } }, 400, "['X-Bad-Header'] is not a valid option for insert_headers"],
+      [http.id, { listener: { insert_headers: { "X-SSL-Client-CN": "true" } } }, 400, "['X-SSL-Client-CN'] is not a valid option for HTTP protocol listener."],
+      [http.id, { listener: { default_pool_id: NOBODY } }, 404, `Pool ${NOBODY} not found.`],
+      [http.id, { listener: { default_pool_id: pool } }, 400, "Validation failure: The pool protocol 'UDP' is invalid while the listener protocol is 'HTTP'."],
+      [http.id, { listener: { allowed_cidrs: ["::/0"] } }, 400, "Validation failure: CIDR ::/0 IP version incompatible with VIP 198.51.100.1 IP version."],
+      [udp.id, { listener: { insert_headers: { "X-Forwarded-Port": "true" } } }, 400, "Validation failure: UDP protocol listener does not support TLS or header insertion."],
+      [udp.id, { listener: { default_tls_container_ref: "cert" } }, 400, "Validation failure: UDP protocol listener does not support TLS or header insertion."],
+      [prom.id, { listener: { default_pool_id: pool } }, 400, "Protocol PROMETHEUS listeners cannot have child objects."],
+      [tls.id, { listener: { client_authentication: "MANDATORY" } }, 400, "Validation failure: Client authentication setting MANDATORY requires a client CA container reference."],
+      [tls.id, { listener: { client_crl_container_ref: "crl" } }, 400, "Validation failure: A client authentication CA reference is required to specify a client authentication revocation list."],
+      [tls.id, { listener: { tls_versions: ["TLSv1.3", "insecure"] } }, 400, "Validation failure: Invalid TLS versions: insecure"],
+      [tls.id, { listener: { alpn_protocols: [] } }, 400, "Validation failure: Empty ALPN protocol list. Either specify at least one ALPN protocol or remove this parameter to use the default."],
+      [tls.id, { listener: { tls_ciphers: "a;b" } }, 400, "Validation failure: Invalid characters in cipher string. Only alphanumeric, -, +, !, :, @, =, _, and . are allowed."],
+      [tls.id, { listener: { sni_container_refs: [""] } }, 400, "Could not retrieve certificate: ['']"],
+    ];
+    for (const [id, body, code, message] of cases) expect(pick(await t.call("PUT", `${LISTENERS}/${id}`, body)), message).toEqual(fault(code, message));
+    expect(await lbStatus(t, lbId)).toBe("ACTIVE");
+    expect((await t.call("GET", `${LISTENERS}/${http.id}`)).body.listener).toMatchObject({ name: "same", provisioning_status: "ACTIVE", insert_headers: {} });
+  });
+
+  it("accepts the client CA settings Octavia accepts on update", async () => {
+    const lbId = await activeLb();
+    const l = await create({ loadbalancer_id: lbId, protocol: "TERMINATED_HTTPS", protocol_port: 443, default_tls_container_ref: "cert" });
+    const res = await t.call("PUT", `${LISTENERS}/${l.id}`, { listener: { client_ca_tls_container_ref: "ca", client_authentication: "OPTIONAL", client_crl_container_ref: "crl" } });
+    expect(res.body.listener).toMatchObject({ client_ca_tls_container_ref: "ca", client_authentication: "OPTIONAL", client_crl_container_ref: "crl" });
+    await t.settle();
+    // The CA in force is the listener's: a CRL alone can change.
+    const crl = await t.call("PUT", `${LISTENERS}/${l.id}`, { listener: { client_crl_container_ref: "crl2" } });
+    expect(crl.body.listener).toMatchObject({ client_ca_tls_container_ref: "ca", client_crl_container_ref: "crl2" });
+    await t.settle();
+  });
+});
+
+describe("delete", () => {
+  it("deletes (204) with its L7 policies and rules; the LB's pools stay", async () => {
+    const lbId = await activeLb(slow);
+    const pool = await seedPool(lbId, "HTTP", slow);
+    const l = await create({ loadbalancer_id: lbId, protocol: "HTTP", protocol_port: 80, default_pool_id: pool }, slow);
+    const other = await create({ loadbalancer_id: lbId, protocol: "HTTP", protocol_port: 81 }, slow);
+    const p2 = record(lbId, { listener_id: l.id, position: 2, action: "REJECT" });
+    const p1 = record(lbId, { listener_id: l.id, position: 1, action: "REDIRECT_TO_POOL", redirect_pool_id: pool });
+    const kept = record(lbId, { listener_id: other.id, position: 1, action: "REJECT" });
+    const rule = record(lbId, { l7policy_id: p1.id, type: "PATH", compare_type: "STARTS_WITH", value: "/" });
+    const keptRule = record(lbId, { l7policy_id: kept.id, type: "PATH", compare_type: "STARTS_WITH", value: "/" });
+    await seed(slow, lbId, [p2, p1, kept].map((p) => ({ kind: "l7policy", put: p })).concat([rule, keptRule].map((r) => ({ kind: "l7rule", put: r }))));
+    expect((await slow.call("GET", `${LISTENERS}/${l.id}`)).body.listener.l7policies).toEqual([{ id: p1.id }, { id: p2.id }]);
+
+    const res = await slow.call("DELETE", `${LISTENERS}/${l.id}`);
+    expect(res.status).toBe(204);
+    expect((await slow.call("GET", `${LISTENERS}/${l.id}`)).body.listener.provisioning_status).toBe("PENDING_DELETE");
+    expect(await status(slow, "l7policy", p1.id)).toBe("PENDING_DELETE");
+    expect(await status(slow, "l7rule", rule.id)).toBe("PENDING_DELETE");
+    expect(await lbStatus(slow, lbId)).toBe("PENDING_UPDATE");
+    expect(pick(await slow.call("DELETE", `${LISTENERS}/${other.id}`))).toEqual(fault(409, `Load Balancer ${lbId} is immutable and cannot be updated.`));
+    await slow.settle();
+    expect(pick(await slow.call("GET", `${LISTENERS}/${l.id}`))).toEqual(fault(404, `Listener ${l.id} not found.`));
+    expect(pick(await slow.call("GET", `${LISTENERS}/${l.id}/stats`))).toEqual(fault(404, `Listener ${l.id} not found.`));
+    expect(await status(slow, "l7policy", p1.id)).toBe("DELETED");
+    expect(await status(slow, "l7policy", p2.id)).toBe("DELETED");
+    expect(await status(slow, "l7rule", rule.id)).toBe("DELETED");
+    expect(await status(slow, "l7policy", kept.id)).toBe("ACTIVE");
+    expect(await status(slow, "l7rule", keptRule.id)).toBe("ACTIVE");
+    expect(await status(slow, "pool", pool)).toBe("ACTIVE");
+    expect(await lbStatus(slow, lbId)).toBe("ACTIVE");
+    // The port is free again.
+    expect((await create({ loadbalancer_id: lbId, protocol: "TCP", protocol_port: 80 }, slow)).protocol_port).toBe(80);
+    expect(pick(await slow.call("DELETE", `${LISTENERS}/${l.id}`))).toEqual(fault(404, `Listener ${l.id} not found.`));
+  });
+});
+
+describe("lists and stats", () => {
+  it("lists with filters, fields and paging", async () => {
+    const lbId = await activeLb();
+    const a = await create({ loadbalancer_id: lbId, protocol: "HTTP", protocol_port: 80, name: "list-a", tags: ["x"] });
+    const b = await create({ loadbalancer_id: lbId, protocol: "TCP", protocol_port: 81, name: "list-b" });
+    expect((await listOf("?name=list-a")).map((l) => l.id)).toEqual([a.id]);
+    expect((await listOf("?protocol=TCP&name=list-b")).map((l) => l.id)).toEqual([b.id]);
+    expect((await listOf("?protocol_port=81&name=list-b")).map((l) => l.id)).toEqual([b.id]);
+    expect((await listOf("?tags=x")).map((l) => l.id)).toEqual([a.id]);
+    expect(await listOf(`?name=list-a&fields=id,loadbalancers`)).toEqual([{ id: a.id, loadbalancers: [{ id: lbId }] }]);
+    const page = await t.call("GET", `${LISTENERS}?limit=1&sort=name:desc&name=list-a&name=list-b`);
+    expect(page.body.listeners.map((l: { id: string }) => l.id)).toEqual([b.id]);
+    expect(page.body.listeners_links[0].rel).toBe("next");
+    const one = await t.call("GET", `${LISTENERS}/${a.id}?fields=name`);
+    expect(pick(one)).toEqual({ status: 200, body: { listener: { name: "list-a" } } });
+  });
+
+  it("answers the statistics, zero until amphorae report, 404 for an unknown listener", async () => {
+    const lbId = await activeLb();
+    const l = await create({ loadbalancer_id: lbId, protocol: "HTTP", protocol_port: 80 });
+    const zeros = { bytes_in: 0, bytes_out: 0, active_connections: 0, total_connections: 0, request_errors: 0 };
+    expect(pick(await t.call("GET", `${LISTENERS}/${l.id}/stats`))).toEqual({ status: 200, body: { stats: zeros } });
+    expect(pick(await t.call("GET", `/v2.0/lbaas/listeners/${NOBODY}/stats`))).toEqual(fault(404, `Listener ${NOBODY} not found.`));
+    // What the health work will write on the record.
+    const owner = `stats-${randomUUID()}`;
+    await t.store.lockWith(lbId, { from: ["ACTIVE"], to: "PENDING_UPDATE", owner, executionArn: "stats" }, [
+      { kind: "listener", id: l.id, set: { stats: { bytes_in: 5, bytes_out: 7, active_connections: 1, total_connections: 9 } } },
+    ]);
+    await t.store.updateLoadBalancer(lbId, owner, { provisioning_status: "ACTIVE" }, true);
+    expect((await t.call("GET", `${LISTENERS}/${l.id}/stats`)).body).toEqual({ stats: { ...zeros, bytes_in: 5, bytes_out: 7, active_connections: 1, total_connections: 9 } });
+  });
+});

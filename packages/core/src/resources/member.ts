@@ -1,0 +1,251 @@
+// The member resource (octavia/api/v2/types/member.py, controllers/member.py): the servers of a
+// pool, under /v2/lbaas/pools/{pool_id}/members. The batch update is in services/member-batch.ts.
+import { z } from "zod";
+import { ACTIVE, DEFAULT_WEIGHT, MAX_WEIGHT, MIN_WEIGHT, NAME_MAX, NO_MONITOR, OFFLINE, PENDING_CREATE, RESERVED_IPS, TAG_MAX } from "../constants";
+import { Fault, immutable, invalidOption, notFound } from "../faults";
+import type { TreeRecord } from "../ports";
+import { body, bool, ipAddress, str, tags, uuid } from "../validation";
+import type { ChildRef, ChildResource, Tree } from "./child";
+import { apiTime, type ResourceDescriptor } from "./descriptor";
+
+const MIN_PORT_NUMBER = 1;
+const MAX_PORT_NUMBER = 65535;
+/** Pool protocols the amphora driver balances with LVS (constants.LVS_PROTOCOLS). */
+const LVS_PROTOCOLS = ["UDP", "SCTP"];
+
+/** wsme IntegerType(minimum, maximum): Python's int() of the JSON value, then the range. */
+const integer = (min: number, max: number) =>
+  z.unknown().transform((v, ctx) => {
+    const n = pythonInt(v);
+    const problem =
+      typeof n === "string" ? n : n < min ? `Value should be greater or equal to ${min}` : n > max ? `Value should be lower or equal to ${max}` : undefined;
+    if (problem === undefined) return n as number;
+    ctx.addIssue({ code: "custom", message: problem });
+    return z.NEVER;
+  });
+
+/** int(v) as Python answers it: the number, or the error message. */
+function pythonInt(v: unknown): number | string {
+  if (v === undefined || v === null) return "Mandatory field missing.";
+  if (typeof v === "boolean") return v ? 1 : 0;
+  if (typeof v === "number") return Math.trunc(v);
+  if (typeof v === "string") return /^\s*[+-]?\d+\s*$/.test(v) ? parseInt(v, 10) : `invalid literal for int() with base 10: '${v}'`;
+  return `int() argument must be a string, a bytes-like object or a real number, not '${Array.isArray(v) ? "list" : "dict"}'`;
+}
+
+const port = () => integer(MIN_PORT_NUMBER, MAX_PORT_NUMBER);
+const weight = () => integer(MIN_WEIGHT, MAX_WEIGHT);
+
+/** MemberPOST; also the items of the batch update's MembersRootPUT. */
+export const MemberPost = body({
+  name: str(NAME_MAX).nullish(),
+  admin_state_up: bool().default(true),
+  address: ipAddress(),
+  protocol_port: port(),
+  // A null weight or backup falls back to the default, as Octavia's _set_default_on_none.
+  weight: weight().nullish().transform((w) => w ?? DEFAULT_WEIGHT),
+  backup: bool().nullish().transform((b) => b ?? false),
+  subnet_id: uuid().nullish(),
+  // Deprecated and ignored: a member belongs to its load balancer's project.
+  project_id: str(36).nullish(),
+  monitor_port: port().nullish(),
+  monitor_address: ipAddress().nullish(),
+  tags: z.array(str(TAG_MAX), { error: "Value should be a list" }).nullish(),
+});
+export type MemberPost = z.output<typeof MemberPost>;
+
+export const MemberPut = body({
+  name: str(NAME_MAX).nullish(),
+  admin_state_up: bool().optional(),
+  weight: weight().nullish(),
+  backup: bool().nullish(),
+  monitor_port: port().nullish(),
+  monitor_address: ipAddress().nullish(),
+  tags: tags().nullish(),
+});
+export type MemberPut = z.output<typeof MemberPut>;
+
+/** MembersRootPUT's list, for the batch update. */
+export const MembersPut = z.array(MemberPost, { error: "Value should be a list" });
+
+/** A member as stored: `pool_id` from the path and `loadbalancer_id` are kept but not answered. */
+export type Member = TreeRecord & {
+  id: string;
+  project_id: string;
+  pool_id: string;
+  loadbalancer_id: string;
+  name: string | null;
+  admin_state_up: boolean;
+  address: string;
+  protocol_port: number;
+  weight: number;
+  backup: boolean;
+  subnet_id: string | null;
+  monitor_address: string | null;
+  monitor_port: number | null;
+  tags: string[];
+  provisioning_status: string;
+  operating_status: string;
+  created_at: string;
+  updated_at: string | null;
+};
+
+export const memberDescriptor: ResourceDescriptor<Member> = {
+  kind: "member",
+  displayName: "Member",
+  root: "member",
+  collection: "members",
+  attributes: [
+    "id", "name", "operating_status", "provisioning_status", "admin_state_up", "address", "protocol_port", "weight",
+    "backup", "subnet_id", "project_id", "created_at", "updated_at", "monitor_address", "monitor_port", "tags",
+  ],
+  // MemberResponse: no pool_id, no tenant_id.
+  toResponse: (m) => ({
+    id: m.id,
+    name: m.name ?? "",
+    operating_status: m.operating_status,
+    provisioning_status: m.provisioning_status,
+    admin_state_up: m.admin_state_up,
+    address: m.address,
+    protocol_port: m.protocol_port,
+    weight: m.weight,
+    backup: m.backup,
+    subnet_id: m.subnet_id,
+    project_id: m.project_id,
+    created_at: apiTime(m.created_at),
+    updated_at: apiTime(m.updated_at),
+    monitor_address: m.monitor_address,
+    monitor_port: m.monitor_port,
+    tags: m.tags,
+  }),
+};
+
+/** The pool a member request names, refused as Octavia refuses it when it is not ACTIVE. */
+export function mutableMemberPool(tree: Tree, poolId: string): TreeRecord {
+  const pool = tree.get("pool", poolId);
+  if (!pool) throw notFound("Pool", poolId);
+  if (pool.provisioning_status !== ACTIVE) throw immutable("Pool", poolId);
+  return pool;
+}
+
+/** validate.ip_not_reserved: Octavia compares the exploded, upper-case form. */
+export function memberAddressNotReserved(address: string): void {
+  const full = exploded(address);
+  if (RESERVED_IPS.includes(full)) throw invalidOption(full, "member address");
+}
+
+function exploded(ip: string): string {
+  if (!ip.includes(":")) return ip;
+  const groups = (s: string) =>
+    s === ""
+      ? []
+      : s.split(":").flatMap((g) => {
+          if (!g.includes(".")) return [g];
+          const [a, b, c, d] = g.split(".").map(Number) as [number, number, number, number];
+          return [((a << 8) | b).toString(16), ((c << 8) | d).toString(16)];
+        });
+  const [head, tail] = ip.includes("::") ? (ip.split("::") as [string, string]) : [ip, undefined];
+  const h = groups(head);
+  const t = tail === undefined ? [] : groups(tail);
+  const zeros = tail === undefined ? [] : Array<string>(8 - h.length - t.length).fill("0");
+  return [...h, ...zeros, ...t].map((g) => g.padStart(4, "0")).join(":").toUpperCase();
+}
+
+export const duplicateMember = (address: string, port: number) =>
+  new Fault(409, `Another member on this pool is already using ip ${address} on protocol_port ${port}`);
+
+/** The listeners that use a pool (Octavia's Pool.listeners): by default, or by an enabled L7 policy with rules. */
+function poolListeners(tree: Tree, poolId: string): ChildRef[] {
+  const ids = new Set(tree.of("listener").filter((l) => l.default_pool_id === poolId).map((l) => l.id));
+  for (const p of tree.of("l7policy")) {
+    const ruled = tree.of("l7rule").some((r) => r.l7policy_id === p.id);
+    if (p.redirect_pool_id === poolId && p.admin_state_up === true && ruled) ids.add(String(p.listener_id));
+  }
+  return [...ids].filter((id) => tree.get("listener", id)).map((id) => ({ kind: "listener", id }));
+}
+
+/** What a member change marks PENDING_UPDATE: its pool and the pool's listeners. */
+export const memberParents = (tree: Tree, poolId: string): ChildRef[] => [{ kind: "pool", id: poolId }, ...poolListeners(tree, poolId)];
+
+/**
+ * The amphora driver's _validate_members: LVS (UDP, SCTP) pools cannot mix address families
+ * between the VIPs and the members; checked only when the pool serves a listener, as there.
+ */
+export function checkMemberAddressFamilies(tree: Tree, pool: TreeRecord, addresses: string[]): void {
+  if (!LVS_PROTOCOLS.includes(String(pool.protocol)) || poolListeners(tree, pool.id).length === 0) return;
+  const vips = [tree.lb.vip_address, ...tree.lb.additional_vips.map((v) => v.ip_address)];
+  const hasV6 = vips.some((v) => v.includes(":"));
+  const hasV4 = vips.some((v) => !v.includes(":"));
+  for (const a of addresses) {
+    if (a.includes(":") ? !hasV6 : !hasV4) {
+      throw new Fault(
+        501,
+        `Provider '${tree.lb.provider}' does not support a requested option: This provider doesn't support mixing IPv4 and IPv6 addresses for its VIP and members in ${String(pool.protocol)} load balancers.`,
+      );
+    }
+  }
+}
+
+/** A new member of `pool` (db_prepare.create_member): NO_MONITOR unless the pool has a health monitor. */
+export function newMember(b: MemberPost, tree: Tree, pool: TreeRecord, id: string, now: string): Member {
+  const monitored = tree.of("healthmonitor").some((h) => h.pool_id === pool.id);
+  return {
+    id,
+    project_id: tree.lb.project_id,
+    pool_id: pool.id,
+    loadbalancer_id: tree.lb.id,
+    name: b.name ?? null,
+    admin_state_up: b.admin_state_up,
+    address: b.address,
+    protocol_port: b.protocol_port,
+    weight: b.weight,
+    backup: b.backup,
+    subnet_id: b.subnet_id ?? null,
+    monitor_address: b.monitor_address ?? null,
+    monitor_port: b.monitor_port ?? null,
+    tags: [...new Set(b.tags ?? [])],
+    provisioning_status: PENDING_CREATE,
+    operating_status: monitored ? OFFLINE : NO_MONITOR,
+    created_at: now,
+    updated_at: null,
+  };
+}
+
+const poolMembers = (tree: Tree, poolId: string) => tree.of<Member>("member").filter((m) => m.pool_id === poolId);
+
+export const memberResource: ChildResource<Member, MemberPost, MemberPut> = {
+  descriptor: memberDescriptor,
+  argument: "member_",
+  post: MemberPost,
+  put: MemberPut,
+  scope: { param: "pool_id", field: "pool_id", parentKind: "pool" },
+  parentOf: (_body, params) => ({ kind: "pool", id: params.pool_id ?? "" }),
+  create({ body: b, tree, id, now, params }) {
+    const poolId = params.pool_id ?? "";
+    // In Octavia's order: reserved address, pool then LB mutable, duplicate (the DB's unique key), driver checks.
+    memberAddressNotReserved(b.address);
+    const pool = mutableMemberPool(tree, poolId);
+    if (tree.lb.provisioning_status !== ACTIVE) throw immutable("Load Balancer", tree.lb.id);
+    if (poolMembers(tree, poolId).some((m) => m.address === b.address && m.protocol_port === b.protocol_port)) {
+      throw duplicateMember(b.address, b.protocol_port);
+    }
+    checkMemberAddressFamilies(tree, pool, [b.address]);
+    return newMember(b, tree, pool, id, now);
+  },
+  update({ body: b, record, tree }) {
+    mutableMemberPool(tree, record.pool_id);
+    const set: Partial<Member> = { updated_at: new Date().toISOString() };
+    if (b.name !== undefined) set.name = b.name;
+    if (b.admin_state_up !== undefined) set.admin_state_up = b.admin_state_up;
+    // Cleared (null) weight and backup go back to their defaults (_set_default_on_none).
+    if (b.weight !== undefined) set.weight = b.weight ?? DEFAULT_WEIGHT;
+    if (b.backup !== undefined) set.backup = b.backup ?? false;
+    if (b.monitor_address !== undefined) set.monitor_address = b.monitor_address;
+    if (b.monitor_port !== undefined) set.monitor_port = b.monitor_port;
+    // A null tags list leaves the tags as they are (the repository ignores None).
+    if (b.tags !== undefined && b.tags !== null) set.tags = b.tags;
+    return set;
+  },
+  parents: (record, tree) => memberParents(tree, record.pool_id),
+  checkDelete: (record, tree) => void mutableMemberPool(tree, record.pool_id),
+};

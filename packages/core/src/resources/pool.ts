@@ -1,0 +1,479 @@
+// The pool resource (octavia/api/v2/types/pool.py, controllers/pool.py): created on a load
+// balancer, or on a listener whose default pool it becomes.
+import { z } from "zod";
+import {
+  AMPHORA_LB_ALGORITHMS,
+  DEFAULT_POOL_ALPN_PROTOCOLS,
+  DEFAULT_POOL_CIPHERS,
+  DEFAULT_POOL_TLS_VERSIONS,
+  DESCRIPTION_MAX,
+  LB_ALGORITHMS,
+  NAME_MAX,
+  OFFLINE,
+  PENDING_CREATE,
+  PENDING_STATUSES,
+  PENDING_UPDATE,
+  POOL_ALPN_PROTOCOLS,
+  POOL_PROTOCOLS,
+  POOL_TLS_VERSIONS,
+  SESSION_PERSISTENCE_TYPES,
+  TLS_CIPHER_PROHIBIT_LIST,
+  VALID_LISTENER_POOL_PROTOCOL_MAP,
+} from "../constants";
+import { Fault, internalError, notFound, validation } from "../faults";
+import type { TreeRecord } from "../ports";
+import { body, bool, ipAddress, str, tags, uuid } from "../validation";
+import type { ChildRef, ChildResource, Tree } from "./child";
+import { apiTime, type ResourceDescriptor } from "./descriptor";
+
+const UDP_SCTP = ["UDP", "SCTP"];
+
+/** wsme Enum: any JSON value, refused unless it is one of `values` (null included, as wsme validates None). */
+export const wsmeEnum = <T extends string>(values: readonly T[]) =>
+  z.unknown().refine((v): v is T => (values as readonly unknown[]).includes(v), {
+    error: `Value should be one of: ${values.join(", ")}`,
+  }) as unknown as z.ZodType<T, unknown>;
+
+/** wsme IntegerType(minimum, maximum): Python's int() of the JSON value, then the range. */
+export const wsmeInteger = (min?: number, max?: number) =>
+  z.unknown().transform((v, ctx) => {
+    const n = pythonInt(v);
+    const problem =
+      typeof n === "string"
+        ? n
+        : min !== undefined && n < min
+          ? `Value should be greater or equal to ${min}`
+          : max !== undefined && n > max
+            ? `Value should be lower or equal to ${max}`
+            : undefined;
+    if (problem === undefined) return n as number;
+    ctx.addIssue({ code: "custom", message: problem });
+    return z.NEVER;
+  });
+
+function pythonInt(v: unknown): number | string {
+  if (v === undefined || v === null) return "Mandatory field missing.";
+  if (typeof v === "boolean") return v ? 1 : 0;
+  if (typeof v === "number") return Math.trunc(v);
+  if (typeof v === "string") return /^\s*[+-]?\d+\s*$/.test(v) ? parseInt(v, 10) : `invalid literal for int() with base 10: '${v}'`;
+  return `int() argument must be a string, a bytes-like object or a real number, not '${Array.isArray(v) ? "list" : "dict"}'`;
+}
+
+const COOKIE_NAME_PATTERN = String.raw`^[^\s,;\\]+$`;
+const cookieName = () =>
+  str(255).regex(new RegExp(COOKIE_NAME_PATTERN), { error: `Value should match the pattern ${COOKIE_NAME_PATTERN}` });
+const ref = () => str(255);
+const list = <T extends z.ZodTypeAny>(item: T) => z.array(item, { error: "Value should be a list" });
+/** ArrayType(AlpnProtocolType): wsme validates the list as a whole. */
+const alpnList = () =>
+  list(z.unknown()).refine((l) => l.every((p) => POOL_ALPN_PROTOCOLS.includes(p as string)), {
+    error: "Value should be a valid ALPN protocol ID",
+  }) as unknown as z.ZodType<string[], unknown>;
+
+const SessionPersistencePost = body({
+  // Mandatory; a null type is refused later, as "Invalid session_persistence provided.".
+  type: wsmeEnum(SESSION_PERSISTENCE_TYPES).nullable(),
+  cookie_name: cookieName().nullish(),
+  persistence_timeout: wsmeInteger().nullish(),
+  persistence_granularity: ipAddress().nullish(),
+});
+const SessionPersistencePut = SessionPersistencePost.extend({ type: wsmeEnum(SESSION_PERSISTENCE_TYPES).nullish() });
+/** A session persistence as given (its type may be missing from a PUT). */
+type SessionPersistenceBody = Omit<z.output<typeof SessionPersistencePut>, "type"> & { type?: string | null };
+
+export const PoolPost = body({
+  name: str(NAME_MAX).nullish(),
+  description: str(DESCRIPTION_MAX).nullish(),
+  // wsme turns a null admin_state_up into False (BaseType.to_dict).
+  admin_state_up: bool().nullable().default(true),
+  listener_id: uuid().nullish(),
+  loadbalancer_id: uuid().nullish(),
+  protocol: wsmeEnum(POOL_PROTOCOLS),
+  lb_algorithm: wsmeEnum(LB_ALGORITHMS),
+  session_persistence: SessionPersistencePost.nullish(),
+  // Deprecated and ignored: a pool belongs to its load balancer's project.
+  project_id: str(36).nullish(),
+  tenant_id: str(36).nullish(),
+  // Accepted by Octavia's type, but only a load balancer's single-call create builds them.
+  healthmonitor: z.unknown().nullish(),
+  members: list(z.unknown()).nullish(),
+  tags: tags().nullish(),
+  tls_container_ref: ref().nullish(),
+  ca_tls_container_ref: ref().nullish(),
+  crl_container_ref: ref().nullish(),
+  tls_enabled: bool().nullish(),
+  tls_ciphers: str(2048).nullish(),
+  tls_versions: list(str(32)).nullish(),
+  alpn_protocols: alpnList().nullish(),
+});
+export type PoolPost = z.output<typeof PoolPost>;
+
+export const PoolPut = body({
+  name: str(NAME_MAX).nullish(),
+  description: str(DESCRIPTION_MAX).nullish(),
+  admin_state_up: bool().nullish(),
+  lb_algorithm: wsmeEnum(LB_ALGORITHMS).nullish(),
+  session_persistence: SessionPersistencePut.nullish(),
+  tags: tags().nullish(),
+  tls_container_ref: ref().nullish(),
+  ca_tls_container_ref: ref().nullish(),
+  crl_container_ref: ref().nullish(),
+  tls_enabled: bool().nullish(),
+  tls_ciphers: str(2048).nullish(),
+  tls_versions: list(str(32)).nullish(),
+  alpn_protocols: alpnList().nullish(),
+});
+export type PoolPut = z.output<typeof PoolPut>;
+
+export interface SessionPersistence {
+  type: string;
+  cookie_name: string | null;
+  persistence_timeout: number | null;
+  persistence_granularity: string | null;
+}
+
+export type Pool = TreeRecord & {
+  id: string;
+  project_id: string;
+  loadbalancer_id: string;
+  name: string | null;
+  description: string | null;
+  admin_state_up: boolean;
+  protocol: string;
+  lb_algorithm: string;
+  session_persistence: SessionPersistence | null;
+  tls_enabled: boolean;
+  tls_container_ref: string | null;
+  ca_tls_container_ref: string | null;
+  crl_container_ref: string | null;
+  tls_ciphers: string | null;
+  tls_versions: string[] | null;
+  alpn_protocols: string[] | null;
+  tags: string[];
+  provisioning_status: string;
+  operating_status: string;
+  created_at: string;
+  updated_at: string | null;
+  /**
+   * The listener named by the create (listener_id), whose default pool this pool became. Only read
+   * while the pool is PENDING_CREATE: the create's answer is built from the tree read before the
+   * listener's default_pool_id was set.
+   */
+  create_listener_id: string | null;
+};
+
+/** Octavia's Pool.listeners: the listeners using the pool as default pool or through an enabled L7 policy with rules. */
+export function poolListenerIds(tree: Tree, poolId: string): string[] {
+  const ids = new Set(tree.of("listener").filter((l) => l.default_pool_id === poolId).map((l) => l.id));
+  for (const p of tree.of("l7policy")) {
+    if (p.redirect_pool_id !== poolId || p.admin_state_up !== true) continue;
+    if (tree.of("l7rule").some((r) => r.l7policy_id === p.id)) ids.add(String(p.listener_id));
+  }
+  return [...ids].filter((id) => tree.get("listener", id));
+}
+
+const idOnly = (id: string) => ({ id });
+
+export const poolDescriptor: ResourceDescriptor<Pool> = {
+  kind: "pool",
+  displayName: "Pool",
+  root: "pool",
+  collection: "pools",
+  attributes: [
+    "id", "name", "description", "provisioning_status", "operating_status", "admin_state_up", "protocol", "lb_algorithm",
+    "session_persistence", "project_id", "tenant_id", "loadbalancers", "listeners", "created_at", "updated_at",
+    "healthmonitor_id", "members", "tags", "tls_container_ref", "ca_tls_container_ref", "crl_container_ref",
+    "tls_enabled", "tls_ciphers", "tls_versions", "alpn_protocols",
+  ],
+  toResponse: (p, tree) => {
+    const listeners = tree ? poolListenerIds(tree, p.id) : [];
+    if (p.provisioning_status === PENDING_CREATE && p.create_listener_id && !listeners.includes(p.create_listener_id)) {
+      listeners.push(p.create_listener_id);
+    }
+    const sp = p.session_persistence;
+    return {
+      id: p.id,
+      name: p.name ?? "",
+      description: p.description ?? "",
+      provisioning_status: p.provisioning_status,
+      operating_status: p.operating_status,
+      admin_state_up: p.admin_state_up,
+      protocol: p.protocol,
+      lb_algorithm: p.lb_algorithm,
+      session_persistence: sp && {
+        type: sp.type,
+        cookie_name: sp.cookie_name,
+        persistence_timeout: sp.persistence_timeout,
+        persistence_granularity: sp.persistence_granularity,
+      },
+      project_id: p.project_id,
+      tenant_id: p.project_id,
+      loadbalancers: [idOnly(p.loadbalancer_id)],
+      listeners: listeners.map(idOnly),
+      created_at: apiTime(p.created_at),
+      updated_at: apiTime(p.updated_at),
+      healthmonitor_id: tree?.of("healthmonitor").find((h) => h.pool_id === p.id)?.id ?? null,
+      members: (tree?.of("member") ?? []).filter((m) => m.pool_id === p.id).map((m) => idOnly(m.id)),
+      tags: p.tags,
+      tls_container_ref: p.tls_container_ref,
+      ca_tls_container_ref: p.ca_tls_container_ref,
+      crl_container_ref: p.crl_container_ref,
+      tls_enabled: p.tls_enabled,
+      tls_ciphers: p.tls_ciphers,
+      tls_versions: p.tls_versions,
+      alpn_protocols: p.alpn_protocols,
+    };
+  },
+};
+
+// ---- Octavia's validations, in its words ---------------------------------------------------------
+
+/** BaseController._validate_protocol. */
+export function checkListenerPoolProtocol(listenerProtocol: string, poolProtocol: string): void {
+  if ((VALID_LISTENER_POOL_PROTOCOL_MAP[listenerProtocol] ?? []).includes(poolProtocol)) return;
+  throw validation(`The pool protocol '${poolProtocol}' is invalid while the listener protocol is '${listenerProtocol}'.`);
+}
+
+/** PoolsController._validate_pool_request_for_udp_sctp. */
+function checkUdpSctpSessionPersistence(sp: SessionPersistenceBody | null | undefined): void {
+  if (!sp) return;
+  if (sp.type === "SOURCE_IP" && sp.cookie_name) {
+    throw validation(
+      "session_persistence SOURCE_IP type for UDP and SCTP protocols only accepts: type, persistence_timeout, persistence_granularity.",
+    );
+  }
+  if (sp.cookie_name) throw validation("Cookie names are not supported for UDP/SCTP pools.");
+  if (sp.type === "HTTP_COOKIE" || sp.type === "APP_COOKIE") {
+    throw validation(`Session persistence of type ${sp.type} is not supported for UDP/SCTP protocol pools.`);
+  }
+}
+
+/** The session persistence rules of a pool of `protocol`; `udpOnly` is the message for UDP fields elsewhere (it differs between POST and PUT). */
+function checkSessionPersistence(protocol: string, sp: SessionPersistenceBody | null | undefined, udpOnly: string): void {
+  if (UDP_SCTP.includes(protocol)) checkUdpSctpSessionPersistence(sp);
+  else if (sp && (sp.persistence_timeout || sp.persistence_granularity)) throw validation(udpOnly);
+  if (sp) checkSessionPersistenceFields(sp);
+}
+
+const BAD_COOKIE_NAME = /[\x00-\x20\x22\x28-\x29\x2c\x2f\x3a-\x40\x5b-\x5d\x7b\x7d\x7f]+/;
+
+/** validate.check_session_persistence (a missing type is its KeyError). */
+function checkSessionPersistenceFields(sp: SessionPersistenceBody): void {
+  if (!sp.type) throw validation("Invalid session_persistence provided.");
+  if (sp.cookie_name) {
+    if (sp.type !== "APP_COOKIE") {
+      throw validation('Field "cookie_name" can only be specified with session persistence of type "APP_COOKIE".');
+    }
+    if (BAD_COOKIE_NAME.test(sp.cookie_name) || !/[\x00-\xff]/.test(sp.cookie_name)) throw validation('Supplied "cookie_name" is invalid.');
+  }
+  if (sp.type === "APP_COOKIE" && !sp.cookie_name) {
+    throw validation('Field "cookie_name" must be specified when using the "APP_COOKIE" session persistence type.');
+  }
+}
+
+/** validate.check_cipher_prohibit_list, raising as the pool controller does. */
+function checkCiphers(ciphers: string): void {
+  if (!/^[A-Za-z0-9\-+!:@=_.]+$/.test(ciphers)) {
+    throw validation("Invalid characters in cipher string. Only alphanumeric, -, +, !, :, @, =, _, and . are allowed.");
+  }
+  const prohibited = TLS_CIPHER_PROHIBIT_LIST.split(":");
+  const rejected = ciphers.split(":").filter((c) => prohibited.includes(c));
+  if (rejected.length > 0) throw validation(`The following ciphers have been prohibited by an administrator: ${rejected.join(", ")}`);
+}
+
+/** validate.check_tls_version_list ([api_settings] minimum_tls_version is unset: no minimum). */
+function checkTlsVersions(versions: string[] | null): void {
+  if (versions !== null && versions.length === 0) {
+    throw validation("Empty TLS version list. Either specify at least one TLS version or remove this parameter to use the default.");
+  }
+  const invalid = (versions ?? []).filter((v) => !POOL_TLS_VERSIONS.includes(v));
+  if (invalid.length > 0) throw validation(`Invalid TLS versions: ${invalid.join(", ")}`);
+}
+
+/** validate.check_alpn_protocols. */
+function checkAlpnProtocols(protocols: string[] | null): void {
+  if (protocols !== null && protocols.length === 0) {
+    throw validation("Empty ALPN protocol list. Either specify at least one ALPN protocol or remove this parameter to use the default.");
+  }
+  const invalid = (protocols ?? []).filter((p) => !POOL_ALPN_PROTOCOLS.includes(p));
+  if (invalid.length > 0) throw validation(`Invalid ALPN protocol: ${invalid.join(", ")}`);
+}
+
+/** The amphora provider driver's _validate_pool_algorithm, as call_provider reports it. */
+function checkProviderAlgorithm(tree: Tree, algorithm: string): void {
+  if (AMPHORA_LB_ALGORITHMS.includes(algorithm)) return;
+  throw new Fault(
+    501,
+    `Provider '${tree.lb.provider}' does not support a requested option: Amphora provider does not support ${algorithm} algorithm.`,
+  );
+}
+
+const storedSessionPersistence = (sp: SessionPersistenceBody | null | undefined): SessionPersistence | null =>
+  sp
+    ? {
+        type: sp.type!,
+        cookie_name: sp.cookie_name ?? null,
+        persistence_timeout: sp.persistence_timeout ?? null,
+        persistence_granularity: sp.persistence_granularity ?? null,
+      }
+    : null;
+
+// ---- the resource ----------------------------------------------------------------------------------
+
+export const poolResource: ChildResource<Pool, PoolPost, PoolPut> = {
+  descriptor: poolDescriptor,
+  argument: "pool_",
+  post: PoolPost,
+  put: PoolPut,
+  // Octavia takes the load balancer from loadbalancer_id first, else from the listener.
+  parentOf: (b) => {
+    if (b.loadbalancer_id) return { kind: "loadbalancer", id: b.loadbalancer_id };
+    if (b.listener_id) return { kind: "listener", id: b.listener_id };
+    throw validation("Must provide at least one of: loadbalancer_id, listener_id");
+  },
+
+  // In the order of PoolsController.post, _validate_create_pool and the amphora driver's pool_create.
+  create({ body: b, tree, id, now }) {
+    // Octavia's ORM fails on a single create given a monitor or members (only a load balancer's
+    // single-call create builds them): answer the same 500.
+    if (b.healthmonitor != null || (b.members?.length ?? 0) > 0) throw internalError();
+    const listener = b.listener_id ? tree.get("listener", b.listener_id) : undefined;
+    if (b.listener_id && !listener) throw notFound("Listener", b.listener_id);
+    if (listener) {
+      if (listener.protocol === "PROMETHEUS") throw new Fault(400, "Protocol PROMETHEUS listeners cannot have child objects.");
+      checkListenerPoolProtocol(String(listener.protocol), b.protocol);
+    }
+    checkSessionPersistence(b.protocol, b.session_persistence, "persistence_timeout and persistence_granularity is only for UDP and SCTP protocol pools.");
+    if (listener?.default_pool_id && tree.get("pool", String(listener.default_pool_id))) {
+      throw new Fault(409, "This listener already has a default pool");
+    }
+
+    // db_prepare.create_pool: a TLS-enabled pool gets the configured defaults.
+    const tlsEnabled = b.tls_enabled ?? false;
+    const tlsCiphers = b.tls_ciphers ?? (tlsEnabled ? DEFAULT_POOL_CIPHERS : null);
+    const tlsVersions = b.tls_versions ?? (tlsEnabled ? [...DEFAULT_POOL_TLS_VERSIONS] : null);
+    const alpnProtocols = b.alpn_protocols ?? (tlsEnabled ? [...DEFAULT_POOL_ALPN_PROTOCOLS] : null);
+    // Any non-empty container reference is accepted: there is no certificate manager to ask.
+    if (b.crl_container_ref && !b.ca_tls_container_ref) {
+      throw validation("A CA certificate reference is required to specify a revocation list.");
+    }
+    if (tlsCiphers) checkCiphers(tlsCiphers);
+    if (tlsEnabled) {
+      checkTlsVersions(tlsVersions);
+      checkAlpnProtocols(alpnProtocols);
+    }
+    checkProviderAlgorithm(tree, b.lb_algorithm);
+
+    return {
+      id,
+      project_id: tree.lb.project_id,
+      loadbalancer_id: tree.lb.id,
+      name: b.name ?? null,
+      description: b.description ?? null,
+      admin_state_up: b.admin_state_up ?? false,
+      protocol: b.protocol,
+      lb_algorithm: b.lb_algorithm,
+      session_persistence: storedSessionPersistence(b.session_persistence),
+      tls_enabled: tlsEnabled,
+      tls_container_ref: b.tls_container_ref ?? null,
+      ca_tls_container_ref: b.ca_tls_container_ref ?? null,
+      crl_container_ref: b.crl_container_ref ?? null,
+      tls_ciphers: tlsCiphers,
+      tls_versions: tlsVersions,
+      alpn_protocols: alpnProtocols,
+      tags: b.tags ?? [],
+      provisioning_status: PENDING_CREATE,
+      operating_status: OFFLINE,
+      created_at: now,
+      updated_at: null,
+      create_listener_id: listener ? listener.id : null,
+    };
+  },
+
+  // In the order of PoolsController.put, _validate_pool_PUT and the amphora driver's pool_update.
+  update({ body: b, record, tree }) {
+    // A null TLS version list or cipher string goes back to the configured default.
+    const tlsVersions = b.tls_versions === null ? [...DEFAULT_POOL_TLS_VERSIONS] : b.tls_versions;
+    const tlsCiphers = b.tls_ciphers === null ? DEFAULT_POOL_CIPHERS : b.tls_ciphers;
+    // A session persistence without a type keeps the pool's type; the other fields are replaced.
+    let sp: SessionPersistenceBody | null | undefined = b.session_persistence;
+    if (sp && !sp.type && record.session_persistence?.type) sp = { ...sp, type: record.session_persistence.type };
+
+    checkSessionPersistence(record.protocol, sp, "persistence_timeout and persistence_granularity is only for UDP protocol pools.");
+
+    const crlRef = b.crl_container_ref ? b.crl_container_ref : b.crl_container_ref === undefined ? record.crl_container_ref : null;
+    const dbCaRef = record.ca_tls_container_ref;
+    if (b.ca_tls_container_ref !== undefined) {
+      if (!b.ca_tls_container_ref && dbCaRef && crlRef) {
+        throw validation("A CA reference cannot be removed when a certificate revocation list is present.");
+      }
+      if (!b.ca_tls_container_ref && !dbCaRef && crlRef) {
+        throw validation("A CA reference is required to specify a certificate revocation list.");
+      }
+    } else if (!dbCaRef && crlRef) {
+      throw validation("A CA reference is required to specify a certificate revocation list.");
+    }
+    if (tlsCiphers) checkCiphers(tlsCiphers);
+    if (tlsVersions !== undefined) checkTlsVersions(tlsVersions);
+    if (b.alpn_protocols !== undefined) checkAlpnProtocols(b.alpn_protocols);
+    if (b.lb_algorithm) checkProviderAlgorithm(tree, b.lb_algorithm);
+
+    const set: Partial<Pool> = { updated_at: new Date().toISOString() };
+    if (b.name !== undefined) set.name = b.name;
+    if (b.description !== undefined) set.description = b.description;
+    if (b.admin_state_up !== undefined) set.admin_state_up = b.admin_state_up ?? false;
+    if (b.lb_algorithm) set.lb_algorithm = b.lb_algorithm;
+    if (sp !== undefined) set.session_persistence = storedSessionPersistence(sp);
+    // A null tags list leaves the tags as they are (the repository ignores None).
+    if (b.tags !== undefined && b.tags !== null) set.tags = b.tags;
+    if (b.tls_container_ref !== undefined) set.tls_container_ref = b.tls_container_ref;
+    if (b.ca_tls_container_ref !== undefined) set.ca_tls_container_ref = b.ca_tls_container_ref;
+    if (b.crl_container_ref !== undefined) set.crl_container_ref = b.crl_container_ref;
+    if (b.tls_enabled !== undefined && b.tls_enabled !== null) set.tls_enabled = b.tls_enabled;
+    if (tlsCiphers !== undefined) set.tls_ciphers = tlsCiphers;
+    if (tlsVersions !== undefined) set.tls_versions = tlsVersions;
+    if (b.alpn_protocols !== undefined) set.alpn_protocols = b.alpn_protocols;
+    return set;
+  },
+
+  /**
+   * The listeners using the pool (Octavia moves them PENDING_UPDATE with it). Listeners whose
+   * default pool a create sets or a delete unsets are marked by sideEffects instead, in the same
+   * write (one transaction may not write an item twice): on a create the tree read before it has no
+   * listener using the new pool, and a delete (the record as stored, not PENDING_*) leaves them out.
+   */
+  parents(record, tree) {
+    const deleting = !PENDING_STATUSES.includes(record.provisioning_status);
+    return poolListenerIds(tree, record.id)
+      .filter((id) => !(deleting && tree.get("listener", id)?.default_pool_id === record.id))
+      .map((id): ChildRef => ({ kind: "listener", id }));
+  },
+
+  /** Octavia deletes the pool's members and health monitor with it (cascade="delete"). */
+  cascade: (record, tree) => [
+    ...tree.of("member").filter((m) => m.pool_id === record.id).map((m) => ({ kind: "member", id: m.id })),
+    ...tree.of("healthmonitor").filter((h) => h.pool_id === record.id).map((h) => ({ kind: "healthmonitor", id: h.id })),
+  ],
+
+  /** A pool an L7 policy redirects to cannot be deleted; a listener's default pool can. */
+  checkDelete(record, tree) {
+    const policy = tree.of("l7policy").find((p) => p.redirect_pool_id === record.id);
+    if (policy) throw new Fault(409, `Pool ${record.id} is in use by L7 policy ${policy.id}`);
+  },
+
+  sideEffects(action, record, tree) {
+    // Created with listener_id: the pool becomes the listener's default pool.
+    if (action === "create" && record.create_listener_id) {
+      return [{ kind: "listener", id: record.create_listener_id, set: { default_pool_id: record.id, provisioning_status: PENDING_UPDATE } }];
+    }
+    // Deleting the pool clears the default_pool_id of the listeners using it (SQLAlchemy nulls the
+    // foreign key of Pool._default_listeners when the pool row goes).
+    if (action === "delete") {
+      return tree
+        .of("listener")
+        .filter((l) => l.default_pool_id === record.id)
+        .map((l) => ({ kind: "listener", id: l.id, set: { default_pool_id: null, provisioning_status: PENDING_UPDATE } }));
+    }
+    return [];
+  },
+};

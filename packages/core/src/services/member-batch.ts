@@ -1,0 +1,113 @@
+// The batch update of a pool's members (PUT /v2/lbaas/pools/{pool_id}/members, Octavia's
+// MembersController.put): the request is the pool's whole member set, matched on (address,
+// protocol_port). One lock, one transaction set and ONE flow for everything it creates, updates and
+// deletes; the store splits the writes into transactions of at most 100 items itself.
+import { randomUUID } from "node:crypto";
+import { ACTIVE, PENDING_DELETE, PENDING_UPDATE } from "../constants";
+import { immutable, validation } from "../faults";
+import { authorize, type RequestContext } from "../policy";
+import type { ChildWrite } from "../ports";
+import {
+  checkMemberAddressFamilies,
+  memberAddressNotReserved,
+  memberParents,
+  mutableMemberPool,
+  newMember,
+  type Member,
+  type MemberPost,
+} from "../resources/member";
+import { lbOf, lockedChange } from "./children";
+import type { LockDeps } from "./lock";
+
+export const MEMBER_BATCH_FLOW = "member-batch-update";
+
+/** Thrown out of `decide` when the request changes nothing: Octavia rolls back and answers 202. */
+class NothingToDo extends Error {}
+
+const keyOf = (address: string, port: number) => `${address}#${port}`;
+
+/** Answers once the change is locked in and its flow started, or when there was nothing to do. */
+export async function batchUpdateMembers(
+  deps: LockDeps,
+  ctx: RequestContext,
+  poolId: string,
+  members: MemberPost[],
+  additiveOnly: boolean,
+): Promise<void> {
+  const lbId = await lbOf(deps, { kind: "pool", id: poolId });
+  try {
+    await lockedChange(deps, lbId, (tree) => {
+      // POST + PUT (+ DELETE) since this is all of create, update and delete.
+      authorize(ctx, "os_load-balancer_api:member:post", tree.lb.project_id);
+      authorize(ctx, "os_load-balancer_api:member:put", tree.lb.project_id);
+      if (!additiveOnly) authorize(ctx, "os_load-balancer_api:member:delete", tree.lb.project_id);
+      // Octavia takes the locks before it looks at the members: a no-op on a busy LB is still a 409.
+      const pool = mutableMemberPool(tree, poolId);
+      if (tree.lb.provisioning_status !== ACTIVE) throw immutable("Load Balancer", lbId);
+
+      const old = tree.of<Member>("member").filter((m) => m.pool_id === poolId);
+      const oldByKey = new Map(old.map((m) => [keyOf(m.address, m.protocol_port), m]));
+      const wanted = new Set(members.map((m) => keyOf(m.address, m.protocol_port)));
+
+      const created: MemberPost[] = [];
+      const updated: { body: MemberPost; record: Member }[] = [];
+      // Current upstream Octavia: any (address, protocol_port) named twice is refused, new or existing.
+      const seen = new Set<string>();
+      for (const m of members) {
+        const key = keyOf(m.address, m.protocol_port);
+        if (seen.has(key)) throw validation("Member must be updated only once in the same request.");
+        seen.add(key);
+        const record = oldByKey.get(key);
+        if (!record) {
+          memberAddressNotReserved(m.address);
+          created.push(m);
+        } else {
+          updated.push({ body: m, record });
+        }
+      }
+      const deleted = old.filter((m) => !wanted.has(keyOf(m.address, m.protocol_port)));
+      // A resubmitted member counts as updated, so only an empty request on an empty pool is a no-op.
+      if (created.length === 0 && updated.length === 0 && deleted.length === 0) throw new NothingToDo();
+
+      const now = new Date().toISOString();
+      const puts: Member[] = created.map((b) => newMember(b, tree, pool, randomUUID(), now));
+      // The driver sees new, updated and (additive only) untouched members.
+      const sent = [...created.map((b) => b.address), ...updated.map((u) => u.body.address), ...(additiveOnly ? deleted.map((m) => m.address) : [])];
+      checkMemberAddressFamilies(tree, pool, sent);
+
+      const writes: ChildWrite[] = [
+        ...puts.map((record) => ({ kind: "member", put: record })),
+        ...updated.map(({ body: b, record }) => ({ kind: "member", id: record.id, set: updateOf(b) })),
+        ...(additiveOnly ? [] : deleted.map((m) => ({ kind: "member", id: m.id, set: { provisioning_status: PENDING_DELETE } }))),
+        ...memberParents(tree, poolId).map((p) => ({ kind: p.kind, id: p.id, set: { provisioning_status: PENDING_UPDATE } })),
+      ];
+      return { flow: MEMBER_BATCH_FLOW, subject: { kind: "pool", id: poolId }, writes };
+    });
+  } catch (e) {
+    if (e instanceof NothingToDo) {
+      deps.log.info("member batch update is a no-op", { lbId, poolId });
+      return;
+    }
+    throw e;
+  }
+}
+
+/**
+ * What a resubmitted member overwrites: Octavia writes the MemberPOST with its defaults rendered,
+ * so an omitted weight, backup, admin state or monitor address/port goes back to its default;
+ * name, subnet and tags change only when given (tags only when not null).
+ */
+function updateOf(b: MemberPost): Record<string, unknown> {
+  const set: Record<string, unknown> = {
+    provisioning_status: PENDING_UPDATE,
+    admin_state_up: b.admin_state_up,
+    weight: b.weight,
+    backup: b.backup,
+    monitor_address: b.monitor_address ?? null,
+    monitor_port: b.monitor_port ?? null,
+  };
+  if (b.name !== undefined) set.name = b.name;
+  if (b.subnet_id !== undefined) set.subnet_id = b.subnet_id;
+  if (b.tags !== undefined && b.tags !== null) set.tags = [...new Set(b.tags)];
+  return set;
+}
