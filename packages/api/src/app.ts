@@ -13,6 +13,7 @@ import { healthMonitorRoutes, poolRoutes } from "./routes/pool";
 // IMPORT:pool
 import { memberRoutes } from "./routes/member";
 // IMPORT:member
+import { l7PolicyRoutes, l7RuleRoutes } from "./routes/l7";
 // IMPORT:l7
 import { catalogRoutes } from "./routes/catalog";
 // IMPORT:catalog
@@ -34,6 +35,8 @@ export function createApp(deps: ApiDeps): Hono<Env> {
     // ROUTES:pool
     app.route(`${v}/lbaas/pools/:pool_id/members`, memberRoutes(deps));
     // ROUTES:member
+    app.route(`${v}/lbaas/l7policies/:l7policy_id/rules`, l7RuleRoutes(deps));
+    app.route(`${v}/lbaas/l7policies`, l7PolicyRoutes(deps));
     // ROUTES:l7
     app.route(`${v}/lbaas`, catalogRoutes(deps));
     // ROUTES:catalog

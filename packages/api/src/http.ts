@@ -25,12 +25,15 @@ export async function listResponse<T>(
   /** The resource's objects as responses, for the project filter (if any). */
   source: (projectFilter: string | undefined) => ItemSource | Promise<ItemSource>,
   maxLimit: number,
+  /** Keys the source adds for filtering only (e.g. loadbalancer_id, as Octavia filters on its model's columns); never answered. */
+  hidden: readonly string[] = [],
 ) {
-  const q = parseListQuery(queryPairs(c), d.attributes, maxLimit);
+  const q = parseListQuery(queryPairs(c), [...d.attributes, ...hidden], maxLimit);
   const shaped = await source(q.filters.project_id?.[0]);
   const url = new URL(c.req.url);
   const page = await listPage(shaped, q, `${url.origin}${url.pathname}`);
-  return c.json({ [d.collection]: page.items.map((i) => selectFields(i, q.fields)), [`${d.collection}_links`]: page.links });
+  const visible = (i: Record<string, unknown>) => Object.fromEntries(Object.entries(i).filter(([k]) => !hidden.includes(k) || d.attributes.includes(k)));
+  return c.json({ [d.collection]: page.items.map((i) => selectFields(visible(i), q.fields)), [`${d.collection}_links`]: page.links });
 }
 
 /** Maps a source of records to a source of responses. */

@@ -281,7 +281,11 @@ describe("create", () => {
       // The VIP is IPv4.
       [{ listener: { ...base, allowed_cidrs: ["10.0.0.0/8", "2001:DB8:a0b:12f0::1/64"] } }, 400, "Validation failure: CIDR 2001:db8:a0b:12f0::/64 IP version incompatible with VIP 198.51.100.1 IP version."],
       // A full create's graph cannot be given to a listener's own create: Octavia fails on it.
-      [{ listener: { ...base, l7policies: [{ action: "REJECT" }] } }, 500, "An unknown exception occurred."],
+      [
+        { listener: { ...base, l7policies: [{ action: "REJECT" }] } },
+        400,
+        "Validation failure: default_pool and l7policies can only be given in a fully populated load balancer create.",
+      ],
       [{ listener: {} }, 400, "Invalid input for field/attribute protocol. Value: 'None'. Mandatory field missing."],
       [{ listeners: {} }, 400, "Unknown attribute for argument listener_: listeners"],
       ["{not json", 400, "Request is not in valid JSON format"],
@@ -503,5 +507,24 @@ describe("lists and stats", () => {
     ]);
     await t.store.updateLoadBalancer(lbId, owner, { provisioning_status: "ACTIVE" }, true);
     expect((await t.call("GET", `${LISTENERS}/${l.id}/stats`)).body).toEqual({ stats: { ...zeros, bytes_in: 5, bytes_out: 7, active_connections: 1, total_connections: 9 } });
+  });
+});
+
+describe("listener lists by load balancer", () => {
+  it("filter on loadbalancer_id (as `openstack loadbalancer listener list --loadbalancer` asks) without answering it", async () => {
+    const t2 = await inProcessApp();
+    const lbs: string[] = [];
+    for (let i = 0; i < 2; i++) {
+      const res = await t2.call("POST", "/v2/lbaas/loadbalancers", { loadbalancer: { vip_subnet_id: SUBNET } });
+      lbs.push(res.body.loadbalancer.id);
+      await t2.settle();
+      expect((await t2.call("POST", "/v2/lbaas/listeners", { listener: { loadbalancer_id: res.body.loadbalancer.id, protocol: "HTTP", protocol_port: 80 } })).status).toBe(201);
+      await t2.settle();
+    }
+    const res = await t2.call("GET", `/v2/lbaas/listeners?loadbalancer_id=${lbs[1]}`);
+    expect(res.status).toBe(200);
+    expect(res.body.listeners).toHaveLength(1);
+    expect(res.body.listeners[0].loadbalancers).toEqual([{ id: lbs[1] }]);
+    expect(res.body.listeners[0]).not.toHaveProperty("loadbalancer_id");
   });
 });

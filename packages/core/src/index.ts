@@ -24,6 +24,8 @@ export * from "./resources/healthmonitor";
 export * from "./resources/member";
 export * from "./services/member-batch";
 // EXPORT:member
+export * from "./resources/l7rule";
+export * from "./resources/l7policy";
 // EXPORT:l7
 export * from "./catalog";
 export * from "./resources/availability-zone";

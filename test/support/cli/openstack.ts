@@ -81,6 +81,8 @@ export function makeCli(standInUrl: string, ottavaUrl: string, { timeoutMs: defa
     OS_CLOUD: CLOUD,
     PYTHONWARNINGS: "ignore",
     PYTHONPATH: PYTHON_SHIM,
+    // No __pycache__ beside the shim in the repository.
+    PYTHONDONTWRITEBYTECODE: "1",
     OTTAVA_CLI_POLL_SECONDS: String(pollSeconds),
     NO_PROXY: "127.0.0.1,localhost",
     no_proxy: "127.0.0.1,localhost",

@@ -12,7 +12,9 @@ export function childRoutes<T extends TreeRecord, Post, Put>(res: ChildResource<
   const app = new Hono<Env>();
   extend?.(app); // resource-specific routes (e.g. stats, batch member update) go before /:id
   return app
-    .get("/", (c) => listResponse(c, d, (project) => childSource(deps, c.get("ctx"), res, project, c.req.param()), deps.config.paginationMaxLimit))
+    .get("/", (c) =>
+      listResponse(c, d, (project) => childSource(deps, c.get("ctx"), res, project, c.req.param()), deps.config.paginationMaxLimit, ["loadbalancer_id"]),
+    )
     .post("/", async (c) => {
       const body = parseRoot(res.argument, d.root, res.post, await jsonBody(c));
       const { record, tree } = await createChild(withLog(c), c.get("ctx"), res, body, c.req.param());

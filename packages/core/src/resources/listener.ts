@@ -30,7 +30,7 @@ import {
   TLS_CIPHER_PROHIBIT_LIST,
   VALID_LISTENER_POOL_PROTOCOL_MAP,
 } from "../constants";
-import { Fault, internalError, invalidOption, notFound, validation } from "../faults";
+import { Fault, invalidOption, notFound, validation } from "../faults";
 import { authorize, type RequestContext } from "../policy";
 import type { LoadBalancerStore, TreeRecord } from "../ports";
 import { body, bool, pyRepr, str, tags, uuid } from "../validation";
@@ -403,9 +403,12 @@ export const listenerResource: ChildResource<Listener, ListenerPost, ListenerPut
       checkTlsVersions(tlsVersions);
       checkAlpn(alpn);
     }
-    // Octavia's ORM fails on a single create given a graph's pool or policies, and on a null
-    // client_authentication (a NOT NULL column, answered as its DBError).
-    if (b.default_pool != null || (b.l7policies?.length ?? 0) > 0) throw internalError();
+    // Octavia's ORM fails (500) on a single create given a graph's pool or policies; Ottava refuses
+    // them clearly: they belong to the fully populated load-balancer create. A null
+    // client_authentication is a NOT NULL column there, answered as its DBError.
+    if (b.default_pool != null || (b.l7policies?.length ?? 0) > 0) {
+      throw validation("default_pool and l7policies can only be given in a fully populated load balancer create.");
+    }
     if (clientAuth === null) throw invalidOption(protocol, "protocol");
 
     return {

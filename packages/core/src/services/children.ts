@@ -229,7 +229,7 @@ export async function childSource<T extends TreeRecord>(
         start = list.findIndex((r) => r.id === after) + 1;
         if (start === 0) throw new Fault(400, `Supplied pagination marker '${after}' is not valid.`);
       }
-      for (const r of list.slice(start)) yield res.descriptor.toResponse(r, tree);
+      for (const r of list.slice(start)) yield { loadbalancer_id: r.loadbalancer_id, ...res.descriptor.toResponse(r, tree) };
     };
   }
   const source = deps.store.children(kind, listScope(ctx, projectFilter));
@@ -237,7 +237,8 @@ export async function childSource<T extends TreeRecord>(
     for await (const r of source(order, after)) {
       const rec = r as T;
       const tree = await treeOf(String(rec.loadbalancer_id));
-      if (tree) yield res.descriptor.toResponse(rec, tree);
+      // loadbalancer_id rides along for `?loadbalancer_id=` filters (the API answers it only where Octavia does).
+      if (tree) yield { loadbalancer_id: rec.loadbalancer_id, ...res.descriptor.toResponse(rec, tree) };
     }
   };
 }

@@ -1,0 +1,486 @@
+// The L7 policy resource (octavia/api/v2/types/l7policy.py, controllers/l7policy.py,
+// validate.sanitize_l7policy_api_args and L7PolicyRepository): what a listener does with the
+// requests an L7 policy's rules match, under /v2/lbaas/l7policies.
+import { randomUUID } from "node:crypto";
+import { z } from "zod";
+import {
+  DESCRIPTION_MAX,
+  L7POLICY_ACTION_REDIRECT_PREFIX,
+  L7POLICY_ACTION_REDIRECT_TO_POOL,
+  L7POLICY_ACTION_REDIRECT_TO_URL,
+  L7POLICY_ACTION_REJECT,
+  L7POLICY_ACTIONS,
+  L7POLICY_REDIRECT_HTTP_CODES,
+  MAX_L7RULES_PER_L7POLICY,
+  MAX_POLICY_POSITION,
+  MIN_POLICY_POSITION,
+  NAME_MAX,
+  OFFLINE,
+  PENDING_CREATE,
+  VALID_LISTENER_POOL_PROTOCOL_MAP,
+} from "../constants";
+import { Fault, notFound, validation } from "../faults";
+import type { TreeRecord } from "../ports";
+import { body, bool, str, tags, uuid } from "../validation";
+import type { ChildRef, ChildResource, Tree } from "./child";
+import { apiTime, type ResourceDescriptor } from "./descriptor";
+import { checkL7Rule, L7RuleSingleCreate, newL7Rule, pythonRepr, type L7Rule } from "./l7rule";
+
+const ARGUMENT = "l7policy_";
+const ROOT = "l7policy";
+
+/** int(v) as Python answers it: the number, or why not (a ValueError, or a TypeError's message). */
+function pythonInt(v: unknown): number | { error: string; type: boolean } {
+  if (typeof v === "boolean") return v ? 1 : 0;
+  if (typeof v === "number") return Math.trunc(v);
+  if (typeof v === "string") {
+    const m = /^\s*([+-]?\d+(?:_\d+)*)\s*$/.exec(v);
+    if (m) return parseInt(m[1]!.replace(/_/g, ""), 10);
+    return { error: `invalid literal for int() with base 10: ${pythonRepr(v)}`, type: false };
+  }
+  return { error: `int() argument must be a string, a bytes-like object or a real number, not '${pythonType(v)}'`, type: true };
+}
+
+const pythonType = (v: unknown) =>
+  Array.isArray(v) ? "list" : typeof v === "object" ? "dict" : typeof v === "boolean" ? "bool" : Number.isInteger(v) ? "int" : "float";
+
+/** Python's repr() of a JSON value, as wsme prints a request body in its messages. */
+function pythonLiteral(v: unknown): string {
+  if (v === null || v === undefined) return "None";
+  if (v === true) return "True";
+  if (v === false) return "False";
+  if (typeof v === "string") return pythonRepr(v);
+  if (typeof v === "number") return String(v);
+  if (Array.isArray(v)) return `[${v.map(pythonLiteral).join(", ")}]`;
+  return `{${Object.entries(v as Record<string, unknown>).map(([k, x]) => `${pythonRepr(k)}: ${pythonLiteral(x)}`).join(", ")}}`;
+}
+
+/**
+ * A wsme object whose integer attributes wsme converts with int() before validating anything: a
+ * value int() refuses fails the whole argument (with the whole body in the message), and one it
+ * cannot even take (a list, a dict) is a 500, as wsme answers both.
+ */
+function withIntegers<S extends z.ZodRawShape>(shape: S, integers: readonly string[]) {
+  return z
+    .unknown()
+    .transform((v) => {
+      if (typeof v !== "object" || v === null || Array.isArray(v)) return v;
+      const fields = v as Record<string, unknown>;
+      // Unknown attributes are refused first: leave them to the strict object.
+      if (Object.keys(fields).some((k) => !(k in shape))) return v;
+      for (const name of integers) {
+        if (fields[name] === undefined || fields[name] === null) continue;
+        const n = pythonInt(fields[name]);
+        if (typeof n === "number") continue;
+        if (n.type) throw new Fault(500, n.error);
+        throw new Fault(400, `Invalid input for field/attribute ${ARGUMENT}. Value: '${pythonLiteral({ [ROOT]: v })}'. ${n.error}`);
+      }
+      return v;
+    })
+    .pipe(body(shape));
+}
+
+/** wsme IntegerType(minimum, maximum), after withIntegers' conversion. */
+const integer = (min: number, max: number) =>
+  z.unknown().transform((v, ctx) => {
+    const n = pythonInt(v) as number;
+    if (n >= min && n <= max) return n;
+    ctx.addIssue({ code: "custom", message: n < min ? `Value should be greater or equal to ${min}` : `Value should be lower or equal to ${max}` });
+    return z.NEVER;
+  });
+
+/** wsme Enum(int, ...), after withIntegers' conversion. */
+const httpCode = () =>
+  z.unknown().transform((v, ctx) => {
+    const n = pythonInt(v) as number;
+    if ((L7POLICY_REDIRECT_HTTP_CODES as readonly number[]).includes(n)) return n;
+    ctx.addIssue({ code: "custom", message: `Value should be one of: ${L7POLICY_REDIRECT_HTTP_CODES.join(", ")}` });
+    return z.NEVER;
+  });
+
+/** wsme Enum(str, ...): anything else is refused with the choices; null passes, as in wsme. */
+const action = () =>
+  z.unknown().transform((v, ctx) => {
+    if (v === null || (L7POLICY_ACTIONS as readonly unknown[]).includes(v)) return v as string | null;
+    ctx.addIssue({ code: "custom", message: `Value should be one of: ${L7POLICY_ACTIONS.join(", ")}` });
+    return z.NEVER;
+  });
+
+/** Octavia's URLType: validate.url, requiring an http or https URL. */
+const url = () =>
+  z.unknown().transform((v, ctx) => {
+    if (typeof v === "string" && isValidUrl(v)) return v;
+    const message = typeof v === "string" ? "Value must be a valid URL string" : `expected string or bytes-like object, got '${pythonType(v)}'`;
+    ctx.addIssue({ code: "custom", message });
+    return z.NEVER;
+  });
+
+const INTEGERS = ["position", "redirect_http_code"] as const;
+
+export const L7PolicyPost = withIntegers(
+  {
+    name: str(NAME_MAX).nullish(),
+    description: str(DESCRIPTION_MAX).nullish(),
+    admin_state_up: bool().nullish(),
+    // Deprecated and ignored: a policy belongs to its load balancer's project.
+    project_id: str(36).nullish(),
+    action: action(),
+    redirect_pool_id: uuid().nullish(),
+    redirect_url: url().nullish(),
+    redirect_prefix: url().nullish(),
+    position: integer(MIN_POLICY_POSITION, MAX_POLICY_POSITION).nullish(),
+    listener_id: uuid().nullable(),
+    rules: z.array(L7RuleSingleCreate, { error: "Value should be a list" }).nullish(),
+    tags: tags().nullish(),
+    redirect_http_code: httpCode().nullish(),
+  },
+  INTEGERS,
+);
+export type L7PolicyPost = z.output<typeof L7PolicyPost>;
+
+export const L7PolicyPut = withIntegers(
+  {
+    name: str(NAME_MAX).nullish(),
+    description: str(DESCRIPTION_MAX).nullish(),
+    admin_state_up: bool().nullish(),
+    action: action().optional(),
+    redirect_pool_id: uuid().nullish(),
+    redirect_url: url().nullish(),
+    redirect_prefix: url().nullish(),
+    position: integer(MIN_POLICY_POSITION, MAX_POLICY_POSITION).nullish(),
+    tags: tags().nullish(),
+    redirect_http_code: httpCode().nullish(),
+  },
+  INTEGERS,
+);
+export type L7PolicyPut = z.output<typeof L7PolicyPut>;
+
+/**
+ * The rules given inline with a new policy, carried from create() to sideEffects() on the record
+ * under a symbol: it survives the mechanism's spreads, is never stored (the DynamoDB marshaller only
+ * reads string keys) and lets the 201 body list them.
+ */
+const INLINE_RULES: unique symbol = Symbol("l7policy inline rules");
+
+/** A policy as stored: `loadbalancer_id` is kept but not answered. */
+export type L7Policy = TreeRecord & {
+  id: string;
+  project_id: string;
+  listener_id: string;
+  loadbalancer_id: string;
+  name: string | null;
+  description: string | null;
+  admin_state_up: boolean;
+  action: string;
+  redirect_pool_id: string | null;
+  redirect_url: string | null;
+  redirect_prefix: string | null;
+  redirect_http_code: number | null;
+  position: number;
+  tags: string[];
+  provisioning_status: string;
+  operating_status: string;
+  created_at: string;
+  updated_at: string | null;
+  [INLINE_RULES]?: L7Rule[];
+};
+
+const byCreation = (a: TreeRecord, b: TreeRecord) => (`${a.created_at}#${a.id}` < `${b.created_at}#${b.id}` ? -1 : 1);
+
+export const l7PolicyDescriptor: ResourceDescriptor<L7Policy> = {
+  kind: "l7policy",
+  displayName: "L7 Policy",
+  root: ROOT,
+  collection: "l7policies",
+  attributes: [
+    "id", "name", "description", "provisioning_status", "operating_status", "admin_state_up", "project_id", "tenant_id",
+    "action", "listener_id", "redirect_pool_id", "redirect_url", "redirect_prefix", "position", "rules",
+    "created_at", "updated_at", "tags", "redirect_http_code",
+  ],
+  toResponse: (p, tree) => {
+    const rules = [...(tree?.of<L7Rule>("l7rule").filter((r) => r.l7policy_id === p.id) ?? []), ...(p[INLINE_RULES] ?? [])];
+    return {
+      id: p.id,
+      name: p.name ?? "",
+      description: p.description ?? "",
+      provisioning_status: p.provisioning_status,
+      operating_status: p.operating_status,
+      admin_state_up: p.admin_state_up,
+      project_id: p.project_id,
+      tenant_id: p.project_id,
+      action: p.action,
+      listener_id: p.listener_id,
+      redirect_pool_id: p.redirect_pool_id,
+      redirect_url: p.redirect_url,
+      redirect_prefix: p.redirect_prefix,
+      position: p.position,
+      rules: rules.sort(byCreation).map((r) => ({ id: r.id })),
+      created_at: apiTime(p.created_at),
+      updated_at: apiTime(p.updated_at),
+      tags: p.tags,
+      redirect_http_code: p.redirect_http_code,
+    };
+  },
+};
+
+// ---- sanitize_l7policy_api_args ---------------------------------------------------------------
+
+type Args = Record<string, unknown>;
+const truthy = (v: unknown) => v !== undefined && v !== null && v !== "" && v !== false && v !== 0;
+const invalidArgs = (msg: string) => new Fault(400, `Invalid L7 Policy arguments: ${msg}`);
+
+/**
+ * validate.sanitize_l7policy_api_args, line for line: the action and the redirect fields made
+ * consistent (a redirect target given implies its action), or a 400. `args` holds the attributes
+ * given (all of them on create), explicit nulls included. The URLs were checked when parsed.
+ */
+function sanitize(args: Args, create: boolean): Args {
+  if ("action" in args) {
+    switch (args.action) {
+      case L7POLICY_ACTION_REJECT:
+        args.redirect_url = null;
+        args.redirect_pool_id = null;
+        break;
+      case L7POLICY_ACTION_REDIRECT_TO_URL:
+        if (!truthy(args.redirect_url)) throw invalidArgs("redirect_url must not be None");
+        args.redirect_pool_id = null;
+        break;
+      case L7POLICY_ACTION_REDIRECT_TO_POOL:
+        if (!truthy(args.redirect_pool_id)) throw invalidArgs("redirect_pool_id or redirect_pool must not be None");
+        args.redirect_url = null;
+        break;
+      case L7POLICY_ACTION_REDIRECT_PREFIX:
+        if (!truthy(args.redirect_prefix)) throw invalidArgs("redirect_prefix must not be None");
+        break;
+      default:
+        throw new Fault(400, `Invalid L7 Policy action specified: ${args.action ?? "None"}`);
+    }
+  }
+  if (truthy(args.redirect_pool_id) && (truthy(args.redirect_url) || truthy(args.redirect_prefix))) {
+    throw invalidArgs("Cannot specify redirect_pool_id and redirect_url or redirect_prefix at the same time");
+  }
+  if (truthy(args.redirect_pool_id)) {
+    Object.assign(args, { action: L7POLICY_ACTION_REDIRECT_TO_POOL, redirect_url: null, redirect_prefix: null, redirect_http_code: null });
+  }
+  if (truthy(args.redirect_url)) {
+    Object.assign(args, { action: L7POLICY_ACTION_REDIRECT_TO_URL, redirect_pool_id: null, redirect_prefix: null });
+    if (!truthy(args.redirect_http_code)) args.redirect_http_code = 302;
+  }
+  if (truthy(args.redirect_prefix)) {
+    Object.assign(args, { action: L7POLICY_ACTION_REDIRECT_PREFIX, redirect_pool_id: null, redirect_url: null });
+    if (!truthy(args.redirect_http_code)) args.redirect_http_code = 302;
+  }
+  if (create && !("action" in args)) throw new Fault(400, "Invalid L7 Policy action specified: None");
+  if (Object.keys(args).length === 0) throw invalidArgs("Invalid update options");
+  return args;
+}
+
+// ---- checks against the tree --------------------------------------------------------------------
+
+function listenerOf(tree: Tree, listenerId: string): TreeRecord {
+  const listener = tree.get("listener", listenerId);
+  if (!listener) throw notFound("Listener", listenerId);
+  return listener;
+}
+
+/** The controller's redirect pool lookup and _validate_protocol. */
+function checkRedirectPool(tree: Tree, listener: TreeRecord, poolId: string): void {
+  const pool = tree.get("pool", poolId);
+  if (!pool) throw notFound("Pool", poolId);
+  const allowed = VALID_LISTENER_POOL_PROTOCOL_MAP[String(listener.protocol)] ?? [];
+  if (!allowed.includes(String(pool.protocol))) {
+    throw validation(`The pool protocol '${String(pool.protocol)}' is invalid while the listener protocol is '${String(listener.protocol)}'.`);
+  }
+}
+
+// ---- positions (the listener's ordering list, as L7PolicyRepository keeps it) ----------------------
+
+/** A listener's policies in order of position (then creation, should two ever share one). */
+function policiesOf(tree: Tree, listenerId: string, except?: string): L7Policy[] {
+  return tree
+    .of<L7Policy>("l7policy")
+    .filter((p) => p.listener_id === listenerId && p.id !== except)
+    .sort((a, b) => a.position - b.position || byCreation(a, b));
+}
+
+/** Writes giving `ordered` the positions 1..n, for the policies whose position changes. */
+function renumber(ordered: L7Policy[], except?: string) {
+  return ordered.flatMap((p, i) => (p.id !== except && p.position !== i + 1 ? [{ kind: "l7policy", id: p.id, set: { position: i + 1 } }] : []));
+}
+
+/** The list with `policy` (re)inserted at its position, as Python's list.insert places it. */
+function placed(tree: Tree, policy: L7Policy): L7Policy[] {
+  const list = policiesOf(tree, policy.listener_id, policy.id);
+  list.splice(policy.position - 1, 0, policy);
+  return list;
+}
+
+// ---- the resource -------------------------------------------------------------------------------
+
+export const l7PolicyResource: ChildResource<L7Policy, L7PolicyPost, L7PolicyPut> = {
+  descriptor: l7PolicyDescriptor,
+  argument: ARGUMENT,
+  post: L7PolicyPost,
+  put: L7PolicyPut,
+  // wsme lets a null listener_id through: Octavia then looks up "None".
+  parentOf: (b) => ({ kind: "listener", id: b.listener_id ?? "None" }),
+  create({ body: b, tree, id, now }) {
+    const listener = listenerOf(tree, b.listener_id ?? "None");
+    if (listener.protocol === "PROMETHEUS") throw new Fault(400, "Protocol PROMETHEUS listeners cannot have child objects.");
+    if (b.redirect_pool_id) checkRedirectPool(tree, listener, b.redirect_pool_id);
+    const args = sanitize({ ...b, admin_state_up: b.admin_state_up !== null && b.admin_state_up !== false }, true);
+
+    // db_prepare.create_l7policy: the inline rules, checked as the rule controller checks them.
+    const rules = b.rules ?? [];
+    if (rules.length > MAX_L7RULES_PER_L7POLICY) throw new Fault(409, `Too many rules on L7 policy ${id}`);
+    for (const r of rules) {
+      for (const field of ["key", "value"] as const) {
+        const v = r[field];
+        if (typeof v === "string" && /[\r\n]/.test(v.endsWith("\n") ? v.slice(0, -1) : v)) {
+          throw new Fault(400, `Error parsing L7Rule: Invalid input for field/attribute ${field}. Value: '${v}'. Value should match the pattern ^[^\\r\\n]*$`);
+        }
+      }
+      checkL7Rule({ type: r.type, compare_type: r.compare_type, key: r.key ?? null, value: r.value });
+    }
+
+    const action = String(args.action);
+    // The repository's _pool_check: the redirect pool must be of this load balancer.
+    if (action === L7POLICY_ACTION_REDIRECT_TO_POOL && !tree.get("pool", String(args.redirect_pool_id))) {
+      throw notFound("Pool", String(args.redirect_pool_id));
+    }
+    // A new policy goes at the end, then moves to the position asked for (1-based) if there is one.
+    const count = policiesOf(tree, listener.id).length;
+    const position = Math.min(b.position ?? MAX_POLICY_POSITION, count + 1);
+    return {
+      id,
+      project_id: tree.lb.project_id,
+      listener_id: listener.id,
+      loadbalancer_id: tree.lb.id,
+      name: b.name ?? null,
+      description: b.description ?? null,
+      admin_state_up: args.admin_state_up as boolean,
+      action,
+      redirect_pool_id: (args.redirect_pool_id as string | null) ?? null,
+      redirect_url: (args.redirect_url as string | null) ?? null,
+      redirect_prefix: (args.redirect_prefix as string | null) ?? null,
+      redirect_http_code: (args.redirect_http_code as number | null) ?? null,
+      position,
+      tags: b.tags ?? [],
+      provisioning_status: PENDING_CREATE,
+      operating_status: OFFLINE,
+      created_at: now,
+      updated_at: null,
+      [INLINE_RULES]: rules.map((r) => newL7Rule(r, tree, id, randomUUID(), now)),
+    };
+  },
+  update({ body: b, record, tree }) {
+    // The attributes given, explicit nulls included; wsme's to_dict makes a null admin_state_up False.
+    const given: Args = Object.fromEntries(Object.entries(b).filter(([, v]) => v !== undefined));
+    if (given.admin_state_up === null) given.admin_state_up = false;
+    const args = sanitize(given, false);
+    const listener = listenerOf(tree, record.listener_id);
+    if (truthy(args.redirect_pool_id)) checkRedirectPool(tree, listener, String(args.redirect_pool_id));
+    if (args.action === L7POLICY_ACTION_REDIRECT_TO_POOL && !tree.get("pool", String(args.redirect_pool_id))) {
+      throw notFound("Pool", String(args.redirect_pool_id));
+    }
+    // The repository clears what the (new) action does not use.
+    const cleared: Record<string, Args> = {
+      [L7POLICY_ACTION_REJECT]: { redirect_url: null, redirect_pool_id: null, redirect_prefix: null, redirect_http_code: null },
+      [L7POLICY_ACTION_REDIRECT_TO_URL]: { redirect_pool_id: null, redirect_prefix: null },
+      [L7POLICY_ACTION_REDIRECT_TO_POOL]: { redirect_url: null, redirect_prefix: null, redirect_http_code: null },
+      [L7POLICY_ACTION_REDIRECT_PREFIX]: { redirect_url: null, redirect_pool_id: null },
+    };
+    const { position, ...rest } = args;
+    const set: Partial<L7Policy> = { ...rest, ...(typeof args.action === "string" ? cleared[args.action] : {}), updated_at: new Date().toISOString() };
+    if (set.tags === null) set.tags = [];
+    // A new position: out of the listener's list and back in at that (1-based) place.
+    if (typeof position === "number" && position !== record.position) {
+      const list = policiesOf(tree, record.listener_id, record.id);
+      list.splice(position - 1, 0, record);
+      set.position = list.indexOf(record) + 1;
+    }
+    return set;
+  },
+  parents: (record) => [{ kind: "listener", id: record.listener_id }],
+  cascade: (record, tree): ChildRef[] =>
+    tree
+      .of<L7Rule>("l7rule")
+      .filter((r) => r.l7policy_id === record.id)
+      .map((r) => ({ kind: "l7rule", id: r.id })),
+  sideEffects(action, record, tree) {
+    // The listener's policies keep positions 1..n: renumbered around a new, moved or deleted one.
+    const writes: ReturnType<NonNullable<ChildResource["sideEffects"]>> =
+      action === "delete" ? renumber(policiesOf(tree, record.listener_id, record.id)) : renumber(placed(tree, record), record.id);
+    // The inline rules of a new policy are created with it (ChildWrite puts, which the mechanism passes on).
+    const inline = action === "create" ? (record[INLINE_RULES] ?? []) : [];
+    return [...writes, ...(inline.map((rule) => ({ kind: "l7rule", put: rule })) as unknown as typeof writes)];
+  },
+};
+
+// ---- validate.url -------------------------------------------------------------------------------
+// Octavia's URLType runs validate.url(url, require_scheme=True): no control characters or spaces,
+// then the rfc3986 library requiring an http or https scheme and a host, with a valid host and path.
+// The expressions are rfc3986's (misc.py, abnf_regexp.py).
+
+const INVALID_URL_CHARS = /[\x00-\x20\x7f-\x9f]/;
+const URI = /^(?:([a-zA-Z][a-zA-Z0-9+.-]*):)?(?:\/\/([^\\/?#]*))?([^?#]*)(?:\?([^#]*))?(?:#(.*))?/s;
+const H16 = "[0-9A-Fa-f]{1,4}";
+const LS32 = `(${H16}:${H16}|([0-9]{1,3}\\.){3}[0-9]{1,3})`;
+const IPV6 = [
+  `((${H16}:){6}${LS32})`,
+  `(::(${H16}:){5}${LS32})`,
+  `((${H16})?::(${H16}:){4}${LS32})`,
+  `(((${H16}:)?${H16})?::(${H16}:){3}${LS32})`,
+  `(((${H16}:){0,2}${H16})?::(${H16}:){2}${LS32})`,
+  `(((${H16}:){0,3}${H16})?::${H16}:${LS32})`,
+  `(((${H16}:){0,4}${H16})?::${LS32})`,
+  `(((${H16}:){0,5}${H16})?::${H16})`,
+  `(((${H16}:){0,6}${H16})?::)`,
+].join("|");
+const ZONE = "(?:[A-Za-z0-9._~\\-]|%[A-Fa-f0-9]{2})+";
+const IPVFUTURE = "v[0-9A-Fa-f]+\\.[A-Za-z0-9._~\\-!$&'()\\*+,;=:]+";
+const REG_NAME = "(?:%[0-9A-Fa-f]{2}|[!$&'()\\*+,;=A-Za-z0-9._~\\-])*";
+const IPV4 = "([0-9]{1,3}\\.){3}[0-9]{1,3}";
+const HOST = `((${REG_NAME})|${IPV4}|\\[((${IPV6})(?:(?:%25|%)${ZONE})?|${IPVFUTURE})\\])`;
+const SUBAUTHORITY = new RegExp(`^(?:(?:[A-Za-z0-9._~\\-!$&'()\\*+,;=:]|%[A-Fa-f0-9]{2})+@)?(?<host>${HOST}):?([0-9]{1,5})?$`);
+const HOST_MATCHER = new RegExp(`^${HOST}$`);
+const IPV4_MATCHER = new RegExp(`^${IPV4}$`);
+const IPV6_MATCHER = new RegExp(`^\\[(${IPV6})(?:(?:%25|%)${ZONE})?\\]$`);
+const IPV6_NO_RFC4007_MATCHER = new RegExp(`^\\[(${IPV6})(?:%25${ZONE})?\\]$`);
+const PCHAR = "([A-Za-z0-9._~\\-!$&'()\\*+,;=:@]|%[A-Fa-f0-9]{2})";
+const PATH = new RegExp(
+  `^((/${PCHAR}*)*|/(${PCHAR}+(/${PCHAR}*)*)?|([A-Za-z0-9._~\\-!$&'()\\*+,;=@]|%[A-Fa-f0-9]{2})+(/${PCHAR}*)*|${PCHAR}+(/${PCHAR}*)*|^$)$`,
+);
+/** rfc3986's reserved and "unreserved" characters: what encode_component leaves as they are. */
+const NON_PCT_ENCODED = new Set("!#$&'()*+,-./0123456789:;=?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[]_abcdefghijklmnopqrstuvwxyz~");
+
+const validIpv4 = (host: string) => host.split(".").every((b) => Number(b) <= 255);
+
+function hostIsValid(host: string): boolean {
+  if (!HOST_MATCHER.test(host)) return false;
+  if (IPV4_MATCHER.test(host)) return validIpv4(host);
+  if (IPV6_MATCHER.test(host)) return IPV6_NO_RFC4007_MATCHER.test(host);
+  return true;
+}
+
+/** rfc3986 encode_component: percent-encodes (as UTF-8) what is not a URI character. */
+function encodeComponent(component: string): string {
+  const percents = component.split("%").length - 1;
+  const isPercentEncoded = (component.match(/%[A-Fa-f0-9]{2}/g) ?? []).length === percents;
+  let out = "";
+  for (const byte of Buffer.from(component, "utf8")) {
+    const ch = String.fromCharCode(byte);
+    if ((isPercentEncoded && ch === "%") || (byte < 128 && NON_PCT_ENCODED.has(ch))) out += ch;
+    else out += `%${byte.toString(16).toUpperCase().padStart(2, "0")}`;
+  }
+  return out;
+}
+
+export function isValidUrl(value: string): boolean {
+  if (INVALID_URL_CHARS.test(value)) return false;
+  const [, scheme, authority, path] = URI.exec(value)!;
+  if (scheme === undefined || !authority) return false;
+  const host = SUBAUTHORITY.exec(authority)?.groups?.host;
+  if (host === undefined || !hostIsValid(host)) return false;
+  return PATH.test(encodeComponent(path ?? "")) && (scheme === "http" || scheme === "https");
+}
