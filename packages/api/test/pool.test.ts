@@ -265,8 +265,17 @@ describe("create", () => {
         "Validation failure: Empty ALPN protocol list. Either specify at least one ALPN protocol or remove this parameter to use the default.",
       ],
       [{ ...base, alpn_protocols: ["h2", "h3"] }, 400, `Invalid input for field/attribute alpn_protocols. Value: '["h2","h3"]'. Value should be a valid ALPN protocol ID`],
-      // Only a load balancer's single-call create builds a pool's monitor and members; Octavia's ORM fails on them here.
-      [{ ...base, members: [{ address: "192.0.2.1", protocol_port: 80 }] }, 500, "An unknown exception occurred."],
+      // Only a load balancer's fully populated create builds a pool's monitor and members.
+      [
+        { ...base, members: [{ address: "192.0.2.1", protocol_port: 80 }] },
+        400,
+        "Validation failure: healthmonitor and members can only be given in a fully populated load balancer create.",
+      ],
+      [
+        { ...base, healthmonitor: { type: "TCP", delay: 1, timeout: 1, max_retries: 1 } },
+        400,
+        "Validation failure: healthmonitor and members can only be given in a fully populated load balancer create.",
+      ],
       ["{not json", 400, "Request is not in valid JSON format"],
     ];
     for (const [pool, st, message] of cases) {
@@ -577,6 +586,8 @@ describe("lists", () => {
     expect(await list("?tags=x")).toEqual([a.id]);
     expect(await list("?sort=name:desc")).toEqual([b.id, a.id]);
     expect(await list("?limit=1")).toEqual([a.id]);
+    expect(await list(`?loadbalancer_id=${lbId}`)).toEqual([a.id, b.id]);
+    expect(await list(`?loadbalancer_id=${NOBODY}`)).toEqual([]);
     const fields = await app.call("GET", `${POOLS}?fields=id&fields=name`);
     expect(fields.body.pools).toEqual([{ id: a.id, name: "a" }, { id: b.id, name: "b" }]);
     expect(pick(await app.call("GET", `${POOLS}?bogus=1`))).toEqual(fault(400, "One or more arguments are either duplicate or invalid"));

@@ -1,5 +1,5 @@
 // How every flow ends: the objects it changed leave PENDING_* together and the LB's lock is released.
-import { ACTIVE, DELETED, ERROR, PENDING_CREATE, PENDING_DELETE, PENDING_UPDATE, type ChildWrite } from "@ottava/core";
+import { ACTIVE, DELETED, ERROR, OFFLINE, ONLINE, PENDING_CREATE, PENDING_DELETE, PENDING_UPDATE, type ChildWrite } from "@ottava/core";
 import { ignoreLockLost, type TaskHandler } from "./context";
 
 type Ref = { kind: string; id: string };
@@ -17,7 +17,10 @@ export const finishChange: TaskHandler = async ({ lbId, owner }, ctx) => {
     if (kind === "amphora") continue;
     const s = record.provisioning_status;
     const to = deleting || s === PENDING_DELETE ? DELETED : s === PENDING_CREATE || s === PENDING_UPDATE ? ACTIVE : undefined;
-    if (to && s !== DELETED && to !== s) writes.push({ kind, id: record.id, set: { provisioning_status: to } });
+    if (!to || s === DELETED || to === s) continue;
+    // As Octavia's MarkHealthMonitorActiveInDB: a monitor that is up reports ONLINE once configured.
+    const monitor = kind === "healthmonitor" && to === ACTIVE ? { operating_status: record.admin_state_up === false ? OFFLINE : ONLINE } : {};
+    writes.push({ kind, id: record.id, set: { provisioning_status: to, ...monitor } });
   }
   await ctx.store.applyAsOwner(lbId, owner, writes);
   const status = deleting ? DELETED : ACTIVE;

@@ -21,12 +21,13 @@ import {
 } from "../constants";
 import { Fault, notFound, validation } from "../faults";
 import type { TreeRecord } from "../ports";
-import { body, bool, str, tags, uuid } from "../validation";
+import { bool, str, tags, uuid } from "../validation";
 import type { ChildRef, ChildResource, Tree } from "./child";
 import { apiTime, type ResourceDescriptor } from "./descriptor";
-import { checkL7Rule, L7RuleSingleCreate, newL7Rule, pythonRepr, type L7Rule } from "./l7rule";
+import { checkL7Rule, l7Body, L7RuleSingleCreate, newL7Rule, pythonRepr, type L7Rule } from "./l7rule";
 
 const ARGUMENT = "l7policy_";
+const INTEGERS = ["position", "redirect_http_code"] as const;
 const ROOT = "l7policy";
 
 /** int(v) as Python answers it: the number, or why not (a ValueError, or a TypeError's message). */
@@ -56,31 +57,21 @@ function pythonLiteral(v: unknown): string {
 }
 
 /**
- * A wsme object whose integer attributes wsme converts with int() before validating anything: a
- * value int() refuses fails the whole argument (with the whole body in the message), and one it
- * cannot even take (a list, a dict) is a 500, as wsme answers both.
+ * wsme converts integer attributes with int() before validating anything: a value int() refuses
+ * fails the whole argument (the whole body in the message), and one it cannot even take (a list,
+ * a dict) is a 500, as wsme answers both.
  */
-function withIntegers<S extends z.ZodRawShape>(shape: S, integers: readonly string[]) {
-  return z
-    .unknown()
-    .transform((v) => {
-      if (typeof v !== "object" || v === null || Array.isArray(v)) return v;
-      const fields = v as Record<string, unknown>;
-      // Unknown attributes are refused first: leave them to the strict object.
-      if (Object.keys(fields).some((k) => !(k in shape))) return v;
-      for (const name of integers) {
-        if (fields[name] === undefined || fields[name] === null) continue;
-        const n = pythonInt(fields[name]);
-        if (typeof n === "number") continue;
-        if (n.type) throw new Fault(500, n.error);
-        throw new Fault(400, `Invalid input for field/attribute ${ARGUMENT}. Value: '${pythonLiteral({ [ROOT]: v })}'. ${n.error}`);
-      }
-      return v;
-    })
-    .pipe(body(shape));
+function convertIntegers(fields: Record<string, unknown>): void {
+  for (const name of INTEGERS) {
+    if (fields[name] === undefined || fields[name] === null) continue;
+    const n = pythonInt(fields[name]);
+    if (typeof n === "number") continue;
+    if (n.type) throw new Fault(500, n.error);
+    throw new Fault(400, `Invalid input for field/attribute ${ARGUMENT}. Value: '${pythonLiteral({ [ROOT]: fields })}'. ${n.error}`);
+  }
 }
 
-/** wsme IntegerType(minimum, maximum), after withIntegers' conversion. */
+/** wsme IntegerType(minimum, maximum), after convertIntegers' conversion. */
 const integer = (min: number, max: number) =>
   z.unknown().transform((v, ctx) => {
     const n = pythonInt(v) as number;
@@ -89,7 +80,7 @@ const integer = (min: number, max: number) =>
     return z.NEVER;
   });
 
-/** wsme Enum(int, ...), after withIntegers' conversion. */
+/** wsme Enum(int, ...), after convertIntegers' conversion. */
 const httpCode = () =>
   z.unknown().transform((v, ctx) => {
     const n = pythonInt(v) as number;
@@ -115,9 +106,7 @@ const url = () =>
     return z.NEVER;
   });
 
-const INTEGERS = ["position", "redirect_http_code"] as const;
-
-export const L7PolicyPost = withIntegers(
+export const L7PolicyPost = l7Body(
   {
     name: str(NAME_MAX).nullish(),
     description: str(DESCRIPTION_MAX).nullish(),
@@ -134,11 +123,11 @@ export const L7PolicyPost = withIntegers(
     tags: tags().nullish(),
     redirect_http_code: httpCode().nullish(),
   },
-  INTEGERS,
+  convertIntegers,
 );
 export type L7PolicyPost = z.output<typeof L7PolicyPost>;
 
-export const L7PolicyPut = withIntegers(
+export const L7PolicyPut = l7Body(
   {
     name: str(NAME_MAX).nullish(),
     description: str(DESCRIPTION_MAX).nullish(),
@@ -151,7 +140,7 @@ export const L7PolicyPut = withIntegers(
     tags: tags().nullish(),
     redirect_http_code: httpCode().nullish(),
   },
-  INTEGERS,
+  convertIntegers,
 );
 export type L7PolicyPut = z.output<typeof L7PolicyPut>;
 

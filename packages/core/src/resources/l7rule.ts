@@ -38,7 +38,28 @@ function ruleStringProblem(v: unknown, pattern: boolean): string | undefined {
   return undefined;
 }
 
-export const L7RulePost = body({
+/**
+ * A wsme-typed JSON object as wsme reads it: unknown attributes are refused before any value is
+ * looked at; then, if given, `prepare` sees the object (wsme's conversions that fail the whole argument).
+ */
+export function l7Body<S extends z.ZodRawShape>(shape: S, prepare?: (fields: Record<string, unknown>) => void) {
+  return z
+    .unknown()
+    .transform((v, ctx) => {
+      if (typeof v !== "object" || v === null || Array.isArray(v)) return v;
+      const fields = v as Record<string, unknown>;
+      const unknown = Object.keys(fields).filter((k) => !Object.hasOwn(shape, k));
+      if (unknown.length > 0) {
+        ctx.addIssue({ code: "unrecognized_keys", keys: unknown, input: fields });
+        return z.NEVER;
+      }
+      prepare?.(fields);
+      return v;
+    })
+    .pipe(body(shape));
+}
+
+export const L7RulePost = l7Body({
   type: choice(L7RULE_TYPES),
   compare_type: choice(L7RULE_COMPARE_TYPES),
   key: ruleString(true).optional(),
@@ -51,7 +72,7 @@ export const L7RulePost = body({
 });
 export type L7RulePost = z.output<typeof L7RulePost>;
 
-export const L7RulePut = body({
+export const L7RulePut = l7Body({
   type: choice(L7RULE_TYPES).optional(),
   compare_type: choice(L7RULE_COMPARE_TYPES).optional(),
   key: ruleString(true).optional(),
@@ -63,7 +84,7 @@ export const L7RulePut = body({
 export type L7RulePut = z.output<typeof L7RulePut>;
 
 /** L7RuleSingleCreate: a rule given inline with its policy (no pattern on key and value there). */
-export const L7RuleSingleCreate = body({
+export const L7RuleSingleCreate = l7Body({
   type: choice(L7RULE_TYPES),
   compare_type: choice(L7RULE_COMPARE_TYPES),
   key: ruleString(false).optional(),

@@ -20,7 +20,7 @@ import {
   TLS_CIPHER_PROHIBIT_LIST,
   VALID_LISTENER_POOL_PROTOCOL_MAP,
 } from "../constants";
-import { Fault, internalError, notFound, validation } from "../faults";
+import { Fault, notFound, validation } from "../faults";
 import type { TreeRecord } from "../ports";
 import { body, bool, ipAddress, str, tags, uuid } from "../validation";
 import type { ChildRef, ChildResource, Tree } from "./child";
@@ -334,9 +334,11 @@ export const poolResource: ChildResource<Pool, PoolPost, PoolPut> = {
 
   // In the order of PoolsController.post, _validate_create_pool and the amphora driver's pool_create.
   create({ body: b, tree, id, now }) {
-    // Octavia's ORM fails on a single create given a monitor or members (only a load balancer's
-    // single-call create builds them): answer the same 500.
-    if (b.healthmonitor != null || (b.members?.length ?? 0) > 0) throw internalError();
+    // Octavia's ORM fails (500) on a single create given a monitor or members; Ottava refuses them
+    // clearly: they belong to the fully populated load-balancer create.
+    if (b.healthmonitor != null || (b.members?.length ?? 0) > 0) {
+      throw validation("healthmonitor and members can only be given in a fully populated load balancer create.");
+    }
     const listener = b.listener_id ? tree.get("listener", b.listener_id) : undefined;
     if (b.listener_id && !listener) throw notFound("Listener", b.listener_id);
     if (listener) {

@@ -55,7 +55,7 @@ export async function lockedChange(deps: LockDeps, lbId: string, decide: (tree: 
     const owner = `${change.flow}-${lbId}-v${versioned.version + 1}`;
     const executionArn = deps.engine.executionArn(change.flow, owner);
     try {
-      await deps.store.lockWith(lbId, { from: [ACTIVE], to: PENDING_UPDATE, owner, executionArn, expectVersion: versioned.version }, change.writes);
+      await deps.store.lockWith(lbId, { from: [ACTIVE], to: PENDING_UPDATE, owner, executionArn, expectVersion: versioned.version }, mergeWrites(change.writes));
     } catch (e) {
       if (!(e instanceof LockConflict) || attempt >= ATTEMPTS || e.current?.record.provisioning_status !== ACTIVE) {
         if (e instanceof LockConflict) {
@@ -73,6 +73,27 @@ export async function lockedChange(deps: LockDeps, lbId: string, decide: (tree: 
     deps.log.info("flow started", { lbId, flow: change.flow, execution: owner, executionArn, subject: change.subject });
     return tree;
   }
+}
+
+/** One write per object (a transaction may not touch an item twice): later fields win. */
+export function mergeWrites(writes: ChildWrite[]): ChildWrite[] {
+  const out: ChildWrite[] = [];
+  const sets = new Map<string, { kind: string; id: string; set: Record<string, unknown> }>();
+  for (const w of writes) {
+    if ("put" in w) {
+      out.push(w);
+      continue;
+    }
+    const key = `${w.kind}#${w.id}`;
+    const seen = sets.get(key);
+    if (seen) Object.assign(seen.set, w.set);
+    else {
+      const copy = { kind: w.kind, id: w.id, set: { ...w.set } };
+      sets.set(key, copy);
+      out.push(copy);
+    }
+  }
+  return out;
 }
 
 function undoWrites(writes: ChildWrite[], tree: Tree): ChildWrite[] {
