@@ -351,3 +351,16 @@ describe("lists", () => {
     ]);
   });
 });
+
+describe("operating status", () => {
+  it("is ONLINE once the monitor's flow has configured it, OFFLINE when it is admin-down (Octavia's MarkHealthMonitorActiveInDB)", async () => {
+    const { poolId } = await activePool();
+    const up = await t.call("POST", HMS, { healthmonitor: { pool_id: poolId, type: "TCP", delay: 5, timeout: 3, max_retries: 2 } });
+    expect(up.body.healthmonitor.operating_status).toBe("OFFLINE");
+    await t.settle();
+    expect((await t.call("GET", `${HMS}/${up.body.healthmonitor.id}`)).body.healthmonitor.operating_status).toBe("ONLINE");
+    await t.call("PUT", `${HMS}/${up.body.healthmonitor.id}`, { healthmonitor: { admin_state_up: false } });
+    await t.settle();
+    expect((await t.call("GET", `${HMS}/${up.body.healthmonitor.id}`)).body.healthmonitor.operating_status).toBe("OFFLINE");
+  });
+});
