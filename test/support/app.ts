@@ -3,7 +3,7 @@ import { createApp } from "@ottava/api";
 import { createLogger } from "@ottava/core";
 import { createTaskContext } from "@ottava/controller";
 import { LocalWorkflowEngine } from "../../packages/local/src/runner";
-import { createCatalog } from "../../packages/db/src/catalog";
+import { createCatalog } from "@ottava/db";
 import { freshTable } from "./dynamo";
 
 export const PROJECT = "0a6e2c3c1b5d4e0f9a8b7c6d5e4f3a2b";

@@ -1,8 +1,7 @@
 // The API's dependencies on AWS: DynamoDB, Step Functions, the no-op network driver.
 import { createLogger, loadConfig, type Config, type WorkflowEngine } from "@ottava/core";
 import { StepFunctionsEngine, createStore, noopDrivers } from "@ottava/controller";
-// The catalog adapter is not exported by @ottava/db's index (yet): imported from its source.
-import { createCatalog } from "../../db/src/catalog";
+import { createCatalog } from "@ottava/db";
 import type { ApiDeps } from "./deps";
 
 export function createDeps(config: Config = loadConfig(), engine?: WorkflowEngine): ApiDeps {

@@ -596,3 +596,46 @@ describe("availability zones", () => {
     expect(pick(res)).toEqual(fault(400, "The selected availability_zone is not allowed in this deployment: off"));
   });
 });
+
+describe("bad input", () => {
+  it("answers malformed JSON, unknown fields, oversized strings and nested objects in every field with a 400", async () => {
+    const fp = await flavorProfile("{}", "bad-input");
+    const f = await flavor(fp.id, "bad-input");
+    const azp = await zoneProfile("{}", "bad-input");
+    await t.call("POST", "/v2/lbaas/availabilityzones", { availability_zone: { name: "bad-input", availability_zone_profile_id: azp.id } });
+    const endpoints: [string, string, string, Record<string, unknown>][] = [
+      ["PUT", "/v2/lbaas/quotas/bad-input", "quota", { listener: 1 }],
+      ["POST", "/v2/lbaas/flavorprofiles", "flavorprofile", { name: "x", provider_name: "amphora", flavor_data: "{}" }],
+      ["PUT", `/v2/lbaas/flavorprofiles/${fp.id}`, "flavorprofile", { name: "x" }],
+      ["POST", "/v2/lbaas/flavors", "flavor", { name: "x", flavor_profile_id: fp.id }],
+      ["PUT", `/v2/lbaas/flavors/${f.id}`, "flavor", { name: "x" }],
+      ["POST", "/v2/lbaas/availabilityzoneprofiles", "availability_zone_profile", { name: "x", provider_name: "amphora", availability_zone_data: "{}" }],
+      ["PUT", `/v2/lbaas/availabilityzoneprofiles/${azp.id}`, "availability_zone_profile", { name: "x" }],
+      ["POST", "/v2/lbaas/availabilityzones", "availability_zone", { name: "x", availability_zone_profile_id: azp.id }],
+      ["PUT", "/v2/lbaas/availabilityzones/bad-input", "availability_zone", { description: "x" }],
+    ];
+    const fields: Record<string, string[]> = {
+      quota: ["loadbalancer", "load_balancer", "listener", "member", "pool", "healthmonitor", "health_monitor", "l7policy", "l7rule"],
+      flavorprofile: ["name", "provider_name", "flavor_data"],
+      flavor: ["name", "description", "enabled", "flavor_profile_id"],
+      availability_zone_profile: ["name", "provider_name", "availability_zone_data"],
+      availability_zone: ["name", "description", "enabled", "availability_zone_profile_id"],
+    };
+    for (const [method, path, root, valid] of endpoints) {
+      const bad = async (body: unknown, what: string) => {
+        const res = await t.call(method, path, body);
+        expect(res.status, `${method} ${path} ${what}: ${JSON.stringify(res.body)}`).toBe(400);
+        expect(res.body).toEqual({ faultcode: "Client", faultstring: expect.any(String), debuginfo: null });
+      };
+      await bad(`{"${root}": {`, "malformed JSON");
+      await bad({ [root]: { ...valid, no_such_field: 1 } }, "unknown field");
+      for (const field of fields[root]!) {
+        // Fields a PUT does not take (a flavor's profile, a zone's name and profile) are unknown there: 400 too.
+        await bad({ [root]: { ...valid, [field]: "x".repeat(5000) } }, `${field} oversized`);
+        await bad({ [root]: { ...valid, [field]: { nested: [1, 2] } } }, `${field} nested`);
+      }
+    }
+    expect((await t.call("GET", "/v2/lbaas/quotas?project_id=bad-input")).body.quotas).toEqual([]);
+    expect((await t.call("GET", `/v2/lbaas/flavors/${f.id}`)).body.flavor.name).toBe("bad-input");
+  });
+});

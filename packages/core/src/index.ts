@@ -16,6 +16,7 @@ export * from "./services/loadbalancers";
 export * from "./resources/child";
 export * from "./services/children";
 export * from "./services/amphorae";
+export * from "./services/graph";
 export * from "./resources/listener";
 // EXPORT:listener
 export * from "./resources/pool";

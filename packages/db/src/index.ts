@@ -2,3 +2,4 @@ export * from "./client";
 export * from "./table";
 export * from "./items";
 export * from "./store";
+export * from "./catalog";

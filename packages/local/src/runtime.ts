@@ -6,8 +6,7 @@ import { resolve } from "node:path";
 import { createApp } from "@ottava/api";
 import { createLogger, type Config } from "@ottava/core";
 import { createStore, createTaskContext } from "@ottava/controller";
-import { createClients, ensureTable } from "@ottava/db";
-import { createCatalog } from "../../db/src/catalog";
+import { createCatalog, createClients, ensureTable } from "@ottava/db";
 import { startDynamoDbLocal, type DynamoDbLocal } from "./dynamodb-local";
 import { LocalWorkflowEngine } from "./runner";
 

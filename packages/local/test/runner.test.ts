@@ -37,7 +37,7 @@ describe("load balancer flows", () => {
   });
 
   it("create builds one STANDALONE amphora and ends ACTIVE, OFFLINE", async () => {
-    const lb = await createLoadBalancer(s.deps, ctx, body);
+    const { lb } = await createLoadBalancer(s.deps, ctx, body);
     expect((await s.lastRun(lb.id))!.status).toBe("SUCCEEDED");
     const after = (await s.store.getLoadBalancer(lb.id))!;
     expect(after.record.provisioning_status).toBe(ACTIVE);
@@ -48,7 +48,7 @@ describe("load balancer flows", () => {
   });
 
   it("update, failover and delete each run their flow to the end", async () => {
-    const lb = await createLoadBalancer(s.deps, ctx, body);
+    const { lb } = await createLoadBalancer(s.deps, ctx, body);
     await s.lastRun(lb.id);
     const [old] = await s.store.amphoraeOf(lb.id);
     await updateLoadBalancer(s.deps, ctx, lb.id, { name: "renamed" });
@@ -70,7 +70,7 @@ describe("load balancer flows", () => {
   });
 
   it("starting the same execution twice changes nothing the second time", async () => {
-    const lb = await createLoadBalancer(s.deps, ctx, body);
+    const { lb } = await createLoadBalancer(s.deps, ctx, body);
     const first = (await s.lastRun(lb.id))!;
     const again = await s.engine.start("loadbalancer-create", first.name, first.input as Record<string, unknown>);
     expect(again.executionArn).toBe(first.executionArn);
@@ -82,7 +82,7 @@ describe("load balancer flows", () => {
   });
 
   it("a stale execution (its lock released) writes nothing and leaves nothing behind", async () => {
-    const lb = await createLoadBalancer(s.deps, ctx, body);
+    const { lb } = await createLoadBalancer(s.deps, ctx, body);
     const first = (await s.lastRun(lb.id))!;
     const before = await s.store.getLoadBalancer(lb.id);
     // Another execution with the same lock owner after the lock was released, e.g. a duplicate delivery.
@@ -96,7 +96,7 @@ describe("load balancer flows", () => {
 describe("topology", () => {
   it("ACTIVE_STANDBY (OTTAVA_LOADBALANCER_TOPOLOGY) builds a MASTER and a BACKUP, failed over one at a time", async () => {
     const s = await setup({ OTTAVA_LOADBALANCER_TOPOLOGY: "ACTIVE_STANDBY" });
-    const lb = await createLoadBalancer(s.deps, ctx, body);
+    const { lb } = await createLoadBalancer(s.deps, ctx, body);
     await s.lastRun(lb.id);
     const amps = await s.store.amphoraeOf(lb.id);
     expect(amps.map((a) => [a.role, a.vrrp_priority, a.status]).sort()).toEqual([
@@ -120,7 +120,7 @@ describe("topology", () => {
     await s.store.putFlavorProfile({ id: "fp1", name: "ha", provider_name: "amphora", flavor_data: '{"loadbalancer_topology": "ACTIVE_STANDBY"}' });
     const flavorId = "6f8a3c1e-2b4d-4e5f-8a9b-0c1d2e3f4a5b";
     await s.store.putFlavor({ id: flavorId, name: "ha", description: "", enabled: true, flavor_profile_id: "fp1" });
-    const lb = await createLoadBalancer(s.deps, ctx, { ...body, flavor_id: flavorId });
+    const { lb } = await createLoadBalancer(s.deps, ctx, { ...body, flavor_id: flavorId });
     await s.lastRun(lb.id);
     expect(await s.store.amphoraeOf(lb.id)).toHaveLength(2);
   });
@@ -129,7 +129,7 @@ describe("topology", () => {
 describe("failures", () => {
   it("a failing task runs the compensation and leaves the LB in ERROR, amphorae removed", async () => {
     const s = await setup({ OTTAVA_NOOP_FAULTS: "network.plugVip" });
-    const lb = await createLoadBalancer(s.deps, ctx, body);
+    const { lb } = await createLoadBalancer(s.deps, ctx, body);
     const run = (await s.lastRun(lb.id))!;
     expect(run.status).toBe("FAILED");
     const after = (await s.store.getLoadBalancer(lb.id))!;
@@ -140,7 +140,7 @@ describe("failures", () => {
 
   it("a fault that clears within the retries (compute.build:1) still ends ACTIVE", async () => {
     const s = await setup({ OTTAVA_NOOP_FAULTS: "compute.build:1" });
-    const lb = await createLoadBalancer(s.deps, ctx, body);
+    const { lb } = await createLoadBalancer(s.deps, ctx, body);
     expect((await s.lastRun(lb.id))!.status).toBe("SUCCEEDED");
     expect((await s.store.getLoadBalancer(lb.id))!.record.provisioning_status).toBe(ACTIVE);
   });

@@ -2,7 +2,7 @@
 // HOME whose `auth.endpoint` is the Neutron/Keystone stand-in and whose load-balancer endpoint is Ottava.
 import { execFile } from "node:child_process";
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -64,7 +64,11 @@ export function exchanges(stderr: string, width = 1500): string {
   return [...http, "...", ...tail].join("\n");
 }
 
-export function makeCli(standInUrl: string, ottavaUrl: string, { timeoutMs: defaultTimeoutMs = 30_000, pollSeconds = 0.2 } = {}): Cli {
+export function makeCli(
+  standInUrl: string,
+  ottavaUrl: string,
+  { timeoutMs: defaultTimeoutMs = 30_000, pollSeconds = 0.2, parallel = Math.max(2, availableParallelism()) } = {},
+): Cli {
   const home = mkdtempSync(join(tmpdir(), "ottava-cli-"));
   const dir = join(home, ".config", "openstack");
   mkdirSync(dir, { recursive: true });
@@ -88,7 +92,30 @@ export function makeCli(standInUrl: string, ottavaUrl: string, { timeoutMs: defa
     no_proxy: "127.0.0.1,localhost",
   };
 
-  const run = (args: string[], timeoutMs = defaultTimeoutMs) =>
+  // Python start-up is CPU-bound: at most `parallel` CLI processes at once, so that a command's
+  // timeout measures the command and not the queue.
+  let running = 0;
+  const queue: (() => void)[] = [];
+  const slot = async () => {
+    if (running < parallel) running++;
+    else await new Promise<void>((go) => queue.push(go)); // handed over by release()
+  };
+  const release = () => {
+    const next = queue.shift();
+    if (next) next();
+    else running--;
+  };
+
+  const run = async (args: string[], timeoutMs = defaultTimeoutMs) => {
+    await slot();
+    try {
+      return await spawnCli(args, timeoutMs);
+    } finally {
+      release();
+    }
+  };
+
+  const spawnCli = (args: string[], timeoutMs: number) =>
     new Promise<CliResult>((ok) => {
       const started = Date.now();
       execFile("openstack", ["--os-cloud", CLOUD, "--debug", ...args], { env, cwd: home, timeout: timeoutMs, killSignal: "SIGKILL", maxBuffer: 16 << 20 }, (err, stdout, stderr) => {

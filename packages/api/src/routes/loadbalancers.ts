@@ -4,6 +4,7 @@ import {
   LoadBalancerPost,
   LoadBalancerPut,
   createLoadBalancer,
+  fullGraphResponse,
   deleteLoadBalancer,
   failoverLoadBalancer,
   getLoadBalancerTree,
@@ -23,7 +24,9 @@ export function loadBalancerRoutes(deps: ApiDeps) {
     .get("/", (c) => listResponse(c, r, (project) => listLoadBalancerResponses(deps, c.get("ctx"), project), deps.config.paginationMaxLimit))
     .post("/", async (c) => {
       const body = parseRoot("load_balancer", r.root, LoadBalancerPost, await jsonBody(c));
-      return showResponse(c, r, await createLoadBalancer({ ...deps, log: c.get("log") }, c.get("ctx"), body), 201);
+      const { lb, graph } = await createLoadBalancer({ ...deps, log: c.get("log") }, c.get("ctx"), body);
+      // Octavia answers a create with the full graph: listeners and pools as whole objects.
+      return c.json({ loadbalancer: { ...r.toResponse(lb), ...fullGraphResponse(lb, graph) } }, 201);
     })
     .get("/:id", async (c) => {
       const { tree } = await getLoadBalancerTree(deps, c.get("ctx"), c.req.param("id"));

@@ -24,76 +24,39 @@ import type { TreeRecord } from "../ports";
 import { bool, str, tags, uuid } from "../validation";
 import type { ChildRef, ChildResource, Tree } from "./child";
 import { apiTime, type ResourceDescriptor } from "./descriptor";
-import { checkL7Rule, l7Body, L7RuleSingleCreate, newL7Rule, pythonRepr, type L7Rule } from "./l7rule";
+import {
+  boolConversion,
+  checkInlineL7Rule,
+  inlineRulesConversion,
+  intConversion,
+  L7RuleSingleCreate,
+  listConversion,
+  newL7Rule,
+  pythonInt,
+  pythonType,
+  wsmeChoice,
+  wsmeObject,
+  type L7Rule,
+} from "./l7rule";
 
-const ARGUMENT = "l7policy_";
-const INTEGERS = ["position", "redirect_http_code"] as const;
 const ROOT = "l7policy";
 
-/** int(v) as Python answers it: the number, or why not (a ValueError, or a TypeError's message). */
-function pythonInt(v: unknown): number | { error: string; type: boolean } {
-  if (typeof v === "boolean") return v ? 1 : 0;
-  if (typeof v === "number") return Math.trunc(v);
-  if (typeof v === "string") {
-    const m = /^\s*([+-]?\d+(?:_\d+)*)\s*$/.exec(v);
-    if (m) return parseInt(m[1]!.replace(/_/g, ""), 10);
-    return { error: `invalid literal for int() with base 10: ${pythonRepr(v)}`, type: false };
-  }
-  return { error: `int() argument must be a string, a bytes-like object or a real number, not '${pythonType(v)}'`, type: true };
-}
-
-const pythonType = (v: unknown) =>
-  Array.isArray(v) ? "list" : typeof v === "object" ? "dict" : typeof v === "boolean" ? "bool" : Number.isInteger(v) ? "int" : "float";
-
-/** Python's repr() of a JSON value, as wsme prints a request body in its messages. */
-function pythonLiteral(v: unknown): string {
-  if (v === null || v === undefined) return "None";
-  if (v === true) return "True";
-  if (v === false) return "False";
-  if (typeof v === "string") return pythonRepr(v);
-  if (typeof v === "number") return String(v);
-  if (Array.isArray(v)) return `[${v.map(pythonLiteral).join(", ")}]`;
-  return `{${Object.entries(v as Record<string, unknown>).map(([k, x]) => `${pythonRepr(k)}: ${pythonLiteral(x)}`).join(", ")}}`;
-}
-
-/**
- * wsme converts integer attributes with int() before validating anything: a value int() refuses
- * fails the whole argument (the whole body in the message), and one it cannot even take (a list,
- * a dict) is a 500, as wsme answers both.
- */
-function convertIntegers(fields: Record<string, unknown>): void {
-  for (const name of INTEGERS) {
-    if (fields[name] === undefined || fields[name] === null) continue;
-    const n = pythonInt(fields[name]);
-    if (typeof n === "number") continue;
-    if (n.type) throw new Fault(500, n.error);
-    throw new Fault(400, `Invalid input for field/attribute ${ARGUMENT}. Value: '${pythonLiteral({ [ROOT]: fields })}'. ${n.error}`);
-  }
-}
-
-/** wsme IntegerType(minimum, maximum), after convertIntegers' conversion. */
+/** wsme IntegerType(minimum, maximum), once intConversion has let the value through. */
 const integer = (min: number, max: number) =>
   z.unknown().transform((v, ctx) => {
-    const n = pythonInt(v) as number;
-    if (n >= min && n <= max) return n;
-    ctx.addIssue({ code: "custom", message: n < min ? `Value should be greater or equal to ${min}` : `Value should be lower or equal to ${max}` });
+    const n = pythonInt(v);
+    if (typeof n === "number" && n >= min && n <= max) return n;
+    const message = typeof n !== "number" ? n.error : n < min ? `Value should be greater or equal to ${min}` : `Value should be lower or equal to ${max}`;
+    ctx.addIssue({ code: "custom", message });
     return z.NEVER;
   });
 
-/** wsme Enum(int, ...), after convertIntegers' conversion. */
+/** wsme Enum(int, ...), once intConversion has let the value through. */
 const httpCode = () =>
   z.unknown().transform((v, ctx) => {
-    const n = pythonInt(v) as number;
-    if ((L7POLICY_REDIRECT_HTTP_CODES as readonly number[]).includes(n)) return n;
-    ctx.addIssue({ code: "custom", message: `Value should be one of: ${L7POLICY_REDIRECT_HTTP_CODES.join(", ")}` });
-    return z.NEVER;
-  });
-
-/** wsme Enum(str, ...): anything else is refused with the choices; null passes, as in wsme. */
-const action = () =>
-  z.unknown().transform((v, ctx) => {
-    if (v === null || (L7POLICY_ACTIONS as readonly unknown[]).includes(v)) return v as string | null;
-    ctx.addIssue({ code: "custom", message: `Value should be one of: ${L7POLICY_ACTIONS.join(", ")}` });
+    const n = pythonInt(v);
+    if (typeof n === "number" && (L7POLICY_REDIRECT_HTTP_CODES as readonly number[]).includes(n)) return n;
+    ctx.addIssue({ code: "custom", message: typeof n !== "number" ? n.error : `Value should be one of: ${L7POLICY_REDIRECT_HTTP_CODES.join(", ")}` });
     return z.NEVER;
   });
 
@@ -106,33 +69,43 @@ const url = () =>
     return z.NEVER;
   });
 
-export const L7PolicyPost = l7Body(
+const CONVERSIONS = {
+  admin_state_up: boolConversion,
+  position: intConversion,
+  rules: inlineRulesConversion,
+  tags: listConversion(),
+  redirect_http_code: intConversion,
+};
+
+export const L7PolicyPost = wsmeObject(
   {
     name: str(NAME_MAX).nullish(),
     description: str(DESCRIPTION_MAX).nullish(),
     admin_state_up: bool().nullish(),
-    // Deprecated and ignored: a policy belongs to its load balancer's project.
+    // Deprecated and ignored (as tenant_id): a policy belongs to its load balancer's project.
     project_id: str(36).nullish(),
-    action: action(),
+    action: wsmeChoice(L7POLICY_ACTIONS),
     redirect_pool_id: uuid().nullish(),
     redirect_url: url().nullish(),
     redirect_prefix: url().nullish(),
     position: integer(MIN_POLICY_POSITION, MAX_POLICY_POSITION).nullish(),
     listener_id: uuid().nullable(),
-    rules: z.array(L7RuleSingleCreate, { error: "Value should be a list" }).nullish(),
+    rules: z.array(L7RuleSingleCreate.nullable(), { error: "Value should be a list" }).nullish(),
     tags: tags().nullish(),
     redirect_http_code: httpCode().nullish(),
+    tenant_id: str(36).nullish(),
   },
-  convertIntegers,
+  CONVERSIONS,
+  { name: "l7policy_", root: ROOT },
 );
 export type L7PolicyPost = z.output<typeof L7PolicyPost>;
 
-export const L7PolicyPut = l7Body(
+export const L7PolicyPut = wsmeObject(
   {
     name: str(NAME_MAX).nullish(),
     description: str(DESCRIPTION_MAX).nullish(),
     admin_state_up: bool().nullish(),
-    action: action().optional(),
+    action: wsmeChoice(L7POLICY_ACTIONS).optional(),
     redirect_pool_id: uuid().nullish(),
     redirect_url: url().nullish(),
     redirect_prefix: url().nullish(),
@@ -140,7 +113,8 @@ export const L7PolicyPut = l7Body(
     tags: tags().nullish(),
     redirect_http_code: httpCode().nullish(),
   },
-  convertIntegers,
+  CONVERSIONS,
+  { name: "l7policy_", root: ROOT },
 );
 export type L7PolicyPut = z.output<typeof L7PolicyPut>;
 
@@ -308,7 +282,7 @@ function placed(tree: Tree, policy: L7Policy): L7Policy[] {
 
 export const l7PolicyResource: ChildResource<L7Policy, L7PolicyPost, L7PolicyPut> = {
   descriptor: l7PolicyDescriptor,
-  argument: ARGUMENT,
+  argument: "l7policy_",
   post: L7PolicyPost,
   put: L7PolicyPut,
   // wsme lets a null listener_id through: Octavia then looks up "None".
@@ -322,15 +296,7 @@ export const l7PolicyResource: ChildResource<L7Policy, L7PolicyPost, L7PolicyPut
     // db_prepare.create_l7policy: the inline rules, checked as the rule controller checks them.
     const rules = b.rules ?? [];
     if (rules.length > MAX_L7RULES_PER_L7POLICY) throw new Fault(409, `Too many rules on L7 policy ${id}`);
-    for (const r of rules) {
-      for (const field of ["key", "value"] as const) {
-        const v = r[field];
-        if (typeof v === "string" && /[\r\n]/.test(v.endsWith("\n") ? v.slice(0, -1) : v)) {
-          throw new Fault(400, `Error parsing L7Rule: Invalid input for field/attribute ${field}. Value: '${v}'. Value should match the pattern ^[^\\r\\n]*$`);
-        }
-      }
-      checkL7Rule({ type: r.type, compare_type: r.compare_type, key: r.key ?? null, value: r.value });
-    }
+    rules.forEach(checkInlineL7Rule);
 
     const action = String(args.action);
     // The repository's _pool_check: the redirect pool must be of this load balancer.
@@ -359,7 +325,7 @@ export const l7PolicyResource: ChildResource<L7Policy, L7PolicyPost, L7PolicyPut
       operating_status: OFFLINE,
       created_at: now,
       updated_at: null,
-      [INLINE_RULES]: rules.map((r) => newL7Rule(r, tree, id, randomUUID(), now)),
+      [INLINE_RULES]: rules.map((r) => newL7Rule(r!, tree, id, randomUUID(), now)),
     };
   },
   update({ body: b, record, tree }) {

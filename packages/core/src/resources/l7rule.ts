@@ -1,7 +1,7 @@
 // The L7 rule resource (octavia/api/v2/types/l7rule.py, controllers/l7rule.py and validate.l7rule_data):
 // the conditions of an L7 policy, under /v2/lbaas/l7policies/{l7policy_id}/rules.
 import { z } from "zod";
-import { ACTIVE, L7RULE_COMPARE_TYPES, L7RULE_TYPES, MAX_L7RULES_PER_L7POLICY, TAG_MAX } from "../constants";
+import { ACTIVE, L7RULE_COMPARE_TYPES, L7RULE_TYPES, MAX_L7RULES_PER_L7POLICY, OFFLINE, PENDING_CREATE, TAG_MAX } from "../constants";
 import { Fault, immutable, notFound } from "../faults";
 import type { TreeRecord } from "../ports";
 import { body, bool, str, tags } from "../validation";
@@ -10,11 +10,126 @@ import { apiTime, type ResourceDescriptor } from "./descriptor";
 
 const RULE_STRING_MAX = 255;
 
-/** wsme Enum(str, ...): any other value is refused with the choices; null passes, as in wsme. */
-const choice = <T extends string>(values: readonly T[]) =>
+// ---- wsme's reading of a JSON body ----------------------------------------------------------------
+// wsme reads a body's attributes in their declaration order, each first converted from JSON
+// (fromjson) and then validated: a conversion that fails (int("x"), an ambiguous boolean, a list
+// that is not one) fails the whole argument, quoting the whole body in Python's words; a validation
+// that fails names the attribute. Unknown attributes are refused before anything else.
+
+/**
+ * A wsme attribute's conversion from JSON: the message of the ValueError it raises, or null when
+ * wsme stops at a validation error before any conversion fails (undefined: all converted). A
+ * TypeError escapes wsme as a 500: thrown.
+ */
+export type WsmeConversion = (value: unknown) => string | null | undefined;
+
+/** Python's type() name of a JSON value. */
+export const pythonType = (v: unknown) =>
+  v === null ? "NoneType" : Array.isArray(v) ? "list" : typeof v === "object" ? "dict" : typeof v === "boolean" ? "bool" : typeof v === "string" ? "str" : Number.isInteger(v) ? "int" : "float";
+
+/** Python's repr() of a JSON value. */
+export function pythonLiteral(v: unknown): string {
+  if (v === null || v === undefined) return "None";
+  if (v === true) return "True";
+  if (v === false) return "False";
+  if (typeof v === "string") return pythonRepr(v);
+  if (typeof v === "number") return String(v);
+  if (Array.isArray(v)) return `[${v.map(pythonLiteral).join(", ")}]`;
+  return `{${Object.entries(v as Record<string, unknown>).map(([k, x]) => `${pythonRepr(k)}: ${pythonLiteral(x)}`).join(", ")}}`;
+}
+
+/** Python's str() of a JSON value. */
+const pythonStr = (v: unknown) => (typeof v === "string" ? v : pythonLiteral(v));
+
+/** int(v) as Python answers it: the number, or the message of its ValueError (or TypeError). */
+export function pythonInt(v: unknown): number | { error: string; typeError: boolean } {
+  if (typeof v === "boolean") return v ? 1 : 0;
+  if (typeof v === "number") return Math.trunc(v);
+  if (typeof v === "string") {
+    const m = /^\s*([+-]?\d+(?:_\d+)*)\s*$/.exec(v);
+    return m ? parseInt(m[1]!.replace(/_/g, ""), 10) : { error: `invalid literal for int() with base 10: ${Array.from(pythonRepr(v)).slice(0, 200).join("")}`, typeError: false };
+  }
+  return { error: `int() argument must be a string, a bytes-like object or a real number, not '${pythonType(v)}'`, typeError: true };
+}
+
+/** fromjson for int attributes (IntegerType, Enum(int)); a TypeError escapes wsme: a 500. */
+export const intConversion: WsmeConversion = (v) => {
+  const n = pythonInt(v);
+  if (typeof n === "number") return undefined;
+  if (n.typeError) throw new Fault(500, n.error);
+  return n.error;
+};
+
+/** fromjson for bool attributes: integers, booleans and the (lower case) unambiguous strings. */
+export const boolConversion: WsmeConversion = (v) =>
+  typeof v === "boolean" || Number.isInteger(v) || ["true", "t", "yes", "y", "on", "1", "false", "f", "no", "n", "off", "0"].includes(v as string)
+    ? undefined
+    : `Value not an unambiguous boolean: ${pythonStr(v)}`;
+
+/** fromjson for list attributes, then for their items. */
+export const listConversion =
+  (item?: WsmeConversion): WsmeConversion =>
+  (v) => {
+    if (!Array.isArray(v)) return `Value not a valid list: ${pythonStr(v)}`;
+    for (const x of v) {
+      const result = x === null ? undefined : item?.(x);
+      if (result !== undefined) return result;
+    }
+    return undefined;
+  };
+
+/** Walks `v`'s attributes in `shape`'s order as wsme does: the first conversion error, null at a validation error first. */
+function conversionError(shape: z.ZodRawShape, conversions: Record<string, WsmeConversion>, v: unknown): string | null | undefined {
+  if (typeof v !== "object" || v === null || Array.isArray(v)) return null;
+  const fields = v as Record<string, unknown>;
+  if (Object.keys(fields).some((k) => !Object.hasOwn(shape, k))) return null;
+  for (const [key, schema] of Object.entries(shape)) {
+    const value = fields[key];
+    const result = value === undefined || value === null ? undefined : conversions[key]?.(value);
+    if (result !== undefined) return result;
+    if (!z.safeParse(schema, value).success) return null;
+  }
+  return undefined;
+}
+
+/**
+ * A wsme-typed JSON object (strict), read in wsme's order. `conversions` are the attributes'
+ * fromjson checks; with an `argument` (and its body's `root`) their failures are answered as wsme
+ * answers them; without, they are an enclosing object's to check (see `objectConversion`).
+ */
+export function wsmeObject<S extends z.ZodRawShape>(shape: S, conversions: Partial<Record<keyof S, WsmeConversion>>, argument?: { name: string; root: string }) {
+  return z
+    .unknown()
+    .transform((v, ctx) => {
+      if (typeof v !== "object" || v === null || Array.isArray(v)) return v;
+      const unknown = Object.keys(v).filter((k) => !Object.hasOwn(shape, k));
+      if (unknown.length > 0) {
+        ctx.addIssue({ code: "unrecognized_keys", keys: unknown, input: v as Record<string, unknown> });
+        return z.NEVER;
+      }
+      const error = argument ? conversionError(shape, conversions as Record<string, WsmeConversion>, v) : undefined;
+      if (typeof error === "string") {
+        throw new Fault(400, `Invalid input for field/attribute ${argument!.name}. Value: '${pythonLiteral({ [argument!.root]: v })}'. ${error}`);
+      }
+      return v;
+    })
+    .pipe(body(shape));
+}
+
+/** fromjson for an attribute that is itself a wsme object (a list's items): anything but a dict has no keys(), a 500. */
+export const objectConversion =
+  (shape: z.ZodRawShape, conversions: Record<string, WsmeConversion>): WsmeConversion =>
+  (v) => {
+    if (typeof v !== "object" || Array.isArray(v)) throw new Fault(500, `'${pythonType(v)}' object has no attribute 'keys'`);
+    return conversionError(shape, conversions, v);
+  };
+
+/** wsme Enum(str, ...): any other value is refused with the choices (a list or dict cannot even be looked up); null passes. */
+export const wsmeChoice = <T extends string>(values: readonly T[]) =>
   z.unknown().transform((v, ctx) => {
     if (v === null || (values as readonly unknown[]).includes(v)) return v as T | null;
-    ctx.addIssue({ code: "custom", message: `Value should be one of: ${values.join(", ")}` });
+    const message = typeof v === "object" ? `unhashable type: '${pythonType(v)}'` : `Value should be one of: ${values.join(", ")}`;
+    ctx.addIssue({ code: "custom", message });
     return z.NEVER;
   });
 
@@ -34,65 +149,60 @@ const ruleString = (pattern: boolean) =>
 function ruleStringProblem(v: unknown, pattern: boolean): string | undefined {
   if (typeof v !== "string") return "Value should be string";
   if (Array.from(v).length > RULE_STRING_MAX) return `Value should have a maximum character requirement of ${RULE_STRING_MAX}`;
-  if (pattern && /[\r\n]/.test(v.endsWith("\n") ? v.slice(0, -1) : v)) return "Value should match the pattern ^[^\\r\\n]*$";
+  if (pattern && hasLineBreak(v)) return "Value should match the pattern ^[^\\r\\n]*$";
   return undefined;
 }
 
-/**
- * A wsme-typed JSON object as wsme reads it: unknown attributes are refused before any value is
- * looked at; then, if given, `prepare` sees the object (wsme's conversions that fail the whole argument).
- */
-export function l7Body<S extends z.ZodRawShape>(shape: S, prepare?: (fields: Record<string, unknown>) => void) {
-  return z
-    .unknown()
-    .transform((v, ctx) => {
-      if (typeof v !== "object" || v === null || Array.isArray(v)) return v;
-      const fields = v as Record<string, unknown>;
-      const unknown = Object.keys(fields).filter((k) => !Object.hasOwn(shape, k));
-      if (unknown.length > 0) {
-        ctx.addIssue({ code: "unrecognized_keys", keys: unknown, input: fields });
-        return z.NEVER;
-      }
-      prepare?.(fields);
-      return v;
-    })
-    .pipe(body(shape));
-}
+const hasLineBreak = (v: string) => /[\r\n]/.test(v.endsWith("\n") ? v.slice(0, -1) : v);
 
-export const L7RulePost = l7Body({
-  type: choice(L7RULE_TYPES),
-  compare_type: choice(L7RULE_COMPARE_TYPES),
-  key: ruleString(true).optional(),
-  value: ruleString(true),
-  invert: bool().nullish(),
-  admin_state_up: bool().nullish(),
-  // Deprecated and ignored: a rule belongs to its load balancer's project.
-  project_id: str(36).nullish(),
-  tags: tags().nullish(),
-});
+const RULE_CONVERSIONS = { invert: boolConversion, admin_state_up: boolConversion, tags: listConversion() };
+
+export const L7RulePost = wsmeObject(
+  {
+    type: wsmeChoice(L7RULE_TYPES),
+    compare_type: wsmeChoice(L7RULE_COMPARE_TYPES),
+    key: ruleString(true).optional(),
+    value: ruleString(true),
+    invert: bool().nullish(),
+    admin_state_up: bool().nullish(),
+    // Deprecated and ignored (as tenant_id): a rule belongs to its load balancer's project.
+    project_id: str(36).nullish(),
+    tags: tags().nullish(),
+    tenant_id: str(36).nullish(),
+  },
+  RULE_CONVERSIONS,
+  { name: "rule_", root: "rule" },
+);
 export type L7RulePost = z.output<typeof L7RulePost>;
 
-export const L7RulePut = l7Body({
-  type: choice(L7RULE_TYPES).optional(),
-  compare_type: choice(L7RULE_COMPARE_TYPES).optional(),
-  key: ruleString(true).optional(),
-  value: ruleString(true).optional(),
-  invert: bool().nullish(),
-  admin_state_up: bool().nullish(),
-  tags: tags().nullish(),
-});
+export const L7RulePut = wsmeObject(
+  {
+    type: wsmeChoice(L7RULE_TYPES).optional(),
+    compare_type: wsmeChoice(L7RULE_COMPARE_TYPES).optional(),
+    key: ruleString(true).optional(),
+    value: ruleString(true).optional(),
+    invert: bool().nullish(),
+    admin_state_up: bool().nullish(),
+    tags: tags().nullish(),
+  },
+  RULE_CONVERSIONS,
+  { name: "l7rule_", root: "rule" },
+);
 export type L7RulePut = z.output<typeof L7RulePut>;
 
-/** L7RuleSingleCreate: a rule given inline with its policy (no pattern on key and value there). */
-export const L7RuleSingleCreate = l7Body({
-  type: choice(L7RULE_TYPES),
-  compare_type: choice(L7RULE_COMPARE_TYPES),
+const SINGLE_CREATE = {
+  type: wsmeChoice(L7RULE_TYPES),
+  compare_type: wsmeChoice(L7RULE_COMPARE_TYPES),
   key: ruleString(false).optional(),
   value: ruleString(false),
   invert: bool().nullish(),
   admin_state_up: bool().nullish(),
   tags: z.array(str(TAG_MAX), { error: "Value should be a list" }).nullish(),
-});
+};
+/** L7RuleSingleCreate: a rule given inline with its policy (no pattern on key and value there). */
+export const L7RuleSingleCreate = wsmeObject(SINGLE_CREATE, RULE_CONVERSIONS);
+/** fromjson for a list of L7RuleSingleCreate. */
+export const inlineRulesConversion = listConversion(objectConversion(SINGLE_CREATE, RULE_CONVERSIONS));
 export type L7RuleSingleCreate = z.output<typeof L7RuleSingleCreate>;
 
 /** A rule as stored: `l7policy_id` (from the path) and `loadbalancer_id` are kept but not answered. */
@@ -222,6 +332,18 @@ export function checkL7Rule(rule: L7RuleFields): void {
   }
 }
 
+/** A rule given inline with a new policy, as db_prepare.create_l7policy checks it: as L7RulePOST(**rule), then l7rule_data. */
+export function checkInlineL7Rule(r: L7RuleSingleCreate | null): void {
+  const fail = (msg: string) => new Fault(400, `Error parsing L7Rule: ${msg}`);
+  if (r === null) throw fail("octavia.api.v2.types.l7rule.L7RulePOST() argument after ** must be a mapping, not NoneType");
+  // L7RulePOST's pattern on key and value, which L7RuleSingleCreate lacks.
+  for (const field of ["key", "value"] as const) {
+    const v = r[field];
+    if (typeof v === "string" && hasLineBreak(v)) throw fail(`Invalid input for field/attribute ${field}. Value: '${v}'. Value should match the pattern ^[^\\r\\n]*$`);
+  }
+  checkL7Rule({ type: r.type, compare_type: r.compare_type, key: r.key ?? null, value: r.value });
+}
+
 /** The policy a rule request names; Octavia refuses rule changes unless the policy is ACTIVE. */
 function mutablePolicy(tree: Tree, policyId: string): TreeRecord {
   const policy = tree.get("l7policy", policyId);
@@ -250,8 +372,8 @@ export function newL7Rule(b: L7RulePost | L7RuleSingleCreate, tree: Tree, policy
     // wsme's to_dict makes a null admin_state_up False.
     admin_state_up: b.admin_state_up === undefined ? true : b.admin_state_up === true,
     tags: [...new Set(b.tags ?? [])],
-    provisioning_status: "PENDING_CREATE",
-    operating_status: "OFFLINE",
+    provisioning_status: PENDING_CREATE,
+    operating_status: OFFLINE,
     created_at: now,
     updated_at: null,
   };

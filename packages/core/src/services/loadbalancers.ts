@@ -21,6 +21,8 @@ import type { Config } from "../config";
 import type { LoadBalancer, LoadBalancerPost, LoadBalancerPut } from "../resources/loadbalancer";
 import { lockAndStart, startOrGiveBack, type LockDeps } from "./lock";
 import { readTree } from "./children";
+import { buildGraph } from "./graph";
+import type { TreeItem, TreeRecord } from "../ports";
 import { Tree } from "../resources/child";
 import { loadBalancerResource } from "../resources/loadbalancer";
 
@@ -32,7 +34,11 @@ export interface LoadBalancerDeps extends LockDeps {
 const MISSING_PROJECT =
   "Missing project ID in request where one is required. An administrator should check the keystone settings in the Octavia configuration.";
 
-export async function createLoadBalancer(deps: LoadBalancerDeps, ctx: RequestContext, body: LoadBalancerPost): Promise<LoadBalancer> {
+export async function createLoadBalancer(
+  deps: LoadBalancerDeps,
+  ctx: RequestContext,
+  body: LoadBalancerPost,
+): Promise<{ lb: LoadBalancer; graph: TreeItem[] }> {
   const projectId = body.project_id ?? ctx.projectId;
   if (!projectId) throw validation(MISSING_PROJECT);
   authorize(ctx, "os_load-balancer_api:loadbalancer:post", projectId);
@@ -44,9 +50,6 @@ export async function createLoadBalancer(deps: LoadBalancerDeps, ctx: RequestCon
   for (const v of body.additional_vips) {
     if (subnets.has(v.subnet_id)) throw validation("Duplicate VIP subnet(s) specified. Only one IP can be bound per subnet.");
     subnets.add(v.subnet_id);
-  }
-  if (body.listeners.length > 0 || body.pools.length > 0) {
-    throw validation("Listeners and pools cannot be created with the load balancer by this Ottava version.");
   }
 
   let topology: Topology = deps.config.loadbalancerTopology;
@@ -103,12 +106,27 @@ export async function createLoadBalancer(deps: LoadBalancerDeps, ctx: RequestCon
     created_at: new Date().toISOString(),
     updated_at: null,
   };
+  // The fully populated create: every nested object validated against the tree before anything is written.
+  let graph: TreeItem[];
+  try {
+    graph = buildGraph(lb, ctx, body.listeners, body.pools);
+  } catch (e) {
+    await deps.network.deallocateVip(lb);
+    throw e;
+  }
   const owner = `create-${id}`;
   const flow = "loadbalancer-create";
   await deps.store.createLoadBalancer(lb, owner, deps.engine.executionArn(flow, owner));
-  await startOrGiveBack(deps, flow, owner, { lbId: id, owner, subject: [{ kind: "loadbalancer", id }] }, { provisioning_status: ERROR });
-  deps.log.info("load balancer create accepted", { lbId: id, projectId, topology, execution: owner });
-  return lb;
+  const restoreError = { provisioning_status: ERROR };
+  try {
+    await deps.store.applyAsOwner(id, owner, graph.map((i) => ({ kind: i.kind, put: i.record as TreeRecord & { project_id: string; created_at: string } })));
+  } catch (e) {
+    await deps.store.abandonLock(id, owner, restoreError);
+    throw e;
+  }
+  await startOrGiveBack(deps, flow, owner, { lbId: id, owner, subject: [{ kind: "loadbalancer", id }] }, restoreError);
+  deps.log.info("load balancer create accepted", { lbId: id, projectId, topology, execution: owner, objects: graph.length });
+  return { lb, graph };
 }
 
 export async function getLoadBalancer(deps: LockDeps, ctx: RequestContext, id: string): Promise<LoadBalancer> {
