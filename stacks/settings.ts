@@ -16,6 +16,13 @@ const PASSED_THROUGH = [
   "OTTAVA_NOOP_FAULTS",
   "OTTAVA_NOOP_LATENCY",
   "OTTAVA_LOG_LEVEL",
+  "OTTAVA_DEFAULT_LOAD_BALANCER_QUOTA",
+  "OTTAVA_DEFAULT_LISTENER_QUOTA",
+  "OTTAVA_DEFAULT_POOL_QUOTA",
+  "OTTAVA_DEFAULT_MEMBER_QUOTA",
+  "OTTAVA_DEFAULT_HEALTH_MONITOR_QUOTA",
+  "OTTAVA_DEFAULT_L7POLICY_QUOTA",
+  "OTTAVA_DEFAULT_L7RULE_QUOTA",
 ] as const;
 
 /** The pass-through settings that are set (and not empty) where `sst deploy` runs; unset ones keep the app's defaults. */

@@ -21,18 +21,25 @@ describe("npm start", () => {
   it("keeps load balancers across restarts and leaves no Java process on SIGTERM or SIGINT", async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "ottava-data-"));
     const first = await startStack(["--data-dir", dataDir]);
-    expect(javaFor(dataDir)).toHaveLength(1);
-    const created = await first.call("POST", "/v2/lbaas/loadbalancers", { loadbalancer: { name: "kept", vip_subnet_id: SUBNET } });
-    const id = created.body.loadbalancer.id;
-    await waitSettled(first, id);
-    expect(await first.stop("SIGTERM")).toBe(0);
+    let id: string;
+    try {
+      expect(javaFor(dataDir)).toHaveLength(1);
+      const created = await first.call("POST", "/v2/lbaas/loadbalancers", { loadbalancer: { name: "kept", vip_subnet_id: SUBNET } });
+      id = created.body.loadbalancer.id;
+      await waitSettled(first, id);
+    } finally {
+      expect(await first.stop("SIGTERM")).toBe(0);
+    }
     expect(javaFor(dataDir)).toEqual([]);
 
     const second = await startStack(["--data-dir", dataDir]);
-    const shown = await second.call("GET", `/v2/lbaas/loadbalancers/${id}`);
-    expect(shown.body.loadbalancer).toMatchObject({ id, name: "kept", provisioning_status: "ACTIVE" });
-    expect((await second.call("GET", "/v2/lbaas/loadbalancers?name=kept")).body.loadbalancers).toHaveLength(1);
-    expect(await second.stop("SIGINT")).toBe(0);
+    try {
+      const shown = await second.call("GET", `/v2/lbaas/loadbalancers/${id}`);
+      expect(shown.body.loadbalancer).toMatchObject({ id, name: "kept", provisioning_status: "ACTIVE" });
+      expect((await second.call("GET", "/v2/lbaas/loadbalancers?name=kept")).body.loadbalancers).toHaveLength(1);
+    } finally {
+      expect(await second.stop("SIGINT")).toBe(0);
+    }
     expect(javaFor(dataDir)).toEqual([]);
   });
 });

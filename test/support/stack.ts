@@ -26,7 +26,10 @@ export async function startStack(args: string[] = ["--in-memory"], env: Record<s
   proc.stderr!.on("data", (d) => (out += d));
   const exited = new Promise<number | null>((ok) => proc.once("exit", (code) => ok(code)));
   const url = await new Promise<string>((ok, fail) => {
-    const timer = setTimeout(() => fail(new Error(`not ready in 30 s:\n${out}`)), 30_000);
+    const timer = setTimeout(() => {
+      proc.kill("SIGTERM"); // never leave a half-started stack (and its Java) behind
+      fail(new Error(`not ready in 30 s:\n${out}`));
+    }, 30_000);
     const check = () => {
       const m = /serving the Octavia v2 API on (http:\/\/\S+)/.exec(out);
       if (m) {

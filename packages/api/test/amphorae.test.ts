@@ -6,11 +6,11 @@ let t: Awaited<ReturnType<typeof inProcessApp>>;
 const fault = (status: number, faultstring: string) => ({ status, body: { faultcode: "Client", faultstring, debuginfo: null } });
 const pick = (r: { status: number; body: unknown }) => ({ status: r.status, body: r.body });
 
-async function lbWithAmphora() {
-  const res = await t.call("POST", "/v2/lbaas/loadbalancers", { loadbalancer: { vip_subnet_id: SUBNET } });
-  await t.settle();
+async function lbWithAmphora(app = t) {
+  const res = await app.call("POST", "/v2/lbaas/loadbalancers", { loadbalancer: { vip_subnet_id: SUBNET } });
+  await app.settle();
   const id = res.body.loadbalancer.id as string;
-  const amp = (await t.call("GET", `/v2/octavia/amphorae?loadbalancer_id=${id}`)).body.amphorae[0];
+  const amp = (await app.call("GET", `/v2/octavia/amphorae?loadbalancer_id=${id}`)).body.amphorae[0];
   return { id, amp };
 }
 
@@ -58,13 +58,15 @@ describe("amphora delete", () => {
   });
 
   it("deletes an amphora in ERROR (204), which then answers 404", async () => {
-    const { id, amp } = await lbWithAmphora();
+    // Deleting the instance takes a while, so PENDING_DELETE can be seen.
+    const slow = await inProcessApp({ OTTAVA_NOOP_LATENCY: "compute.delete:1000" });
+    const { id, amp } = await lbWithAmphora(slow);
     // An amphora the health manager found broken (as issue 6's health checks will mark it).
-    expect(await t.store.updateAmphoraIf(id, amp.id, ["ALLOCATED"], { status: "ERROR" })).toBe(true);
-    expect((await t.call("DELETE", `/v2/octavia/amphorae/${amp.id}`)).status).toBe(204);
-    expect((await t.call("GET", `/v2/octavia/amphorae/${amp.id}`)).body.amphora.status).toBe("PENDING_DELETE");
-    await t.settle();
-    expect((await t.call("GET", `/v2/octavia/amphorae/${amp.id}`)).status).toBe(404);
+    expect(await slow.store.updateAmphoraIf(id, amp.id, ["ALLOCATED"], { status: "ERROR" })).toBe(true);
+    expect((await slow.call("DELETE", `/v2/octavia/amphorae/${amp.id}`)).status).toBe(204);
+    expect((await slow.call("GET", `/v2/octavia/amphorae/${amp.id}`)).body.amphora.status).toBe("PENDING_DELETE");
+    await slow.settle();
+    expect((await slow.call("GET", `/v2/octavia/amphorae/${amp.id}`)).status).toBe(404);
   });
 });
 

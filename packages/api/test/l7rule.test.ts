@@ -262,6 +262,7 @@ describe("list", () => {
     const b = await rule(t, policyId, { type: "HOST_NAME", compare_type: "ENDS_WITH", value: ".example.com", invert: true });
     const ids = async (q = "") => ((await t.call("GET", `${rules(policyId)}${q}`)).body.rules as Obj[]).map((r) => r.id);
     expect(await ids()).toEqual([a.id, b.id]);
+    expect(await ids("/")).toEqual([a.id, b.id]);
     expect(await ids("?type=HOST_NAME")).toEqual([b.id]);
     expect(await ids("?invert=true")).toEqual([b.id]);
     expect(await ids("?compare_type=STARTS_WITH")).toEqual([a.id]);

@@ -183,21 +183,24 @@ describe("transaction conflicts", () => {
 });
 
 describe("ensureTable on an older table", () => {
-  it("adds the indexes it lacks", async () => {
+  it("adds the indexes it lacks", { timeout: 120_000 }, async () => {
     const { client } = createClients(endpoint);
     const { CreateTableCommand } = await import("@aws-sdk/client-dynamodb");
     const name = `old-${randomUUID()}`;
+    // A table from before the `pending` index existed.
+    const keys = (pk: string, sk: string) => [
+      { AttributeName: pk, KeyType: "HASH" as const },
+      { AttributeName: sk, KeyType: "RANGE" as const },
+    ];
     await client.send(
       new CreateTableCommand({
         TableName: name,
         BillingMode: "PAY_PER_REQUEST",
-        AttributeDefinitions: [
-          { AttributeName: "pk", AttributeType: "S" },
-          { AttributeName: "sk", AttributeType: "S" },
-        ],
-        KeySchema: [
-          { AttributeName: "pk", KeyType: "HASH" },
-          { AttributeName: "sk", KeyType: "RANGE" },
+        AttributeDefinitions: ["pk", "sk", "gsi1pk", "gsi1sk", "gsi2pk", "gsi2sk"].map((a) => ({ AttributeName: a, AttributeType: "S" as const })),
+        KeySchema: keys("pk", "sk"),
+        GlobalSecondaryIndexes: [
+          { IndexName: "byProject", KeySchema: keys("gsi1pk", "gsi1sk"), Projection: { ProjectionType: "ALL" } },
+          { IndexName: "byShard", KeySchema: keys("gsi2pk", "gsi2sk"), Projection: { ProjectionType: "ALL" } },
         ],
       }),
     );

@@ -104,6 +104,9 @@ async function launch(
 ): Promise<DynamoDbLocal> {
   const javaPath = opts.javaPath ?? 'java';
   const args = [
+    // Quick start-up for a local emulator: the C1 compiler only and the serial collector (~1 s less).
+    '-XX:TieredStopAtLevel=1',
+    '-XX:+UseSerialGC',
     `-Djava.library.path=${join(jarDir, LIB)}`,
     '-jar',
     join(jarDir, JAR),

@@ -3,12 +3,9 @@
 import { serve, type ServerType } from "@hono/node-server";
 import { mkdirSync } from "node:fs";
 import { resolve } from "node:path";
-import { createApp } from "@ottava/api";
 import { createLogger, type Config } from "@ottava/core";
-import { createStore, createTaskContext } from "@ottava/controller";
-import { createCatalog, createClients, ensureTable } from "@ottava/db";
 import { startDynamoDbLocal, type DynamoDbLocal } from "./dynamodb-local";
-import { LocalWorkflowEngine } from "./runner";
+import type { LocalWorkflowEngine } from "./runner";
 
 export interface RuntimeOptions {
   config: Config;
@@ -29,10 +26,20 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   const dataDir = resolve(opts.dataDir);
   mkdirSync(dataDir, { recursive: true });
 
-  let dynamo: DynamoDbLocal | undefined;
+  // DynamoDB Local (a JVM) boots while this process loads the app's modules: the two overlap.
+  const booting = opts.config.dynamodbEndpoint ? undefined : startDynamoDbLocal({ inMemory: opts.inMemory, dataDir, log: (m, x) => log.debug(m, x) });
+  const [{ createApp }, { createStore, createTaskContext }, { createCatalog, createClients, ensureTable }, { LocalWorkflowEngine }] = await Promise.all([
+    import("@ottava/api"),
+    import("@ottava/controller"),
+    import("@ottava/db"),
+    import("./runner"),
+  ]).catch(async (e) => {
+    await (await booting?.catch(() => undefined))?.stop();
+    throw e;
+  });
+  const dynamo: DynamoDbLocal | undefined = await booting;
   let config = opts.config;
-  if (!config.dynamodbEndpoint) {
-    dynamo = await startDynamoDbLocal({ inMemory: opts.inMemory, dataDir, log: (m, x) => log.debug(m, x) });
+  if (dynamo) {
     config = { ...config, dynamodbEndpoint: dynamo.endpoint };
     log.info("DynamoDB Local started", { endpoint: dynamo.endpoint, inMemory: opts.inMemory, dataDir });
   }
