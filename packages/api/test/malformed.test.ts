@@ -24,7 +24,12 @@ interface Endpoint {
   list?: boolean;
 }
 
-const schema = (name: string) => (core as unknown as Record<string, z.ZodObject>)[name]!;
+/** A body schema's object (some resources wrap theirs in a pre-processing pipe). */
+function schema(name: string): z.ZodObject {
+  let s = (core as unknown as Record<string, z.ZodType>)[name]!;
+  while (!("shape" in s)) s = (s as unknown as { def: { out: z.ZodType } }).def.out;
+  return s as z.ZodObject;
+}
 
 const ENDPOINTS: Endpoint[] = [
   { name: "loadbalancer create", method: "POST", path: () => "/v2/lbaas/loadbalancers", root: "loadbalancer", schema: schema("LoadBalancerPost"), valid: () => ({ vip_subnet_id: SUBNET }) },
@@ -81,6 +86,59 @@ const ENDPOINTS: Endpoint[] = [
     schema: schema("HealthMonitorPut"),
     valid: () => ({ name: "x" }),
   },
+  {
+    name: "l7policy create",
+    method: "POST",
+    path: () => "/v2/lbaas/l7policies",
+    root: "l7policy",
+    schema: schema("L7PolicyPost"),
+    valid: () => ({ listener_id: ids.listener, action: "REJECT" }),
+  },
+  { name: "l7policy update", method: "PUT", path: () => `/v2/lbaas/l7policies/${ids.l7policy}`, root: "l7policy", schema: schema("L7PolicyPut"), valid: () => ({ name: "x" }) },
+  {
+    name: "l7rule create",
+    method: "POST",
+    path: () => `/v2/lbaas/l7policies/${ids.l7policy}/rules`,
+    root: "rule",
+    schema: schema("L7RulePost"),
+    valid: () => ({ type: "PATH", compare_type: "STARTS_WITH", value: "/x" }),
+  },
+  {
+    name: "l7rule update",
+    method: "PUT",
+    path: () => `/v2/lbaas/l7policies/${ids.l7policy}/rules/${ids.l7rule}`,
+    root: "rule",
+    schema: schema("L7RulePut"),
+    valid: () => ({ value: "/y" }),
+  },
+  {
+    name: "flavor profile create",
+    method: "POST",
+    path: () => "/v2/lbaas/flavorprofiles",
+    root: "flavorprofile",
+    schema: schema("FlavorProfilePost"),
+    valid: () => ({ name: "fp", provider_name: "amphora", flavor_data: "{}" }),
+  },
+  { name: "flavor profile update", method: "PUT", path: () => `/v2/lbaas/flavorprofiles/${ids.flavorprofile}`, root: "flavorprofile", schema: schema("FlavorProfilePut"), valid: () => ({}) },
+  { name: "flavor create", method: "POST", path: () => "/v2/lbaas/flavors", root: "flavor", schema: schema("FlavorPost"), valid: () => ({ name: "f2", flavor_profile_id: ids.flavorprofile }) },
+  { name: "flavor update", method: "PUT", path: () => `/v2/lbaas/flavors/${ids.flavor}`, root: "flavor", schema: schema("FlavorPut"), valid: () => ({}) },
+  {
+    name: "availability zone profile create",
+    method: "POST",
+    path: () => "/v2/lbaas/availabilityzoneprofiles",
+    root: "availability_zone_profile",
+    schema: schema("AvailabilityZoneProfilePost"),
+    valid: () => ({ name: "azp", provider_name: "amphora", availability_zone_data: "{}" }),
+  },
+  {
+    name: "availability zone create",
+    method: "POST",
+    path: () => "/v2/lbaas/availabilityzones",
+    root: "availability_zone",
+    schema: schema("AvailabilityZonePost"),
+    valid: () => ({ name: "az2", availability_zone_profile_id: ids.azprofile }),
+  },
+  { name: "availability zone update", method: "PUT", path: () => "/v2/lbaas/availabilityzones/az1", root: "availability_zone", schema: schema("AvailabilityZonePut"), valid: () => ({}) },
 ];
 
 async function tableSnapshot(): Promise<string[]> {
@@ -110,6 +168,12 @@ beforeAll(async () => {
   ids.pool2 = await created("/v2/lbaas/pools", "pool", { loadbalancer_id: ids.lb, protocol: "HTTP", lb_algorithm: "ROUND_ROBIN" });
   ids.member = await created(`/v2/lbaas/pools/${ids.pool}/members`, "member", { address: "192.0.2.10", protocol_port: 80 });
   ids.hm = await created("/v2/lbaas/healthmonitors", "healthmonitor", { pool_id: ids.pool, type: "HTTP", delay: 5, timeout: 3, max_retries: 3 });
+  ids.l7policy = await created("/v2/lbaas/l7policies", "l7policy", { listener_id: ids.listener, action: "REJECT" });
+  ids.l7rule = await created(`/v2/lbaas/l7policies/${ids.l7policy}/rules`, "rule", { type: "PATH", compare_type: "STARTS_WITH", value: "/a" });
+  ids.flavorprofile = await created("/v2/lbaas/flavorprofiles", "flavorprofile", { name: "fp", provider_name: "amphora", flavor_data: "{}" });
+  ids.flavor = await created("/v2/lbaas/flavors", "flavor", { name: "f1", flavor_profile_id: ids.flavorprofile });
+  ids.azprofile = await created("/v2/lbaas/availabilityzoneprofiles", "availability_zone_profile", { name: "azp", provider_name: "amphora", availability_zone_data: "{}" });
+  await created("/v2/lbaas/availabilityzones", "availability_zone", { name: "az1", availability_zone_profile_id: ids.azprofile });
 });
 
 function expectFault(res: { status: number; body: unknown }, what: string) {

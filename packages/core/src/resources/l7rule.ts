@@ -52,12 +52,10 @@ export function pythonInt(v: unknown): number | { error: string; typeError: bool
   return { error: `int() argument must be a string, a bytes-like object or a real number, not '${pythonType(v)}'`, typeError: true };
 }
 
-/** fromjson for int attributes (IntegerType, Enum(int)); a TypeError escapes wsme: a 500. */
+/** fromjson for int attributes (IntegerType, Enum(int)). Octavia lets the TypeError of a list or dict escape as a 500; Ottava answers 400. */
 export const intConversion: WsmeConversion = (v) => {
   const n = pythonInt(v);
-  if (typeof n === "number") return undefined;
-  if (n.typeError) throw new Fault(500, n.error);
-  return n.error;
+  return typeof n === "number" ? undefined : n.error;
 };
 
 /** fromjson for bool attributes: integers, booleans and the (lower case) unambiguous strings. */
@@ -116,11 +114,11 @@ export function wsmeObject<S extends z.ZodRawShape>(shape: S, conversions: Parti
     .pipe(body(shape));
 }
 
-/** fromjson for an attribute that is itself a wsme object (a list's items): anything but a dict has no keys(), a 500. */
+/** fromjson for an attribute that is itself a wsme object (a list's items): anything but a dict (Octavia's 500) is a 400. */
 export const objectConversion =
   (shape: z.ZodRawShape, conversions: Record<string, WsmeConversion>): WsmeConversion =>
   (v) => {
-    if (typeof v !== "object" || Array.isArray(v)) throw new Fault(500, `'${pythonType(v)}' object has no attribute 'keys'`);
+    if (typeof v !== "object" || v === null || Array.isArray(v)) return `'${pythonType(v)}' object has no attribute 'keys'`;
     return conversionError(shape, conversions, v);
   };
 
