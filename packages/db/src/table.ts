@@ -94,7 +94,8 @@ export async function ensureTable(client: DynamoDBClient, tableName: string): Pr
 }
 
 async function waitActive(client: DynamoDBClient, tableName: string): Promise<void> {
-  for (let i = 0; i < 600; i++) {
+  // Index backfills can take minutes on AWS; DynamoDB Local is quicker.
+  for (let i = 0; i < 3000; i++) {
     const d = await client.send(new DescribeTableCommand({ TableName: tableName }));
     const busy = d.Table?.TableStatus !== "ACTIVE" || (d.Table?.GlobalSecondaryIndexes ?? []).some((g) => g.IndexStatus !== "ACTIVE");
     if (!busy) return;

@@ -1,6 +1,10 @@
 // The table and the lock protocol against DynamoDB Local.
 import { randomUUID } from "node:crypto";
-import { beforeAll, describe, expect, it } from "vitest";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { beforeAll, describe, expect, it, onTestFinished } from "vitest";
+import { startDynamoDbLocal } from "../../local/src/dynamodb-local";
 import { DescribeTableCommand, DescribeTimeToLiveCommand, GetItemCommand } from "@aws-sdk/client-dynamodb";
 import { ACTIVE, DELETED, ERROR, LockConflict, LockLost, PENDING_CREATE, PENDING_UPDATE, type LoadBalancer, listPage, parseListQuery } from "@ottava/core";
 import { DynamoStore, INDEXES, createClients, ensureTable } from "@ottava/db";
@@ -183,8 +187,11 @@ describe("transaction conflicts", () => {
 });
 
 describe("ensureTable on an older table", () => {
-  it("adds the indexes it lacks", { timeout: 120_000 }, async () => {
-    const { client } = createClients(endpoint);
+  it("adds the indexes it lacks", { timeout: 180_000 }, async () => {
+    // Its own DynamoDB Local: an index backfill waits behind every other test's tables in the shared one.
+    const own = await startDynamoDbLocal({ inMemory: true, dataDir: mkdtempSync(join(tmpdir(), "ottava-index-")) });
+    onTestFinished(() => own.stop());
+    const { client } = createClients(own.endpoint);
     const { CreateTableCommand } = await import("@aws-sdk/client-dynamodb");
     const name = `old-${randomUUID()}`;
     // A table from before the `pending` index existed.
