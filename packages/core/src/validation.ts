@@ -141,3 +141,31 @@ function pyNumber(n: number): string {
   }
   return String(n);
 }
+
+/** int(v) as Python answers it (wsme's IntegerType conversion): the number, or Python's error message. */
+export function pythonInt(v: unknown): number | string {
+  if (v === undefined || v === null) return "Mandatory field missing.";
+  if (typeof v === "boolean") return v ? 1 : 0;
+  if (typeof v === "number") return Math.trunc(v);
+  if (typeof v === "string") {
+    return /^\s*[+-]?\d+(_\d+)*\s*$/.test(v) ? parseInt(v.replace(/_/g, ""), 10) : `invalid literal for int() with base 10: ${pyRepr(v)}`;
+  }
+  return `int() argument must be a string, a bytes-like object or a real number, not '${Array.isArray(v) ? "list" : "dict"}'`;
+}
+
+/** wsme IntegerType(minimum, maximum): Python's int() of the JSON value, then the range. */
+export const integer = (min?: number, max?: number) =>
+  z.unknown().transform((v, ctx) => {
+    const n = pythonInt(v);
+    const problem =
+      typeof n === "string"
+        ? n
+        : min !== undefined && n < min
+          ? `Value should be greater or equal to ${min}`
+          : max !== undefined && n > max
+            ? `Value should be lower or equal to ${max}`
+            : undefined;
+    if (problem === undefined) return n as number;
+    ctx.addIssue({ code: "custom", message: problem });
+    return z.NEVER;
+  });

@@ -20,10 +20,10 @@ import {
 } from "../constants";
 import { Fault, immutable, invalidOption, validation } from "../faults";
 import type { TreeRecord } from "../ports";
-import { body, bool, str, tags, uuid } from "../validation";
+import { body, bool, integer, str, tags, uuid } from "../validation";
 import type { ChildRef, ChildResource, Tree } from "./child";
 import { apiTime, type ResourceDescriptor } from "./descriptor";
-import { poolListenerIds, wsmeEnum, wsmeInteger } from "./pool";
+import { poolListenerIds, wsmeEnum } from "./pool";
 
 const HTTP_TYPES = ["HTTP", "HTTPS"];
 const UDP_SCTP = ["UDP", "SCTP"];
@@ -41,7 +41,7 @@ function isUrlPath(v: unknown): boolean {
   return /^(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/]|%[0-9A-Fa-f]{2})*$/.test(path);
 }
 
-const retries = () => wsmeInteger(MIN_HM_RETRIES, MAX_HM_RETRIES);
+const retries = () => integer(MIN_HM_RETRIES, MAX_HM_RETRIES);
 const urlPath = () => z.unknown().refine(isUrlPath, { error: "Value must be a valid URL Path string" }) as unknown as z.ZodType<string, unknown>;
 const expectedCodes = () =>
   str().regex(new RegExp(EXPECTED_CODES_PATTERN), { error: `Value should match the pattern ${EXPECTED_CODES_PATTERN}` });
@@ -62,8 +62,8 @@ export const HealthMonitorPost = body({
   name: str(NAME_MAX).nullish(),
   // type, delay, timeout and max_retries are mandatory; a null one is refused later as "None is not a valid option for ...".
   type: wsmeEnum(HEALTH_MONITOR_TYPES).nullable(),
-  delay: wsmeInteger(0).nullable(),
-  timeout: wsmeInteger(0).nullable(),
+  delay: integer(0).nullable(),
+  timeout: integer(0).nullable(),
   max_retries_down: retries().nullish(),
   max_retries: retries().nullable(),
   http_method: wsmeEnum(HEALTH_MONITOR_HTTP_METHODS).nullish(),
@@ -83,8 +83,8 @@ export type HealthMonitorPost = z.output<typeof HealthMonitorPost>;
 
 export const HealthMonitorPut = body({
   name: str(NAME_MAX).nullish(),
-  delay: wsmeInteger(0).nullish(),
-  timeout: wsmeInteger(0).nullish(),
+  delay: integer(0).nullish(),
+  timeout: integer(0).nullish(),
   max_retries_down: retries().nullish(),
   max_retries: retries().nullish(),
   http_method: wsmeEnum(HEALTH_MONITOR_HTTP_METHODS).nullish(),

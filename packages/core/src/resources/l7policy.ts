@@ -21,7 +21,7 @@ import {
 } from "../constants";
 import { Fault, notFound, validation } from "../faults";
 import type { TreeRecord } from "../ports";
-import { bool, str, tags, uuid } from "../validation";
+import { bool, integer, pythonInt, str, tags, uuid } from "../validation";
 import type { ChildRef, ChildResource, Tree } from "./child";
 import { apiTime, type ResourceDescriptor } from "./descriptor";
 import {
@@ -32,7 +32,6 @@ import {
   L7RuleSingleCreate,
   listConversion,
   newL7Rule,
-  pythonInt,
   pythonType,
   wsmeChoice,
   wsmeObject,
@@ -41,22 +40,12 @@ import {
 
 const ROOT = "l7policy";
 
-/** wsme IntegerType(minimum, maximum), once intConversion has let the value through. */
-const integer = (min: number, max: number) =>
-  z.unknown().transform((v, ctx) => {
-    const n = pythonInt(v);
-    if (typeof n === "number" && n >= min && n <= max) return n;
-    const message = typeof n !== "number" ? n.error : n < min ? `Value should be greater or equal to ${min}` : `Value should be lower or equal to ${max}`;
-    ctx.addIssue({ code: "custom", message });
-    return z.NEVER;
-  });
-
 /** wsme Enum(int, ...), once intConversion has let the value through. */
 const httpCode = () =>
   z.unknown().transform((v, ctx) => {
     const n = pythonInt(v);
     if (typeof n === "number" && (L7POLICY_REDIRECT_HTTP_CODES as readonly number[]).includes(n)) return n;
-    ctx.addIssue({ code: "custom", message: typeof n !== "number" ? n.error : `Value should be one of: ${L7POLICY_REDIRECT_HTTP_CODES.join(", ")}` });
+    ctx.addIssue({ code: "custom", message: typeof n !== "number" ? n : `Value should be one of: ${L7POLICY_REDIRECT_HTTP_CODES.join(", ")}` });
     return z.NEVER;
   });
 

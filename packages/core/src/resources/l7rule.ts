@@ -4,7 +4,7 @@ import { z } from "zod";
 import { ACTIVE, L7RULE_COMPARE_TYPES, L7RULE_TYPES, MAX_L7RULES_PER_L7POLICY, OFFLINE, PENDING_CREATE, TAG_MAX } from "../constants";
 import { Fault, immutable, notFound } from "../faults";
 import type { TreeRecord } from "../ports";
-import { body, bool, str, tags } from "../validation";
+import { body, bool, pythonInt, str, tags } from "../validation";
 import type { ChildResource, Tree } from "./child";
 import { apiTime, type ResourceDescriptor } from "./descriptor";
 
@@ -42,20 +42,11 @@ export function pythonLiteral(v: unknown): string {
 const pythonStr = (v: unknown) => (typeof v === "string" ? v : pythonLiteral(v));
 
 /** int(v) as Python answers it: the number, or the message of its ValueError (or TypeError). */
-export function pythonInt(v: unknown): number | { error: string; typeError: boolean } {
-  if (typeof v === "boolean") return v ? 1 : 0;
-  if (typeof v === "number") return Math.trunc(v);
-  if (typeof v === "string") {
-    const m = /^\s*([+-]?\d+(?:_\d+)*)\s*$/.exec(v);
-    return m ? parseInt(m[1]!.replace(/_/g, ""), 10) : { error: `invalid literal for int() with base 10: ${Array.from(pythonRepr(v)).slice(0, 200).join("")}`, typeError: false };
-  }
-  return { error: `int() argument must be a string, a bytes-like object or a real number, not '${pythonType(v)}'`, typeError: true };
-}
 
 /** fromjson for int attributes (IntegerType, Enum(int)). Octavia lets the TypeError of a list or dict escape as a 500; Ottava answers 400. */
 export const intConversion: WsmeConversion = (v) => {
   const n = pythonInt(v);
-  return typeof n === "number" ? undefined : n.error;
+  return typeof n === "number" ? undefined : n;
 };
 
 /** fromjson for bool attributes: integers, booleans and the (lower case) unambiguous strings. */

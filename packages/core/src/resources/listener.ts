@@ -33,7 +33,7 @@ import {
 import { Fault, invalidOption, notFound, validation } from "../faults";
 import { authorize, type RequestContext } from "../policy";
 import type { LoadBalancerStore, TreeRecord } from "../ports";
-import { body, bool, pyRepr, str, tags, uuid } from "../validation";
+import { body, bool, integer, pyRepr, str, tags, uuid } from "../validation";
 import type { ChildRef, ChildResource, Tree } from "./child";
 import { apiTime, type ResourceDescriptor } from "./descriptor";
 
@@ -52,26 +52,7 @@ const issue = (ctx: z.RefinementCtx, message: string) => {
   return z.NEVER;
 };
 
-/** wsme IntegerType(minimum, maximum): Python's int() of the JSON value, then the range. */
-const integer = (min: number, max?: number) =>
-  z.unknown().transform((v, ctx) => {
-    const n = pythonInt(v);
-    if (typeof n === "string") return issue(ctx, n);
-    if (n < min) return issue(ctx, `Value should be greater or equal to ${min}`);
-    if (max !== undefined && n > max) return issue(ctx, `Value should be lower or equal to ${max}`);
-    return n;
-  });
 
-/** int(v) as Python answers it: the number, or its error message. */
-function pythonInt(v: unknown): number | string {
-  if (v === undefined || v === null) return "Mandatory field missing.";
-  if (typeof v === "boolean") return v ? 1 : 0;
-  if (typeof v === "number") return Math.trunc(v);
-  if (typeof v === "string") {
-    return /^\s*[+-]?\d+(_\d+)*\s*$/.test(v) ? parseInt(v.replace(/_/g, ""), 10) : `invalid literal for int() with base 10: ${pyRepr(v)}`;
-  }
-  return `int() argument must be a string, a bytes-like object or a real number, not '${Array.isArray(v) ? "list" : "dict"}'`;
-}
 
 const timeout = () => integer(MIN_TIMEOUT, MAX_TIMEOUT);
 

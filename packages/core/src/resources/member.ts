@@ -4,7 +4,7 @@ import { z } from "zod";
 import { ACTIVE, DEFAULT_WEIGHT, MAX_WEIGHT, MIN_WEIGHT, NAME_MAX, NO_MONITOR, OFFLINE, PENDING_CREATE, RESERVED_IPS, TAG_MAX } from "../constants";
 import { Fault, immutable, invalidOption, notFound } from "../faults";
 import type { TreeRecord } from "../ports";
-import { body, bool, ipAddress, str, tags, uuid } from "../validation";
+import { body, bool, integer, ipAddress, str, tags, uuid } from "../validation";
 import type { ChildRef, ChildResource, Tree } from "./child";
 import { apiTime, type ResourceDescriptor } from "./descriptor";
 
@@ -13,25 +13,7 @@ const MAX_PORT_NUMBER = 65535;
 /** Pool protocols the amphora driver balances with LVS (constants.LVS_PROTOCOLS). */
 const LVS_PROTOCOLS = ["UDP", "SCTP"];
 
-/** wsme IntegerType(minimum, maximum): Python's int() of the JSON value, then the range. */
-const integer = (min: number, max: number) =>
-  z.unknown().transform((v, ctx) => {
-    const n = pythonInt(v);
-    const problem =
-      typeof n === "string" ? n : n < min ? `Value should be greater or equal to ${min}` : n > max ? `Value should be lower or equal to ${max}` : undefined;
-    if (problem === undefined) return n as number;
-    ctx.addIssue({ code: "custom", message: problem });
-    return z.NEVER;
-  });
 
-/** int(v) as Python answers it: the number, or the error message. */
-function pythonInt(v: unknown): number | string {
-  if (v === undefined || v === null) return "Mandatory field missing.";
-  if (typeof v === "boolean") return v ? 1 : 0;
-  if (typeof v === "number") return Math.trunc(v);
-  if (typeof v === "string") return /^\s*[+-]?\d+\s*$/.test(v) ? parseInt(v, 10) : `invalid literal for int() with base 10: '${v}'`;
-  return `int() argument must be a string, a bytes-like object or a real number, not '${Array.isArray(v) ? "list" : "dict"}'`;
-}
 
 const port = () => integer(MIN_PORT_NUMBER, MAX_PORT_NUMBER);
 const weight = () => integer(MIN_WEIGHT, MAX_WEIGHT);

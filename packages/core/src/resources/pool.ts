@@ -22,7 +22,7 @@ import {
 } from "../constants";
 import { Fault, notFound, validation } from "../faults";
 import type { TreeRecord } from "../ports";
-import { body, bool, ipAddress, str, tags, uuid } from "../validation";
+import { body, bool, integer, ipAddress, str, tags, uuid } from "../validation";
 import type { ChildRef, ChildResource, Tree } from "./child";
 import { apiTime, type ResourceDescriptor } from "./descriptor";
 
@@ -33,31 +33,6 @@ export const wsmeEnum = <T extends string>(values: readonly T[]) =>
   z.unknown().refine((v): v is T => (values as readonly unknown[]).includes(v), {
     error: `Value should be one of: ${values.join(", ")}`,
   }) as unknown as z.ZodType<T, unknown>;
-
-/** wsme IntegerType(minimum, maximum): Python's int() of the JSON value, then the range. */
-export const wsmeInteger = (min?: number, max?: number) =>
-  z.unknown().transform((v, ctx) => {
-    const n = pythonInt(v);
-    const problem =
-      typeof n === "string"
-        ? n
-        : min !== undefined && n < min
-          ? `Value should be greater or equal to ${min}`
-          : max !== undefined && n > max
-            ? `Value should be lower or equal to ${max}`
-            : undefined;
-    if (problem === undefined) return n as number;
-    ctx.addIssue({ code: "custom", message: problem });
-    return z.NEVER;
-  });
-
-function pythonInt(v: unknown): number | string {
-  if (v === undefined || v === null) return "Mandatory field missing.";
-  if (typeof v === "boolean") return v ? 1 : 0;
-  if (typeof v === "number") return Math.trunc(v);
-  if (typeof v === "string") return /^\s*[+-]?\d+\s*$/.test(v) ? parseInt(v, 10) : `invalid literal for int() with base 10: '${v}'`;
-  return `int() argument must be a string, a bytes-like object or a real number, not '${Array.isArray(v) ? "list" : "dict"}'`;
-}
 
 const COOKIE_NAME_PATTERN = String.raw`^[^\s,;\\]+$`;
 const cookieName = () =>
@@ -74,7 +49,7 @@ const SessionPersistencePost = body({
   // Mandatory; a null type is refused later, as "Invalid session_persistence provided.".
   type: wsmeEnum(SESSION_PERSISTENCE_TYPES).nullable(),
   cookie_name: cookieName().nullish(),
-  persistence_timeout: wsmeInteger().nullish(),
+  persistence_timeout: integer().nullish(),
   persistence_granularity: ipAddress().nullish(),
 });
 const SessionPersistencePut = SessionPersistencePost.extend({ type: wsmeEnum(SESSION_PERSISTENCE_TYPES).nullish() });
