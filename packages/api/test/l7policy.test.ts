@@ -83,7 +83,8 @@ describe("create", () => {
       fault(409, `Load Balancer ${lbId} is immutable and cannot be updated.`),
     );
     await slow.settle();
-    expect((await slow.call("GET", `${POLICIES}/${p.id}`)).body.l7policy).toMatchObject({ provisioning_status: "ACTIVE", operating_status: "OFFLINE" });
+    // Octavia's MarkL7PolicyActiveInDB: ONLINE once configured (it is admin-up).
+    expect((await slow.call("GET", `${POLICIES}/${p.id}`)).body.l7policy).toMatchObject({ provisioning_status: "ACTIVE", operating_status: "ONLINE" });
     expect(await lbStatus(slow, lbId)).toBe("ACTIVE");
     expect(await status(slow, "listener", listenerId)).toBe("ACTIVE");
     // The listener lists its policy.

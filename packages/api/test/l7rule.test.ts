@@ -68,7 +68,8 @@ describe("create", () => {
     // Octavia checks the policy first, which is PENDING_UPDATE.
     expect(pick(await slow.call("POST", rules(policyId), { rule: PATH_RULE }))).toEqual(fault(409, `L7Policy ${policyId} is immutable and cannot be updated.`));
     await slow.settle();
-    expect((await slow.call("GET", `${rules(policyId)}/${r.id}`)).body.rule).toMatchObject({ provisioning_status: "ACTIVE", operating_status: "OFFLINE" });
+    // Octavia's MarkL7RuleActiveInDB: ONLINE once configured (it is admin-up).
+    expect((await slow.call("GET", `${rules(policyId)}/${r.id}`)).body.rule).toMatchObject({ provisioning_status: "ACTIVE", operating_status: "ONLINE" });
     expect(await status(slow, "l7policy", policyId)).toBe("ACTIVE");
     expect(await status(slow, "listener", listenerId)).toBe("ACTIVE");
     expect(await lbStatus(slow, lbId)).toBe("ACTIVE");

@@ -3,6 +3,8 @@ import { ACTIVE, DELETED, ERROR, OFFLINE, ONLINE, PENDING_CREATE, PENDING_DELETE
 import { ignoreLockLost, type TaskHandler } from "./context";
 
 type Ref = { kind: string; id: string };
+/** Kinds whose operating status the controller sets itself (the others wait for health data). */
+const SELF_REPORTING = new Set(["healthmonitor", "l7policy", "l7rule"]);
 const same = (a: Ref, b: Ref) => a.kind === b.kind && a.id === b.id;
 
 /**
@@ -18,9 +20,9 @@ export const finishChange: TaskHandler = async ({ lbId, owner }, ctx) => {
     const s = record.provisioning_status;
     const to = deleting || s === PENDING_DELETE ? DELETED : s === PENDING_CREATE || s === PENDING_UPDATE ? ACTIVE : undefined;
     if (!to || s === DELETED || to === s) continue;
-    // As Octavia's MarkHealthMonitorActiveInDB: a monitor that is up reports ONLINE once configured.
-    const monitor = kind === "healthmonitor" && to === ACTIVE ? { operating_status: record.admin_state_up === false ? OFFLINE : ONLINE } : {};
-    writes.push({ kind, id: record.id, set: { provisioning_status: to, ...monitor } });
+    // As Octavia's Mark{HealthMonitor,L7Policy,L7Rule}ActiveInDB: once configured they report ONLINE, or OFFLINE when admin-down.
+    const online = SELF_REPORTING.has(kind) && to === ACTIVE ? { operating_status: record.admin_state_up === false ? OFFLINE : ONLINE } : {};
+    writes.push({ kind, id: record.id, set: { provisioning_status: to, ...online } });
   }
   await ctx.store.applyAsOwner(lbId, owner, writes);
   const status = deleting ? DELETED : ACTIVE;
