@@ -107,3 +107,18 @@ describe("fully populated create", () => {
     expect((await t.call("GET", LBS)).body.loadbalancers.length).toBe(before);
   });
 });
+
+describe("load balancer answers", () => {
+  it("list the LB's listeners and pools on show, list and update", async () => {
+    const res = await t.call("POST", LBS, graph());
+    const id = res.body.loadbalancer.id;
+    await t.settle();
+    const ids = (o: { listeners: { id: string }[]; pools: { id: string }[] }) => [o.listeners.length, o.pools.length];
+    expect(ids((await t.call("GET", `${LBS}/${id}`)).body.loadbalancer)).toEqual([2, 2]);
+    expect(ids((await t.call("GET", `${LBS}?id=${id}`)).body.loadbalancers[0])).toEqual([2, 2]);
+    const updated = (await t.call("PUT", `${LBS}/${id}`, { loadbalancer: { name: "renamed" } })).body.loadbalancer;
+    expect(ids(updated)).toEqual([2, 2]);
+    expect(updated.listeners[0]).toEqual({ id: expect.any(String) });
+    await t.settle();
+  });
+});

@@ -13,6 +13,7 @@ import {
   loadBalancerStats,
   loadBalancerStatus,
   parseRoot,
+  Tree,
   updateLoadBalancer,
 } from "@ottava/core";
 import type { ApiDeps } from "../deps";
@@ -34,7 +35,9 @@ export function loadBalancerRoutes(deps: ApiDeps) {
     })
     .put("/:id", async (c) => {
       const body = parseRoot("load_balancer", r.root, LoadBalancerPut, await jsonBody(c));
-      return showResponse(c, r, await updateLoadBalancer({ ...deps, log: c.get("log") }, c.get("ctx"), c.req.param("id"), body));
+      const lb = await updateLoadBalancer({ ...deps, log: c.get("log") }, c.get("ctx"), c.req.param("id"), body);
+      // The answer lists the LB's listeners and pools, as Octavia's does.
+      return showResponse(c, r, lb, 200, new Tree(lb, (await deps.store.tree(lb.id)).items));
     })
     .delete("/:id", async (c) => {
       await deleteLoadBalancer({ ...deps, log: c.get("log") }, c.get("ctx"), c.req.param("id"), truthy(c.req.query("cascade")));
