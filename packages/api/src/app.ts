@@ -17,6 +17,9 @@ import { l7PolicyRoutes, l7RuleRoutes } from "./routes/l7";
 // IMPORT:l7
 import { catalogRoutes } from "./routes/catalog";
 // IMPORT:catalog
+// IMPORT:crosspool
+// IMPORT:resize
+// IMPORT:healthmanager
 
 export function createApp(deps: ApiDeps): Hono<Env> {
   const app = new Hono<Env>({ strict: false });
@@ -29,6 +32,9 @@ export function createApp(deps: ApiDeps): Hono<Env> {
     app.route(`${v}/lbaas/loadbalancers`, loadBalancerRoutes(deps));
     app.route(`${v}/octavia/amphorae`, amphoraRoutes(deps));
     app.route(`${v}/lbaas/listeners`, listenerRoutes(deps));
+    // ROUTES:crosspool (before the pool routes: /pools/members is not /pools/{pool_id})
+    // ROUTES:resize
+    // ROUTES:healthmanager
     // ROUTES:listener
     app.route(`${v}/lbaas/pools`, poolRoutes(deps));
     app.route(`${v}/lbaas/healthmonitors`, healthMonitorRoutes(deps));

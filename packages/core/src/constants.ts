@@ -173,3 +173,6 @@ export const NIL_UUID = "00000000-0000-0000-0000-000000000000";
 export const FLAVOR_DATA = "flavor_data";
 export const AVAILABILITY_ZONE_DATA = "availability_zone_data";
 // CONSTANTS:catalog
+// CONSTANTS:crosspool
+// CONSTANTS:resize
+// CONSTANTS:healthmanager

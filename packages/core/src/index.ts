@@ -34,3 +34,6 @@ export * from "./resources/quota";
 export * from "./resources/provider";
 export * from "./services/catalog";
 // EXPORT:catalog
+// EXPORT:crosspool
+// EXPORT:resize
+// EXPORT:healthmanager

@@ -6,6 +6,9 @@ import { loadBalancerFailover } from "./loadbalancer-failover";
 import { loadBalancerUpdate } from "./loadbalancer-update";
 import { CHILD_FLOWS } from "./children";
 import { amphoraConfig, amphoraDelete, amphoraFailover } from "./amphora";
+// FLOW-IMPORT:crosspool
+// FLOW-IMPORT:resize
+// FLOW-IMPORT:healthmanager
 
 export const FLOWS: Record<string, FlowSpec> = {
   "loadbalancer-create": loadBalancerCreate,
@@ -16,6 +19,9 @@ export const FLOWS: Record<string, FlowSpec> = {
   "amphora-config": amphoraConfig,
   "amphora-delete": amphoraDelete,
   ...CHILD_FLOWS,
+  // FLOWS:crosspool
+  // FLOWS:resize
+  // FLOWS:healthmanager
 };
 export type FlowName = string;
 export const FLOW_NAMES = Object.keys(FLOWS) as FlowName[];
