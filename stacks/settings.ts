@@ -23,6 +23,8 @@ const PASSED_THROUGH = [
   "OTTAVA_DEFAULT_HEALTH_MONITOR_QUOTA",
   "OTTAVA_DEFAULT_L7POLICY_QUOTA",
   "OTTAVA_DEFAULT_L7RULE_QUOTA",
+  "OTTAVA_CONTROLLER_IP_PORT_LIST",
+  "OTTAVA_HEALTHMANAGER_REFRESH_PAGE_SIZE",
 ] as const;
 
 /** The pass-through settings that are set (and not empty) where `sst deploy` runs; unset ones keep the app's defaults. */

@@ -28,8 +28,8 @@ export async function startStack(args: string[] = ["--in-memory"], env: Record<s
   const url = await new Promise<string>((ok, fail) => {
     const timer = setTimeout(() => {
       proc.kill("SIGTERM"); // never leave a half-started stack (and its Java) behind
-      fail(new Error(`not ready in 30 s:\n${out}`));
-    }, 30_000);
+      fail(new Error(`not ready in 50 s:\n${out}`));
+    }, 50_000);
     const check = () => {
       const m = /serving the Octavia v2 API on (http:\/\/\S+)/.exec(out);
       if (m) {

@@ -17,8 +17,11 @@ import { l7PolicyRoutes, l7RuleRoutes } from "./routes/l7";
 // IMPORT:l7
 import { catalogRoutes } from "./routes/catalog";
 // IMPORT:catalog
+import { crossPoolMemberRoutes } from "./routes/crosspool";
 // IMPORT:crosspool
+import { resizeRoutes } from "./routes/resize";
 // IMPORT:resize
+import { healthManagerRoutes } from "./routes/healthmanager";
 // IMPORT:healthmanager
 
 export function createApp(deps: ApiDeps): Hono<Env> {
@@ -32,8 +35,11 @@ export function createApp(deps: ApiDeps): Hono<Env> {
     app.route(`${v}/lbaas/loadbalancers`, loadBalancerRoutes(deps));
     app.route(`${v}/octavia/amphorae`, amphoraRoutes(deps));
     app.route(`${v}/lbaas/listeners`, listenerRoutes(deps));
+    app.route(`${v}/lbaas/pools/members`, crossPoolMemberRoutes(deps));
     // ROUTES:crosspool (before the pool routes: /pools/members is not /pools/{pool_id})
+    app.route(`${v}/lbaas/loadbalancers/:id/resize`, resizeRoutes(deps));
     // ROUTES:resize
+    app.route(`${v}/octavia/healthmanager`, healthManagerRoutes(deps));
     // ROUTES:healthmanager
     // ROUTES:listener
     app.route(`${v}/lbaas/pools`, poolRoutes(deps));

@@ -34,6 +34,10 @@ export interface Config {
   defaultHealthMonitorQuota: number;
   defaultL7policyQuota: number;
   defaultL7ruleQuota: number;
+  /** [health_manager] controller_ip_port_list: the initial health-manager addresses ("ip:port,..."); admins change them at /v2/octavia/healthmanager. */
+  controllerIpPortList: string[];
+  /** Health-manager configuration refresh: amphorae per page (one task invocation each). */
+  healthManagerRefreshPageSize: number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -76,5 +80,7 @@ export function loadConfig(env: Env = process.env): Config {
     defaultHealthMonitorQuota: int("DEFAULT_HEALTH_MONITOR_QUOTA", -1, -1),
     defaultL7policyQuota: int("DEFAULT_L7POLICY_QUOTA", -1, -1),
     defaultL7ruleQuota: int("DEFAULT_L7RULE_QUOTA", -1, -1),
+    controllerIpPortList: (get("CONTROLLER_IP_PORT_LIST") ?? "").split(",").map((s) => s.trim()).filter(Boolean),
+    healthManagerRefreshPageSize: int("HEALTHMANAGER_REFRESH_PAGE_SIZE", 100, 1),
   };
 }

@@ -174,5 +174,8 @@ export const FLAVOR_DATA = "flavor_data";
 export const AVAILABILITY_ZONE_DATA = "availability_zone_data";
 // CONSTANTS:catalog
 // CONSTANTS:crosspool
+/** Resize marks on the LB item, valued with the resize execution's name (an earlier resize's marks never count). */
+export const RESIZE_CANCEL = "resize_cancel_requested";
+export const RESIZE_COMMITTED = "resize_committed";
 // CONSTANTS:resize
 // CONSTANTS:healthmanager

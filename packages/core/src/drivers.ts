@@ -57,9 +57,15 @@ export interface AmphoraDriver {
   /** Writes and starts the VRRP (keepalived) configuration of an ACTIVE_STANDBY pair. */
   startVrrp(lb: LoadBalancer, amphorae: Amphora[]): Promise<void>;
   /** Pushes the amphora agent's own configuration (health-manager addresses, heartbeat key, ...). */
-  updateAgentConfig(amphora: Amphora): Promise<void>;
+  updateAgentConfig(amphora: Amphora, config: AgentConfig): Promise<void>;
   /** Pushes the load balancer's configuration (admin state, listeners) to its amphorae. */
   update(lb: LoadBalancer, amphorae: Amphora[]): Promise<void>;
+}
+
+/** What the amphora agent is told: the health managers its heartbeats go to, and the configuration's generation. */
+export interface AgentConfig {
+  controller_ip_port_list: string[];
+  generation: number;
 }
 
 export interface Drivers {

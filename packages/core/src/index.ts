@@ -34,6 +34,9 @@ export * from "./resources/quota";
 export * from "./resources/provider";
 export * from "./services/catalog";
 // EXPORT:catalog
+export * from "./services/member-cross-pool";
 // EXPORT:crosspool
+export * from "./services/resize";
 // EXPORT:resize
+export * from "./services/healthmanager";
 // EXPORT:healthmanager

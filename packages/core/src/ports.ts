@@ -98,6 +98,51 @@ export interface LoadBalancerStore {
   getAvailabilityZone(name: string): Promise<{ zone: AvailabilityZone; profile: AvailabilityZoneProfile } | undefined>;
   putAvailabilityZoneProfile(profile: AvailabilityZoneProfile): Promise<void>;
   putAvailabilityZone(zone: AvailabilityZone): Promise<void>;
+
+  /**
+   * A flow's change set, too big for its input: numbered JSON chunks in the LB's partition (out of
+   * every index, purged by TTL), written as the holder of the LB's lock `owner`.
+   */
+  putChangeSetChunks(lbId: string, owner: string, chunks: unknown[]): Promise<void>;
+  /** One chunk of `owner`'s change set (undefined if absent or purged). */
+  getChangeSetChunk(lbId: string, owner: string, n: number): Promise<unknown | undefined>;
+  /** Removes `owner`'s change set (every chunk). */
+  deleteChangeSet(lbId: string, owner: string): Promise<void>;
+  /**
+   * As the LB's lock owner: writes `set` on the LB item in one conditional update, unless one of the
+   * attributes in `unless` already has the value given there; false if the condition failed (the
+   * lock is not held by `owner`, or an `unless` attribute matched). Nothing is written then.
+   */
+  markLoadBalancerUnless(id: string, owner: string, set: Record<string, unknown>, unless: Record<string, string>): Promise<boolean>;
+
+  /** The health-manager configuration item; undefined until an admin first changed it. */
+  getHealthManagerConfig(): Promise<HealthManagerConfig | undefined>;
+  /**
+   * Stores a new health-manager address list with generation `expect + 1` and zeroed refresh
+   * counters, on the condition that the stored generation is still `expect` (0: never written);
+   * false if it moved.
+   */
+  putHealthManagerConfig(list: string[], expect: number): Promise<boolean>;
+  /** Atomically adds to the refresh counters, if the stored generation is still `generation`. */
+  addHealthManagerRefresh(generation: number, add: Partial<HealthManagerRefresh>): Promise<boolean>;
+  /**
+   * Records that an amphora's agent has generation `generation` (no lock: a plain conditional update
+   * of the amphora item, only if it is not DELETED and has no newer generation); false if not.
+   */
+  recordAmphoraAgentGeneration(lbId: string, id: string, generation: number, at: string): Promise<boolean>;
+}
+
+export interface HealthManagerRefresh {
+  total: number;
+  done: number;
+  failed: number;
+}
+
+/** [health_manager] controller_ip_port_list as admins set it, its generation and its refresh's progress. */
+export interface HealthManagerConfig {
+  controller_ip_port_list: string[];
+  generation: number;
+  refresh: HealthManagerRefresh;
 }
 
 export type ExecutionStatus = "RUNNING" | "SUCCEEDED" | "FAILED" | "TIMED_OUT" | "ABORTED" | "PENDING_REDRIVE";

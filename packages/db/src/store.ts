@@ -2,6 +2,7 @@
 import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
 import { unmarshall } from "@aws-sdk/util-dynamodb";
 import {
+  DeleteCommand,
   GetCommand,
   PutCommand,
   QueryCommand,
@@ -28,6 +29,8 @@ import {
   type ChildWrite,
   type TreeItem,
   type TreeRecord,
+  type HealthManagerConfig,
+  type HealthManagerRefresh,
 } from "@ottava/core";
 import { retryConflicts } from "./client";
 import {
@@ -54,6 +57,9 @@ type TransactItem = NonNullable<ConstructorParameters<typeof TransactWriteComman
 const PAGE = 100;
 /** DynamoDB's limit of items in one transaction. */
 const MAX_TRANSACTION = 100;
+/** The health-manager configuration item. */
+const HM_PK = "CONFIG#healthmanager";
+const HM_SK = "CONFIG";
 
 export interface StoreOptions {
   tableName: string;
@@ -374,6 +380,122 @@ export class DynamoStore implements LoadBalancerStore {
     await this.doc.send(new PutCommand({ TableName: this.table, Item: { ...z, pk: `AZ#${z.name}`, sk: "AZ", kind: "availabilityzone" } }));
   }
 
+  // ---- health-manager configuration (amphora agent configuration refresh) -----------------------
+
+  async getHealthManagerConfig(): Promise<HealthManagerConfig | undefined> {
+    const item = await this.getItem(HM_PK, HM_SK);
+    if (!item) return undefined;
+    return {
+      controller_ip_port_list: (item.controller_ip_port_list as string[] | undefined) ?? [],
+      generation: Number(item.generation ?? 0),
+      refresh: { total: Number(item.refresh_total ?? 0), done: Number(item.refresh_done ?? 0), failed: Number(item.refresh_failed ?? 0) },
+    };
+  }
+
+  async putHealthManagerConfig(list: string[], expect: number): Promise<boolean> {
+    try {
+      await this.doc.send(
+        new PutCommand({
+          TableName: this.table,
+          Item: {
+            pk: HM_PK,
+            sk: HM_SK,
+            kind: "healthmanager",
+            controller_ip_port_list: list,
+            generation: expect + 1,
+            refresh_total: 0,
+            refresh_done: 0,
+            refresh_failed: 0,
+            updated_at: this.now().toISOString(),
+          },
+          ConditionExpression: expect === 0 ? "attribute_not_exists(pk) OR #g = :g" : "#g = :g",
+          ExpressionAttributeNames: { "#g": "generation" },
+          ExpressionAttributeValues: { ":g": expect },
+        }),
+      );
+      return true;
+    } catch (e) {
+      if (e instanceof ConditionalCheckFailedException) return false;
+      throw e;
+    }
+  }
+
+  async addHealthManagerRefresh(generation: number, add: Partial<HealthManagerRefresh>): Promise<boolean> {
+    const parts = (["total", "done", "failed"] as const).filter((k) => add[k]);
+    if (parts.length === 0) return true;
+    const names: Record<string, string> = { "#g": "generation" };
+    const values: Record<string, unknown> = { ":g": generation };
+    for (const k of parts) {
+      names[`#${k}`] = `refresh_${k}`;
+      values[`:${k}`] = add[k];
+    }
+    try {
+      await this.doc.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: { pk: HM_PK, sk: HM_SK },
+          UpdateExpression: `ADD ${parts.map((k) => `#${k} :${k}`).join(", ")}`,
+          ConditionExpression: "#g = :g",
+          ExpressionAttributeNames: names,
+          ExpressionAttributeValues: values,
+        }),
+      );
+      return true;
+    } catch (e) {
+      if (e instanceof ConditionalCheckFailedException) return false;
+      throw e;
+    }
+  }
+
+  async recordAmphoraAgentGeneration(lbId: string, id: string, generation: number, at: string): Promise<boolean> {
+    try {
+      await retryConflicts(() =>
+        this.doc.send(
+          new UpdateCommand({
+            TableName: this.table,
+            Key: { pk: treePk(lbId), sk: childSk(AMPHORA, id) },
+            UpdateExpression: "SET #ag = :g, #at = :at",
+            ConditionExpression: "attribute_exists(pk) AND #st <> :deleted AND (attribute_not_exists(#ag) OR #ag < :g)",
+            ExpressionAttributeNames: { "#ag": "agent_generation", "#at": "agent_config_at", "#st": "status" },
+            ExpressionAttributeValues: { ":g": generation, ":at": at, ":deleted": DELETED },
+          }),
+        ),
+      );
+      return true;
+    } catch (e) {
+      if (e instanceof ConditionalCheckFailedException) return false;
+      throw e;
+    }
+  }
+
+  // ---- change sets (a flow's data too big for its input) ----------------------------------------
+
+  private changeSetSk = (owner: string, n?: number) => `CHANGESET#${owner}#${n === undefined ? "" : String(n).padStart(5, "0")}`;
+
+  async putChangeSetChunks(lbId: string, owner: string, chunks: unknown[]): Promise<void> {
+    // A week at least: longer than any execution lives; no index attributes, so in no index.
+    const expires = Math.floor(this.now().getTime() / 1000) + Math.max(this.opts.expiryAge, 7 * 24 * 3600);
+    for (let n = 0; n < chunks.length; n++) {
+      const item = { pk: treePk(lbId), sk: this.changeSetSk(owner, n), kind: "changeset", data: JSON.stringify(chunks[n]), expires_at: expires };
+      try {
+        await retryConflicts(() => this.doc.send(new TransactWriteCommand({ TransactItems: [this.ownerCheck(lbId, owner), { Put: { TableName: this.table, Item: item } }] })));
+      } catch (e) {
+        throw lockLostOr(e, `change set of load balancer ${lbId}`);
+      }
+    }
+  }
+
+  async getChangeSetChunk(lbId: string, owner: string, n: number): Promise<unknown | undefined> {
+    const item = await this.getItem(treePk(lbId), this.changeSetSk(owner, n));
+    return item ? JSON.parse(String(item.data)) : undefined;
+  }
+
+  async deleteChangeSet(lbId: string, owner: string): Promise<void> {
+    for (const item of await this.partition(lbId, this.changeSetSk(owner))) {
+      await this.doc.send(new DeleteCommand({ TableName: this.table, Key: { pk: item.pk, sk: item.sk } }));
+    }
+  }
+
   // ---- the generic mechanism -----------------------------------------------------------------
 
   private async getItem(pk: string, sk: string): Promise<Item | undefined> {
@@ -494,6 +616,28 @@ export class DynamoStore implements LoadBalancerStore {
       for (const item of out.Items ?? []) yield item;
       start = out.LastEvaluatedKey;
     } while (start);
+  }
+
+  async markLoadBalancerUnless(id: string, owner: string, set: Record<string, unknown>, unless: Record<string, string>): Promise<boolean> {
+    const update = updateExpression({ ...set, updated_at: this.now().toISOString() });
+    update.ExpressionAttributeValues[":owner"] = owner;
+    const conditions = ["attribute_exists(pk)", "lock_owner = :owner"];
+    Object.entries(unless).forEach(([k, v], i) => {
+      update.ExpressionAttributeNames[`#u${i}`] = k;
+      update.ExpressionAttributeValues[`:u${i}`] = v;
+      conditions.push(`(attribute_not_exists(#u${i}) OR #u${i} <> :u${i})`);
+    });
+    try {
+      await retryConflicts(() =>
+        this.doc.send(
+          new UpdateCommand({ TableName: this.table, Key: { pk: treePk(id), sk: LB_SK }, ...update, ConditionExpression: conditions.join(" AND ") }),
+        ),
+      );
+      return true;
+    } catch (e) {
+      if (e instanceof ConditionalCheckFailedException) return false;
+      throw e;
+    }
   }
 }
 

@@ -40,7 +40,7 @@ const network: NetworkDriver = {
 
 const amphora: AmphoraDriver = {
   async postVipPlug() {},
-  async updateAgentConfig() {},
+  async updateAgentConfig(_amphora, _config) {},
   async startVrrp() {},
   async update() {},
 };

@@ -11,6 +11,8 @@ export interface Step {
   revert?: string;
   /** Where the result goes in the state; null (the default) keeps the state as it was. */
   resultPath?: string | null;
+  /** A loop: the step runs again while this boolean JSONPath of the state (after its result) is true. */
+  loopWhile?: string;
 }
 
 export interface MapStep {
@@ -121,8 +123,16 @@ function chain(steps: (Step | MapStep)[], arn: TaskArn, states: Record<string, S
         Retry: RETRY,
         TimeoutSeconds: TASK_TIMEOUT,
         Catch: catcher,
-        ...tail,
+        ...(s.loopWhile ? { Next: `${s.name}Loop` } : tail),
       };
+      if (s.loopWhile) {
+        if (!next) states[`${s.name}Done`] = { Type: "Succeed" };
+        states[`${s.name}Loop`] = {
+          Type: "Choice",
+          Choices: [{ Variable: s.loopWhile, BooleanEquals: true, Next: s.name }],
+          Default: next ?? `${s.name}Done`,
+        };
+      }
     }
   });
   return steps[0]!.name;

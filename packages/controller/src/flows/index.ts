@@ -6,8 +6,11 @@ import { loadBalancerFailover } from "./loadbalancer-failover";
 import { loadBalancerUpdate } from "./loadbalancer-update";
 import { CHILD_FLOWS } from "./children";
 import { amphoraConfig, amphoraDelete, amphoraFailover } from "./amphora";
+import { memberCrossPoolUpdate } from "./member-cross-pool";
 // FLOW-IMPORT:crosspool
+import { loadBalancerResize } from "./loadbalancer-resize";
 // FLOW-IMPORT:resize
+import { healthManagerRefresh } from "./healthmanager-refresh";
 // FLOW-IMPORT:healthmanager
 
 export const FLOWS: Record<string, FlowSpec> = {
@@ -19,8 +22,11 @@ export const FLOWS: Record<string, FlowSpec> = {
   "amphora-config": amphoraConfig,
   "amphora-delete": amphoraDelete,
   ...CHILD_FLOWS,
+  "member-cross-pool-update": memberCrossPoolUpdate,
   // FLOWS:crosspool
+  "loadbalancer-resize": loadBalancerResize,
   // FLOWS:resize
+  "healthmanager-refresh": healthManagerRefresh,
   // FLOWS:healthmanager
 };
 export type FlowName = string;

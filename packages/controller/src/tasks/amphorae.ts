@@ -10,6 +10,7 @@ import {
   ROLE_MASTER,
   ROLE_STANDALONE,
   TOPOLOGY_ACTIVE_STANDBY,
+  currentHealthManagerConfig,
   type Amphora,
 } from "@ottava/core";
 import { deterministicId, ignoreLockLost, loadBalancer, type PlannedAmphora, type TaskContext, type TaskHandler } from "./context";
@@ -72,7 +73,7 @@ export const createAmphoraeInDB: TaskHandler = async (input, ctx) => {
         vrrp_priority: p.vrrp_priority,
         cached_zone: null,
         image_id: null,
-        compute_flavor: null,
+        compute_flavor: typeof input.computeFlavor === "string" ? input.computeFlavor : null,
         created_at: now,
         updated_at: null,
       },
@@ -94,7 +95,9 @@ export const computeCreate: TaskHandler = async (input, ctx) => {
   const lb = await loadBalancer(ctx, input.lbId);
   for (const a of await planned(ctx, input)) {
     if (a.compute_id) continue;
-    const computeId = await ctx.drivers.compute.build({ amphoraId: a.id, computeFlavor: null, availabilityZone: lb.availability_zone });
+    // A resize builds with its new flavor's compute flavor (input.computeFlavor); other flows use the default.
+    const computeFlavor = typeof input.computeFlavor === "string" ? input.computeFlavor : null;
+    const computeId = await ctx.drivers.compute.build({ amphoraId: a.id, computeFlavor, availabilityZone: lb.availability_zone });
     await ctx.store.updateAmphora(lb.id, a.id, input.owner, { compute_id: computeId, status: AMPHORA_BOOTING });
   }
   return null;
@@ -115,7 +118,7 @@ export const computeWait: TaskHandler = async (input, ctx) => {
     await ctx.store.updateAmphora(input.lbId, a.id, input.owner, {
       lb_network_ip: vm.lb_network_ip,
       image_id: vm.image_id,
-      compute_flavor: vm.compute_flavor,
+      compute_flavor: vm.compute_flavor ?? a.compute_flavor,
       cached_zone: vm.cached_zone,
     });
   }
@@ -143,7 +146,11 @@ export const unplugVip: TaskHandler = async (input, ctx) => {
 
 export const postVipPlug: TaskHandler = async (input, ctx) => {
   const lb = await loadBalancer(ctx, input.lbId);
-  for (const a of await planned(ctx, input)) await ctx.drivers.amphora.postVipPlug(lb, a);
+  const agent = await currentHealthManagerConfig(ctx); // a new amphora starts with the current health-manager addresses
+  for (const a of await planned(ctx, input)) {
+    await ctx.drivers.amphora.postVipPlug(lb, a);
+    await ctx.store.recordAmphoraAgentGeneration(lb.id, a.id, agent.generation, new Date().toISOString());
+  }
   return null;
 };
 
@@ -184,8 +191,10 @@ export const removeOldAmphora: TaskHandler = async (input, ctx) => {
 export const updateAmphoraAgentConfig: TaskHandler = async (input, ctx) => {
   const a = await ctx.store.getAmphora(String(input.amphoraId));
   if (!a || a.status === DELETED) return null;
-  await ctx.drivers.amphora.updateAgentConfig(a);
-  ctx.log.info("amphora agent configuration updated", { amphoraId: a.id });
+  const cfg = await currentHealthManagerConfig(ctx);
+  await ctx.drivers.amphora.updateAgentConfig(a, { controller_ip_port_list: cfg.controller_ip_port_list, generation: cfg.generation });
+  await ctx.store.recordAmphoraAgentGeneration(a.loadbalancer_id, a.id, cfg.generation, new Date().toISOString());
+  ctx.log.info("amphora agent configuration updated", { amphoraId: a.id, generation: cfg.generation });
   return null;
 };
 

@@ -6,7 +6,8 @@ import { randomUUID } from "node:crypto";
 import { ACTIVE, PENDING_DELETE, PENDING_UPDATE } from "../constants";
 import { immutable, validation } from "../faults";
 import { authorize, type RequestContext } from "../policy";
-import type { ChildWrite } from "../ports";
+import type { ChildWrite, TreeRecord } from "../ports";
+import type { Tree } from "../resources/child";
 import {
   checkMemberAddressFamilies,
   memberAddressNotReserved,
@@ -45,40 +46,10 @@ export async function batchUpdateMembers(
       const pool = mutableMemberPool(tree, poolId);
       if (tree.lb.provisioning_status !== ACTIVE) throw immutable("Load Balancer", lbId);
 
-      const old = tree.of<Member>("member").filter((m) => m.pool_id === poolId);
-      const oldByKey = new Map(old.map((m) => [keyOf(m.address, m.protocol_port), m]));
-      const wanted = new Set(members.map((m) => keyOf(m.address, m.protocol_port)));
-
-      const created: MemberPost[] = [];
-      const updated: { body: MemberPost; record: Member }[] = [];
-      // Current upstream Octavia: any (address, protocol_port) named twice is refused, new or existing.
-      const seen = new Set<string>();
-      for (const m of members) {
-        const key = keyOf(m.address, m.protocol_port);
-        if (seen.has(key)) throw validation("Member must be updated only once in the same request.");
-        seen.add(key);
-        const record = oldByKey.get(key);
-        if (!record) {
-          memberAddressNotReserved(m.address);
-          created.push(m);
-        } else {
-          updated.push({ body: m, record });
-        }
-      }
-      const deleted = old.filter((m) => !wanted.has(keyOf(m.address, m.protocol_port)));
-      // A resubmitted member counts as updated, so only an empty request on an empty pool is a no-op.
-      if (created.length === 0 && updated.length === 0 && deleted.length === 0) throw new NothingToDo();
-
-      const now = new Date().toISOString();
-      const puts: Member[] = created.map((b) => newMember(b, tree, pool, randomUUID(), now));
-      // The driver sees new, updated and (additive only) untouched members.
-      const sent = [...created.map((b) => b.address), ...updated.map((u) => u.body.address), ...(additiveOnly ? deleted.map((m) => m.address) : [])];
-      checkMemberAddressFamilies(tree, pool, sent);
-
+      const plan = planPoolMembers(tree, pool, members, additiveOnly);
+      if (plan.created.length === 0 && plan.updated.length === 0 && plan.deleted.length === 0) throw new NothingToDo();
       const writes: ChildWrite[] = [
-        ...puts.map((record) => ({ kind: "member", put: record })),
-        ...updated.map(({ body: b, record }) => ({ kind: "member", id: record.id, set: updateOf(b) })),
-        ...(additiveOnly ? [] : deleted.map((m) => ({ kind: "member", id: m.id, set: { provisioning_status: PENDING_DELETE } }))),
+        ...poolMemberWrites(plan, additiveOnly),
         ...memberParents(tree, poolId).map((p) => ({ kind: p.kind, id: p.id, set: { provisioning_status: PENDING_UPDATE } })),
       ];
       return { flow: MEMBER_BATCH_FLOW, subject: { kind: "pool", id: poolId }, writes };
@@ -92,12 +63,65 @@ export async function batchUpdateMembers(
   }
 }
 
+/** What a batch request does to one pool's members (shared with the cross-pool update). */
+export interface PoolMemberPlan {
+  pool: TreeRecord;
+  /** New members, already built (PENDING_CREATE). */
+  created: Member[];
+  /** Resubmitted members, as stored, and the fields the request writes to them. */
+  updated: { record: Member; set: Record<string, unknown> }[];
+  /** Members of the pool the request does not name (deleted unless additive only). */
+  deleted: Member[];
+}
+
+/**
+ * Matches a request's members against one pool's on (address, protocol_port) and validates them as
+ * Octavia does: a key named twice, a reserved address, mixed address families (LVS pools).
+ */
+export function planPoolMembers(tree: Tree, pool: TreeRecord, members: MemberPost[], additiveOnly: boolean, now = new Date().toISOString()): PoolMemberPlan {
+  const old = tree.of<Member>("member").filter((m) => m.pool_id === pool.id);
+  const oldByKey = new Map(old.map((m) => [keyOf(m.address, m.protocol_port), m]));
+  const wanted = new Set(members.map((m) => keyOf(m.address, m.protocol_port)));
+
+  const createdBodies: MemberPost[] = [];
+  const updated: PoolMemberPlan["updated"] = [];
+  // Current upstream Octavia: any (address, protocol_port) named twice is refused, new or existing.
+  const seen = new Set<string>();
+  for (const m of members) {
+    const key = keyOf(m.address, m.protocol_port);
+    if (seen.has(key)) throw validation("Member must be updated only once in the same request.");
+    seen.add(key);
+    const record = oldByKey.get(key);
+    if (!record) {
+      memberAddressNotReserved(m.address);
+      createdBodies.push(m);
+    } else {
+      updated.push({ record, set: updateOf(m) });
+    }
+  }
+  const deleted = old.filter((m) => !wanted.has(keyOf(m.address, m.protocol_port)));
+  // The driver sees new, updated and (additive only) untouched members.
+  const sent = [...createdBodies.map((b) => b.address), ...updated.map((u) => u.record.address), ...(additiveOnly ? deleted.map((m) => m.address) : [])];
+  checkMemberAddressFamilies(tree, pool, sent);
+  const created = createdBodies.map((b) => newMember(b, tree, pool, randomUUID(), now));
+  return { pool, created, updated, deleted };
+}
+
+/** The member writes of a plan: puts, updates and (unless additive only) PENDING_DELETE. */
+export function poolMemberWrites(plan: PoolMemberPlan, additiveOnly: boolean): ChildWrite[] {
+  return [
+    ...plan.created.map((record) => ({ kind: "member", put: record })),
+    ...plan.updated.map(({ record, set }) => ({ kind: "member", id: record.id, set })),
+    ...(additiveOnly ? [] : plan.deleted.map((m) => ({ kind: "member", id: m.id, set: { provisioning_status: PENDING_DELETE } }))),
+  ];
+}
+
 /**
  * What a resubmitted member overwrites: Octavia writes the MemberPOST with its defaults rendered,
  * so an omitted weight, backup, admin state or monitor address/port goes back to its default;
  * name, subnet and tags change only when given (tags only when not null).
  */
-function updateOf(b: MemberPost): Record<string, unknown> {
+export function updateOf(b: MemberPost): Record<string, unknown> {
   const set: Record<string, unknown> = {
     provisioning_status: PENDING_UPDATE,
     admin_state_up: b.admin_state_up,
