@@ -71,6 +71,15 @@ const ENDPOINTS: Endpoint[] = [
     valid: () => ({ address: "192.0.2.78", protocol_port: 80 }),
   },
   {
+    name: "cross-pool member update",
+    method: "PUT",
+    path: () => "/v2/lbaas/pools/members",
+    root: "members",
+    list: true,
+    schema: schema("CrossPoolMember"),
+    valid: () => ({ pool_id: ids.pool, address: "192.0.2.79", protocol_port: 80 }),
+  },
+  {
     name: "health monitor create",
     method: "POST",
     path: () => "/v2/lbaas/healthmonitors",
