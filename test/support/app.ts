@@ -1,6 +1,7 @@
 // The real app in process (app.request) over DynamoDB Local and the local workflow runner.
+import { randomUUID } from "node:crypto";
 import { createApp } from "@ottava/api";
-import { createLogger } from "@ottava/core";
+import { createLogger, type ChildWrite } from "@ottava/core";
 import { createTaskContext } from "@ottava/controller";
 import { LocalWorkflowEngine } from "../../packages/local/src/runner";
 import { createCatalog } from "@ottava/db";
@@ -28,3 +29,31 @@ export async function inProcessApp(env: Record<string, string> = {}) {
   const settle = () => engine.drain();
   return { app, store, engine, config, call, settle };
 }
+
+/** Octavia's fault body, as the tests expect it. */
+export const fault = (status: number, faultstring: string) => ({
+  status,
+  body: { faultcode: status >= 500 ? "Server" : "Client", faultstring, debuginfo: null },
+});
+export const pick = (r: { status: number; body: unknown }) => ({ status: r.status, body: r.body });
+
+type App = Awaited<ReturnType<typeof inProcessApp>>;
+
+/** Writes objects into an LB's tree as a flow would (for the kinds a test does not create through the API). */
+export async function seed(app: App, lbId: string, writes: ChildWrite[]) {
+  const owner = `seed-${randomUUID()}`;
+  await app.store.lockWith(lbId, { from: ["ACTIVE"], to: "PENDING_UPDATE", owner, executionArn: "seed" }, writes);
+  await app.store.updateLoadBalancer(lbId, owner, { provisioning_status: "ACTIVE" }, true);
+}
+
+/** A settled record of an LB's tree, for `seed`. */
+export const record = (lbId: string, fields: Record<string, unknown>) => ({
+  id: randomUUID(),
+  project_id: PROJECT,
+  loadbalancer_id: lbId,
+  provisioning_status: "ACTIVE",
+  operating_status: "ONLINE",
+  created_at: new Date().toISOString(),
+  updated_at: null,
+  ...fields,
+});

@@ -1,10 +1,9 @@
 // Amphora actions: failover, agent configuration, delete, stats (octavia/api/v2/controllers/amphora.py).
 import { beforeAll, describe, expect, it } from "vitest";
-import { SUBNET, inProcessApp } from "../../../test/support/app";
+import { inProcessApp, pick, SUBNET } from "../../../test/support/app";
 
 let t: Awaited<ReturnType<typeof inProcessApp>>;
 const fault = (status: number, faultstring: string) => ({ status, body: { faultcode: "Client", faultstring, debuginfo: null } });
-const pick = (r: { status: number; body: unknown }) => ({ status: r.status, body: r.body });
 
 async function lbWithAmphora(app = t) {
   const res = await app.call("POST", "/v2/lbaas/loadbalancers", { loadbalancer: { vip_subnet_id: SUBNET } });

@@ -2,14 +2,12 @@
 // through the API in process over DynamoDB Local. Expected bodies and messages are Octavia 11's, as
 // its API answers the same requests.
 import { beforeAll, describe, expect, it } from "vitest";
-import { PROJECT, SUBNET, inProcessApp } from "../../../test/support/app";
+import { fault, inProcessApp, pick, PROJECT, SUBNET } from "../../../test/support/app";
 
 let t: Awaited<ReturnType<typeof inProcessApp>>;
 
 const NIL = "00000000-0000-0000-0000-000000000000";
 const MISSING = "4c1c6a84-6f5e-4b0e-9a55-2f6f0d1f6b8e";
-const fault = (status: number, faultstring: string) => ({ status, body: { faultcode: status >= 500 ? "Server" : "Client", faultstring, debuginfo: null } });
-const pick = (r: { status: number; body: unknown }) => ({ status: r.status, body: r.body });
 const unlimited = { load_balancer: -1, listener: -1, member: -1, pool: -1, health_monitor: -1, l7policy: -1, l7rule: -1 };
 
 beforeAll(async () => {

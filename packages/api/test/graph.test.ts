@@ -1,11 +1,10 @@
 // The fully populated load-balancer create: the whole tree in one POST, built by one flow.
 import { beforeAll, describe, expect, it } from "vitest";
-import { SUBNET, inProcessApp } from "../../../test/support/app";
+import { inProcessApp, pick, SUBNET } from "../../../test/support/app";
 
 let t: Awaited<ReturnType<typeof inProcessApp>>;
 const LBS = "/v2/lbaas/loadbalancers";
 const fault = (status: number, faultstring: string) => ({ status, body: { faultcode: "Client", faultstring, debuginfo: null } });
-const pick = (r: { status: number; body: unknown }) => ({ status: r.status, body: r.body });
 
 const graph = () => ({
   loadbalancer: {

@@ -1,12 +1,11 @@
 // Health-manager addresses and the amphora agent configuration refresh (/v2/octavia/healthmanager).
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { SUBNET, inProcessApp } from "../../../test/support/app";
+import { inProcessApp, pick, SUBNET } from "../../../test/support/app";
 
 type App = Awaited<ReturnType<typeof inProcessApp>>;
 const HM = "/v2/octavia/healthmanager";
 const fault = (status: number, faultstring: string) => ({ status, body: { faultcode: "Client", faultstring, debuginfo: null } });
-const pick = (r: { status: number; body: unknown }) => ({ status: r.status, body: r.body });
 
 async function createLbs(t: App, n: number): Promise<string[]> {
   const ids: string[] = [];

@@ -1,8 +1,7 @@
 // Health monitors (octavia/api/v2/controllers/health_monitor.py), in process over DynamoDB Local and the real ASL.
 import { randomUUID } from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
-import type { ChildWrite } from "@ottava/core";
-import { PROJECT, SUBNET, inProcessApp } from "../../../test/support/app";
+import { fault, inProcessApp, pick, PROJECT, seed, SUBNET } from "../../../test/support/app";
 
 type App = Awaited<ReturnType<typeof inProcessApp>>;
 let t: App;
@@ -10,14 +9,7 @@ let slow: App; // flows take a while, so the PENDING_* states can be seen
 const HMS = "/v2/lbaas/healthmonitors";
 const NOBODY = "11111111-2222-3333-4444-555555555555";
 
-const fault = (status: number, faultstring: string) => ({ status, body: { faultcode: status >= 500 ? "Server" : "Client", faultstring, debuginfo: null } });
-const pick = (r: { status: number; body: unknown }) => ({ status: r.status, body: r.body });
 
-async function seed(app: App, lbId: string, writes: ChildWrite[]) {
-  const owner = `seed-${randomUUID()}`;
-  await app.store.lockWith(lbId, { from: ["ACTIVE"], to: "PENDING_UPDATE", owner, executionArn: "seed" }, writes);
-  await app.store.updateLoadBalancer(lbId, owner, { provisioning_status: "ACTIVE" }, true);
-}
 
 /** An ACTIVE LB with an ACTIVE pool of `protocol`. */
 async function activePool(app: App = t, protocol = "HTTP") {

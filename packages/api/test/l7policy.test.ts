@@ -1,8 +1,7 @@
 // L7 policies (/v2/lbaas/l7policies), against the real app over DynamoDB Local and the local ASL runner.
 import { randomUUID } from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
-import type { ChildWrite } from "@ottava/core";
-import { PROJECT, SUBNET, inProcessApp } from "../../../test/support/app";
+import { fault, inProcessApp, pick, PROJECT, seed, SUBNET } from "../../../test/support/app";
 
 type App = Awaited<ReturnType<typeof inProcessApp>>;
 type Obj = Record<string, unknown> & { id: string };
@@ -10,8 +9,6 @@ let t: App;
 let slow: App; // flows take a while, so the PENDING_* states can be seen
 
 const POLICIES = "/v2/lbaas/l7policies";
-const fault = (status: number, faultstring: string) => ({ status, body: { faultcode: status >= 500 ? "Server" : "Client", faultstring, debuginfo: null } });
-const pick = (r: { status: number; body: unknown }) => ({ status: r.status, body: r.body });
 const status = async (app: App, kind: string, id: string) => (await app.store.getChild(kind, id))?.record.provisioning_status;
 const lbStatus = async (app: App, lbId: string) => (await app.store.getLoadBalancer(lbId))?.record.provisioning_status;
 
@@ -37,12 +34,6 @@ async function policy(app: App, listenerId: string, fields: Record<string, unkno
 const positions = async (app: App, listenerId: string) =>
   ((await app.call("GET", `${POLICIES}?listener_id=${listenerId}&sort=position`)).body.l7policies as Obj[]).map((p) => [p.name, p.position]);
 
-/** Changes stored objects directly, under the LB's lock, as another actor would. */
-async function seed(app: App, lbId: string, writes: ChildWrite[]) {
-  const owner = `seed-${randomUUID()}`;
-  await app.store.lockWith(lbId, { from: ["ACTIVE"], to: "PENDING_UPDATE", owner, executionArn: "seed" }, writes);
-  await app.store.updateLoadBalancer(lbId, owner, { provisioning_status: "ACTIVE" }, true);
-}
 
 beforeAll(async () => {
   t = await inProcessApp();

@@ -3,7 +3,7 @@
 import { randomUUID } from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { ChildWrite } from "@ottava/core";
-import { PROJECT, SUBNET, inProcessApp } from "../../../test/support/app";
+import { fault, inProcessApp, pick, PROJECT, SUBNET } from "../../../test/support/app";
 
 type App = Awaited<ReturnType<typeof inProcessApp>>;
 type Obj = Record<string, unknown> & { id: string };
@@ -11,8 +11,6 @@ let t: App;
 let slow: App; // flows take a while, so the PENDING_* states can be seen
 
 const rules = (policyId: string) => `/v2/lbaas/l7policies/${policyId}/rules`;
-const fault = (status: number, faultstring: string) => ({ status, body: { faultcode: status >= 500 ? "Server" : "Client", faultstring, debuginfo: null } });
-const pick = (r: { status: number; body: unknown }) => ({ status: r.status, body: r.body });
 const status = async (app: App, kind: string, id: string) => (await app.store.getChild(kind, id))?.record.provisioning_status;
 const lbStatus = async (app: App, lbId: string) => (await app.store.getLoadBalancer(lbId))?.record.provisioning_status;
 const parsing = (msg: string) => fault(400, `Error parsing L7Rule: ${msg}`);

@@ -1,8 +1,7 @@
 // Listeners (octavia/api/v2/controllers/listener.py, types/listener.py) and their statistics.
 import { randomUUID } from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
-import type { ChildWrite } from "@ottava/core";
-import { PROJECT, SUBNET, inProcessApp } from "../../../test/support/app";
+import { fault, inProcessApp, pick, PROJECT, record, seed, SUBNET } from "../../../test/support/app";
 
 type App = Awaited<ReturnType<typeof inProcessApp>>;
 let t: App;
@@ -15,8 +14,6 @@ const CIPHERS =
   "DHE-RSA-AES128-GCM-SHA256:ECDHE-RSA-AES256-GCM-SHA384:ECDHE-RSA-AES128-GCM-SHA256:DHE-RSA-AES256-SHA256:" +
   "DHE-RSA-AES128-SHA256:ECDHE-RSA-AES256-SHA384:ECDHE-RSA-AES128-SHA256";
 
-const fault = (status: number, faultstring: string) => ({ status, body: { faultcode: status >= 500 ? "Server" : "Client", faultstring, debuginfo: null } });
-const pick = (r: { status: number; body: unknown }) => ({ status: r.status, body: r.body });
 
 async function activeLb(app: App = t) {
   const res = await app.call("POST", LBS, { loadbalancer: { vip_subnet_id: SUBNET } });
@@ -25,22 +22,6 @@ async function activeLb(app: App = t) {
   return res.body.loadbalancer.id as string;
 }
 
-/** Writes objects into an LB's tree as their own resources' flows would (pools, L7 policies and rules). */
-async function seed(app: App, lbId: string, writes: ChildWrite[]) {
-  const owner = `seed-${randomUUID()}`;
-  await app.store.lockWith(lbId, { from: ["ACTIVE"], to: "PENDING_UPDATE", owner, executionArn: "seed" }, writes);
-  await app.store.updateLoadBalancer(lbId, owner, { provisioning_status: "ACTIVE" }, true);
-}
-const record = (lbId: string, fields: Record<string, unknown>) => ({
-  id: randomUUID(),
-  project_id: PROJECT,
-  loadbalancer_id: lbId,
-  provisioning_status: "ACTIVE",
-  operating_status: "ONLINE",
-  created_at: new Date().toISOString(),
-  updated_at: null,
-  ...fields,
-});
 async function seedPool(lbId: string, protocol: string, app: App = t) {
   const pool = record(lbId, { protocol, lb_algorithm: "ROUND_ROBIN" });
   await seed(app, lbId, [{ kind: "pool", put: pool }]);

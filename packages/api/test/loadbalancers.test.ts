@@ -2,7 +2,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { PutCommand } from "@aws-sdk/lib-dynamodb";
 import { createClients } from "@ottava/db";
-import { PROJECT, SUBNET, inProcessApp } from "../../../test/support/app";
+import { fault, inProcessApp, pick, PROJECT, SUBNET } from "../../../test/support/app";
 
 let t: Awaited<ReturnType<typeof inProcessApp>>;
 const LBS = "/v2/lbaas/loadbalancers";
@@ -14,8 +14,6 @@ async function activeLb(extra: Record<string, unknown> = {}) {
   return res.body.loadbalancer as Record<string, unknown> & { id: string };
 }
 
-const fault = (status: number, faultstring: string) => ({ status, body: { faultcode: status >= 500 ? "Server" : "Client", faultstring, debuginfo: null } });
-const pick = (r: { status: number; body: unknown }) => ({ status: r.status, body: r.body });
 
 beforeAll(async () => {
   t = await inProcessApp();

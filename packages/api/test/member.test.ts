@@ -1,8 +1,6 @@
 // Members of a pool and the batch member update (octavia/api/v2/controllers/member.py).
-import { randomUUID } from "node:crypto";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import type { ChildWrite } from "@ottava/core";
-import { PROJECT, SUBNET, inProcessApp } from "../../../test/support/app";
+import { fault, inProcessApp, pick, PROJECT, record, seed, SUBNET } from "../../../test/support/app";
 
 type App = Awaited<ReturnType<typeof inProcessApp>>;
 let t: App;
@@ -11,8 +9,6 @@ const LBS = "/v2/lbaas/loadbalancers";
 const NOBODY = "11111111-2222-3333-4444-555555555555";
 const members = (poolId: string) => `/v2/lbaas/pools/${poolId}/members`;
 
-const fault = (status: number, faultstring: string) => ({ status, body: { faultcode: status >= 500 ? "Server" : "Client", faultstring, debuginfo: null } });
-const pick = (r: { status: number; body: unknown }) => ({ status: r.status, body: r.body });
 
 async function activeLb(app: App = t) {
   const res = await app.call("POST", LBS, { loadbalancer: { vip_subnet_id: SUBNET } });
@@ -21,22 +17,6 @@ async function activeLb(app: App = t) {
   return res.body.loadbalancer.id as string;
 }
 
-/** Writes objects into an LB's tree as a flow would (for the kinds other resources own: listeners, monitors, policies). */
-async function seed(app: App, lbId: string, writes: ChildWrite[]) {
-  const owner = `seed-${randomUUID()}`;
-  await app.store.lockWith(lbId, { from: ["ACTIVE"], to: "PENDING_UPDATE", owner, executionArn: "seed" }, writes);
-  await app.store.updateLoadBalancer(lbId, owner, { provisioning_status: "ACTIVE" }, true);
-}
-const record = (lbId: string, fields: Record<string, unknown>) => ({
-  id: randomUUID(),
-  project_id: PROJECT,
-  loadbalancer_id: lbId,
-  provisioning_status: "ACTIVE",
-  operating_status: "ONLINE",
-  created_at: new Date().toISOString(),
-  updated_at: null,
-  ...fields,
-});
 
 /** An ACTIVE LB with an ACTIVE HTTP pool. */
 async function activePool(app: App = t) {

@@ -1,8 +1,7 @@
 // Pools (octavia/api/v2/controllers/pool.py), in process over DynamoDB Local and the real ASL.
 import { randomUUID } from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
-import type { ChildWrite } from "@ottava/core";
-import { PROJECT, SUBNET, inProcessApp } from "../../../test/support/app";
+import { fault, inProcessApp, pick, PROJECT, seed, SUBNET } from "../../../test/support/app";
 
 type App = Awaited<ReturnType<typeof inProcessApp>>;
 let t: App;
@@ -11,8 +10,6 @@ const LBS = "/v2/lbaas/loadbalancers";
 const POOLS = "/v2/lbaas/pools";
 const NOBODY = "11111111-2222-3333-4444-555555555555";
 
-const fault = (status: number, faultstring: string) => ({ status, body: { faultcode: status >= 500 ? "Server" : "Client", faultstring, debuginfo: null } });
-const pick = (r: { status: number; body: unknown }) => ({ status: r.status, body: r.body });
 
 async function activeLb(app: App = t, extra: Record<string, unknown> = {}) {
   const res = await app.call("POST", LBS, { loadbalancer: { vip_subnet_id: SUBNET, ...extra } });
@@ -21,12 +18,6 @@ async function activeLb(app: App = t, extra: Record<string, unknown> = {}) {
   return res.body.loadbalancer.id as string;
 }
 
-/** Writes objects into an LB's tree as a flow would (listeners, members, policies: other resources' records). */
-async function seed(app: App, lbId: string, writes: ChildWrite[]) {
-  const owner = `seed-${randomUUID()}`;
-  await app.store.lockWith(lbId, { from: ["ACTIVE"], to: "PENDING_UPDATE", owner, executionArn: "seed" }, writes);
-  await app.store.updateLoadBalancer(lbId, owner, { provisioning_status: "ACTIVE" }, true);
-}
 const record = (lbId: string, fields: Record<string, unknown>) => ({
   id: randomUUID(),
   project_id: PROJECT,
