@@ -8,21 +8,13 @@ import { amphoraRoutes } from "./routes/amphorae";
 import { loadBalancerRoutes } from "./routes/loadbalancers";
 import { v2Index, versionRoutes } from "./routes/versions";
 import { listenerRoutes } from "./routes/listener";
-// IMPORT:listener
 import { healthMonitorRoutes, poolRoutes } from "./routes/pool";
-// IMPORT:pool
 import { memberRoutes } from "./routes/member";
-// IMPORT:member
 import { l7PolicyRoutes, l7RuleRoutes } from "./routes/l7";
-// IMPORT:l7
 import { catalogRoutes } from "./routes/catalog";
-// IMPORT:catalog
 import { crossPoolMemberRoutes } from "./routes/crosspool";
-// IMPORT:crosspool
 import { resizeRoutes } from "./routes/resize";
-// IMPORT:resize
 import { healthManagerRoutes } from "./routes/healthmanager";
-// IMPORT:healthmanager
 
 export function createApp(deps: ApiDeps): Hono<Env> {
   const app = new Hono<Env>({ strict: false });
@@ -35,23 +27,16 @@ export function createApp(deps: ApiDeps): Hono<Env> {
     app.route(`${v}/lbaas/loadbalancers`, loadBalancerRoutes(deps));
     app.route(`${v}/octavia/amphorae`, amphoraRoutes(deps));
     app.route(`${v}/lbaas/listeners`, listenerRoutes(deps));
+    // Before the pool routes: /pools/members is not /pools/{pool_id}.
     app.route(`${v}/lbaas/pools/members`, crossPoolMemberRoutes(deps));
-    // ROUTES:crosspool (before the pool routes: /pools/members is not /pools/{pool_id})
     app.route(`${v}/lbaas/loadbalancers/:id/resize`, resizeRoutes(deps));
-    // ROUTES:resize
     app.route(`${v}/octavia/healthmanager`, healthManagerRoutes(deps));
-    // ROUTES:healthmanager
-    // ROUTES:listener
     app.route(`${v}/lbaas/pools`, poolRoutes(deps));
     app.route(`${v}/lbaas/healthmonitors`, healthMonitorRoutes(deps));
-    // ROUTES:pool
     app.route(`${v}/lbaas/pools/:pool_id/members`, memberRoutes(deps));
-    // ROUTES:member
     app.route(`${v}/lbaas/l7policies/:l7policy_id/rules`, l7RuleRoutes(deps));
     app.route(`${v}/lbaas/l7policies`, l7PolicyRoutes(deps));
-    // ROUTES:l7
     app.route(`${v}/lbaas`, catalogRoutes(deps));
-    // ROUTES:catalog
   }
   return app;
 }

@@ -4,22 +4,16 @@ import type { TaskHandler } from "./tasks/context";
 import * as changes from "./tasks/changes";
 import * as loadbalancers from "./tasks/loadbalancers";
 import * as crossPool from "./tasks/member-cross-pool";
-// TASK-IMPORT:crosspool
 import * as resize from "./tasks/resize";
-// TASK-IMPORT:resize
 import { HEALTHMANAGER_TASKS } from "./tasks/healthmanager";
-// TASK-IMPORT:healthmanager
 
 export const TASKS: Record<string, TaskHandler> = {
   ...amphorae,
   ...loadbalancers,
   ...changes,
   ...crossPool,
-  // TASKS:crosspool
   ...resize,
-  // TASKS:resize
   ...HEALTHMANAGER_TASKS,
-  // TASKS:healthmanager
 };
 
 export const taskOfArn = (arn: string) => {

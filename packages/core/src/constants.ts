@@ -103,7 +103,6 @@ export const DEFAULT_LISTENER_CIPHERS = CIPHERS_OWASP_SUITE_B;
 export const DEFAULT_LISTENER_TLS_VERSIONS = TLS_VERSIONS_OWASP_SUITE_B;
 export const DEFAULT_LISTENER_ALPN_PROTOCOLS: readonly string[] = ["h2", "http/1.1", "http/1.0"];
 // VALID_LISTENER_POOL_PROTOCOL_MAP and TLS_CIPHER_PROHIBIT_LIST are with the pools' constants.
-// CONSTANTS:listener
 // Pools and health monitors (octavia_lib constants, octavia/common/constants.py, [api_settings] defaults).
 export const POOL_PROTOCOLS = ["TCP", "HTTP", "HTTPS", "PROXY", "PROXYV2", "UDP", "SCTP"] as const;
 export const LB_ALGORITHMS = ["LEAST_CONNECTIONS", "ROUND_ROBIN", "SOURCE_IP", "SOURCE_IP_PORT"] as const;
@@ -144,13 +143,11 @@ export const DEFAULT_MAX_RETRIES_DOWN = 3;
 /** [api_settings] udp_connect_min_interval_health_monitor and allow_ping_health_monitors (Octavia's defaults). */
 export const UDP_CONNECT_MIN_INTERVAL_HEALTH_MONITOR = 3;
 export const ALLOW_PING_HEALTH_MONITORS = true;
-// CONSTANTS:pool
 // Members (octavia/common/constants.py; [networking] reserved_ips, Octavia's default).
 export const MIN_WEIGHT = 0;
 export const MAX_WEIGHT = 256;
 export const DEFAULT_WEIGHT = 1;
 export const RESERVED_IPS: readonly string[] = ["169.254.169.254"];
-// CONSTANTS:member
 // L7 policies and rules (octavia_lib and octavia/common/constants.py).
 export const L7POLICY_ACTION_REJECT = "REJECT";
 export const L7POLICY_ACTION_REDIRECT_TO_URL = "REDIRECT_TO_URL";
@@ -163,7 +160,6 @@ export const MAX_POLICY_POSITION = 2147483647;
 export const L7RULE_COMPARE_TYPES = ["REGEX", "STARTS_WITH", "ENDS_WITH", "CONTAINS", "EQUAL_TO"] as const;
 export const L7RULE_TYPES = ["HOST_NAME", "PATH", "FILE_TYPE", "HEADER", "COOKIE", "SSL_CONN_HAS_CERT", "SSL_VERIFY_RESULT", "SSL_DN_FIELD"] as const;
 export const MAX_L7RULES_PER_L7POLICY = 50;
-// CONSTANTS:l7
 // Quotas (octavia/common/constants.py): -1 is unlimited.
 export const QUOTA_UNLIMITED = -1;
 export const MIN_QUOTA = QUOTA_UNLIMITED;
@@ -172,10 +168,6 @@ export const MAX_QUOTA = 2000000000;
 export const NIL_UUID = "00000000-0000-0000-0000-000000000000";
 export const FLAVOR_DATA = "flavor_data";
 export const AVAILABILITY_ZONE_DATA = "availability_zone_data";
-// CONSTANTS:catalog
-// CONSTANTS:crosspool
 /** Resize marks on the LB item, valued with the resize execution's name (an earlier resize's marks never count). */
 export const RESIZE_CANCEL = "resize_cancel_requested";
 export const RESIZE_COMMITTED = "resize_committed";
-// CONSTANTS:resize
-// CONSTANTS:healthmanager

@@ -28,5 +28,4 @@ export const CHILD_FLOWS: Record<string, FlowSpec> = {
     ],
     onFailure: "failChange",
   },
-  // FLOWS:member
 };

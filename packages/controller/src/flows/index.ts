@@ -7,11 +7,8 @@ import { loadBalancerUpdate } from "./loadbalancer-update";
 import { CHILD_FLOWS } from "./children";
 import { amphoraConfig, amphoraDelete, amphoraFailover } from "./amphora";
 import { memberCrossPoolUpdate } from "./member-cross-pool";
-// FLOW-IMPORT:crosspool
 import { loadBalancerResize } from "./loadbalancer-resize";
-// FLOW-IMPORT:resize
 import { healthManagerRefresh } from "./healthmanager-refresh";
-// FLOW-IMPORT:healthmanager
 
 export const FLOWS: Record<string, FlowSpec> = {
   "loadbalancer-create": loadBalancerCreate,
@@ -23,11 +20,8 @@ export const FLOWS: Record<string, FlowSpec> = {
   "amphora-delete": amphoraDelete,
   ...CHILD_FLOWS,
   "member-cross-pool-update": memberCrossPoolUpdate,
-  // FLOWS:crosspool
   "loadbalancer-resize": loadBalancerResize,
-  // FLOWS:resize
   "healthmanager-refresh": healthManagerRefresh,
-  // FLOWS:healthmanager
 };
 export type FlowName = string;
 export const FLOW_NAMES = Object.keys(FLOWS) as FlowName[];
