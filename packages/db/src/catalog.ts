@@ -23,6 +23,7 @@ import {
 import { createClients, retryConflicts } from "./client";
 import { LOADBALANCER, updateExpression } from "./items";
 import { INDEXES, SHARDS } from "./table";
+import { queryIndex } from "./query";
 
 type Item = Record<string, unknown>;
 type TransactItem = NonNullable<ConstructorParameters<typeof TransactWriteCommand>[0]["TransactItems"]>[number];
@@ -51,7 +52,6 @@ const REFS = "refs";
 /** Bumped by every write: a read-then-write is conditioned on the revision it read. */
 const REV = "rev";
 const INTERNAL = new Set(["pk", "sk", "kind", INDEXES.byShard.pk, INDEXES.byShard.sk, REFS, REV]);
-const PAGE = 100;
 const ATTEMPTS = 5;
 
 const itemKey = (kind: CatalogKind, key: string) => ({ pk: `${KINDS[kind].prefix}#${key}`, sk: KINDS[kind].prefix });
@@ -87,7 +87,7 @@ export class DynamoCatalog implements CatalogStore {
     const self = this;
     return async function* (order: SortDir, after: string | undefined) {
       if (after !== undefined && !(await self.getItem(kind, after))) throw invalidMarker(after);
-      for await (const item of self.queryIndex(`${kind}#0`, order, after)) yield strip<Item>(item);
+      for await (const item of queryIndex(self.doc, self.table, "byShard", `${kind}#0`, order, after)) yield strip<Item>(item);
     };
   }
 
@@ -272,26 +272,6 @@ export class DynamoCatalog implements CatalogStore {
     }
   }
 
-  private async *queryIndex(pk: string, order: SortDir, after: string | undefined): AsyncGenerator<Item> {
-    const keys = INDEXES.byShard;
-    let start: Record<string, unknown> | undefined;
-    do {
-      const out = await this.doc.send(
-        new QueryCommand({
-          TableName: this.table,
-          IndexName: "byShard",
-          KeyConditionExpression: after === undefined ? "#pk = :pk" : `#pk = :pk AND #sk ${order === "asc" ? ">" : "<"} :after`,
-          ExpressionAttributeNames: after === undefined ? { "#pk": keys.pk } : { "#pk": keys.pk, "#sk": keys.sk },
-          ExpressionAttributeValues: after === undefined ? { ":pk": pk } : { ":pk": pk, ":after": after },
-          ScanIndexForward: order === "asc",
-          Limit: PAGE,
-          ExclusiveStartKey: start,
-        }),
-      );
-      for (const item of out.Items ?? []) yield item;
-      start = out.LastEvaluatedKey;
-    } while (start);
-  }
 
   private async anyInShard(pk: string, field: string, value: string): Promise<boolean> {
     let start: Record<string, unknown> | undefined;

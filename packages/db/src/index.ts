@@ -3,3 +3,4 @@ export * from "./table";
 export * from "./items";
 export * from "./store";
 export * from "./catalog";
+export * from "./query";

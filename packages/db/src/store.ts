@@ -33,6 +33,7 @@ import {
   type HealthManagerRefresh,
 } from "@ottava/core";
 import { retryConflicts } from "./client";
+import { queryIndex } from "./query";
 import {
   AMPHORA,
   CHILD_PREFIXES,
@@ -54,7 +55,6 @@ import { INDEXES, SHARDS } from "./table";
 
 type Item = Record<string, unknown>;
 type TransactItem = NonNullable<ConstructorParameters<typeof TransactWriteCommand>[0]["TransactItems"]>[number];
-const PAGE = 100;
 /** DynamoDB's limit of items in one transaction. */
 const MAX_TRANSACTION = 100;
 /** The health-manager configuration item. */
@@ -590,33 +590,13 @@ export class DynamoStore implements LoadBalancerStore {
       }
       const streams =
         project !== undefined
-          ? [self.queryIndex("byProject", `${k.kind}#${project}`, order, from)]
-          : Array.from({ length: SHARDS }, (_, s) => self.queryIndex("byShard", `${k.kind}#${s}`, order, from));
+          ? [queryIndex(self.doc, self.table, "byProject", `${k.kind}#${project}`, order, from)]
+          : Array.from({ length: SHARDS }, (_, s) => queryIndex(self.doc, self.table, "byShard", `${k.kind}#${s}`, order, from));
       const sortKey = project !== undefined ? INDEXES.byProject.sk : INDEXES.byShard.sk;
       for await (const item of merge(streams, (i) => String(i[sortKey]), order)) yield toRecord<Item>(item);
     };
   }
 
-  private async *queryIndex(index: keyof typeof INDEXES, pk: string, order: SortDir, from: string | undefined): AsyncGenerator<Item> {
-    const keys = INDEXES[index];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const out = await this.doc.send(
-        new QueryCommand({
-          TableName: this.table,
-          IndexName: index,
-          KeyConditionExpression: from === undefined ? "#pk = :pk" : `#pk = :pk AND #sk ${order === "asc" ? ">" : "<"} :from`,
-          ExpressionAttributeNames: from === undefined ? { "#pk": keys.pk } : { "#pk": keys.pk, "#sk": keys.sk },
-          ExpressionAttributeValues: from === undefined ? { ":pk": pk } : { ":pk": pk, ":from": from },
-          ScanIndexForward: order === "asc",
-          Limit: PAGE,
-          ExclusiveStartKey: start,
-        }),
-      );
-      for (const item of out.Items ?? []) yield item;
-      start = out.LastEvaluatedKey;
-    } while (start);
-  }
 
   async markLoadBalancerUnless(id: string, owner: string, set: Record<string, unknown>, unless: Record<string, string>): Promise<boolean> {
     const update = updateExpression({ ...set, updated_at: this.now().toISOString() });

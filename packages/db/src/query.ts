@@ -1,0 +1,34 @@
+// One paged Query of an index partition, in storage order, resuming after a sort key.
+import { QueryCommand, type DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import type { SortDir } from "@ottava/core";
+import { INDEXES } from "./table";
+
+const PAGE = 100;
+
+export async function* queryIndex(
+  doc: DynamoDBDocumentClient,
+  table: string,
+  index: keyof typeof INDEXES,
+  pk: string,
+  order: SortDir,
+  after: string | undefined,
+): AsyncGenerator<Record<string, unknown>> {
+  const keys = INDEXES[index];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const out = await doc.send(
+      new QueryCommand({
+        TableName: table,
+        IndexName: index,
+        KeyConditionExpression: after === undefined ? "#pk = :pk" : `#pk = :pk AND #sk ${order === "asc" ? ">" : "<"} :after`,
+        ExpressionAttributeNames: after === undefined ? { "#pk": keys.pk } : { "#pk": keys.pk, "#sk": keys.sk },
+        ExpressionAttributeValues: after === undefined ? { ":pk": pk } : { ":pk": pk, ":after": after },
+        ScanIndexForward: order === "asc",
+        Limit: PAGE,
+        ExclusiveStartKey: start,
+      }),
+    );
+    for (const item of out.Items ?? []) yield item;
+    start = out.LastEvaluatedKey;
+  } while (start);
+}
