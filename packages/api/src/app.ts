@@ -1,6 +1,7 @@
 // Builds the Hono app: the Octavia v2 API, with /v2.0 as an alias of /v2.
 import { Hono } from "hono";
-import { createLogger } from "@ottava/core";
+import { createLogger, enforcedQuotaLimits } from "@ottava/core";
+import { createAuth } from "./auth";
 import type { ApiDeps } from "./deps";
 import { requestContext, type Env } from "./middleware/context";
 import { notFoundHandler, onError } from "./middleware/errors";
@@ -16,9 +17,12 @@ import { crossPoolMemberRoutes } from "./routes/crosspool";
 import { resizeRoutes } from "./routes/resize";
 import { healthManagerRoutes } from "./routes/healthmanager";
 
-export function createApp(deps: ApiDeps): Hono<Env> {
+export function createApp(apiDeps: ApiDeps): Hono<Env> {
+  const log = apiDeps.log ?? createLogger({ service: "ottava-api" });
+  // Quotas are enforced under keystone (as Octavia: never under noauth).
+  const deps: ApiDeps = { ...apiDeps, quotaLimits: enforcedQuotaLimits(apiDeps) };
   const app = new Hono<Env>({ strict: false });
-  app.use("*", requestContext(deps.log ?? createLogger({ service: "ottava-api" })));
+  app.use("*", requestContext(log, createAuth(deps.config, log)));
   app.onError(onError);
   app.notFound(notFoundHandler);
   app.route("/", versionRoutes);

@@ -2,8 +2,20 @@
 import { LOAD_BALANCER_EXPIRY_AGE, PAGINATION_MAX_LIMIT, TOPOLOGIES, type Topology } from "./constants";
 
 export interface Config {
-  /** [api_settings] auth_strategy; only noauth until Keystone arrives. */
-  authStrategy: "noauth";
+  /** [api_settings] auth_strategy: noauth (every caller an admin, quotas not enforced) or keystone. */
+  authStrategy: "noauth" | "keystone";
+  /** [keystone_authtoken]: where tokens are validated and the service user Ottava validates them as (keystone only). */
+  keystone: KeystoneSettings | undefined;
+  /** [keystone_authtoken] token_cache_time: seconds a validated token is trusted without asking Keystone again. */
+  tokenCacheTime: number;
+  /** How many validated tokens the cache holds (least recently used go first). */
+  tokenCacheSize: number;
+  /** [oslo_policy] policy_file: operator overrides of the policy rules (YAML or JSON). */
+  policyFile: string | undefined;
+  /** [oslo_policy] enforce_new_defaults: drop the deprecated rules instead of OR-ing them in (Octavia 11: off). */
+  enforceNewDefaults: boolean;
+  /** [oslo_policy] enforce_scope: check token scopes (Octavia 11: off). */
+  enforceScope: boolean;
   /** [api_settings] bind_host / bind_port of the local server. */
   bindHost: string;
   bindPort: number;
@@ -40,6 +52,16 @@ export interface Config {
   healthManagerRefreshPageSize: number;
 }
 
+/** The service user's password auth against Keystone v3 (user and project domain Default unless set). */
+export interface KeystoneSettings {
+  url: string;
+  username: string;
+  password: string;
+  projectName: string;
+  userDomainName: string;
+  projectDomainName: string;
+}
+
 type Env = Record<string, string | undefined>;
 
 export function loadConfig(env: Env = process.env): Config {
@@ -59,8 +81,38 @@ export function loadConfig(env: Env = process.env): Config {
     if (!(values as readonly string[]).includes(raw)) throw new Error(`OTTAVA_${name} must be one of ${values.join(", ")}, not '${raw}'`);
     return raw as T;
   };
+  const bool = (name: string, fallback: boolean) => {
+    const raw = get(name);
+    if (raw === undefined) return fallback;
+    if (/^(true|1|yes|on)$/i.test(raw)) return true;
+    if (/^(false|0|no|off)$/i.test(raw)) return false;
+    throw new Error(`OTTAVA_${name} must be true or false, not '${raw}'`);
+  };
+  const authStrategy = oneOf("AUTH_STRATEGY", ["noauth", "keystone"] as const, "noauth");
+  let keystone: KeystoneSettings | undefined;
+  if (authStrategy === "keystone") {
+    const required = (name: string) => {
+      const v = get(name);
+      if (v === undefined) throw new Error(`OTTAVA_${name} must be set when OTTAVA_AUTH_STRATEGY is keystone`);
+      return v;
+    };
+    keystone = {
+      url: required("KEYSTONE_URL").replace(/\/+$/, ""),
+      username: required("KEYSTONE_USERNAME"),
+      password: required("KEYSTONE_PASSWORD"),
+      projectName: required("KEYSTONE_PROJECT_NAME"),
+      userDomainName: get("KEYSTONE_USER_DOMAIN_NAME") ?? "Default",
+      projectDomainName: get("KEYSTONE_PROJECT_DOMAIN_NAME") ?? "Default",
+    };
+  }
   return {
-    authStrategy: oneOf("AUTH_STRATEGY", ["noauth"] as const, "noauth"),
+    authStrategy,
+    keystone,
+    tokenCacheTime: int("TOKEN_CACHE_TIME", 300),
+    tokenCacheSize: int("TOKEN_CACHE_SIZE", 10_000, 1),
+    policyFile: get("POLICY_FILE"),
+    enforceNewDefaults: bool("ENFORCE_NEW_DEFAULTS", false),
+    enforceScope: bool("ENFORCE_SCOPE", false),
     bindHost: get("BIND_HOST") ?? "127.0.0.1",
     bindPort: int("BIND_PORT", 9876),
     paginationMaxLimit: int("PAGINATION_MAX_LIMIT", PAGINATION_MAX_LIMIT, 1),

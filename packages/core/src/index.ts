@@ -32,3 +32,4 @@ export * from "./services/catalog";
 export * from "./services/member-cross-pool";
 export * from "./services/resize";
 export * from "./services/healthmanager";
+export * from "./services/quota";

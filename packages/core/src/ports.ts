@@ -3,6 +3,7 @@
 import type { ItemSource } from "./query";
 import type { LoadBalancer } from "./resources/loadbalancer";
 import type { Amphora } from "./resources/amphora";
+import type { QuotaField } from "./resources/quota";
 import type { AvailabilityZone, AvailabilityZoneProfile, Flavor, FlavorProfile } from "./resources/flavor";
 
 /** A record as read, with the version the lock protocol conditions on. */
@@ -25,6 +26,30 @@ export interface LockRequest {
   expectVersion?: number;
   /** Fields written together with the lock (an update's new values). */
   set?: Partial<LoadBalancer>;
+  /** The quota usage this change adds (creates) or gives back (deletes), written in the same transaction. */
+  usage?: QuotaCharge;
+}
+
+/**
+ * A change of a project's quota usage. With `limits`, the write is refused (QuotaExceeded, nothing
+ * written) if any kind it adds to would end above its limit; -1 (or null) is unlimited.
+ */
+export interface QuotaCharge {
+  project: string;
+  delta: QuotaDelta;
+  limits?: Partial<Record<QuotaField, number | null>>;
+  /** What the limits are checked against, when it is not `delta`: a batch's net increase, whose deletes are given back when its flow ends. */
+  check?: QuotaDelta;
+}
+
+export type QuotaDelta = Partial<Record<QuotaField, number>>;
+
+/** A quota charge was refused: `fields` would have gone above their limits. Nothing was written. */
+export class QuotaExceeded extends Error {
+  constructor(readonly fields: QuotaField[]) {
+    super(`quota exceeded: ${fields.join(", ")}`);
+    this.name = "QuotaExceeded";
+  }
 }
 
 /** Why a lock was refused: the LB as it is now (undefined when it does not exist). */
@@ -61,14 +86,16 @@ export interface LoadBalancerStore {
   getLoadBalancer(id: string): Promise<Versioned<LoadBalancer> | undefined>;
   /** Every project's LBs (project undefined) or one project's, in storage order; DELETED ones are not listed. */
   loadBalancers(project: string | undefined): ItemSource;
-  /** Writes a new LB in PENDING_CREATE, already locked by the create flow's execution. */
-  createLoadBalancer(lb: LoadBalancer, owner: string, executionArn: string): Promise<void>;
+  /** Writes a new LB in PENDING_CREATE, already locked by the create flow's execution, charging `usage` in the same transaction. */
+  createLoadBalancer(lb: LoadBalancer, owner: string, executionArn: string, usage?: QuotaCharge): Promise<void>;
   /** One conditional write: moves the LB to `to` under `owner`, or throws LockConflict. */
   lock(id: string, req: LockRequest): Promise<Versioned<LoadBalancer>>;
-  /** Undoes a lock whose execution could not be started, restoring the fields it changed. */
-  abandonLock(id: string, owner: string, restore: Partial<LoadBalancer>): Promise<void>;
-  /** Writes fields of the LB as the lock owner; `release` ends the lock (ACTIVE, ERROR or DELETED). */
-  updateLoadBalancer(id: string, owner: string, set: Partial<LoadBalancer>, release?: boolean): Promise<void>;
+  /** Undoes a lock whose execution could not be started, restoring the fields it changed (and giving back `usage`). */
+  abandonLock(id: string, owner: string, restore: Partial<LoadBalancer>, usage?: QuotaCharge): Promise<void>;
+  /** Writes fields of the LB as the lock owner; `release` ends the lock (ACTIVE, ERROR or DELETED); `usage` is applied in the same transaction (never checked against limits). */
+  updateLoadBalancer(id: string, owner: string, set: Partial<LoadBalancer>, release?: boolean, usage?: QuotaCharge): Promise<void>;
+  /** A project's quota usage as counted (objects not DELETED nor being deleted). */
+  quotaUsage(project: string): Promise<QuotaDelta>;
   /** Are there listeners or pools under the LB? */
   hasChildren(id: string): Promise<boolean>;
 

@@ -31,6 +31,9 @@ import {
   type TreeRecord,
   type HealthManagerConfig,
   type HealthManagerRefresh,
+  type QuotaCharge,
+  type QuotaDelta,
+  QuotaExceeded,
 } from "@ottava/core";
 import { retryConflicts } from "./client";
 import { queryIndex } from "./query";
@@ -52,6 +55,7 @@ import {
   type StoredKind,
 } from "./items";
 import { INDEXES, SHARDS } from "./table";
+import { exceededFields, usageKey, usageUpdate } from "./usage";
 
 type Item = Record<string, unknown>;
 type TransactItem = NonNullable<ConstructorParameters<typeof TransactWriteCommand>[0]["TransactItems"]>[number];
@@ -91,7 +95,7 @@ export class DynamoStore implements LoadBalancerStore {
     return this.source(LOADBALANCER, project, async (id) => (await this.getLoadBalancer(id))?.record);
   }
 
-  async createLoadBalancer(lb: LoadBalancer, owner: string, executionArn: string): Promise<void> {
+  async createLoadBalancer(lb: LoadBalancer, owner: string, executionArn: string, usage?: QuotaCharge): Promise<void> {
     const item = {
       ...lb,
       pk: treePk(lb.id),
@@ -102,10 +106,42 @@ export class DynamoStore implements LoadBalancerStore {
       execution_arn: executionArn,
       ...indexAttributes(LOADBALANCER, lb, lb.provisioning_status),
     };
-    await this.doc.send(new PutCommand({ TableName: this.table, Item: item, ConditionExpression: "attribute_not_exists(pk)" }));
+    const put = { TableName: this.table, Item: item, ConditionExpression: "attribute_not_exists(pk)" };
+    const charge = usageUpdate(this.table, usage);
+    if (!charge) {
+      await this.doc.send(new PutCommand(put));
+      return;
+    }
+    await this.transactWithUsage([{ Put: put }], 1, usage!, charge.update);
+  }
+
+  /**
+   * One transaction of `items` with the usage update inserted at position `at`; a refused usage
+   * condition becomes QuotaExceeded, anything else is rethrown as DynamoDB answered it.
+   */
+  private async transactWithUsage(items: TransactItem[], at: number, usage: QuotaCharge, update: TransactItem["Update"]) {
+    const all = [...items.slice(0, at), { Update: update }, ...items.slice(at)];
+    try {
+      await retryConflicts(() => this.doc.send(new TransactWriteCommand({ TransactItems: all })));
+    } catch (e) {
+      const reasons = (e as { CancellationReasons?: { Code?: string; Item?: Record<string, unknown> }[] }).CancellationReasons;
+      const before = reasons?.slice(0, at).some((r) => r?.Code === "ConditionalCheckFailed");
+      const reason = reasons?.[at];
+      if (!before && reason?.Code === "ConditionalCheckFailed") {
+        throw new QuotaExceeded(exceededFields(usage, reason.Item ? unmarshallItem(reason.Item) : undefined));
+      }
+      throw e;
+    }
+  }
+
+  async quotaUsage(project: string): Promise<QuotaDelta> {
+    const item = await this.getItem(usageKey(project).pk, usageKey(project).sk);
+    const { pk: _pk, sk: _sk, ...counts } = item ?? {};
+    return counts as QuotaDelta;
   }
 
   async lock(id: string, req: LockRequest): Promise<Versioned<LoadBalancer>> {
+    if (usageUpdate(this.table, req.usage)) return this.lockWith(id, req, []);
     try {
       const out = await retryConflicts(() =>
         this.doc.send(new UpdateCommand({ ...this.lockUpdate(id, req), ReturnValues: "ALL_NEW", ReturnValuesOnConditionCheckFailure: "ALL_OLD" })),
@@ -155,29 +191,37 @@ export class DynamoStore implements LoadBalancerStore {
     };
   }
 
-  async abandonLock(id: string, owner: string, restore: Partial<LoadBalancer>): Promise<void> {
+  async abandonLock(id: string, owner: string, restore: Partial<LoadBalancer>, usage?: QuotaCharge): Promise<void> {
     const status = restore.provisioning_status
       ? statusAttributes(LOADBALANCER, id, restore.provisioning_status, this.now(), this.opts.expiryAge)
       : { set: {}, remove: [] };
-    await this.ownerWrite(LOADBALANCER, id, undefined, owner, { ...restore, ...status.set }, [...status.remove, "lock_owner", "execution_arn"]).catch(
-      (e) => {
-        if (!(e instanceof LockLost)) throw e;
-      },
-    );
+    await this.lbOwnerWrite(id, owner, { ...restore, ...status.set }, [...status.remove, "lock_owner", "execution_arn"], usage).catch((e) => {
+      if (!(e instanceof LockLost)) throw e;
+    });
   }
 
-  async updateLoadBalancer(id: string, owner: string, set: Partial<LoadBalancer>, release = false): Promise<void> {
+  async updateLoadBalancer(id: string, owner: string, set: Partial<LoadBalancer>, release = false, usage?: QuotaCharge): Promise<void> {
     const status = set.provisioning_status
       ? statusAttributes(LOADBALANCER, id, set.provisioning_status, this.now(), this.opts.expiryAge)
       : { set: {}, remove: [] };
-    await this.ownerWrite(
-      LOADBALANCER,
-      id,
-      undefined,
-      owner,
-      { ...set, ...status.set, updated_at: this.now().toISOString() },
-      [...status.remove, ...(release ? ["lock_owner"] : [])],
-    );
+    await this.lbOwnerWrite(id, owner, { ...set, ...status.set, updated_at: this.now().toISOString() }, [...status.remove, ...(release ? ["lock_owner"] : [])], usage);
+  }
+
+  /**
+   * A write to the LB item by its lock owner; `usage` (given back, never checked) goes in the same
+   * transaction, so a retried step that finds the lock gone cannot apply it twice.
+   */
+  private async lbOwnerWrite(id: string, owner: string, set: Item, remove: string[], usage?: QuotaCharge) {
+    const charge = usageUpdate(this.table, usage && { ...usage, limits: undefined });
+    if (!charge) return this.ownerWrite(LOADBALANCER, id, undefined, owner, set, remove);
+    const update = updateExpression(set, remove);
+    update.ExpressionAttributeValues[":owner"] = owner;
+    const lbUpdate = { TableName: this.table, Key: { pk: treePk(id), sk: LB_SK }, ...update, ConditionExpression: "attribute_exists(pk) AND lock_owner = :owner" };
+    try {
+      await retryConflicts(() => this.doc.send(new TransactWriteCommand({ TransactItems: [{ Update: lbUpdate }, { Update: charge.update }] })));
+    } catch (e) {
+      throw lockLostOr(e, `load balancer ${id}`);
+    }
   }
 
   async hasChildren(id: string): Promise<boolean> {
@@ -214,11 +258,12 @@ export class DynamoStore implements LoadBalancerStore {
   async lockWith(id: string, req: LockRequest, writes: ChildWrite[]): Promise<Versioned<LoadBalancer>> {
     const lockUpdate = this.lockUpdate(id, req);
     const items = writes.flatMap((w) => this.writeItems(id, w));
-    const first = items.slice(0, MAX_TRANSACTION - 1);
+    const charge = usageUpdate(this.table, req.usage);
+    const first = items.slice(0, MAX_TRANSACTION - (charge ? 2 : 1));
     try {
-      await retryConflicts(() =>
-        this.doc.send(new TransactWriteCommand({ TransactItems: [{ Update: lockUpdate }, ...first] })),
-      );
+      const head: TransactItem[] = [{ Update: lockUpdate }, ...first];
+      if (charge) await this.transactWithUsage(head, 1, req.usage!, charge.update);
+      else await retryConflicts(() => this.doc.send(new TransactWriteCommand({ TransactItems: head })));
     } catch (e) {
       const reasons = (e as { CancellationReasons?: { Code?: string; Item?: Record<string, unknown> }[] }).CancellationReasons;
       if (reasons?.[0]?.Code === "ConditionalCheckFailed") {

@@ -19,8 +19,9 @@ import type { Env } from "../middleware/context";
 export function amphoraRoutes(deps: ApiDeps) {
   return new Hono<Env>()
     .get("/", (c) => {
-      authorize(c.get("ctx"), "os_load-balancer_api:amphora:get_all", undefined);
-      return listResponse(c, r, (project) => responses(deps.store.amphorae(listScope(c.get("ctx"), project)), r.toResponse), deps.config.paginationMaxLimit);
+      // As Octavia's AmphoraController: the rule on the caller's project, then any project_id is just a filter.
+      authorize(c.get("ctx"), "os_load-balancer_api:amphora:get_all", c.get("ctx").projectId);
+      return listResponse(c, r, (project) => responses(deps.store.amphorae(project), r.toResponse), deps.config.paginationMaxLimit);
     })
     .get("/:id", async (c) => {
       const id = c.req.param("id");

@@ -1,5 +1,5 @@
 // How every flow ends: the objects it changed leave PENDING_* together and the LB's lock is released.
-import { ACTIVE, DELETED, ERROR, OFFLINE, ONLINE, PENDING_CREATE, PENDING_DELETE, PENDING_UPDATE, type ChildWrite } from "@ottava/core";
+import { ACTIVE, DELETED, ERROR, OFFLINE, ONLINE, PENDING_CREATE, PENDING_DELETE, PENDING_UPDATE, releasedAtEnd, type ChildWrite } from "@ottava/core";
 import { ignoreLockLost, type TaskHandler } from "./context";
 
 type Ref = { kind: string; id: string };
@@ -22,11 +22,15 @@ export const finishChange: TaskHandler = async ({ lbId, owner }, ctx) => {
     if (!to || s === DELETED || to === s) continue;
     // As Octavia's Mark{HealthMonitor,L7Policy,L7Rule}ActiveInDB: once configured they report ONLINE, or OFFLINE when admin-down.
     const online = SELF_REPORTING.has(kind) && to === ACTIVE ? { operating_status: record.admin_state_up === false ? OFFLINE : ONLINE } : {};
-    writes.push({ kind, id: record.id, set: { provisioning_status: to, ...online } });
+    const by = to === DELETED ? { deleted_by: owner } : {};
+    writes.push({ kind, id: record.id, set: { provisioning_status: to, ...online, ...by } });
   }
+  // What the deleted objects gave back to the quota, counted before the writes (and, on a retry,
+  // from the objects this execution already marked), applied with the write that ends the lock.
+  const released = { project: String(lb?.record.project_id), delta: releasedAtEnd(items, owner, deleting) };
   await ctx.store.applyAsOwner(lbId, owner, writes);
   const status = deleting ? DELETED : ACTIVE;
-  await ctx.store.updateLoadBalancer(lbId, owner, { provisioning_status: status }, true);
+  await ctx.store.updateLoadBalancer(lbId, owner, { provisioning_status: status }, true, released);
   ctx.log.info(`load balancer ${status}`, { lbId, execution: owner, objects: writes.length });
   return null;
 };

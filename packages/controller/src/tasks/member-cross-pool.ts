@@ -53,7 +53,7 @@ export const restoreCrossPoolMembers: TaskHandler = async (input, ctx) => {
       const id = c.op === "create" ? c.put.id : c.id;
       const now = members.get(id);
       if (!now || now.provisioning_status === DELETED) continue;
-      if (c.op === "create") writes.push({ kind: "member", id, set: { provisioning_status: DELETED } });
+      if (c.op === "create") writes.push({ kind: "member", id, set: { provisioning_status: DELETED, deleted_by: owner } });
       else if (c.op === "update") writes.push({ kind: "member", id, set: { ...c.before, provisioning_status: ACTIVE } });
       else writes.push({ kind: "member", id, set: { provisioning_status: ACTIVE } });
     }
@@ -80,7 +80,7 @@ export const failCrossPoolChange: TaskHandler = async (input, ctx) => {
       for (const c of chunk?.changes ?? []) touched.add(c.op === "create" ? c.put.id : c.id);
     }
   }
-  const { items } = await ctx.store.tree(lbId);
+  const { lb, items } = await ctx.store.tree(lbId);
   const writes: ChildWrite[] = [];
   for (const { kind, record } of items) {
     if (kind === "amphora") continue;
@@ -89,10 +89,21 @@ export const failCrossPoolChange: TaskHandler = async (input, ctx) => {
     if (kind === "member" && touched.has(record.id)) writes.push({ kind, id: record.id, set: { provisioning_status: ERROR } });
     else if (s.startsWith("PENDING_")) writes.push({ kind, id: record.id, set: { provisioning_status: ACTIVE } });
   }
+  // The request charged its new members; those it never created, or the restore removed, go back.
+  const members = new Map(items.filter((i) => i.kind === "member").map((i) => [i.record.id, i.record]));
+  let unused = 0;
+  for (let n = 0; n < chunkCount(input); n++) {
+    const chunk = (await ctx.store.getChangeSetChunk(lbId, owner, n).catch(() => undefined)) as ChangeSetChunk | undefined;
+    for (const c of chunk?.changes ?? []) {
+      const now = c.op === "create" ? members.get(c.put.id) : undefined;
+      if (c.op === "create" && (!now || (now.provisioning_status === DELETED && now.deleted_by === owner))) unused++;
+    }
+  }
+  const project = String(lb?.record.project_id);
   await ignoreLockLost(ctx, `load balancer ${lbId}`, async () => {
     await ctx.store.applyAsOwner(lbId, owner, writes);
     await ctx.store.deleteChangeSet(lbId, owner);
-    await ctx.store.updateLoadBalancer(lbId, owner, { provisioning_status: ACTIVE }, true);
+    await ctx.store.updateLoadBalancer(lbId, owner, { provisioning_status: ACTIVE }, true, { project, delta: { member: -unused } });
   });
   const error = (input.revertError ?? input.error) as { Error?: string; Cause?: string } | undefined;
   ctx.log.error("cross-pool member update failed", { lbId, execution: owner, restoreFailed, error: error?.Error, cause: error?.Cause });

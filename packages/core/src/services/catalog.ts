@@ -7,8 +7,9 @@ import { randomUUID } from "node:crypto";
 import { AVAILABILITY_ZONE_DATA, FLAVOR_DATA, NIL_UUID } from "../constants";
 import type { Config } from "../config";
 import { CatalogConflict, type CatalogConflictReason, type CatalogRecords, type CatalogStore } from "../catalog";
-import { Fault, invalidOption, notFound, policyForbidden } from "../faults";
+import { Fault, invalidOption, notFound } from "../faults";
 import { authorize, listScope, type RequestContext } from "../policy";
+import type { QuotaLimits } from "./quota";
 import type { ItemSource } from "../query";
 import type { AvailabilityZone, AvailabilityZoneProfile, Flavor, FlavorProfile } from "../resources/flavor";
 import { QUOTA_FIELDS, type Quota, type QuotaValues } from "../resources/quota";
@@ -40,9 +41,8 @@ function refused(e: unknown, faults: Partial<Record<CatalogConflictReason, () =>
   throw e;
 }
 
-/** Octavia's read rule (any caller of a project) versus its admin-only rule. */
-const authorizeRead = (ctx: RequestContext, rule: string) => authorize(ctx, rule, ctx.projectId);
-const authorizeAdmin = (ctx: RequestContext, rule: string) => authorize(ctx, rule, undefined);
+/** As Octavia's catalog controllers: the rule checked on the caller's own project. */
+const authorizeCaller = (ctx: RequestContext, rule: string) => authorize(ctx, rule, ctx.projectId);
 
 // ---- quotas ------------------------------------------------------------------------------------
 
@@ -65,11 +65,15 @@ export function effectiveQuotas(config: Config, q: Quota | undefined): QuotaValu
   return Object.fromEntries(QUOTA_FIELDS.map((f) => [f, q?.[f] ?? d[f]])) as QuotaValues;
 }
 
+/** The limits charges are checked against: a project's quotas under keystone; none under noauth, as Octavia. */
+export function enforcedQuotaLimits(deps: CatalogDeps): QuotaLimits | undefined {
+  if (deps.config.authStrategy !== "keystone") return undefined;
+  return async (project) => effectiveQuotas(deps.config, await deps.catalog.get("quota", project));
+}
+
 /** Stored quotas only, as Octavia lists them (a project reset by DELETE stays listed, all null). */
 export function listQuotas(deps: CatalogDeps, ctx: RequestContext, projectFilter: string | undefined): ItemSource {
-  const scope = listScope(ctx, projectFilter);
-  if (!ctx.isAdmin && scope === undefined) throw policyForbidden();
-  authorize(ctx, `${API}:quota:get_all`, scope);
+  const scope = listScope(ctx, "quota", projectFilter);
   const all = deps.catalog.list("quota");
   if (scope === undefined) return all;
   return async function* (order, after) {
@@ -103,13 +107,13 @@ export async function resetQuotas(deps: CatalogDeps, ctx: RequestContext, projec
 // ---- providers ---------------------------------------------------------------------------------
 
 export function listProviders(ctx: RequestContext): ProviderInfo[] {
-  authorizeRead(ctx, `${API}:provider:get_all`);
+  authorizeCaller(ctx, `${API}:provider:get_all`);
   return enabledProviders();
 }
 
 /** GET /providers/{provider}/flavor_capabilities or /availability_zone_capabilities. */
 export function providerCapabilities(ctx: RequestContext, provider: string, kind: MetadataKind): ProviderInfo[] {
-  authorizeAdmin(ctx, `${API}:${kind === "flavor" ? "provider-flavor" : "provider-availability-zone"}:get_all`);
+  authorizeCaller(ctx, `${API}:${kind === "flavor" ? "provider-flavor" : "provider-availability-zone"}:get_all`);
   return metadataCapabilities(providerSchemas(provider)[kind]);
 }
 
@@ -155,7 +159,7 @@ type ProfilePost = { name: string | null; provider_name: string | null } & Parti
 type ProfilePut = { name?: string | null | undefined; provider_name?: string | null | undefined } & Partial<Record<ProfileKind["dataField"], string | null>>;
 
 async function createProfile(k: ProfileKind, deps: CatalogDeps, ctx: RequestContext, body: ProfilePost): Promise<Profile> {
-  authorizeAdmin(ctx, `${k.rbac}:post`);
+  authorizeCaller(ctx, `${k.rbac}:post`);
   const text = body[k.dataField] ?? null;
   const data = parseMetadata(text, k.dataField);
   // Octavia would store a null provider and fail on the column; refused up front instead.
@@ -167,7 +171,7 @@ async function createProfile(k: ProfileKind, deps: CatalogDeps, ctx: RequestCont
 }
 
 async function getProfile(k: ProfileKind, deps: CatalogDeps, ctx: RequestContext, id: string): Promise<Profile> {
-  authorizeAdmin(ctx, `${k.rbac}:get_one`);
+  authorizeCaller(ctx, `${k.rbac}:get_one`);
   if (id === NIL_UUID) throw notFound(k.name, id);
   const p = await deps.catalog.get(k.kind, id);
   if (!p) throw notFound(k.modelName, id);
@@ -175,7 +179,7 @@ async function getProfile(k: ProfileKind, deps: CatalogDeps, ctx: RequestContext
 }
 
 async function updateProfile(k: ProfileKind, deps: CatalogDeps, ctx: RequestContext, id: string, body: ProfilePut): Promise<Profile> {
-  authorizeAdmin(ctx, `${k.rbac}:put`);
+  authorizeCaller(ctx, `${k.rbac}:put`);
   for (const field of ["name", "provider_name", k.dataField] as const) {
     if (body[field] === null) throw invalidOption("None", field);
   }
@@ -202,7 +206,7 @@ async function updateProfile(k: ProfileKind, deps: CatalogDeps, ctx: RequestCont
 }
 
 async function deleteProfile(k: ProfileKind, deps: CatalogDeps, ctx: RequestContext, id: string): Promise<void> {
-  authorizeAdmin(ctx, `${k.rbac}:delete`);
+  authorizeCaller(ctx, `${k.rbac}:delete`);
   if (id === NIL_UUID) throw notFound(k.name, id);
   await deps.catalog
     .delete(k.kind, id, { unreferenced: true })
@@ -210,7 +214,7 @@ async function deleteProfile(k: ProfileKind, deps: CatalogDeps, ctx: RequestCont
 }
 
 function listProfiles(k: ProfileKind, deps: CatalogDeps, ctx: RequestContext): ItemSource {
-  authorizeAdmin(ctx, `${k.rbac}:get_all`);
+  authorizeCaller(ctx, `${k.rbac}:get_all`);
   return deps.catalog.list(k.kind);
 }
 
@@ -250,7 +254,7 @@ export interface FlavorUpdate {
 }
 
 export async function createFlavor(deps: CatalogDeps, ctx: RequestContext, body: FlavorCreate): Promise<Flavor> {
-  authorizeAdmin(ctx, `${FLAVOR_RBAC}:post`);
+  authorizeCaller(ctx, `${FLAVOR_RBAC}:post`);
   const flavor: Flavor = {
     id: randomUUID(),
     name: body.name,
@@ -269,19 +273,19 @@ export async function createFlavor(deps: CatalogDeps, ctx: RequestContext, body:
 }
 
 export async function getFlavor(deps: CatalogDeps, ctx: RequestContext, id: string): Promise<Flavor> {
-  authorizeRead(ctx, `${FLAVOR_RBAC}:get_one`);
+  authorizeCaller(ctx, `${FLAVOR_RBAC}:get_one`);
   const f = id === NIL_UUID ? undefined : await deps.catalog.get("flavor", id);
   if (!f) throw notFound("Flavor", id);
   return f;
 }
 
 export function listFlavors(deps: CatalogDeps, ctx: RequestContext): ItemSource {
-  authorizeRead(ctx, `${FLAVOR_RBAC}:get_all`);
+  authorizeCaller(ctx, `${FLAVOR_RBAC}:get_all`);
   return deps.catalog.list("flavor");
 }
 
 export async function updateFlavor(deps: CatalogDeps, ctx: RequestContext, id: string, body: FlavorUpdate): Promise<Flavor> {
-  authorizeAdmin(ctx, `${FLAVOR_RBAC}:put`);
+  authorizeCaller(ctx, `${FLAVOR_RBAC}:put`);
   if (id === NIL_UUID) throw notFound("Flavor", id);
   return updateOrGet(deps.catalog, "flavor", id, body, {
     not_found: () => notFound("Flavor", id),
@@ -292,7 +296,7 @@ export async function updateFlavor(deps: CatalogDeps, ctx: RequestContext, id: s
 
 /** Refused while a load balancer that is not DELETED has the flavor (Octavia's foreign key). */
 export async function deleteFlavor(deps: CatalogDeps, ctx: RequestContext, id: string): Promise<void> {
-  authorizeAdmin(ctx, `${FLAVOR_RBAC}:delete`);
+  authorizeCaller(ctx, `${FLAVOR_RBAC}:delete`);
   if (id === NIL_UUID || !(await deps.catalog.get("flavor", id))) throw notFound("Flavor", id);
   if (await deps.catalog.loadBalancersUsing("flavor_id", id)) throw inUse("Flavor", id);
   await deps.catalog.delete("flavor", id).catch((e) => refused(e, { not_found: () => notFound("Flavor", id) }));
@@ -315,7 +319,7 @@ export interface AvailabilityZoneUpdate {
 }
 
 export async function createAvailabilityZone(deps: CatalogDeps, ctx: RequestContext, body: AvailabilityZoneCreate): Promise<AvailabilityZone> {
-  authorizeAdmin(ctx, `${AZ_RBAC}:post`);
+  authorizeCaller(ctx, `${AZ_RBAC}:post`);
   // Octavia's placeholder zone for DELETED load balancers holds that name.
   if (body.name === NIL_UUID) throw alreadyExists("availability zone", body.name);
   const zone: AvailabilityZone = {
@@ -334,14 +338,14 @@ export async function createAvailabilityZone(deps: CatalogDeps, ctx: RequestCont
 }
 
 export async function getAvailabilityZone(deps: CatalogDeps, ctx: RequestContext, name: string): Promise<AvailabilityZone> {
-  authorizeRead(ctx, `${AZ_RBAC}:get_one`);
+  authorizeCaller(ctx, `${AZ_RBAC}:get_one`);
   const z = name === NIL_UUID ? undefined : await deps.catalog.get("availabilityzone", name);
   if (!z) throw notFound("Availability Zone", name);
   return z;
 }
 
 export function listAvailabilityZones(deps: CatalogDeps, ctx: RequestContext): ItemSource {
-  authorizeRead(ctx, `${AZ_RBAC}:get_all`);
+  authorizeCaller(ctx, `${AZ_RBAC}:get_all`);
   return deps.catalog.list("availabilityzone");
 }
 
@@ -351,14 +355,14 @@ export async function updateAvailabilityZone(
   name: string,
   body: AvailabilityZoneUpdate,
 ): Promise<AvailabilityZone> {
-  authorizeAdmin(ctx, `${AZ_RBAC}:put`);
+  authorizeCaller(ctx, `${AZ_RBAC}:put`);
   if (name === NIL_UUID) throw notFound("Availability Zone", name);
   return updateOrGet(deps.catalog, "availabilityzone", name, body, { not_found: () => notFound("Availability Zone", name) });
 }
 
 /** Refused while a load balancer that is not DELETED is in the zone (Octavia's foreign key). */
 export async function deleteAvailabilityZone(deps: CatalogDeps, ctx: RequestContext, name: string): Promise<void> {
-  authorizeAdmin(ctx, `${AZ_RBAC}:delete`);
+  authorizeCaller(ctx, `${AZ_RBAC}:delete`);
   if (name === NIL_UUID || !(await deps.catalog.get("availabilityzone", name))) throw notFound("Availability Zone", name);
   if (await deps.catalog.loadBalancersUsing("availability_zone", name)) throw inUse("Availability Zone", name);
   await deps.catalog.delete("availabilityzone", name).catch((e) => refused(e, { not_found: () => notFound("Availability Zone", name) }));

@@ -6,10 +6,11 @@ import { randomUUID } from "node:crypto";
 import { ACTIVE, DELETED, OFFLINE, PENDING_CREATE, PENDING_DELETE, PENDING_UPDATE } from "../constants";
 import { Fault, immutable, notFound } from "../faults";
 import { authorize, listScope, type RequestContext } from "../policy";
-import { LockConflict, type ChildWrite, type TreeRecord } from "../ports";
+import { LockConflict, QuotaExceeded, type ChildWrite, type QuotaDelta, type TreeRecord } from "../ports";
 import type { ItemSource } from "../query";
 import { Tree, type ChildRef, type ChildResource } from "../resources/child";
 import { startOrGiveBack, type LockDeps } from "./lock";
+import { charge, createdBy, quotaFault } from "./quota";
 
 const ATTEMPTS = 5;
 const DISPLAY: Record<string, string> = {
@@ -41,6 +42,8 @@ export interface Change {
   flow: string;
   subject: ChildRef;
   writes: ChildWrite[];
+  /** The quota it charges, when not just its puts (`delta`), and the net increase checked against the limits (`check`). */
+  quota?: { delta?: QuotaDelta; check?: QuotaDelta };
 }
 
 /**
@@ -54,9 +57,11 @@ export async function lockedChange(deps: LockDeps, lbId: string, decide: (tree: 
     if (versioned.record.provisioning_status !== ACTIVE) throw immutable("Load Balancer", lbId);
     const owner = `${change.flow}-${lbId}-v${versioned.version + 1}`;
     const executionArn = deps.engine.executionArn(change.flow, owner);
+    const usage = await charge(deps.quotaLimits, tree.lb.project_id, change.quota?.delta ?? createdBy(change.writes), change.quota?.check);
     try {
-      await deps.store.lockWith(lbId, { from: [ACTIVE], to: PENDING_UPDATE, owner, executionArn, expectVersion: versioned.version }, mergeWrites(change.writes));
+      await deps.store.lockWith(lbId, { from: [ACTIVE], to: PENDING_UPDATE, owner, executionArn, expectVersion: versioned.version, usage }, mergeWrites(change.writes));
     } catch (e) {
+      if (e instanceof QuotaExceeded) throw quotaFault(e);
       if (!(e instanceof LockConflict) || attempt >= ATTEMPTS || e.current?.record.provisioning_status !== ACTIVE) {
         if (e instanceof LockConflict) {
           if (!e.current || e.current.record.provisioning_status === DELETED) throw notFound("Load Balancer", lbId);
@@ -66,10 +71,11 @@ export async function lockedChange(deps: LockDeps, lbId: string, decide: (tree: 
       }
       continue;
     }
-    await startOrGiveBack(deps, change.flow, owner, { lbId, owner, subject: [change.subject] }, { provisioning_status: ACTIVE }, async () => {
+    const undo = async () => {
       // Undo the object writes too: a created object goes, updated ones are restored.
       await deps.store.applyAsOwner(lbId, owner, undoWrites(change.writes, tree));
-    });
+    };
+    await startOrGiveBack(deps, change.flow, owner, { lbId, owner, subject: [change.subject] }, { provisioning_status: ACTIVE }, undo, usage);
     deps.log.info("flow started", { lbId, flow: change.flow, execution: owner, executionArn, subject: change.subject });
     return tree;
   }
@@ -253,7 +259,7 @@ export async function childSource<T extends TreeRecord>(
       for (const r of list.slice(start)) yield { loadbalancer_id: r.loadbalancer_id, ...res.descriptor.toResponse(r, tree) };
     };
   }
-  const source = deps.store.children(kind, listScope(ctx, projectFilter));
+  const source = deps.store.children(kind, listScope(ctx, kind, projectFilter));
   return async function* (order, after) {
     for await (const r of source(order, after)) {
       const rec = r as T;

@@ -4,9 +4,9 @@
 // changes never lose one) and starts a refresh flow that pushes it to every amphora; no LB is locked.
 import { z } from "zod";
 import type { Config } from "../config";
-import { Fault, policyForbidden } from "../faults";
+import { Fault } from "../faults";
 import type { HealthManagerConfig } from "../ports";
-import type { RequestContext } from "../policy";
+import { authorize, type RequestContext } from "../policy";
 import { parseRoot } from "../validation";
 import type { LockDeps } from "./lock";
 
@@ -34,10 +34,6 @@ const ipPortList = z
   .min(1, { error: "Value should have at least one health manager address" })
   .transform((l) => [...new Set(l)]);
 
-/** Admin only, whatever the project (policy rules os_load-balancer_api:healthmanager:get / :put). */
-function adminOnly(ctx: RequestContext, _rule: string): void {
-  if (!ctx.isAdmin) throw policyForbidden();
-}
 
 /** The stored configuration, or the settings' initial one (generation 0). */
 export async function currentHealthManagerConfig(deps: { store: LockDeps["store"]; config: Config }): Promise<HealthManagerConfig> {
@@ -54,13 +50,13 @@ export const refreshExecutionName = (generation: number) => `healthmanager-refre
 
 /** GET /v2/octavia/healthmanager. */
 export async function getHealthManager(deps: HealthManagerDeps, ctx: RequestContext): Promise<HealthManagerConfig> {
-  adminOnly(ctx, "os_load-balancer_api:healthmanager:get");
+  authorize(ctx, "os_load-balancer_api:healthmanager:get", ctx.projectId);
   return currentHealthManagerConfig(deps);
 }
 
 /** PUT /v2/octavia/healthmanager: 202; stores the new list as the next generation and starts its refresh. */
 export async function putHealthManager(deps: HealthManagerDeps, ctx: RequestContext, raw: unknown): Promise<HealthManagerConfig> {
-  adminOnly(ctx, "os_load-balancer_api:healthmanager:put");
+  authorize(ctx, "os_load-balancer_api:healthmanager:put", ctx.projectId);
   const list = parseRoot("healthmanager", LIST, ipPortList, raw) as string[];
   for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
     const current = await currentHealthManagerConfig(deps);

@@ -22,7 +22,8 @@ import type { LoadBalancer, LoadBalancerPost, LoadBalancerPut } from "../resourc
 import { lockAndStart, startOrGiveBack, type LockDeps } from "./lock";
 import { readTree } from "./children";
 import { buildGraph } from "./graph";
-import type { TreeItem, TreeRecord } from "../ports";
+import type { ChildWrite, TreeItem, TreeRecord } from "../ports";
+import { addTo, charge, createdBy, quotaFault } from "./quota";
 import { Tree } from "../resources/child";
 import { loadBalancerResource } from "../resources/loadbalancer";
 
@@ -116,10 +117,18 @@ export async function createLoadBalancer(
   }
   const owner = `create-${id}`;
   const flow = "loadbalancer-create";
-  await deps.store.createLoadBalancer(lb, owner, deps.engine.executionArn(flow, owner));
+  // The LB and everything in its graph are charged in the LB's own write (checked under keystone).
+  const puts: ChildWrite[] = graph.map((i) => ({ kind: i.kind, put: i.record as TreeRecord & { project_id: string; created_at: string } }));
+  const usage = await charge(deps.quotaLimits, projectId, addTo(createdBy(puts), "loadbalancer", 1));
+  try {
+    await deps.store.createLoadBalancer(lb, owner, deps.engine.executionArn(flow, owner), usage);
+  } catch (e) {
+    await deps.network.deallocateVip(lb);
+    throw quotaFault(e);
+  }
   const restoreError = { provisioning_status: ERROR };
   try {
-    await deps.store.applyAsOwner(id, owner, graph.map((i) => ({ kind: i.kind, put: i.record as TreeRecord & { project_id: string; created_at: string } })));
+    await deps.store.applyAsOwner(id, owner, puts);
   } catch (e) {
     await deps.store.abandonLock(id, owner, restoreError);
     throw e;
@@ -142,7 +151,7 @@ export async function getLoadBalancerTree(deps: LockDeps, ctx: RequestContext, i
 
 /** Lists LBs as responses, each with its listeners and pools (one tree Query per LB listed). */
 export function listLoadBalancerResponses(deps: LockDeps, ctx: RequestContext, projectFilter: string | undefined): ItemSource {
-  const source = deps.store.loadBalancers(listScope(ctx, projectFilter));
+  const source = deps.store.loadBalancers(listScope(ctx, "loadbalancer", projectFilter));
   return async function* (order, after) {
     for await (const lb of source(order, after)) {
       const { lb: current, items } = await deps.store.tree(String(lb.id));

@@ -4,13 +4,16 @@
 import { DELETED } from "../constants";
 import { Fault, immutable, notFound } from "../faults";
 import type { Logger } from "../log";
-import { LockConflict, type LoadBalancerStore, type Versioned, type WorkflowEngine } from "../ports";
+import { LockConflict, type LoadBalancerStore, type QuotaCharge, type Versioned, type WorkflowEngine } from "../ports";
 import type { LoadBalancer } from "../resources/loadbalancer";
+import type { QuotaLimits } from "./quota";
 
 export interface LockDeps {
   store: LoadBalancerStore;
   engine: WorkflowEngine;
   log: Logger;
+  /** The project's quota limits where they are enforced (keystone); absent under noauth. */
+  quotaLimits?: QuotaLimits;
 }
 
 export interface LockedAction {
@@ -59,7 +62,10 @@ export async function lockAndStart(deps: LockDeps, action: LockedAction, read?: 
   }
 }
 
-/** Starts the execution that owns a lock; if it cannot start, releases the lock, restoring `restore`. */
+/**
+ * Starts the execution that owns a lock; if it cannot start, releases the lock, restoring `restore`
+ * and giving back the quota `charged` with it.
+ */
 export async function startOrGiveBack(
   deps: LockDeps,
   flow: string,
@@ -67,13 +73,15 @@ export async function startOrGiveBack(
   input: Record<string, unknown> & { lbId: string },
   restore: Partial<LoadBalancer>,
   undo?: () => Promise<void>,
+  charged?: QuotaCharge,
 ): Promise<void> {
   try {
     await deps.engine.start(flow, owner, input);
   } catch (e) {
     deps.log.error("flow could not start; lock given back", { lbId: input.lbId, flow, execution: owner, error: String(e) });
     await undo?.();
-    await deps.store.abandonLock(input.lbId, owner, restore);
+    const giveBack = charged && { project: charged.project, delta: Object.fromEntries(Object.entries(charged.delta).map(([k, n]) => [k, -(n ?? 0)])) };
+    await deps.store.abandonLock(input.lbId, owner, restore, giveBack);
     throw new Fault(500, "Provider 'amphora' reports error: the controller could not start the flow.");
   }
 }

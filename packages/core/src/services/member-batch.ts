@@ -52,7 +52,9 @@ export async function batchUpdateMembers(
         ...poolMemberWrites(plan, additiveOnly),
         ...memberParents(tree, poolId).map((p) => ({ kind: p.kind, id: p.id, set: { provisioning_status: PENDING_UPDATE } })),
       ];
-      return { flow: MEMBER_BATCH_FLOW, subject: { kind: "pool", id: poolId }, writes };
+      // Quota on the net increase, as Octavia checks it; the deleted members are given back when the flow ends.
+      const net = plan.created.length - (additiveOnly ? 0 : plan.deleted.length);
+      return { flow: MEMBER_BATCH_FLOW, subject: { kind: "pool", id: poolId }, writes, quota: { check: { member: net } } };
     });
   } catch (e) {
     if (e instanceof NothingToDo) {

@@ -112,7 +112,10 @@ export async function crossPoolUpdateMembers(deps: LockDeps, ctx: RequestContext
       for (const p of memberParents(tree, pool.id)) parents.set(`${p.kind}#${p.id}`, { kind: p.kind, id: p.id, set: { provisioning_status: PENDING_UPDATE } });
     }
     chunks = toChunks(changes);
-    // Only the pools and their listeners are written with the lock; the flow applies the member changes.
-    return { flow: MEMBER_CROSS_POOL_FLOW, subject: { kind: "loadbalancer", id: lbId }, writes: [...parents.values()] };
+    // Only the pools and their listeners are written with the lock; the flow applies the member
+    // changes. The new members are charged now (on the net increase, as the single-pool batch).
+    const created = changes.filter((c) => c.op === "create").length;
+    const quota = { delta: { member: created }, check: { member: created - changes.filter((c) => c.op === "delete").length } };
+    return { flow: MEMBER_CROSS_POOL_FLOW, subject: { kind: "loadbalancer", id: lbId }, writes: [...parents.values()], quota };
   });
 }
