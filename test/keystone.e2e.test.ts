@@ -7,10 +7,15 @@
 // Python next to it), not what Ottava's own engine says. Mutating endpoints are probed on load
 // balancers held PENDING_UPDATE: the policy check comes first, so an allowed caller gets the 409
 // (or a 400 of the body) and a denied one the 403, and nothing changes.
-import { readFileSync } from "node:fs";
+import { execFile } from "node:child_process";
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { inProcessApp, SUBNET } from "./support/app";
+import { startStandIn, type StandIn } from "./support/cli/standin";
 import { startKeystone, type Keystone } from "./support/keystone";
+import { startStack, type Stack } from "./support/stack";
 
 const MATRIX = JSON.parse(readFileSync(new URL("../packages/core/test/fixtures/octavia-policy-matrix.json", import.meta.url), "utf8")) as {
   rules: string[];
@@ -488,5 +493,60 @@ describe("quotas under keystone", () => {
     expect((await noauth.call("PUT", "/v2/lbaas/quotas/p-noauth", { quota: { load_balancer: 0 } })).status).toBe(202);
     const r = await noauth.call("POST", LBS, { loadbalancer: { vip_subnet_id: SUBNET, project_id: "p-noauth" } });
     expect(r.status).toBe(201);
+  });
+});
+
+// ---- the real openstack CLI, password auth, endpoint from Keystone's catalog ----------------------
+
+describe("the openstack CLI through Keystone", () => {
+  let stack: Stack | undefined;
+  let standIn: StandIn | undefined;
+  afterAll(async () => {
+    await stack?.stop();
+    await standIn?.close();
+  });
+
+  it("finds Ottava in the catalog and creates and deletes a load balancer as a load-balancer_member", async () => {
+    stack = await startStack(["--in-memory"], {
+      OTTAVA_AUTH_STRATEGY: "keystone",
+      OTTAVA_KEYSTONE_URL: ks.url,
+      OTTAVA_KEYSTONE_USERNAME: "ottava",
+      OTTAVA_KEYSTONE_PASSWORD: PASSWORD,
+      OTTAVA_KEYSTONE_PROJECT_NAME: "service",
+    });
+    // The client resolves --vip-subnet-id through Neutron: the stand-in answers as the catalog's network service.
+    standIn = await startStandIn();
+    await ks.registerEndpoint("load-balancer", "octavia", stack.url);
+    await ks.registerEndpoint("network", "neutron", standIn.url);
+    const home = mkdtempSync(join(tmpdir(), "ottava-ks-cli-"));
+    const env = {
+      PATH: process.env.PATH ?? "/usr/bin:/bin",
+      HOME: home,
+      LANG: "C.UTF-8",
+      PYTHONWARNINGS: "ignore",
+      NO_PROXY: "127.0.0.1,localhost",
+      OS_AUTH_TYPE: "password",
+      OS_AUTH_URL: ks.url,
+      OS_IDENTITY_API_VERSION: "3",
+      OS_USERNAME: "user-load-balancer_member",
+      OS_PASSWORD: PASSWORD,
+      OS_PROJECT_NAME: "project-a",
+      OS_USER_DOMAIN_NAME: "Default",
+      OS_PROJECT_DOMAIN_NAME: "Default",
+      OS_REGION_NAME: "RegionOne",
+      OS_INTERFACE: "public",
+    };
+    const openstack = (...args: string[]) =>
+      new Promise<string>((ok, fail) =>
+        execFile("openstack", args, { env, cwd: home, timeout: 120_000 }, (err, stdout, stderr) => (err ? fail(new Error(`openstack ${args.join(" ")}: ${stderr}`)) : ok(stdout))),
+      );
+    const created = JSON.parse(await openstack("loadbalancer", "create", "--name", "via-keystone", "--vip-subnet-id", SUBNET, "--wait", "-f", "json"));
+    expect(created).toMatchObject({ name: "via-keystone", project_id: projects.A, provisioning_status: "ACTIVE" });
+    const listed = JSON.parse(await openstack("loadbalancer", "list", "-f", "json")) as { id: string }[];
+    expect(listed.map((l) => l.id)).toContain(created.id);
+    expect(listed.map((l) => l.id)).not.toContain(objects.B!.lb);
+    await openstack("loadbalancer", "delete", "--wait", created.id);
+    const after = await fetch(`${stack.url}/v2/lbaas/loadbalancers/${created.id}`, { headers: as(adminToken) });
+    expect(after.status).toBe(404);
   });
 });
