@@ -10,6 +10,12 @@ export const RUNTIME = "nodejs22.x";
  */
 const PASSED_THROUGH = [
   "OTTAVA_AUTH_STRATEGY",
+  "OTTAVA_KEYSTONE_USER_DOMAIN_NAME",
+  "OTTAVA_KEYSTONE_PROJECT_DOMAIN_NAME",
+  "OTTAVA_TOKEN_CACHE_TIME",
+  "OTTAVA_TOKEN_CACHE_SIZE",
+  "OTTAVA_ENFORCE_NEW_DEFAULTS",
+  "OTTAVA_ENFORCE_SCOPE",
   "OTTAVA_LOADBALANCER_TOPOLOGY",
   "OTTAVA_LOAD_BALANCER_EXPIRY_AGE",
   "OTTAVA_PAGINATION_MAX_LIMIT",
@@ -35,4 +41,19 @@ export function sharedEnvironment(): Record<string, string> {
     if (value !== undefined && value !== "") env[name] = value;
   }
   return env;
+}
+
+/**
+ * Under OTTAVA_AUTH_STRATEGY=keystone, where the API validates tokens and as whom: from SST secrets
+ * (`npx sst secret set KeystonePassword ... --stage <stage>`), never from code, the deployer's
+ * environment or logs. Pulumi keeps them encrypted in its state; Lambda keeps them encrypted at rest.
+ */
+export function keystoneEnvironment(): Record<string, $util.Input<string>> {
+  if (process.env.OTTAVA_AUTH_STRATEGY !== "keystone") return {};
+  return {
+    OTTAVA_KEYSTONE_URL: new sst.Secret("KeystoneUrl").value,
+    OTTAVA_KEYSTONE_USERNAME: new sst.Secret("KeystoneUsername").value,
+    OTTAVA_KEYSTONE_PASSWORD: new sst.Secret("KeystonePassword").value,
+    OTTAVA_KEYSTONE_PROJECT_NAME: new sst.Secret("KeystoneProjectName").value,
+  };
 }

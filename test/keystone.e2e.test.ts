@@ -513,6 +513,7 @@ describe("the openstack CLI through Keystone", () => {
       OTTAVA_KEYSTONE_USERNAME: "ottava",
       OTTAVA_KEYSTONE_PASSWORD: PASSWORD,
       OTTAVA_KEYSTONE_PROJECT_NAME: "service",
+      OTTAVA_LOG_LEVEL: "info",
     });
     // The client resolves --vip-subnet-id through Neutron: the stand-in answers as the catalog's network service.
     standIn = await startStandIn();
@@ -548,5 +549,11 @@ describe("the openstack CLI through Keystone", () => {
     await openstack("loadbalancer", "delete", "--wait", created.id);
     const after = await fetch(`${stack.url}/v2/lbaas/loadbalancers/${created.id}`, { headers: as(adminToken) });
     expect(after.status).toBe(404);
+    // Every request was logged, and neither the password nor any token (Fernet tokens start gAAAAA) with it.
+    const logs = stack.output();
+    expect(logs).toContain('"message":"request"');
+    expect(logs).toContain("keystone service token obtained");
+    expect(logs).not.toContain(PASSWORD);
+    expect(logs).not.toMatch(/gAAAAA/);
   });
 });
