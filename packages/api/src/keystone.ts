@@ -50,6 +50,7 @@ export interface KeystoneOptions {
 
 export class KeystoneAuth {
   private readonly cache = new Map<string, { info: TokenInfo; until: number }>();
+  private readonly validating = new Map<string, Promise<TokenInfo>>();
   private service: Promise<{ token: string; expiresAt: number }> | undefined;
   private readonly now: () => number;
 
@@ -73,8 +74,14 @@ export class KeystoneAuth {
       return hit.info;
     }
     this.cache.delete(key);
-    const info = await this.fetchToken(token);
-    if (info.expiresAt <= now) throw new InvalidToken("token expired");
+    // Concurrent requests with one token (a client's burst) share one validation.
+    let pending = this.validating.get(key);
+    if (!pending) {
+      pending = this.fetchToken(token).finally(() => this.validating.delete(key));
+      this.validating.set(key, pending);
+    }
+    const info = await pending;
+    if (info.expiresAt <= this.now()) throw new InvalidToken("token expired");
     this.cache.set(key, { info, until: Math.min(info.expiresAt, now + this.opts.cacheTime * 1000) });
     while (this.cache.size > this.opts.cacheSize) this.cache.delete(this.cache.keys().next().value!);
     return info;

@@ -352,7 +352,9 @@ describe("create", () => {
 
 describe("relations", () => {
   it("answers the monitor, the members and the listeners using the pool (by default or through an enabled L7 policy with rules)", async () => {
-    const lbId = await activeLb();
+    // amphora.update takes 500 ms there: the update's PENDING_UPDATE lasts long enough to be seen.
+    const t = slow;
+    const lbId = await activeLb(t);
     const p = await createPool(t, { loadbalancer_id: lbId });
     const byDefault = await seedListener(t, lbId, "HTTP", p.id);
     const byPolicy = await seedListener(t, lbId);
