@@ -8,7 +8,7 @@
 // balancers held PENDING_UPDATE: the policy check comes first, so an allowed caller gets the 409
 // (or a 400 of the body) and a denied one the 403, and nothing changes.
 import { execFile } from "node:child_process";
-import { mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -196,6 +196,41 @@ describe("keystone authentication", () => {
     expect(refusedAfter!).toBeLessThanOrEqual(CACHE_TIME * 1000 + 500);
     // And it stays refused (the refusal is not cached as a success).
     expect((await call(token, "GET", LBS)).status).toBe(401);
+  });
+
+  it("applies an operator's policy file (YAML) over the defaults", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "ottava-policy-"));
+    const file = join(dir, "policy.yaml");
+    writeFileSync(
+      file,
+      [
+        "# Only load-balancer admins list load balancers; members may still read one.",
+        '"os_load-balancer_api:loadbalancer:get_all": "rule:load-balancer:admin"',
+        '"os_load-balancer_api:loadbalancer:get_all-global": "rule:load-balancer:admin"',
+        '"os_load-balancer_api:listener:get_one": "rule:custom-readers"',
+        '"custom-readers": "role:load-balancer_observer and project_id:%(project_id)s"',
+      ].join("\n"),
+    );
+    const custom = await inProcessApp({
+      OTTAVA_AUTH_STRATEGY: "keystone",
+      OTTAVA_KEYSTONE_URL: ks.url,
+      OTTAVA_KEYSTONE_USERNAME: "ottava",
+      OTTAVA_KEYSTONE_PASSWORD: PASSWORD,
+      OTTAVA_KEYSTONE_PROJECT_NAME: "service",
+      OTTAVA_POLICY_FILE: file,
+    });
+    const lb = await custom.call("POST", LBS, { loadbalancer: { vip_subnet_id: SUBNET } }, as(tokens.get("load-balancer_member")!));
+    expect(lb.status).toBe(201);
+    expect(await custom.call("GET", LBS, undefined, as(tokens.get("load-balancer_member")!))).toMatchObject({ status: 403, body: FORBIDDEN });
+    expect((await custom.call("GET", `${LBS}/${lb.body.loadbalancer.id}`, undefined, as(tokens.get("load-balancer_member")!))).status).toBe(200);
+    expect((await custom.call("GET", LBS, undefined, as(tokens.get("load-balancer_admin")!))).status).toBe(200);
+    await custom.settle();
+    const listener = await custom.call("POST", "/v2/lbaas/listeners", { listener: { loadbalancer_id: lb.body.loadbalancer.id, protocol: "TCP", protocol_port: 80 } }, as(tokens.get("load-balancer_member")!));
+    expect(listener.status).toBe(201);
+    const path = `/v2/lbaas/listeners/${listener.body.listener.id}`;
+    expect((await custom.call("GET", path, undefined, as(tokens.get("load-balancer_observer")!))).status).toBe(200);
+    expect(await custom.call("GET", path, undefined, as(tokens.get("load-balancer_member")!))).toMatchObject({ status: 403, body: FORBIDDEN });
+    await custom.settle();
   });
 
   it("answers 503, never an allow, when Keystone cannot be asked", async () => {
