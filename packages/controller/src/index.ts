@@ -7,3 +7,4 @@ export * from "./engine-sfn";
 export * from "./drivers/noop";
 export * from "./flows/builder";
 export type { TaskContext, FlowInput } from "./tasks/context";
+export * from "./jobs/healthcheck";

@@ -33,3 +33,4 @@ export * from "./services/member-cross-pool";
 export * from "./services/resize";
 export * from "./services/healthmanager";
 export * from "./services/quota";
+export * from "./services/healthcheck";

@@ -4,3 +4,4 @@ export * from "./items";
 export * from "./store";
 export * from "./catalog";
 export * from "./query";
+export * from "./healthcheck";

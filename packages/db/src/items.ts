@@ -68,6 +68,11 @@ export function indexAttributes(k: StoredKind, rec: { id: string; project_id: st
   };
 }
 
+/** The heartbeat index attributes of an amphora last heard at `at` (ISO): written with its last_heartbeat. */
+export function heartbeatAttributes(amphoraId: string, at: string) {
+  return { last_heartbeat: at, [INDEXES.byHeartbeat.pk]: `HB#${shardOf(amphoraId)}`, [INDEXES.byHeartbeat.sk]: at };
+}
+
 /** What a status change does to the sparse indexes and the TTL. */
 export function statusAttributes(
   k: StoredKind,
@@ -79,7 +84,7 @@ export function statusAttributes(
   if (status === DELETED) {
     return {
       set: { [TTL_ATTRIBUTE]: Math.floor(now.getTime() / 1000) + expiryAge },
-      remove: [INDEXES.byProject.pk, INDEXES.byProject.sk, INDEXES.byShard.pk, INDEXES.byShard.sk, INDEXES.pending.pk, INDEXES.pending.sk],
+      remove: Object.values(INDEXES).flatMap((i) => [i.pk, i.sk]),
     };
   }
   return pendingAttributes(k, id, status);

@@ -21,6 +21,8 @@ export const INDEXES = {
   byShard: { pk: "gsi2pk", sk: "gsi2sk" },
   /** Items in a PENDING_* status: what housekeeping checks against their executions. */
   pending: { pk: "gsi3pk", sk: "gsi3sk" },
+  /** Amphorae that have sent a heartbeat, by last heartbeat, over SHARDS partitions: what the health check watches. */
+  byHeartbeat: { pk: "gsi4pk", sk: "gsi4sk" },
 } as const;
 
 /** Write sharding of the admin index. Listing every project reads all shards and merges them. */
