@@ -1,5 +1,6 @@
-// A real, offline OpenStack Keystone (Debian's python3-keystone) for tests: sqlite + fernet tokens in a
-// temporary directory, Keystone's public WSGI app served by ONE uwsgi process (threads) on 127.0.0.1.
+// A real, offline OpenStack Keystone (Debian's python3-keystone 22, "Zed") for tests: sqlite + fernet
+// tokens in a temporary directory, Keystone's public WSGI app served by ONE single-threaded uwsgi process
+// on 127.0.0.1 (see serve() and StartKeystoneOptions.threads for why).
 //
 //   const ks = await startKeystone();
 //   const project = await ks.createProject("p1");
@@ -15,9 +16,17 @@
 //
 // Start-up cost: `keystone-manage` takes 3-4 s per call just to import Keystone, so db_sync, fernet_setup,
 // credential_setup and bootstrap run once per machine into a template directory under os.tmpdir()
-// (keyed by the installed Keystone and TEMPLATE_FORMAT) that every instance copies; the identity
-// endpoint that bootstrap registered is then re-pointed at the instance's port through the API.
-// Pass `{ template: false }` to run every keystone-manage step in the instance's own directory instead.
+// (keyed by the installed Keystone and TEMPLATE_FORMAT; prepareKeystoneTemplate() builds it ahead, e.g.
+// from a vitest globalSetup) that every instance copies; the identity endpoints that bootstrap
+// registered are then rewritten in the copy for the instance's port. Pass `{ template: false }` to run
+// every keystone-manage step in the instance's own directory instead. Then uwsgi needs ~3.5 s to load
+// Keystone (more when the machine is busy).
+//
+// Traps met (kept here so they are not met again): several uwsgi threads or processes on sqlite ("database
+// is locked", "SQLite objects created in a thread can only be used in that same thread"); sqlite's
+// rollback journal (WAL needed, see provision()); uwsgi's --http-socket closing connections that Node's
+// fetch wants to reuse ("SocketError: other side closed", see serve()); expires_at without a zone for
+// application-credential tokens (see tokenExpiry()); bcrypt's default cost (see keystoneConf()).
 //
 // Expired tokens: Keystone has no API to ask for a token with a given lifetime, but since the fix for
 // CVE-2022-2447 (keystone/token/provider.py issue_token) a token issued with an application credential
@@ -42,7 +51,7 @@ import {
 } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir, userInfo } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 
 const PYTHON = "/usr/bin/python3";
 const KEYSTONE_MANAGE = "/usr/bin/keystone-manage";
@@ -133,7 +142,7 @@ export interface Keystone {
    * Creates (or reuses) the service `name` of type `type` and its public, internal and admin endpoints in
    * RegionOne (updating their URL if they exist), e.g. ("load-balancer", "octavia", "http://127.0.0.1:9876").
    */
-  registerEndpoint(type: string, name: string, url: string): Promise<{ serviceId: string; endpointIds: Record<Interface, string> }>;
+  registerEndpoint(type: string, name: string, url: string): Promise<{ serviceId: string; endpointIds: Record<EndpointInterface, string> }>;
   /** Raw call, base http://127.0.0.1:PORT, e.g. request("GET", "/v3/users", { token: await ks.adminToken() }). */
   request(method: string, path: string, opts?: RequestOptions): Promise<{ status: number; headers: Headers; body: any }>;
   /** The last lines of keystone.log and uwsgi.log, for failure messages. */
@@ -148,20 +157,22 @@ export interface StartKeystoneOptions {
   /** Keystone's `[cache]` (in-process memory backend). Default true; false for a token validation ~10x slower. */
   keystoneCache?: boolean;
   /**
-   * uwsgi threads of the single process. Default 1 (requests are served one at a time, queued in the
-   * listen backlog). With more, SQLAlchemy finalizes leaked sqlite connections in another thread ("SQLite
-   * objects created in a thread can only be used in that same thread"), their transaction is never rolled
-   * back, and the next write fails after 5 s with "database is locked" (seen on the second request).
+   * uwsgi threads of the single process. Default 1: requests are served one at a time (queued in the
+   * listen backlog), which measured as fast as 4 threads on this 2-core machine (Python's GIL). With
+   * more, SQLAlchemy finalizes Keystone's leaked sqlite connections in another thread, which fails
+   * ("SQLite objects created in a thread can only be used in that same thread", logged at ERROR) and
+   * leaves them open. (Before WAL mode, see provision(), writes then failed with "database is locked" with
+   * 4 threads as with 1.)
    */
   threads?: number;
   /** Progress messages (with timings). */
   log?: (msg: string) => void;
 }
 
-type Interface = "public" | "internal" | "admin";
-const INTERFACES: Interface[] = ["public", "internal", "admin"];
+export type EndpointInterface = "public" | "internal" | "admin";
+const INTERFACES: EndpointInterface[] = ["public", "internal", "admin"];
 
-interface RequestOptions {
+export interface RequestOptions {
   token?: string;
   subjectToken?: string;
   body?: unknown;
@@ -199,6 +210,37 @@ function installExitHook(): void {
     }
     live.clear();
   });
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/**
+ * Removes the directories of instances whose Node process died without its exit hook (SIGKILL, vitest
+ * killing a worker): their uwsgi died with it (parent-death signal), their directory did not.
+ */
+function sweepStale(): void {
+  if (KEEP) return;
+  let names: string[];
+  try {
+    names = readdirSync(tmpdir()).filter((n) => /^ottava-keystone-[A-Za-z0-9]{6}$/.test(n));
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const dir = join(tmpdir(), name);
+    try {
+      const owner = JSON.parse(readFileSync(join(dir, "owner.json"), "utf8"));
+      const alive = (pid: unknown) => typeof pid === "number" && pid > 0 && isAlive(pid);
+      if (owner.node !== process.pid && !alive(owner.node) && !alive(owner.uwsgi)) rmSync(dir, { recursive: true, force: true });
+    } catch {}
+  }
 }
 
 function killGroup(pid: number): void {
@@ -270,7 +312,9 @@ function keystoneConf(dir: string, o: { tokenExpiration: number; cache: boolean 
 
 function run(file: string, args: string[], env: NodeJS.ProcessEnv, timeoutMs = 180_000): Promise<void> {
   return new Promise((resolve, reject) => {
-    execFile(file, args, { env, timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
+    // Under setpriv too: a killed test process must not leave keystone-manage running (3-30 s of CPU).
+    const [cmd, argv] = existsSync(SETPRIV) ? [SETPRIV, ["--pdeathsig", "SIGKILL", "--", file, ...args]] : [file, args];
+    execFile(cmd, argv, { env, timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
       if (err) {
         const shown = (args[0] === "-c" ? ["-c", "<script>", ...args.slice(2)] : args).join(" ");
         reject(new Error(`${file} ${shown} failed (${err.code ?? err.signal}): ${`${stdout}\n${stderr}`.trim().slice(-4000)}`));
@@ -361,46 +405,79 @@ function templateKey(): string {
   return h.digest("hex").slice(0, 16);
 }
 
-interface Template {
+export interface KeystoneTemplate {
   dir: string;
   adminPassword: string;
 }
 
-let templatePromise: Promise<Template> | undefined;
+let templatePromise: Promise<KeystoneTemplate> | undefined;
+const TEMPLATE_WAIT_MS = 10 * 60_000;
 
-/** The per-machine template, built on first use; safe when several processes race to build it. */
-function template(log: (m: string) => void): Promise<Template> {
+/**
+ * The per-machine template, built on first use. Test workers starting together do not all build it (that
+ * took 42 s instead of 15 s with two on this 2-core machine): the first takes a lock directory, the
+ * others wait for its result; a lock whose process died is taken over.
+ */
+export function prepareKeystoneTemplate(log: (m: string) => void = () => {}): Promise<KeystoneTemplate> {
   templatePromise ??= (async () => {
+    checkInstalled();
     const dir = join(tmpdir(), `ottava-keystone-template-${templateKey()}`);
-    const read = (): Template | undefined => {
+    const lock = `${dir}.lock`;
+    const read = (): KeystoneTemplate | undefined => {
       try {
         const meta = JSON.parse(readFileSync(join(dir, "meta.json"), "utf8"));
         if (meta.format === TEMPLATE_FORMAT && existsSync(join(dir, "keystone.db"))) return { dir, adminPassword: meta.adminPassword };
       } catch {}
       return undefined;
     };
-    const found = read();
-    if (found) return found;
-    const t = Date.now();
-    const build = mkdtempSync(`${dir}.build-`);
-    try {
-      const adminPassword = randomBytes(12).toString("hex");
-      await provision(build, adminPassword, log);
-      rmSync(join(build, "keystone.log"), { force: true });
-      writeFileSync(join(build, "meta.json"), JSON.stringify({ format: TEMPLATE_FORMAT, adminPassword }));
+    const waitStarted = Date.now();
+    let waiting = false;
+    for (;;) {
+      const found = read();
+      if (found) return found;
       try {
-        renameSync(build, dir);
-      } catch {
-        // Another process won the race (or a broken directory is in the way).
-        const other = read();
-        if (other) return other;
-        rmSync(dir, { recursive: true, force: true });
-        renameSync(build, dir);
+        mkdirSync(lock);
+        writeFileSync(join(lock, "pid"), String(process.pid));
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+        let owner = NaN;
+        try {
+          owner = Number(readFileSync(join(lock, "pid"), "utf8"));
+        } catch {}
+        const age = Date.now() - (statSync(lock, { throwIfNoEntry: false })?.mtimeMs ?? Date.now());
+        if ((Number.isFinite(owner) && owner > 0 && !isAlive(owner)) || (!Number.isFinite(owner) && age > 10_000)) {
+          rmSync(lock, { recursive: true, force: true }); // its builder died
+          continue;
+        }
+        if (!waiting) log(`keystone: waiting for process ${owner} to build the template`);
+        waiting = true;
+        if (Date.now() - waitStarted > TEMPLATE_WAIT_MS) throw new Error(`keystone: gave up waiting for ${lock}`);
+        await sleep(250);
+        continue;
       }
-      log(`keystone: template built in ${Date.now() - t} ms at ${dir}`);
-      return { dir, adminPassword };
-    } finally {
-      rmSync(build, { recursive: true, force: true });
+      try {
+        const found = read(); // built between our check and our lock
+        if (found) return found;
+        // Holding the lock, any build directory is a dead builder's leftover.
+        const prefix = `${basename(dir)}.build-`;
+        for (const n of readdirSync(tmpdir())) if (n.startsWith(prefix)) rmSync(join(tmpdir(), n), { recursive: true, force: true });
+        const t = Date.now();
+        const build = mkdtempSync(`${dir}.build-`);
+        try {
+          const adminPassword = randomBytes(12).toString("hex");
+          await provision(build, adminPassword, log);
+          rmSync(join(build, "keystone.log"), { force: true });
+          writeFileSync(join(build, "meta.json"), JSON.stringify({ format: TEMPLATE_FORMAT, adminPassword }));
+          rmSync(dir, { recursive: true, force: true }); // a broken leftover
+          renameSync(build, dir);
+          log(`keystone: template built in ${Date.now() - t} ms at ${dir}`);
+          return { dir, adminPassword };
+        } finally {
+          rmSync(build, { recursive: true, force: true });
+        }
+      } finally {
+        rmSync(lock, { recursive: true, force: true });
+      }
     }
   })();
   templatePromise.catch(() => (templatePromise = undefined));
@@ -519,10 +596,13 @@ async function serve(dir: string, port: number, threads: number): Promise<ChildP
 export async function startKeystone(opts: StartKeystoneOptions = {}): Promise<Keystone> {
   checkInstalled();
   installExitHook();
+  sweepStale();
   const log = opts.log ?? (() => {});
   const tokenExpiration = opts.tokenExpiration ?? 3600;
   const started = Date.now();
   const dir = mkdtempSync(join(tmpdir(), "ottava-keystone-"));
+  const writeOwner = (uwsgi: number | null) => writeFileSync(join(dir, "owner.json"), JSON.stringify({ node: process.pid, uwsgi }));
+  writeOwner(null); // for sweepStale(), should this process die before stop()
   let child: ChildProcess | undefined;
   let port = 0;
   let adminPassword: string;
@@ -531,7 +611,7 @@ export async function startKeystone(opts: StartKeystoneOptions = {}): Promise<Ke
       adminPassword = randomBytes(12).toString("hex");
       await provision(dir, adminPassword, log);
     } else {
-      const tpl = await template(log);
+      const tpl = await prepareKeystoneTemplate(log);
       adminPassword = tpl.adminPassword;
       for (const name of ["keystone.db", "fernet-keys", "credential-keys"]) cpSync(join(tpl.dir, name), join(dir, name), { recursive: true });
     }
@@ -557,6 +637,7 @@ export async function startKeystone(opts: StartKeystoneOptions = {}): Promise<Ke
     throw err;
   }
   const proc = child;
+  writeOwner(proc.pid!);
   const base = `http://127.0.0.1:${port}`;
   const url = `${base}/v3`;
 
@@ -628,7 +709,7 @@ export async function startKeystone(opts: StartKeystoneOptions = {}): Promise<Ke
     let serviceId = services.find((s) => s.name === name)?.id as string | undefined;
     serviceId ??= (await asAdmin("POST", "/v3/services", { service: { type, name, enabled: true } }, [201])).service.id as string;
     const existing = (await asAdmin("GET", `/v3/endpoints?service_id=${serviceId}`, undefined, [200])).endpoints as any[];
-    const endpointIds = {} as Record<Interface, string>;
+    const endpointIds = {} as Record<EndpointInterface, string>;
     for (const iface of INTERFACES) {
       const ep = existing.find((e) => e.interface === iface && (e.region_id ?? e.region) === REGION);
       endpointIds[iface] = ep
@@ -643,7 +724,9 @@ export async function startKeystone(opts: StartKeystoneOptions = {}): Promise<Ke
     const userId = user.body.token.user.id as string;
     // Application-credential authentication of an already expired credential fails with 401: retry longer.
     for (let ttl = ttlSeconds; ; ttl *= 2) {
-      const expiresAt = new Date(Date.now() + ttl * 1000);
+      // A whole second: the fernet payload keeps whole seconds, the cached token model the exact
+      // instant; this way both agree (see tokenExpiry).
+      const expiresAt = new Date(Math.ceil((Date.now() + ttl * 1000) / 1000) * 1000);
       const secret = randomBytes(16).toString("hex");
       const cred = (
         await request("POST", `/v3/users/${userId}/application_credentials`, {

@@ -133,7 +133,7 @@ export class KeystoneAuth {
     if (res.status !== 201 || !token) throw new KeystoneUnavailable(`service user authentication answered ${res.status}`);
     const body = (await res.json()) as { token?: { expires_at?: string } };
     this.opts.log.info("keystone service token obtained", { user: s.username, project: s.projectName, expiresAt: body.token?.expires_at });
-    return { token, expiresAt: Date.parse(body.token?.expires_at ?? "") || this.now() + RENEW_MARGIN_MS * 2 };
+    return { token, expiresAt: keystoneTime(body.token?.expires_at ?? "") || this.now() + RENEW_MARGIN_MS * 2 };
   }
 
   private async call(method: string, path: string, headers: Record<string, string>, body?: string): Promise<Response> {
@@ -167,6 +167,11 @@ function tokenInfo(body: unknown): TokenInfo {
     domainId: t.project?.domain?.id ?? t.user.domain?.id,
     roles: (t.roles ?? []).map((r) => r.name),
     systemScope: t.system?.all ? "all" : undefined,
-    expiresAt: Date.parse(t.expires_at),
+    expiresAt: keystoneTime(t.expires_at),
   };
+}
+
+/** Keystone's expires_at; some (application-credential tokens) come without a zone, and mean UTC. */
+function keystoneTime(at: string): number {
+  return Date.parse(/[zZ]|[+-]\d\d:?\d\d$/.test(at) ? at : `${at}Z`);
 }
