@@ -31,6 +31,9 @@ const PASSED_THROUGH = [
   "OTTAVA_DEFAULT_L7RULE_QUOTA",
   "OTTAVA_CONTROLLER_IP_PORT_LIST",
   "OTTAVA_HEALTHMANAGER_REFRESH_PAGE_SIZE",
+  // The heartbeat receiver's UDP port. Its key, OTTAVA_HEARTBEAT_KEY, is a secret, never passed through:
+  // `new sst.Secret("HeartbeatKey").value` (`npx sst secret set HeartbeatKey ... --stage <stage>`).
+  "OTTAVA_HEARTBEAT_PORT",
 ] as const;
 
 /** The pass-through settings that are set (and not empty) where `sst deploy` runs; unset ones keep the app's defaults. */

@@ -18,7 +18,7 @@ export async function startStack(args: string[] = ["--in-memory"], env: Record<s
   const started = Date.now();
   const proc = spawn(process.execPath, ["--import", "tsx", "packages/local/src/main.ts", "--port", "0", ...args], {
     cwd: ROOT,
-    env: { ...process.env, OTTAVA_LOG_LEVEL: "warn", ...env },
+    env: { ...process.env, OTTAVA_LOG_LEVEL: "warn", OTTAVA_HEARTBEAT_PORT: "0", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let out = "";

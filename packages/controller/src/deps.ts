@@ -1,6 +1,7 @@
 // Wiring: the store, drivers and logger a process (a Lambda or the local runtime) gives its tasks.
 import { createLogger, type Config } from "@ottava/core";
-import { DynamoStore, createClients } from "@ottava/db";
+import { DynamoHousekeepingStore, DynamoStore, createClients } from "@ottava/db";
+import { certGenerator, type CaSource } from "./certs/local";
 import { noopDrivers } from "./drivers/noop";
 import type { TaskContext } from "./tasks/context";
 
@@ -9,6 +10,27 @@ export function createStore(config: Config): DynamoStore {
   return new DynamoStore(doc, { tableName: config.tableName, expiryAge: config.loadBalancerExpiryAge });
 }
 
-export function createTaskContext(config: Config, store = createStore(config)): TaskContext {
-  return { store, drivers: noopDrivers(config.noopFaults, config.noopLatency), config, log: createLogger({ service: "ottava-controller" }, config.logLevel) };
+export function createHousekeepingStore(config: Config): DynamoHousekeepingStore {
+  return new DynamoHousekeepingStore(createClients(config.dynamodbEndpoint).doc, config.tableName);
+}
+
+export interface TaskContextOptions {
+  /**
+   * The CA amphora certificates are signed with when the settings (OTTAVA_CA_CERTIFICATE and
+   * OTTAVA_CA_PRIVATE_KEY, what task Lambdas use) name none: npm start's local CA, or a function that
+   * answers it on first use (`() => loadOrCreateLocalCa(dataDir)`).
+   */
+  ca?: CaSource;
+}
+
+export function createTaskContext(config: Config, store = createStore(config), opts: TaskContextOptions = {}): TaskContext {
+  const log = createLogger({ service: "ottava-controller" }, config.logLevel);
+  return {
+    store,
+    drivers: noopDrivers(config.noopFaults, config.noopLatency),
+    config,
+    log,
+    certs: certGenerator(config, log, opts.ca),
+    amphoraCerts: createHousekeepingStore(config),
+  };
 }

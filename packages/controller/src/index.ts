@@ -8,3 +8,6 @@ export * from "./drivers/noop";
 export * from "./flows/builder";
 export type { TaskContext, FlowInput } from "./tasks/context";
 export * from "./jobs/healthcheck";
+export * from "./health/receiver";
+export * from "./jobs/housekeeping";
+export { caFromConfig, certGenerator, createLocalCa, LocalCertGenerator, type CaSource } from "./certs/local";

@@ -6,6 +6,7 @@ import * as loadbalancers from "./tasks/loadbalancers";
 import * as crossPool from "./tasks/member-cross-pool";
 import * as resize from "./tasks/resize";
 import { HEALTHMANAGER_TASKS } from "./tasks/healthmanager";
+import * as certRotate from "./tasks/cert-rotate";
 
 export const TASKS: Record<string, TaskHandler> = {
   ...amphorae,
@@ -14,6 +15,7 @@ export const TASKS: Record<string, TaskHandler> = {
   ...crossPool,
   ...resize,
   ...HEALTHMANAGER_TASKS,
+  ...certRotate,
 };
 
 export const taskOfArn = (arn: string) => {

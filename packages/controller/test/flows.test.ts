@@ -34,15 +34,36 @@ describe("flow definitions", () => {
     const d = definitionOf("loadbalancer-create", (t) => `arn:aws:lambda:us-east-1:000000000000:function:task-${t}`) as {
       States: Record<string, { Next?: string; Catch?: { Next: string }[]; Type: string }>;
     };
-    // A failure of PlugVip reverts PlugVip, then ComputeCreate, then CreateAmphoraeInDB, then marks the LB ERROR.
+    // A failure of PlugVip records the failed state, reverts PlugVip, then ComputeCreate, then
+    // CreateAmphoraeInDB, then marks the LB ERROR.
     const path: string[] = [];
     let at = d.States.PlugVip!.Catch![0]!.Next;
     while (at) {
       path.push(at);
       at = d.States[at]!.Next as string;
     }
-    expect(path).toEqual(["RevertPlugVip", "RevertComputeCreate", "RevertCreateAmphoraeInDB", "OnFailure", "Failed"]);
+    expect(path).toEqual(["CatchPlugVip", "RevertPlugVip", "RevertComputeCreate", "RevertCreateAmphoraeInDB", "OnFailure", "Failed"]);
     expect(d.States.Failed!.Type).toBe("Fail");
+  });
+
+  it("record the name of the state that failed at $.failedStep before the reverts (flow trail)", () => {
+    type S = { Type: string; Next?: string; Catch?: { Next: string; ResultPath: string }[]; Result?: unknown; ResultPath?: unknown; ItemProcessor?: { States: Record<string, S> } };
+    const check = (states: Record<string, S>) => {
+      for (const [name, st] of Object.entries(states)) {
+        if (st.ItemProcessor) check(st.ItemProcessor.States);
+        if (name.startsWith("Revert") || name === "OnFailure" || !st.Catch) continue;
+        // Every step's Catch: {Error, Cause} at $.error, then a Pass that writes the step's own name.
+        expect(st.Catch, name).toEqual([{ ErrorEquals: ["States.ALL"], ResultPath: "$.error", Next: `Catch${name}` }]);
+        expect(states[`Catch${name}`], name).toMatchObject({ Type: "Pass", Result: name, ResultPath: "$.failedStep" });
+      }
+    };
+    for (const flow of FLOW_NAMES) check((definitionOf(flow, localTaskArn) as { States: Record<string, S> }).States);
+    // A failed iteration carries its own failed state and error out of the Map, in its Cause.
+    const failover = (definitionOf("loadbalancer-failover", localTaskArn) as { States: Record<string, S> }).States.FailoverAmphorae!;
+    const inner = failover.ItemProcessor!.States;
+    expect(inner.FailoverAmphoraeIterationFailed).toMatchObject({ Type: "Pass", Parameters: { "failedStep.$": "$.failedStep", "error.$": "$.error" } });
+    expect(inner.FailoverAmphoraeIterationCause).toMatchObject({ Type: "Pass", Parameters: { "cause.$": "States.JsonToString($.iterationFailure)" } });
+    expect(inner.FailoverAmphoraeFailed).toEqual({ Type: "Fail", Error: "IterationFailed", CausePath: "$.iterationFailure.cause" });
   });
 
   it("fail over amphorae one at a time", () => {
@@ -54,8 +75,8 @@ describe("flow definitions", () => {
 describe("no-op driver faults (OTTAVA_NOOP_FAULTS)", () => {
   it("fail the named calls, the first N only when :N is given", async () => {
     const d = noopDrivers("compute.build:1,network.plugVip");
-    await expect(d.compute.build({ amphoraId: "a", computeFlavor: null, availabilityZone: null })).rejects.toThrow(/Injected fault: compute.build/);
-    await expect(d.compute.build({ amphoraId: "a", computeFlavor: null, availabilityZone: null })).resolves.toMatch(/-/);
+    await expect(d.compute.build({ amphoraId: "a", computeFlavor: null, availabilityZone: null, serverPem: "" })).rejects.toThrow(/Injected fault: compute.build/);
+    await expect(d.compute.build({ amphoraId: "a", computeFlavor: null, availabilityZone: null, serverPem: "" })).resolves.toMatch(/-/);
     for (let i = 0; i < 3; i++) await expect(d.network.plugVip({} as never, {} as never)).rejects.toMatchObject({ name: "DriverError" });
   });
 

@@ -50,6 +50,26 @@ export interface Config {
   controllerIpPortList: string[];
   /** Health-manager configuration refresh: amphorae per page (one task invocation each). */
   healthManagerRefreshPageSize: number;
+  /** [health_manager] heartbeat_key: the HMAC key amphora heartbeats are signed with; without it no heartbeat is accepted (the receiver does not start). Never logged. */
+  heartbeatKey: string | undefined;
+  /** [health_manager] bind_port: the UDP port the heartbeat receiver listens on (on bindHost locally); 0 picks a free one. */
+  heartbeatPort: number;
+  /** [certificates] ca_certificate, inline: the PEM of the CA that signs amphora certificates (an SST secret on AWS); unset: `npm start` uses its own local CA. */
+  caCertificate: string | undefined;
+  /** [certificates] ca_private_key, inline: that CA's private key (PEM: PKCS#8, PKCS#1 or SEC1). Never logged. */
+  caPrivateKey: string | undefined;
+  /** [certificates] ca_private_key_passphrase: when the CA key is encrypted. Never logged. */
+  caPrivateKeyPassphrase: string | undefined;
+  /** [certificates] cert_validity_time: seconds an amphora certificate is valid. */
+  certValidityTime: number;
+  /** [house_keeping] cert_expiry_buffer: certificates expiring within this many seconds are rotated. */
+  certExpiryBuffer: number;
+  /** [house_keeping] amphora_expiry_age: seconds a DELETED amphora is kept before housekeeping purges it. */
+  amphoraExpiryAge: number;
+  /** [house_keeping] cleanup_interval: seconds between purges of DELETED load balancers and amphorae. */
+  cleanupInterval: number;
+  /** [house_keeping] cert_interval: seconds between certificate rotation checks. */
+  certInterval: number;
 }
 
 /** The service user's password auth against Keystone v3 (user and project domain Default unless set). */
@@ -134,5 +154,21 @@ export function loadConfig(env: Env = process.env): Config {
     defaultL7ruleQuota: int("DEFAULT_L7RULE_QUOTA", -1, -1),
     controllerIpPortList: (get("CONTROLLER_IP_PORT_LIST") ?? "").split(",").map((s) => s.trim()).filter(Boolean),
     healthManagerRefreshPageSize: int("HEALTHMANAGER_REFRESH_PAGE_SIZE", 100, 1),
+    heartbeatKey: get("HEARTBEAT_KEY"),
+    heartbeatPort: int("HEARTBEAT_PORT", 5555),
+    caCertificate: pem(get("CA_CERTIFICATE")),
+    caPrivateKey: pem(get("CA_PRIVATE_KEY")),
+    caPrivateKeyPassphrase: get("CA_PRIVATE_KEY_PASSPHRASE"),
+    certValidityTime: int("CERT_VALIDITY_TIME", 63_072_000, 1),
+    certExpiryBuffer: int("CERT_EXPIRY_BUFFER", 1_209_600),
+    amphoraExpiryAge: int("AMPHORA_EXPIRY_AGE", 604_800),
+    cleanupInterval: int("CLEANUP_INTERVAL", 30, 1),
+    certInterval: int("CERT_INTERVAL", 3600, 1),
   };
+}
+
+/** PEM text from a setting: a value written on one line with literal "\n"s (as shells and .env files keep it) gets its newlines back. */
+function pem(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  return value.includes("\n") ? value : value.replace(/\\n/g, "\n");
 }

@@ -11,8 +11,12 @@ export interface ComputeInstance {
 }
 
 export interface ComputeDriver {
-  /** Boots an amphora instance; answers its compute id. */
-  build(req: { amphoraId: string; computeFlavor: string | null; availabilityZone: string | null }): Promise<string>;
+  /**
+   * Boots an amphora instance; answers its compute id. `serverPem` is the amphora agent's server
+   * certificate and its private key (PEM), for the instance's config drive (Octavia's CertComputeCreate:
+   * /etc/octavia/certs/server.pem). Secret: never log it, never return it.
+   */
+  build(req: { amphoraId: string; computeFlavor: string | null; availabilityZone: string | null; serverPem: string }): Promise<string>;
   /** Waits for the instance and reads what the amphora record keeps of it. */
   getInstance(computeId: string): Promise<ComputeInstance>;
   delete(computeId: string): Promise<void>;
@@ -60,6 +64,8 @@ export interface AmphoraDriver {
   updateAgentConfig(amphora: Amphora, config: AgentConfig): Promise<void>;
   /** Pushes the load balancer's configuration (admin state, listeners) to its amphorae. */
   update(lb: LoadBalancer, amphorae: Amphora[]): Promise<void>;
+  /** Replaces the amphora agent's server certificate and key (`pem`, secret: never log it): Octavia's upload_cert_amp. */
+  uploadCert(amphora: Amphora, pem: string): Promise<void>;
 }
 
 /** What the amphora agent is told: the health managers its heartbeats go to, and the configuration's generation. */

@@ -157,6 +157,62 @@ export interface LoadBalancerStore {
    * of the amphora item, only if it is not DELETED and has no newer generation); false if not.
    */
   recordAmphoraAgentGeneration(lbId: string, id: string, generation: number, at: string): Promise<boolean>;
+
+  /**
+   * The flow trail (an Ottava extension): records that an execution started on the LB, as an item
+   * of the LB's partition (in no index, purged with the LB); only the newest entries are kept.
+   */
+  recordFlowStart(lbId: string, start: FlowStart): Promise<void>;
+  /**
+   * Records how an execution ended, once: only a RUNNING entry takes an end (a FAILED end may also
+   * replace a SUCCEEDED one, when the release after it failed); false if nothing was written (no
+   * such entry, or it had ended). `lbDeleted`: the LB is going DELETED, its whole trail expires with it.
+   */
+  recordFlowEnd(lbId: string, execution: string, end: FlowEnd): Promise<boolean>;
+  /** The LB's trail, newest first, at most `limit` entries. */
+  flowTrail(lbId: string, limit?: number): Promise<FlowTrailEntry[]>;
+}
+
+/** How a flow run ended: REPAIRED is written by housekeeping for an execution that died holding the lock. */
+export type FlowOutcome = "RUNNING" | "SUCCEEDED" | "FAILED" | "REPAIRED";
+
+export interface FlowStart {
+  flow: string;
+  /** The execution's name (the lock owner). */
+  execution: string;
+  executionArn: string;
+  /** ISO 8601. */
+  startedAt: string;
+  /** The objects the flow works on (the flow input's `subject`). */
+  subject: { kind: string; id: string }[];
+}
+
+export interface FlowEnd {
+  outcome: Exclude<FlowOutcome, "RUNNING">;
+  /** ISO 8601. */
+  endedAt: string;
+  /** The ASL state that failed. */
+  failedStep?: string | null;
+  /** Its error, Cause already shortened and redacted. */
+  error?: { error: string | null; cause: string | null } | null;
+  /** Why it ended so, when the outcome does not say it all (a cancelled resize, a repair). */
+  reason?: string | null;
+  /** The flow deleted the LB: the trail expires (TTL) with it. */
+  lbDeleted?: boolean;
+}
+
+/** One entry of a load balancer's flow trail. */
+export interface FlowTrailEntry {
+  flow: string;
+  execution: string;
+  execution_arn: string;
+  started_at: string;
+  ended_at: string | null;
+  outcome: FlowOutcome;
+  reason: string | null;
+  failed_step: string | null;
+  error: { error: string | null; cause: string | null } | null;
+  subject: { kind: string; id: string }[];
 }
 
 export interface HealthManagerRefresh {

@@ -64,7 +64,10 @@ describe("the default rules", () => {
       ["os_load-balancer_api:member:put_cross_pool", "rule:load-balancer:write"],
       ["os_load-balancer_api:healthmanager:get", "rule:load-balancer:admin"],
       ["os_load-balancer_api:healthmanager:put", "rule:load-balancer:admin"],
-      ["os_load-balancer_api:loadbalancer:get_flows", "rule:load-balancer:read"],
+      [
+        "os_load-balancer_api:loadbalancer:get_flows",
+        "rule:load-balancer:observer_and_owner or rule:load-balancer:member_and_owner or rule:load-balancer:admin",
+      ],
     ]);
   });
 });
@@ -110,7 +113,6 @@ describe("Octavia's policy matrix", () => {
       "member:put_cross_pool": "member:put",
       "healthmanager:get": "amphora:get_one",
       "healthmanager:put": "amphora:put_config",
-      "loadbalancer:get_flows": "loadbalancer:get_one",
     };
     for (const row of matrix.rows) {
       const enforcer = enforcerFor(row.enforce_new_defaults, row.enforce_scope);
@@ -119,6 +121,29 @@ describe("Octavia's policy matrix", () => {
         expect(enforcer.enforce(`os_load-balancer_api:${ours}`, { ...matrix.target }, row.creds), `${label(row)} ${ours}`).toBe(expected);
       }
     }
+  });
+
+  it("answers loadbalancer:get_flows as oslo.policy answers the owner's observer, the owner's member or an admin", () => {
+    // Without enforce_scope, a base rule checked alone answers as it does inside get_flows.
+    const at = (rule: string) => matrix.rules.indexOf(rule);
+    const parts = ["load-balancer:observer_and_owner", "load-balancer:member_and_owner", "load-balancer:admin"].map(at);
+    expect(parts.every((i) => i >= 0)).toBe(true);
+    const rows = matrix.rows.filter((r) => !r.enforce_scope);
+    expect(rows.length).toBeGreaterThan(0);
+    for (const row of rows) {
+      const expected = parts.some((i) => row.allowed[i] === "1");
+      const enforcer = enforcerFor(row.enforce_new_defaults, row.enforce_scope);
+      expect(enforcer.enforce("os_load-balancer_api:loadbalancer:get_flows", { ...matrix.target }, row.creds), label(row)).toBe(expected);
+    }
+    // Global observers read every LB (get_one) but are not owners: no flow trail.
+    const enforcer = enforcerFor(false, false);
+    const observer = creds(["load-balancer_global_observer"], { project_id: "project-q" });
+    expect(enforcer.enforce("os_load-balancer_api:loadbalancer:get_one", { project_id: P }, observer)).toBe(true);
+    expect(enforcer.enforce("os_load-balancer_api:loadbalancer:get_flows", { project_id: P }, observer)).toBe(false);
+    expect(enforcer.enforce("os_load-balancer_api:loadbalancer:get_flows", { project_id: P }, creds(["load-balancer_observer"]))).toBe(true);
+    expect(enforcer.enforce("os_load-balancer_api:loadbalancer:get_flows", { project_id: P }, creds(["load-balancer_member"]))).toBe(true);
+    expect(enforcer.enforce("os_load-balancer_api:loadbalancer:get_flows", { project_id: P }, creds(["load-balancer_member"], { project_id: "project-q" }))).toBe(false);
+    expect(enforcer.enforce("os_load-balancer_api:loadbalancer:get_flows", { project_id: P }, creds(["load-balancer_admin"], { project_id: "project-q" }))).toBe(true);
   });
 });
 

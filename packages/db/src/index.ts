@@ -5,3 +5,6 @@ export * from "./store";
 export * from "./catalog";
 export * from "./query";
 export * from "./healthcheck";
+export * from "./health";
+export * from "./repair";
+export * from "./housekeeping";

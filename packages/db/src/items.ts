@@ -73,7 +73,25 @@ export function heartbeatAttributes(amphoraId: string, at: string) {
   return { last_heartbeat: at, [INDEXES.byHeartbeat.pk]: `HB#${shardOf(amphoraId)}`, [INDEXES.byHeartbeat.sk]: at };
 }
 
-/** What a status change does to the sparse indexes and the TTL. */
+/** Kinds housekeeping purges by themselves once DELETED (the other kinds go with their LB's partition). */
+const PURGED_KINDS = new Set([LOADBALANCER.kind, AMPHORA.kind]);
+
+/** housekeeping index: the partition of DELETED items of a kind (one of SHARDS). */
+export const deletedPartition = (kind: string, shard: number) => `DELETED#${kind}#${shard}`;
+/** housekeeping index: the partition of amphorae by certificate expiry (one of SHARDS). */
+export const certPartition = (shard: number) => `CERT#${shard}`;
+/** housekeeping index sort key: an instant (ISO 8601, UTC, milliseconds: fixed width, so it sorts as time), then the id. */
+export const deadlineKey = (at: string, id: string) => `${at}#${id}`;
+
+/** The housekeeping index attributes of an amphora whose certificate expires at `expiration` (ISO). */
+export function certAttributes(amphoraId: string, expiration: string) {
+  return { [INDEXES.housekeeping.pk]: certPartition(shardOf(amphoraId)), [INDEXES.housekeeping.sk]: deadlineKey(expiration, amphoraId) };
+}
+
+/**
+ * What a status change does to the sparse indexes and the TTL. A DELETED item leaves every index; a
+ * DELETED load balancer or amphora enters the housekeeping index under its deletion time, for the purge.
+ */
 export function statusAttributes(
   k: StoredKind,
   id: string,
@@ -82,12 +100,27 @@ export function statusAttributes(
   expiryAge: number,
 ): { set: Record<string, unknown>; remove: string[] } {
   if (status === DELETED) {
+    const purge = PURGED_KINDS.has(k.kind)
+      ? { [INDEXES.housekeeping.pk]: deletedPartition(k.kind, shardOf(id)), [INDEXES.housekeeping.sk]: deadlineKey(now.toISOString(), id) }
+      : {};
     return {
-      set: { [TTL_ATTRIBUTE]: Math.floor(now.getTime() / 1000) + expiryAge },
+      set: { [TTL_ATTRIBUTE]: Math.floor(now.getTime() / 1000) + expiryAge, ...purge },
       remove: Object.values(INDEXES).flatMap((i) => [i.pk, i.sk]),
     };
   }
   return pendingAttributes(k, id, status);
+}
+
+/** The index attributes of an amphora update: its status's, and its certificate expiry's while it is not DELETED. */
+export function amphoraAttributes(
+  id: string,
+  set: { status?: string | undefined; cert_expiration?: string | null | undefined },
+  now: Date,
+  expiryAge: number,
+): { set: Record<string, unknown>; remove: string[] } {
+  const out = set.status ? statusAttributes(AMPHORA, id, set.status, now, expiryAge) : { set: {}, remove: [] as string[] };
+  if (typeof set.cert_expiration === "string" && set.status !== DELETED) Object.assign(out.set, certAttributes(id, set.cert_expiration));
+  return out;
 }
 
 function pendingAttributes(k: StoredKind, id: string, status: string) {

@@ -34,11 +34,15 @@ import {
   type QuotaCharge,
   type QuotaDelta,
   QuotaExceeded,
+  type FlowEnd,
+  type FlowStart,
+  type FlowTrailEntry,
 } from "@ottava/core";
 import { retryConflicts } from "./client";
 import { queryIndex } from "./query";
 import {
   AMPHORA,
+  amphoraAttributes,
   CHILD_PREFIXES,
   TREE_KINDS,
   kindOfSk,
@@ -54,7 +58,7 @@ import {
   updateExpression,
   type StoredKind,
 } from "./items";
-import { INDEXES, SHARDS } from "./table";
+import { INDEXES, SHARDS, TTL_ATTRIBUTE } from "./table";
 import { exceededFields, usageKey, usageUpdate } from "./usage";
 
 type Item = Record<string, unknown>;
@@ -70,7 +74,20 @@ export interface StoreOptions {
   /** Seconds a DELETED record stays before TTL purges it. */
   expiryAge: number;
   now?: () => Date;
+  /** Flow-trail entries kept per load balancer (the newest); default FLOW_TRAIL_MAX. */
+  flowTrailMax?: number;
 }
+
+/**
+ * Sort-key prefix of a load balancer's flow-trail entries: `~FLOW#<started_at>#<execution>`. The `~`
+ * sorts them after every other item of the partition, so reads of the tree stop before them
+ * (`sk < "~"`) and never pay for the trail.
+ */
+export const FLOW_PREFIX = "~FLOW#";
+/** Every item of an LB's tree sorts below this sort key; the flow trail above it. */
+export const TRAIL_BOUND = "~";
+/** Flow-trail entries kept per load balancer by default. */
+export const FLOW_TRAIL_MAX = 100;
 
 export class DynamoStore implements LoadBalancerStore {
   private readonly table: string;
@@ -365,12 +382,12 @@ export class DynamoStore implements LoadBalancerStore {
   }
 
   async updateAmphora(lbId: string, id: string, owner: string, set: Partial<Amphora>): Promise<void> {
-    const status = set.status ? statusAttributes(AMPHORA, id, set.status, this.now(), this.opts.expiryAge) : { set: {}, remove: [] };
+    const status = amphoraAttributes(id, set, this.now(), this.opts.expiryAge);
     await this.ownerWrite(AMPHORA, lbId, id, owner, { ...set, ...status.set, updated_at: this.now().toISOString() }, status.remove);
   }
 
   async updateAmphoraIf(lbId: string, id: string, from: readonly string[], set: Partial<Amphora>): Promise<boolean> {
-    const status = set.status ? statusAttributes(AMPHORA, id, set.status, this.now(), this.opts.expiryAge) : { set: {}, remove: [] };
+    const status = amphoraAttributes(id, set, this.now(), this.opts.expiryAge);
     const update = updateExpression({ ...set, ...status.set, updated_at: this.now().toISOString() }, status.remove);
     update.ExpressionAttributeNames["#st"] = "status";
     const values = from.map((s, i) => {
@@ -541,6 +558,132 @@ export class DynamoStore implements LoadBalancerStore {
     }
   }
 
+  // ---- the flow trail (an Ottava extension) -----------------------------------------------------
+  // One item per execution in the LB's partition, `~FLOW#<started_at>#<execution>` (newest last in
+  // key order, after every tree item), in no index; the newest `flowTrailMax` are kept; they expire
+  // with the LB.
+
+  async recordFlowStart(lbId: string, start: FlowStart): Promise<void> {
+    const item = {
+      pk: treePk(lbId),
+      sk: `${FLOW_PREFIX}${start.startedAt}#${start.execution}`,
+      kind: "flow",
+      flow: start.flow,
+      execution: start.execution,
+      execution_arn: start.executionArn,
+      started_at: start.startedAt,
+      outcome: "RUNNING",
+      subject: start.subject,
+    };
+    await this.doc.send(new PutCommand({ TableName: this.table, Item: item }));
+    // Prune: the newest entries stay, older ones go (usually none, or the one that fell off the end).
+    const max = this.opts.flowTrailMax ?? FLOW_TRAIL_MAX;
+    const keys = await this.flowKeys(lbId);
+    for (const key of keys.slice(max)) await this.doc.send(new DeleteCommand({ TableName: this.table, Key: { pk: key.pk, sk: key.sk } }));
+  }
+
+  async recordFlowEnd(lbId: string, execution: string, end: FlowEnd): Promise<boolean> {
+    const key = (await this.flowKeys(lbId)).find((k) => k.execution === execution);
+    let written = false;
+    if (key) {
+      const update = updateExpression({
+        outcome: end.outcome,
+        ended_at: end.endedAt,
+        failed_step: end.failedStep ?? null,
+        error: end.error ?? null,
+        reason: end.reason ?? null,
+      });
+      // Only a running entry ends (so a retried final task writes its end once); a FAILED end may
+      // replace a SUCCEEDED one: the finish step wrote it, then failed to release the lock.
+      const from = end.outcome === "FAILED" ? ["RUNNING", "SUCCEEDED"] : ["RUNNING"];
+      update.ExpressionAttributeNames["#o"] = "outcome";
+      update.ExpressionAttributeNames["#x"] = "execution";
+      update.ExpressionAttributeValues[":x"] = execution;
+      from.forEach((o, i) => (update.ExpressionAttributeValues[`:from${i}`] = o));
+      try {
+        await retryConflicts(() =>
+          this.doc.send(
+            new UpdateCommand({
+              TableName: this.table,
+              Key: { pk: key.pk, sk: key.sk },
+              ...update,
+              ConditionExpression: `attribute_exists(pk) AND #x = :x AND #o IN (${from.map((_, i) => `:from${i}`).join(", ")})`,
+            }),
+          ),
+        );
+        written = true;
+      } catch (e) {
+        if (!(e instanceof ConditionalCheckFailedException)) throw e;
+      }
+    }
+    if (end.lbDeleted) {
+      // The LB goes DELETED: its trail expires with it (as its other items, by TTL).
+      const expires = Math.floor(this.now().getTime() / 1000) + this.opts.expiryAge;
+      for (const k of await this.flowKeys(lbId)) {
+        await this.doc
+          .send(
+            new UpdateCommand({
+              TableName: this.table,
+              Key: { pk: k.pk, sk: k.sk },
+              UpdateExpression: "SET #t = :t",
+              ConditionExpression: "attribute_exists(pk)",
+              ExpressionAttributeNames: { "#t": TTL_ATTRIBUTE },
+              ExpressionAttributeValues: { ":t": expires },
+            }),
+          )
+          .catch((e) => {
+            if (!(e instanceof ConditionalCheckFailedException)) throw e; // pruned meanwhile
+          });
+      }
+    }
+    return written;
+  }
+
+  async flowTrail(lbId: string, limit?: number): Promise<FlowTrailEntry[]> {
+    const max = Math.max(1, Math.min(limit ?? Infinity, this.opts.flowTrailMax ?? FLOW_TRAIL_MAX));
+    const out: FlowTrailEntry[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await this.doc.send(
+        new QueryCommand({
+          TableName: this.table,
+          KeyConditionExpression: "pk = :pk AND begins_with(sk, :p)",
+          ExpressionAttributeValues: { ":pk": treePk(lbId), ":p": FLOW_PREFIX },
+          ScanIndexForward: false,
+          ConsistentRead: true,
+          Limit: max - out.length,
+          ExclusiveStartKey: start,
+        }),
+      );
+      out.push(...(page.Items ?? []).map(flowEntry));
+      start = page.LastEvaluatedKey;
+    } while (start && out.length < max);
+    return out;
+  }
+
+  /** The keys (and execution names) of an LB's trail entries, newest first. */
+  private async flowKeys(lbId: string): Promise<{ pk: string; sk: string; execution: string }[]> {
+    const out: { pk: string; sk: string; execution: string }[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await this.doc.send(
+        new QueryCommand({
+          TableName: this.table,
+          KeyConditionExpression: "pk = :pk AND begins_with(sk, :p)",
+          ExpressionAttributeValues: { ":pk": treePk(lbId), ":p": FLOW_PREFIX },
+          ProjectionExpression: "pk, sk, #x",
+          ExpressionAttributeNames: { "#x": "execution" },
+          ScanIndexForward: false,
+          ConsistentRead: true,
+          ExclusiveStartKey: start,
+        }),
+      );
+      for (const i of page.Items ?? []) out.push({ pk: String(i.pk), sk: String(i.sk), execution: String(i.execution) });
+      start = page.LastEvaluatedKey;
+    } while (start);
+    return out;
+  }
+
   // ---- the generic mechanism -----------------------------------------------------------------
 
   private async getItem(pk: string, sk: string): Promise<Item | undefined> {
@@ -563,8 +706,9 @@ export class DynamoStore implements LoadBalancerStore {
       const out = await this.doc.send(
         new QueryCommand({
           TableName: this.table,
-          KeyConditionExpression: prefix ? "pk = :pk AND begins_with(sk, :p)" : "pk = :pk",
-          ExpressionAttributeValues: prefix ? { ":pk": treePk(lbId), ":p": prefix } : { ":pk": treePk(lbId) },
+          // The flow trail (sorted last) is no part of the tree: whole-partition reads stop before it.
+          KeyConditionExpression: prefix ? "pk = :pk AND begins_with(sk, :p)" : "pk = :pk AND sk < :trail",
+          ExpressionAttributeValues: prefix ? { ":pk": treePk(lbId), ":p": prefix } : { ":pk": treePk(lbId), ":trail": TRAIL_BOUND },
           ConsistentRead: true,
           ExclusiveStartKey: start,
         }),
@@ -682,6 +826,22 @@ function lockLostOr(e: unknown, what: string): unknown {
     if (!reasons || reasons.some((r) => r?.Code === "ConditionalCheckFailed")) return new LockLost(what);
   }
   return e;
+}
+
+function flowEntry(i: Item): FlowTrailEntry {
+  const error = i.error as { error?: string | null; cause?: string | null } | null | undefined;
+  return {
+    flow: String(i.flow),
+    execution: String(i.execution),
+    execution_arn: String(i.execution_arn),
+    started_at: String(i.started_at),
+    ended_at: (i.ended_at as string | undefined) ?? null,
+    outcome: i.outcome as FlowTrailEntry["outcome"],
+    reason: (i.reason as string | undefined) ?? null,
+    failed_step: (i.failed_step as string | undefined) ?? null,
+    error: error ? { error: error.error ?? null, cause: error.cause ?? null } : null,
+    subject: (i.subject as FlowTrailEntry["subject"] | undefined) ?? [],
+  };
 }
 
 function unmarshallItem(raw: Record<string, unknown>): Item {

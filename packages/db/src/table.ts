@@ -23,6 +23,11 @@ export const INDEXES = {
   pending: { pk: "gsi3pk", sk: "gsi3sk" },
   /** Amphorae that have sent a heartbeat, by last heartbeat, over SHARDS partitions: what the health check watches. */
   byHeartbeat: { pk: "gsi4pk", sk: "gsi4sk" },
+  /**
+   * What housekeeping reads, each over SHARDS partitions: DELETED load balancers and amphorae by
+   * deletion time (purge), live amphorae by certificate expiry (rotation).
+   */
+  housekeeping: { pk: "gsi5pk", sk: "gsi5sk" },
 } as const;
 
 /** Write sharding of the admin index. Listing every project reads all shards and merges them. */

@@ -17,6 +17,8 @@ export interface RuntimeOptions {
 export interface Runtime {
   url: string;
   engine: LocalWorkflowEngine;
+  /** The UDP port amphora heartbeats are received on (undefined without OTTAVA_HEARTBEAT_KEY). */
+  heartbeatPort: number | undefined;
   stop(): Promise<void>;
 }
 
@@ -28,7 +30,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
 
   // DynamoDB Local (a JVM) boots while this process loads the app's modules: the two overlap.
   const booting = opts.config.dynamodbEndpoint ? undefined : startDynamoDbLocal({ inMemory: opts.inMemory, dataDir, log: (m, x) => log.debug(m, x) });
-  const [{ createApp }, { createStore, createTaskContext }, { createCatalog, createClients, ensureTable }, { LocalWorkflowEngine }] = await Promise.all([
+  const [{ createApp }, { createStore, createTaskContext, startHeartbeatReceiver }, { createCatalog, createClients, ensureTable }, { LocalWorkflowEngine }] = await Promise.all([
     import("@ottava/api"),
     import("@ottava/controller"),
     import("@ottava/db"),
@@ -44,11 +46,13 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     log.info("DynamoDB Local started", { endpoint: dynamo.endpoint, inMemory: opts.inMemory, dataDir });
   }
   let server: ServerType | undefined;
+  let heartbeats: Awaited<ReturnType<typeof startHeartbeatReceiver>>;
   try {
     await ensureTable(createClients(config.dynamodbEndpoint).client, config.tableName);
     const store = createStore(config);
     const tasks = createTaskContext(config, store);
     const engine = new LocalWorkflowEngine(tasks, log, config.flowConcurrency);
+    heartbeats = await startHeartbeatReceiver(config, { compute: tasks.drivers.compute, log: createLogger({ service: "ottava-health" }, config.logLevel) });
     const api = createLogger({ service: "ottava-api" }, config.logLevel);
     const app = createApp({ store, engine, network: tasks.drivers.network, config, log: api, catalog: createCatalog(config) });
     const port = await new Promise<number>((ok, fail) => {
@@ -62,15 +66,18 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     return {
       url,
       engine,
+      heartbeatPort: heartbeats?.port,
       stop: () =>
         (stopping ??= (async () => {
           await new Promise<void>((ok) => (server ? server.close(() => ok()) : ok()));
+          await heartbeats?.stop();
           await Promise.race([engine.drain(), new Promise((ok) => setTimeout(ok, 5000))]);
           await dynamo?.stop();
         })()),
     };
   } catch (e) {
     server?.close();
+    await heartbeats?.stop();
     await dynamo?.stop();
     throw e;
   }

@@ -7,6 +7,7 @@ import {
   fullGraphResponse,
   deleteLoadBalancer,
   failoverLoadBalancer,
+  getFlowTrail,
   getLoadBalancerTree,
   listLoadBalancerResponses,
   loadBalancerResource as r,
@@ -47,6 +48,8 @@ export function loadBalancerRoutes(deps: ApiDeps) {
       await failoverLoadBalancer({ ...deps, log: c.get("log") }, c.get("ctx"), c.req.param("id"));
       return c.body(null, 202);
     })
+    // Ottava's flow trail (not in Octavia): the LB's flow runs, newest first.
+    .get("/:id/flows", async (c) => c.json(await getFlowTrail(deps, c.get("ctx"), c.req.param("id"))))
     // "statuses" is Octavia's backward-compatible alias of "status".
     .get("/:id/:status{status|statuses}", async (c) => c.json(await loadBalancerStatus(deps, c.get("ctx"), c.req.param("id"))))
     .get("/:id/stats", async (c) => c.json(await loadBalancerStats(deps, c.get("ctx"), c.req.param("id"))));

@@ -4,8 +4,24 @@ import { randomUUID } from "node:crypto";
 import { NOOP_LB_NETWORK_IP, NOOP_VIP_ADDRESS } from "@ottava/core";
 import { DriverError, type AmphoraDriver, type ComputeDriver, type Drivers, type NetworkDriver } from "@ottava/core";
 
+/**
+ * The last server PEM (certificate and key) handed to the no-op drivers per amphora, for tests and
+ * inspection in process only: never logged. At most SERVER_PEMS_KEPT amphorae (the oldest go first).
+ */
+const serverPems = new Map<string, string>();
+const SERVER_PEMS_KEPT = 10_000;
+function keepServerPem(amphoraId: string, pem: string) {
+  serverPems.delete(amphoraId);
+  serverPems.set(amphoraId, pem);
+  if (serverPems.size > SERVER_PEMS_KEPT) serverPems.delete(serverPems.keys().next().value!);
+}
+
+/** The server PEM the no-op drivers last received for an amphora (build or uploadCert), if any. */
+export const noopServerPem = (amphoraId: string): string | undefined => serverPems.get(amphoraId);
+
 const compute: ComputeDriver = {
-  async build() {
+  async build(req) {
+    keepServerPem(req.amphoraId, req.serverPem);
     return randomUUID();
   },
   async getInstance(computeId) {
@@ -43,6 +59,9 @@ const amphora: AmphoraDriver = {
   async updateAgentConfig(_amphora, _config) {},
   async startVrrp() {},
   async update() {},
+  async uploadCert(a, pem) {
+    keepServerPem(a.id, pem);
+  },
 };
 
 /**

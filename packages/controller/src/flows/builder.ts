@@ -1,6 +1,12 @@
 // Builds JSONPath ASL from flows written as Octavia writes them: an ordered list of small named
 // tasks, each with its revert. A failing step runs the reverts of itself and of every step before
 // it, newest first (as TaskFlow reverts), then the flow's failure task, then fails the execution.
+//
+// The failed step: each step's Catch puts {Error, Cause} at $.error and goes to a Pass state
+// `Catch<Step>` that writes the step's state name at $.failedStep (a literal Result) before the
+// reverts, so the failure handler can record which state failed (the flow trail). An iteration of a
+// Map that fails ends in a Fail state whose Cause is the JSON of the iteration's {failedStep, error}
+// (Error "IterationFailed"), so the innermost failed state and its error are not lost.
 
 export interface Step {
   /** State name; unique in the whole state machine. */
@@ -100,11 +106,27 @@ function chain(steps: (Step | MapStep)[], arn: TaskArn, states: Record<string, S
   steps.forEach((s, i) => {
     const next = steps[i + 1]?.name;
     const tail = next ? { Next: next } : { End: true };
-    const catcher = [{ ErrorEquals: ["States.ALL"], ResultPath: "$.error", Next: revertTarget[i] }];
+    const caught = `Catch${s.name}`;
+    if (states[caught]) throw new Error(`duplicate state name ${caught}`);
+    states[caught] = { Type: "Pass", Result: s.name, ResultPath: "$.failedStep", Next: revertTarget[i] };
+    const catcher = [{ ErrorEquals: ["States.ALL"], ResultPath: "$.error", Next: caught }];
     if (isMap(s)) {
       const inner: Record<string, State> = {};
-      const start = chain(s.steps, arn, inner, `${s.name}Failed`);
-      inner[`${s.name}Failed`] = { Type: "Fail", Error: "IterationFailed", Cause: `An iteration of ${s.name} failed; its reverts ran.` };
+      const start = chain(s.steps, arn, inner, `${s.name}IterationFailed`);
+      // The iteration fails with Cause = JSON of {failedStep, error} (both set by the inner Catch path).
+      inner[`${s.name}IterationFailed`] = {
+        Type: "Pass",
+        Parameters: { "failedStep.$": "$.failedStep", "error.$": "$.error" },
+        ResultPath: "$.iterationFailure",
+        Next: `${s.name}IterationCause`,
+      };
+      inner[`${s.name}IterationCause`] = {
+        Type: "Pass",
+        Parameters: { "cause.$": "States.JsonToString($.iterationFailure)" },
+        ResultPath: "$.iterationFailure",
+        Next: `${s.name}Failed`,
+      };
+      inner[`${s.name}Failed`] = { Type: "Fail", Error: "IterationFailed", CausePath: "$.iterationFailure.cause" };
       states[s.name] = {
         Type: "Map",
         ItemsPath: s.itemsPath,

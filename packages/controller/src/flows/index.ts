@@ -9,6 +9,7 @@ import { amphoraConfig, amphoraDelete, amphoraFailover } from "./amphora";
 import { memberCrossPoolUpdate } from "./member-cross-pool";
 import { loadBalancerResize } from "./loadbalancer-resize";
 import { healthManagerRefresh } from "./healthmanager-refresh";
+import { amphoraCertRotate } from "./amphora-cert-rotate";
 
 export const FLOWS: Record<string, FlowSpec> = {
   "loadbalancer-create": loadBalancerCreate,
@@ -22,6 +23,7 @@ export const FLOWS: Record<string, FlowSpec> = {
   "member-cross-pool-update": memberCrossPoolUpdate,
   "loadbalancer-resize": loadBalancerResize,
   "healthmanager-refresh": healthManagerRefresh,
+  "amphora-cert-rotate": amphoraCertRotate,
 };
 export type FlowName = string;
 export const FLOW_NAMES = Object.keys(FLOWS) as FlowName[];

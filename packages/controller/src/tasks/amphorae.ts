@@ -91,14 +91,21 @@ export const markAmphoraeDeleted: TaskHandler = async (input, ctx) => {
   return null;
 };
 
+/**
+ * Builds the planned amphorae (Octavia: GenerateServerPEMTask, UpdateAmphoraDBCertExpiration and
+ * CertComputeCreate in one task): each gets a new server certificate (CN = its id) signed by the CA,
+ * handed to the compute driver with its key for the instance's config drive, and its expiry recorded.
+ * The key exists only here: never in the flow's state (this task returns nothing) nor in a log line.
+ */
 export const computeCreate: TaskHandler = async (input, ctx) => {
   const lb = await loadBalancer(ctx, input.lbId);
   for (const a of await planned(ctx, input)) {
     if (a.compute_id) continue;
     // A resize builds with its new flavor's compute flavor (input.computeFlavor); other flows use the default.
     const computeFlavor = typeof input.computeFlavor === "string" ? input.computeFlavor : null;
-    const computeId = await ctx.drivers.compute.build({ amphoraId: a.id, computeFlavor, availabilityZone: lb.availability_zone });
-    await ctx.store.updateAmphora(lb.id, a.id, input.owner, { compute_id: computeId, status: AMPHORA_BOOTING });
+    const cert = await ctx.certs.generateServerPem(a.id, ctx.config.certValidityTime);
+    const computeId = await ctx.drivers.compute.build({ amphoraId: a.id, computeFlavor, availabilityZone: lb.availability_zone, serverPem: cert.pem });
+    await ctx.store.updateAmphora(lb.id, a.id, input.owner, { compute_id: computeId, status: AMPHORA_BOOTING, cert_expiration: cert.expiration });
   }
   return null;
 };

@@ -1,5 +1,18 @@
 // How every flow ends: the objects it changed leave PENDING_* together and the LB's lock is released.
-import { ACTIVE, DELETED, ERROR, OFFLINE, ONLINE, PENDING_CREATE, PENDING_DELETE, PENDING_UPDATE, releasedAtEnd, type ChildWrite } from "@ottava/core";
+import {
+  ACTIVE,
+  DELETED,
+  ERROR,
+  OFFLINE,
+  ONLINE,
+  PENDING_CREATE,
+  PENDING_DELETE,
+  PENDING_UPDATE,
+  failedFlowEnd,
+  recordFlowEnd,
+  releasedAtEnd,
+  type ChildWrite,
+} from "@ottava/core";
 import { ignoreLockLost, type TaskHandler } from "./context";
 
 type Ref = { kind: string; id: string };
@@ -9,9 +22,11 @@ const same = (a: Ref, b: Ref) => a.kind === b.kind && a.id === b.id;
 
 /**
  * Success: PENDING_CREATE/UPDATE → ACTIVE and PENDING_DELETE → DELETED across the tree; an LB in
- * PENDING_DELETE takes its whole tree with it (cascade). Then the LB itself, releasing the lock.
+ * PENDING_DELETE takes its whole tree with it (cascade). Then the flow trail records the end (while
+ * the lock is still held, so a retry of this task writes it once), then the LB itself, releasing the lock.
  */
-export const finishChange: TaskHandler = async ({ lbId, owner }, ctx) => {
+export const finishChange: TaskHandler = async (input, ctx) => {
+  const { lbId, owner } = input;
   const { lb, items } = await ctx.store.tree(lbId);
   const deleting = lb?.record.provisioning_status === PENDING_DELETE;
   const writes: ChildWrite[] = [];
@@ -29,6 +44,13 @@ export const finishChange: TaskHandler = async ({ lbId, owner }, ctx) => {
   // from the objects this execution already marked), applied with the write that ends the lock.
   const released = { project: String(lb?.record.project_id), delta: releasedAtEnd(items, owner, deleting) };
   await ctx.store.applyAsOwner(lbId, owner, writes);
+  const cancelled = (input.commit as { cancelled?: boolean } | undefined)?.cancelled === true;
+  await recordFlowEnd(ctx, lbId, owner, {
+    outcome: "SUCCEEDED",
+    endedAt: new Date().toISOString(),
+    reason: cancelled ? "resize cancelled" : null,
+    lbDeleted: deleting,
+  });
   const status = deleting ? DELETED : ACTIVE;
   await ctx.store.updateLoadBalancer(lbId, owner, { provisioning_status: status }, true, released);
   ctx.log.info(`load balancer ${status}`, { lbId, execution: owner, objects: writes.length });
@@ -38,7 +60,8 @@ export const finishChange: TaskHandler = async ({ lbId, owner }, ctx) => {
 /**
  * Every flow's failure handler: the flow's subject goes to ERROR (the LB itself for LB flows) and
  * everything else it had moved to PENDING_* goes back to ACTIVE, as Octavia's reverts do; the lock
- * is released. Never leaves anything in PENDING_*.
+ * is released. Never leaves anything in PENDING_*. The flow trail records the failed state
+ * ($.failedStep, set by the builder's Catch path) and its error first.
  */
 export const failChange: TaskHandler = async (input, ctx) => {
   const { lbId, owner } = input;
@@ -54,6 +77,7 @@ export const failChange: TaskHandler = async (input, ctx) => {
     else if (s.startsWith("PENDING_")) writes.push({ kind, id: record.id, set: { provisioning_status: ACTIVE } });
   }
   const lbFailed = subject.some((r) => r.kind === "loadbalancer");
+  await recordFlowEnd(ctx, lbId, owner, failedFlowEnd(input));
   await ignoreLockLost(ctx, `load balancer ${lbId}`, async () => {
     await ctx.store.applyAsOwner(lbId, owner, writes);
     await ctx.store.updateLoadBalancer(lbId, owner, { provisioning_status: lbFailed ? ERROR : ACTIVE }, true);

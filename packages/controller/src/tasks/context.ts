@@ -1,6 +1,7 @@
-// What every task handler is given: the store, the drivers, the settings, a logger.
+// What every task handler is given: the store, the drivers, the settings, a logger, and what issues
+// and records amphora certificates.
 import { createHash } from "node:crypto";
-import { LockLost, type Config, type LoadBalancer, type LoadBalancerStore, type Logger } from "@ottava/core";
+import { LockLost, type AmphoraCertStore, type CertGenerator, type Config, type LoadBalancer, type LoadBalancerStore, type Logger } from "@ottava/core";
 import type { Drivers } from "@ottava/core";
 
 export interface TaskContext {
@@ -8,6 +9,10 @@ export interface TaskContext {
   drivers: Drivers;
   config: Config;
   log: Logger;
+  /** Issues amphora server certificates with the CA (Octavia's cert_generator). */
+  certs: CertGenerator;
+  /** The amphora writes of a certificate rotation (outside the LB's lock). */
+  amphoraCerts: AmphoraCertStore;
 }
 
 /** Every flow's input carries the LB and the lock owner: the execution's own name. */

@@ -1,6 +1,6 @@
 // Tasks of the cross-pool member batch update flow (flows/member-cross-pool.ts). The change set is
 // read from its chunks (store.getChangeSetChunk), never from the flow's input.
-import { ACTIVE, AMPHORA_ALLOCATED, DELETED, ERROR, chunkWrites, type ChangeSetChunk, type ChildWrite, type TreeRecord } from "@ottava/core";
+import { ACTIVE, AMPHORA_ALLOCATED, DELETED, ERROR, chunkWrites, failedFlowEnd, recordFlowEnd, type ChangeSetChunk, type ChildWrite, type TreeRecord } from "@ottava/core";
 import { finishChange } from "./changes";
 import { ignoreLockLost, loadBalancer, type TaskContext, type TaskHandler } from "./context";
 
@@ -100,6 +100,9 @@ export const failCrossPoolChange: TaskHandler = async (input, ctx) => {
     }
   }
   const project = String(lb?.record.project_id);
+  const end = failedFlowEnd(input);
+  if (restoreFailed) end.reason = "the restore of the members failed too";
+  await recordFlowEnd(ctx, lbId, owner, end);
   await ignoreLockLost(ctx, `load balancer ${lbId}`, async () => {
     await ctx.store.applyAsOwner(lbId, owner, writes);
     await ctx.store.deleteChangeSet(lbId, owner);

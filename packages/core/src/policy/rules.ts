@@ -209,6 +209,11 @@ export const DEFAULT_RULES: readonly PolicyRule[] = [
   ottava("member:put_cross_pool", WRITE, "PUT /v2/lbaas/pools/members"),
   ottava("healthmanager:get", ADMIN, "GET /v2/octavia/healthmanager"),
   ottava("healthmanager:put", ADMIN, "PUT /v2/octavia/healthmanager"),
-  // A load balancer's flow trail, for admins and its owner (planned).
-  ottava("loadbalancer:get_flows", READ, "GET /v2/lbaas/loadbalancers/{loadbalancer_id}/flows"),
+  // A load balancer's flow trail: admins and the LB's own project only (its observers and members);
+  // global observers are not owners, so unlike loadbalancer:get_one they are not allowed.
+  ottava(
+    "loadbalancer:get_flows",
+    "rule:load-balancer:observer_and_owner or rule:load-balancer:member_and_owner or rule:load-balancer:admin",
+    "GET /v2/lbaas/loadbalancers/{loadbalancer_id}/flows",
+  ),
 ];

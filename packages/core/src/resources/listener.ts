@@ -36,6 +36,7 @@ import type { LoadBalancerStore, TreeRecord } from "../ports";
 import { body, bool, integer, pyRepr, str, tags, uuid } from "../validation";
 import type { ChildRef, ChildResource, Tree } from "./child";
 import { apiTime, type ResourceDescriptor } from "./descriptor";
+import { listenerStatistics, providerStats, type StatsAmphora } from "../health/stats";
 
 const MIN_PORT_NUMBER = 1;
 const MAX_PORT_NUMBER = 65535;
@@ -495,21 +496,15 @@ export const listenerResource: ChildResource<Listener, ListenerPost, ListenerPut
   },
 };
 
-/** GET /v2/lbaas/listeners/{id}/stats: the counters the health work writes on the record, else zeros. */
+/** GET /v2/lbaas/listeners/{id}/stats: the counters its amphorae reported (health/stats.ts), else zeros. */
 export async function listenerStats(deps: { store: LoadBalancerStore }, ctx: RequestContext, id: string) {
   const found = await deps.store.getChild("listener", id);
   if (!found || found.record.provisioning_status === DELETED) throw notFound("Listener", id);
   authorize(ctx, "os_load-balancer_api:listener:get_stats", String(found.record.project_id));
-  const s = (found.record.stats ?? {}) as Partial<ListenerStats>;
-  return {
-    stats: {
-      bytes_in: s.bytes_in ?? 0,
-      bytes_out: s.bytes_out ?? 0,
-      active_connections: s.active_connections ?? 0,
-      total_connections: s.total_connections ?? 0,
-      request_errors: s.request_errors ?? 0,
-    },
-  };
+  const { items } = await deps.store.tree(found.lbId);
+  const amphorae = items.filter((i) => i.kind === "amphora").map((i) => i.record as unknown as StatsAmphora);
+  const s: ListenerStats = listenerStatistics(id, [...amphorae, ...providerStats([found.record])]);
+  return { stats: s };
 }
 
 // ---- CIDRs, as Python's ipaddress.ip_network(value, strict=False) reads and prints them -------------

@@ -26,6 +26,7 @@ import type { ChildWrite, TreeItem, TreeRecord } from "../ports";
 import { addTo, charge, createdBy, quotaFault } from "./quota";
 import { Tree } from "../resources/child";
 import { loadBalancerResource } from "../resources/loadbalancer";
+import { loadBalancerStatistics, providerStats, type StatsAmphora } from "../health/stats";
 
 export interface LoadBalancerDeps extends LockDeps {
   network: NetworkDriver;
@@ -233,10 +234,13 @@ export async function loadBalancerStatus(deps: LockDeps, ctx: RequestContext, id
   };
 }
 
-/** GET .../stats: the counters amphorae report (all zero until health data arrives). */
+/** GET .../stats: the counters amphorae reported (health/stats.ts), summed over the LB's listeners; zeros until heartbeats arrive. */
 export async function loadBalancerStats(deps: LockDeps, ctx: RequestContext, id: string) {
   await getLoadBalancer(deps, ctx, id);
-  return { stats: { bytes_in: 0, bytes_out: 0, active_connections: 0, total_connections: 0, request_errors: 0 } };
+  const { items } = await deps.store.tree(id);
+  const listeners = items.filter((i) => i.kind === "listener" && i.record.provisioning_status !== DELETED).map((i) => i.record);
+  const amphorae = items.filter((i) => i.kind === "amphora").map((i) => i.record as unknown as StatsAmphora);
+  return { stats: loadBalancerStatistics(listeners.map((l) => l.id), [...amphorae, ...providerStats(listeners)]) };
 }
 
 function parseJson(text: string): Record<string, unknown> {

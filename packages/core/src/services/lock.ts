@@ -7,6 +7,7 @@ import type { Logger } from "../log";
 import { LockConflict, type LoadBalancerStore, type QuotaCharge, type Versioned, type WorkflowEngine } from "../ports";
 import type { LoadBalancer } from "../resources/loadbalancer";
 import type { QuotaLimits } from "./quota";
+import { recordFlowEnd, recordFlowStart, sanitizeCause } from "./flow-trail";
 
 export interface LockDeps {
   store: LoadBalancerStore;
@@ -64,7 +65,8 @@ export async function lockAndStart(deps: LockDeps, action: LockedAction, read?: 
 
 /**
  * Starts the execution that owns a lock; if it cannot start, releases the lock, restoring `restore`
- * and giving back the quota `charged` with it.
+ * and giving back the quota `charged` with it. Every locked flow starts here, so this is where the
+ * LB's flow trail records the start (before the start: a quick flow's end must find it).
  */
 export async function startOrGiveBack(
   deps: LockDeps,
@@ -75,10 +77,21 @@ export async function startOrGiveBack(
   undo?: () => Promise<void>,
   charged?: QuotaCharge,
 ): Promise<void> {
+  const subject = Array.isArray(input.subject) ? (input.subject as { kind: string; id: string }[]) : [{ kind: "loadbalancer", id: input.lbId }];
+  const executionArn = deps.engine.executionArn(flow, owner);
+  await recordFlowStart(deps, input.lbId, { flow, execution: owner, executionArn, startedAt: new Date().toISOString(), subject });
   try {
     await deps.engine.start(flow, owner, input);
   } catch (e) {
     deps.log.error("flow could not start; lock given back", { lbId: input.lbId, flow, execution: owner, error: String(e) });
+    const err = e as Error;
+    await recordFlowEnd(deps, input.lbId, owner, {
+      outcome: "FAILED",
+      endedAt: new Date().toISOString(),
+      failedStep: null,
+      error: { error: err?.name ?? "Error", cause: sanitizeCause(err?.message ?? String(e)) },
+      reason: "the execution could not be started",
+    });
     await undo?.();
     const giveBack = charged && { project: charged.project, delta: Object.fromEntries(Object.entries(charged.delta).map(([k, n]) => [k, -(n ?? 0)])) };
     await deps.store.abandonLock(input.lbId, owner, restore, giveBack);

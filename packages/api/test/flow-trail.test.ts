@@ -1,0 +1,252 @@
+// The flow trail (an Ottava extension): GET /v2/lbaas/loadbalancers/{id}/flows, over DynamoDB Local
+// and the real ASL in the local runner.
+import { beforeAll, describe, expect, it } from "vitest";
+import { GetCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
+import {
+  DEFAULT_POLICY,
+  Fault,
+  createLogger,
+  failedFlowEnd,
+  getFlowTrail,
+  lockAndStart,
+  sanitizeCause,
+  tokenContext,
+  type FlowTrailEntry,
+  type WorkflowEngine,
+} from "@ottava/core";
+import { DynamoStore, createClients } from "@ottava/db";
+import { PROJECT, SUBNET, fault, inProcessApp, pick } from "../../../test/support/app";
+
+type App = Awaited<ReturnType<typeof inProcessApp>>;
+const LBS = "/v2/lbaas/loadbalancers";
+const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+const log = createLogger({ service: "test" }, "error");
+
+let t: App;
+
+async function activeLb(app: App): Promise<string> {
+  const res = await app.call("POST", LBS, { loadbalancer: { vip_subnet_id: SUBNET } });
+  expect(res.status).toBe(201);
+  await app.settle();
+  return res.body.loadbalancer.id as string;
+}
+
+const flows = async (app: App, id: string, prefix = "/v2") => {
+  const res = await app.call("GET", `${prefix}/lbaas/loadbalancers/${id}/flows`);
+  expect(res.status).toBe(200);
+  return res.body.flows as FlowTrailEntry[];
+};
+
+beforeAll(async () => {
+  t = await inProcessApp();
+});
+
+describe("the flow trail of a load balancer", () => {
+  it("records each flow run, newest first, with its start, end and outcome (and /v2.0 answers the same)", async () => {
+    const id = await activeLb(t);
+    expect((await t.call("PUT", `${LBS}/${id}`, { loadbalancer: { name: "renamed" } })).status).toBe(200);
+    await t.settle();
+    const listener = await t.call("POST", "/v2/lbaas/listeners", { listener: { loadbalancer_id: id, protocol: "HTTP", protocol_port: 80 } });
+    expect(listener.status).toBe(201);
+    await t.settle();
+
+    const trail = await flows(t, id);
+    expect(trail.map((f) => [f.flow, f.outcome])).toEqual([
+      ["listener-create", "SUCCEEDED"],
+      ["loadbalancer-update", "SUCCEEDED"],
+      ["loadbalancer-create", "SUCCEEDED"],
+    ]);
+    const [lc, update, create] = trail as [FlowTrailEntry, FlowTrailEntry, FlowTrailEntry];
+    expect(create).toEqual({
+      flow: "loadbalancer-create",
+      execution: `create-${id}`,
+      execution_arn: t.engine.executionArn("loadbalancer-create", `create-${id}`),
+      started_at: expect.stringMatching(ISO),
+      ended_at: expect.stringMatching(ISO),
+      outcome: "SUCCEEDED",
+      reason: null,
+      failed_step: null,
+      error: null,
+      subject: [{ kind: "loadbalancer", id }],
+    });
+    expect(update).toMatchObject({ execution: `update-${id}-v2`, subject: [{ kind: "loadbalancer", id }], failed_step: null, error: null });
+    expect(lc.subject).toEqual([{ kind: "listener", id: listener.body.listener.id }]);
+    for (const f of trail) expect(f.ended_at! >= f.started_at, f.execution).toBe(true);
+    expect(update.started_at >= create.ended_at!).toBe(true);
+    // The LB records the last execution too, as before; the trail is not part of its tree.
+    expect((await t.store.getLoadBalancer(id))!.executionArn).toBe(lc.execution_arn);
+    expect((await t.store.tree(id)).items.map((i) => i.kind)).toEqual(["amphora", "listener"]);
+    expect(await flows(t, id, "/v2.0")).toEqual(trail);
+  });
+
+  it("answers 404 for an unknown load balancer, and for a deleted one", async () => {
+    const unknown = "11111111-2222-3333-4444-555555555555";
+    expect(pick(await t.call("GET", `${LBS}/${unknown}/flows`))).toEqual(fault(404, `Load Balancer ${unknown} not found.`));
+    expect((await t.call("GET", `/v2.0/lbaas/loadbalancers/${unknown}/flows`)).status).toBe(404);
+    const id = await activeLb(t);
+    expect((await t.call("DELETE", `${LBS}/${id}`)).status).toBe(204);
+    await t.settle();
+    expect(pick(await t.call("GET", `${LBS}/${id}/flows`))).toEqual(fault(404, `Load Balancer ${id} not found.`));
+  });
+
+  it("expires with the load balancer: a DELETED LB's trail entries get its TTL", async () => {
+    const id = await activeLb(t);
+    expect((await t.call("DELETE", `${LBS}/${id}`)).status).toBe(204);
+    await t.settle();
+    const { doc } = createClients(t.config.dynamodbEndpoint);
+    const items = (
+      await doc.send(
+        new QueryCommand({
+          TableName: t.config.tableName,
+          KeyConditionExpression: "pk = :pk AND begins_with(sk, :p)",
+          ExpressionAttributeValues: { ":pk": `LB#${id}`, ":p": "~FLOW#" },
+        }),
+      )
+    ).Items!;
+    expect(items.map((i) => [i.flow, i.outcome])).toEqual([
+      ["loadbalancer-create", "SUCCEEDED"],
+      ["loadbalancer-delete", "SUCCEEDED"],
+    ]);
+    const lb = (await doc.send(new GetCommand({ TableName: t.config.tableName, Key: { pk: `LB#${id}`, sk: "LB" } }))).Item!;
+    expect(lb.provisioning_status).toBe("DELETED");
+    for (const i of items) {
+      expect(i.sk).toMatch(/^~FLOW#\d{4}-\d\d-\d\dT[^#]+#(create|delete)-/);
+      // In no index, and purged by TTL about when the LB is.
+      expect(Object.keys(i).filter((k) => /^gsi/.test(k))).toEqual([]);
+      expect(Math.abs(Number(i.expires_at) - Number(lb.expires_at))).toBeLessThan(60);
+    }
+  });
+});
+
+describe("the end of a flow", () => {
+  it("is written once: a retried final task changes nothing", async () => {
+    const id = await activeLb(t);
+    const [create] = await flows(t, id);
+    const again = { outcome: "SUCCEEDED" as const, endedAt: new Date(Date.now() + 60_000).toISOString() };
+    expect(await t.store.recordFlowEnd(id, create!.execution, again)).toBe(false);
+    expect(await t.store.recordFlowEnd(id, create!.execution, { ...again, outcome: "REPAIRED", reason: "housekeeping" })).toBe(false);
+    expect(await flows(t, id)).toEqual([create]);
+
+    // A running entry ends once, whatever the retries.
+    await t.store.recordFlowStart(id, { flow: "loadbalancer-update", execution: `probe-${id}`, executionArn: "arn:probe", startedAt: new Date().toISOString(), subject: [] });
+    const end = { outcome: "SUCCEEDED" as const, endedAt: new Date().toISOString() };
+    expect(await t.store.recordFlowEnd(id, `probe-${id}`, end)).toBe(true);
+    expect(await t.store.recordFlowEnd(id, `probe-${id}`, { ...end, endedAt: new Date(Date.now() + 5000).toISOString() })).toBe(false);
+    const trail = await flows(t, id);
+    expect(trail).toHaveLength(2);
+    expect(trail[0]).toMatchObject({ execution: `probe-${id}`, outcome: "SUCCEEDED", ended_at: end.endedAt });
+    // A FAILED end replaces a SUCCEEDED one (the finish wrote it, then the release failed), once.
+    const failed = { outcome: "FAILED" as const, endedAt: new Date().toISOString(), failedStep: "MarkLoadBalancerActive", error: { error: "X", cause: "y" } };
+    expect(await t.store.recordFlowEnd(id, `probe-${id}`, failed)).toBe(true);
+    expect(await t.store.recordFlowEnd(id, `probe-${id}`, failed)).toBe(false);
+    expect(await t.store.recordFlowEnd(id, "no-such-execution", end)).toBe(false);
+    expect((await flows(t, id))[0]).toMatchObject({ outcome: "FAILED", failed_step: "MarkLoadBalancerActive", error: { error: "X", cause: "y" } });
+  });
+
+  it("keeps the newest entries only", async () => {
+    const id = await activeLb(t);
+    const { doc } = createClients(t.config.dynamodbEndpoint);
+    const small = new DynamoStore(doc, { tableName: t.config.tableName, expiryAge: 60, flowTrailMax: 3 });
+    for (let i = 1; i <= 4; i++) {
+      await small.recordFlowStart(id, { flow: "f", execution: `e${i}`, executionArn: `arn:e${i}`, startedAt: new Date(Date.now() + i * 1000).toISOString(), subject: [] });
+    }
+    expect((await small.flowTrail(id)).map((f) => f.execution)).toEqual(["e4", "e3", "e2"]);
+    expect((await t.store.flowTrail(id, 2)).map((f) => f.execution)).toEqual(["e4", "e3"]);
+  });
+
+  it("of an execution that could not start is FAILED, and the lock is given back", async () => {
+    const id = await activeLb(t);
+    const engine: WorkflowEngine = {
+      executionArn: (flow, name) => t.engine.executionArn(flow, name),
+      describe: async () => undefined,
+      start: async () => {
+        throw Object.assign(new Error("Rate exceeded (token=abc123)"), { name: "ThrottlingException" });
+      },
+    };
+    await expect(
+      lockAndStart({ store: t.store, engine, log }, { lbId: id, flow: "loadbalancer-update", verb: "update", from: ["ACTIVE"], to: "PENDING_UPDATE" }),
+    ).rejects.toMatchObject({ status: 500 });
+    expect((await t.store.getLoadBalancer(id))!.record.provisioning_status).toBe("ACTIVE");
+    const [failed] = await flows(t, id);
+    expect(failed).toMatchObject({
+      flow: "loadbalancer-update",
+      outcome: "FAILED",
+      reason: "the execution could not be started",
+      failed_step: null,
+      error: { error: "ThrottlingException", cause: "Rate exceeded (token=***)" },
+    });
+  });
+});
+
+describe("a failed flow", () => {
+  it("records the state that failed and the driver's error (OTTAVA_NOOP_FAULTS=compute.build)", async () => {
+    const f = await inProcessApp({ OTTAVA_NOOP_FAULTS: "compute.build" });
+    const res = await f.call("POST", LBS, { loadbalancer: { vip_subnet_id: SUBNET } });
+    expect(res.status).toBe(201);
+    const id = res.body.loadbalancer.id as string;
+    // While it runs (the failing build is retried 1 s, then 2 s later), the entry is RUNNING.
+    expect((await flows(f, id))[0]).toMatchObject({ outcome: "RUNNING", ended_at: null, failed_step: null, error: null });
+    await f.settle();
+    expect((await f.call("GET", `${LBS}/${id}`)).body.loadbalancer.provisioning_status).toBe("ERROR");
+    const [entry] = await flows(f, id);
+    expect(entry).toMatchObject({
+      flow: "loadbalancer-create",
+      execution: `create-${id}`,
+      outcome: "FAILED",
+      failed_step: "ComputeCreate",
+      error: { error: "DriverError", cause: expect.stringContaining("Injected fault: compute.build") },
+      ended_at: expect.stringMatching(ISO),
+    });
+  }, 30_000);
+
+  it("inside a Map records the innermost state that failed and its error (a failover whose compute.delete fails)", async () => {
+    const f = await inProcessApp({ OTTAVA_NOOP_FAULTS: "compute.delete" });
+    const id = await activeLb(f);
+    expect((await f.call("PUT", `${LBS}/${id}/failover`)).status).toBe(202);
+    await f.settle();
+    const [entry] = await flows(f, id);
+    expect(entry).toMatchObject({
+      flow: "loadbalancer-failover",
+      outcome: "FAILED",
+      failed_step: "RemoveOldAmphora",
+      error: { error: "DriverError", cause: expect.stringContaining("Injected fault: compute.delete") },
+    });
+  }, 60_000);
+});
+
+describe("authorization (keystone contexts, called at the service)", () => {
+  const ctx = (project: string, roles: string[]) =>
+    tokenContext("req-test", { projectId: project, userId: "u", roles, systemScope: undefined }, DEFAULT_POLICY);
+
+  it("allows the LB's own project and admins; refuses other projects and global observers with 403", async () => {
+    const id = await activeLb(t);
+    const ok = await getFlowTrail({ store: t.store }, ctx(PROJECT, ["load-balancer_member"]), id);
+    expect(ok.flows.map((e) => e.flow)).toEqual(["loadbalancer-create"]);
+    expect((await getFlowTrail({ store: t.store }, ctx(PROJECT, ["load-balancer_observer"]), id)).flows).toHaveLength(1);
+    expect((await getFlowTrail({ store: t.store }, ctx("another-project", ["admin"]), id)).flows).toHaveLength(1);
+    for (const roles of [["load-balancer_member"], ["load-balancer_global_observer"], ["member", "reader"]]) {
+      const denied = getFlowTrail({ store: t.store }, ctx("another-project", roles), id);
+      await expect(denied, roles.join()).rejects.toBeInstanceOf(Fault);
+      await expect(denied, roles.join()).rejects.toMatchObject({ status: 403 });
+    }
+    // An unknown LB is a 404 whoever asks.
+    await expect(getFlowTrail({ store: t.store }, ctx("another-project", ["load-balancer_member"]), "nope")).rejects.toMatchObject({ status: 404 });
+  });
+});
+
+describe("what the trail keeps of an error", () => {
+  it("is the Lambda error's message, credentials masked, at most 1000 characters", () => {
+    const lambda = JSON.stringify({ errorType: "DriverError", errorMessage: "boom at https://user:pw@nova.example/v2", trace: ["at x (/var/task/index.js:1:1)"] });
+    expect(sanitizeCause(lambda)).toBe("boom at https://***@nova.example/v2");
+    expect(sanitizeCause("password=hunter2 X-Auth-Token: gAAAA123 Authorization: Bearer abc.def")).toBe("password=*** X-Auth-Token: *** Authorization: ***");
+    expect(sanitizeCause("x".repeat(5000))).toHaveLength(1000);
+    expect(sanitizeCause(undefined)).toBeNull();
+  });
+
+  it("of a failed Map iteration is the iteration's own failed state and error", () => {
+    const inner = { failedStep: "ReplacementPlugVip", error: { Error: "DriverError", Cause: "no port" } };
+    const end = failedFlowEnd({ failedStep: "FailoverAmphorae", error: { Error: "IterationFailed", Cause: JSON.stringify(inner) } });
+    expect(end).toMatchObject({ outcome: "FAILED", failedStep: "ReplacementPlugVip", error: { error: "DriverError", cause: "no port" } });
+    expect(failedFlowEnd({ failedStep: "PlugVip", error: { Error: "States.Timeout" } })).toMatchObject({ failedStep: "PlugVip", error: { error: "States.Timeout", cause: null } });
+  });
+});

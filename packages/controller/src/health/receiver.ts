@@ -1,0 +1,272 @@
+// The health manager's heartbeat receiver (octavia/amphorae/drivers/health/heartbeat_udp.py
+// UDPStatusGetter): a UDP socket on [health_manager] bind_port. Each datagram is verified
+// (HMAC-SHA256 with the heartbeat key, hex or legacy binary digest) and decoded; a packet that is not,
+// or that repeats an (amphora id, seq) pair seen within the recent window, is dropped and counted.
+// Each accepted heartbeat is judged against its amphora's tree as Octavia's UpdateHealthDb does, and
+// its changes are written in one batch: operating statuses, the amphora's last_heartbeat and its
+// listener counters. Heartbeats of one amphora are processed in order, several amphorae at once.
+import { createSocket, type Socket } from "node:dgram";
+import {
+  HEARTBEAT_INTERVAL,
+  HeartbeatRejected,
+  RecentPairs,
+  readHeartbeat,
+  unwrapEnvelope,
+  updateHealth,
+  updateStats,
+  type ComputeDriver,
+  type Config,
+  type HealthStore,
+  type HeartbeatMessage,
+  type Logger,
+} from "@ottava/core";
+import { DynamoHealthStore, createClients } from "@ottava/db";
+
+/** UDP_MAX_SIZE */
+const UDP_MAX_SIZE = 64 * 1024;
+
+export interface HeartbeatCounters {
+  /** Datagrams received. */
+  received: number;
+  /** Verified, readable, not duplicate heartbeats. */
+  accepted: number;
+  /** Dropped: bad or missing HMAC, not zlib/JSON, not a heartbeat. */
+  rejected: number;
+  /** Dropped: an (amphora id, seq) pair already seen within the window. */
+  duplicates: number;
+  /** Dropped: too many heartbeats waiting to be processed. */
+  overloaded: number;
+  /** Heartbeats whose processing failed (a DynamoDB error): logged, nothing or part written. */
+  failed: number;
+  /** Heartbeats from amphorae that are DELETED or whose load balancer is (their instance is deleted). */
+  zombies: number;
+  /** Heartbeats from amphorae Ottava does not know. */
+  unknown: number;
+}
+
+export interface HeartbeatReceiverOptions {
+  /** [health_manager] heartbeat_key; never logged. */
+  key: string;
+  host: string;
+  /** 0 picks a free port. */
+  port: number;
+  store: HealthStore;
+  /** Deletes zombie amphorae's instances. */
+  compute: ComputeDriver;
+  log: Logger;
+  /** How long an (amphora id, seq) pair is remembered (default 30 s: three heartbeat intervals). */
+  dedupWindowMs?: number;
+  /** At most this many pairs are remembered (default 100,000). */
+  dedupMax?: number;
+  /** How often the counters are logged, when they moved (default 60 s). */
+  logIntervalMs?: number;
+  /** [health_manager] heartbeat_interval, seconds: a heartbeat processed this late only updates counters. */
+  heartbeatInterval?: number;
+  /** Heartbeats processed at once, over all amphorae (default 32). */
+  concurrency?: number;
+  /** Heartbeats waiting at most; more are dropped (default 10,000). */
+  maxPending?: number;
+  now?: () => number;
+}
+
+export class HeartbeatReceiver {
+  readonly counters: HeartbeatCounters = { received: 0, accepted: 0, rejected: 0, duplicates: 0, overloaded: 0, failed: 0, zombies: 0, unknown: 0 };
+  private socket: Socket | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private readonly recent: RecentPairs;
+  private readonly now: () => number;
+  /** The last heartbeat of each amphora in processing: the next one waits for it. */
+  private readonly chains = new Map<string, Promise<void>>();
+  private pending = 0;
+  private running = 0;
+  private readonly waiting: (() => void)[] = [];
+  private lastRejectLog = -Infinity;
+  private lastLogged = "";
+  private boundPort: number | undefined;
+
+  constructor(private readonly opts: HeartbeatReceiverOptions) {
+    if (!opts.key) throw new Error("the heartbeat receiver needs a heartbeat key");
+    this.recent = new RecentPairs(opts.dedupWindowMs ?? 30_000, opts.dedupMax ?? 100_000);
+    this.now = opts.now ?? Date.now;
+  }
+
+  /** The port it listens on, once started. */
+  get port(): number | undefined {
+    return this.boundPort;
+  }
+
+  /** Binds the socket; answers the port. */
+  async start(): Promise<number> {
+    const socket = createSocket({ type: this.opts.host.includes(":") ? "udp6" : "udp4" });
+    socket.on("message", (data, rinfo) => this.receive(data, rinfo.address));
+    socket.on("error", (e) => this.opts.log.error("heartbeat socket error", { error: String(e) }));
+    await new Promise<void>((ok, fail) => {
+      socket.once("error", fail);
+      socket.bind(this.opts.port, this.opts.host, () => {
+        socket.off("error", fail);
+        ok();
+      });
+    });
+    this.socket = socket;
+    this.boundPort = socket.address().port;
+    this.timer = setInterval(() => this.logCounters(), this.opts.logIntervalMs ?? 60_000);
+    this.timer.unref();
+    return this.boundPort;
+  }
+
+  /** Closes the socket and waits (a few seconds at most) for heartbeats in processing. */
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    const socket = this.socket;
+    this.socket = undefined;
+    if (socket) await new Promise<void>((ok) => socket.close(() => ok()));
+    await Promise.race([this.idle(), new Promise((ok) => setTimeout(ok, 5000).unref())]);
+    this.logCounters();
+  }
+
+  /** Resolves when every heartbeat accepted so far has been processed. */
+  async idle(): Promise<void> {
+    while (this.chains.size > 0) await Promise.all([...this.chains.values()]);
+  }
+
+  /** One datagram (what the socket calls; tests may call it directly). */
+  receive(data: Buffer, from: string): void {
+    this.counters.received++;
+    const recvTime = this.now();
+    let msg: HeartbeatMessage;
+    try {
+      if (data.length > UDP_MAX_SIZE) throw new HeartbeatRejected("malformed", "datagram too large");
+      msg = readHeartbeat(unwrapEnvelope(data, this.opts.key));
+    } catch (e) {
+      this.counters.rejected++;
+      const fields = { from, reason: e instanceof HeartbeatRejected ? e.reason : "error", error: (e as Error).message };
+      // Octavia logs every dropped packet; a flood of them is logged once an interval (the counters tell the rest).
+      if (recvTime - this.lastRejectLog >= (this.opts.logIntervalMs ?? 60_000)) {
+        this.lastRejectLog = recvTime;
+        this.opts.log.warn("Health Manager experienced an exception processing a heartbeat message. Ignoring this packet.", fields);
+      } else this.opts.log.debug("heartbeat packet dropped", fields);
+      return;
+    }
+    if (msg.seq !== undefined && this.recent.check(msg.id, msg.seq, recvTime)) {
+      this.counters.duplicates++;
+      this.opts.log.debug("duplicate heartbeat dropped", { from, amphoraId: msg.id, seq: msg.seq });
+      return;
+    }
+    if (this.pending >= (this.opts.maxPending ?? 10_000)) {
+      this.counters.overloaded++;
+      return;
+    }
+    this.counters.accepted++;
+    this.pending++;
+    const prev = this.chains.get(msg.id) ?? Promise.resolve();
+    const next = prev.then(() => this.limited(() => this.process(msg, recvTime, from)));
+    this.chains.set(msg.id, next);
+    void next.finally(() => {
+      this.pending--;
+      if (this.chains.get(msg.id) === next) this.chains.delete(msg.id);
+    });
+  }
+
+  private async limited(fn: () => Promise<void>): Promise<void> {
+    if (this.running >= (this.opts.concurrency ?? 32)) await new Promise<void>((ok) => this.waiting.push(ok));
+    this.running++;
+    try {
+      await fn();
+    } finally {
+      this.running--;
+      this.waiting.shift()?.();
+    }
+  }
+
+  /** update_health and update_stats for one heartbeat; never throws. */
+  private async process(msg: HeartbeatMessage, recvTime: number, from: string): Promise<void> {
+    const log = this.opts.log;
+    try {
+      const view = await this.opts.store.healthView(msg.id);
+      const update = updateHealth(msg, view, {
+        processingDelay: (this.now() - recvTime) / 1000,
+        heartbeatInterval: this.opts.heartbeatInterval ?? HEARTBEAT_INTERVAL,
+      });
+      for (const w of update.warnings) log.warn(w.message, { from, ...w.fields });
+      if (update.outcome === "unknown-amphora") {
+        this.counters.unknown++;
+        return;
+      }
+      if (update.outcome === "zombie") {
+        this.counters.zombies++;
+        log.info("Received a health heartbeat from an amphora that should not exist; deleting its instance", {
+          from,
+          amphoraId: msg.id,
+          computeId: update.computeId,
+        });
+        if (update.computeId) {
+          await this.opts.compute.delete(update.computeId).catch((e) => log.info("Error deleting amphora instance", { amphoraId: msg.id, error: String(e) }));
+        }
+        return;
+      }
+      const lb = view.lb!;
+      const amphora = view.amphora!;
+      const stats = updateStats(msg, view);
+      if (!update.recordHeartbeat && update.statuses.length === 0 && stats.length === 0) return;
+      const res = await this.opts.store.applyHealth({
+        lbId: lb.id,
+        amphoraId: msg.id,
+        lastHeartbeat: update.recordHeartbeat ? new Date(this.now()).toISOString() : undefined,
+        statuses: update.statuses,
+        stats,
+        statsBase: { rows: amphora.listener_stats, revision: amphora.listener_stats_rev },
+      });
+      if (update.statuses.length > 0) {
+        log.info("operating status changed", {
+          lbId: lb.id,
+          amphoraId: msg.id,
+          changes: update.statuses.map((c) => `${c.kind} ${c.id}: ${c.from} -> ${c.to}`),
+          skipped: res.skipped,
+        });
+      }
+    } catch (e) {
+      this.counters.failed++;
+      log.error("Health update for amphora encountered an error. Skipping health update.", { amphoraId: msg.id, error: String(e) });
+    }
+  }
+
+  private logCounters(): void {
+    const snapshot = JSON.stringify(this.counters);
+    if (snapshot === this.lastLogged) return;
+    this.lastLogged = snapshot;
+    this.opts.log.info("heartbeat receiver counters", { ...this.counters, port: this.boundPort });
+  }
+}
+
+/** The DynamoDB health store of a process. */
+export function createHealthStore(config: Config): DynamoHealthStore {
+  return new DynamoHealthStore(createClients(config.dynamodbEndpoint).doc, { tableName: config.tableName });
+}
+
+/**
+ * Starts the receiver on config.bindHost:config.heartbeatPort, if a heartbeat key is configured
+ * (undefined otherwise: without the key no heartbeat could be accepted).
+ */
+export async function startHeartbeatReceiver(
+  config: Config,
+  deps: { compute: ComputeDriver; log: Logger; store?: HealthStore },
+  options: Partial<HeartbeatReceiverOptions> = {},
+): Promise<HeartbeatReceiver | undefined> {
+  if (!config.heartbeatKey) {
+    deps.log.info("heartbeat receiver not started: OTTAVA_HEARTBEAT_KEY is not set");
+    return undefined;
+  }
+  const receiver = new HeartbeatReceiver({
+    key: config.heartbeatKey,
+    host: config.bindHost,
+    port: config.heartbeatPort,
+    store: deps.store ?? createHealthStore(config),
+    compute: deps.compute,
+    log: deps.log,
+    ...options,
+  });
+  const port = await receiver.start();
+  deps.log.info("heartbeat receiver listening", { host: config.bindHost, heartbeatPort: port });
+  return receiver;
+}

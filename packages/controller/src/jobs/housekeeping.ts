@@ -1,0 +1,97 @@
+// Housekeeping's clocks (Octavia's octavia-housekeeping: db_cleanup every cleanup_interval, cert
+// rotation every cert_interval). `purge` and `rotateCerts` are one pass each: `npm start` runs them
+// on timers (Housekeeping), AWS on schedules (jobs/lambda.ts). Both are safe when passes overlap
+// (see core's services/housekeeping.ts), so no lease is needed.
+import {
+  purgeDeleted,
+  rotateExpiringCerts,
+  type Config,
+  type HousekeepingDeps,
+  type HousekeepingSettings,
+  type Logger,
+  type PurgeResult,
+  type RotateResult,
+  type WorkflowEngine,
+} from "@ottava/core";
+import { createHousekeepingStore } from "../deps";
+
+export type HousekeepingJobDeps = HousekeepingDeps & {
+  config: Pick<Config, "loadBalancerExpiryAge" | "amphoraExpiryAge" | "certExpiryBuffer" | "cleanupInterval" | "certInterval">;
+};
+
+export function createHousekeepingDeps(config: Config, engine: WorkflowEngine, log: Logger): HousekeepingJobDeps {
+  return { housekeeping: createHousekeepingStore(config), engine, log, config };
+}
+
+const settingsOf = (config: HousekeepingJobDeps["config"]): HousekeepingSettings => ({
+  loadBalancerExpiryAge: config.loadBalancerExpiryAge,
+  amphoraExpiryAge: config.amphoraExpiryAge,
+  certExpiryBuffer: config.certExpiryBuffer,
+});
+
+/** DatabaseCleanup at `now`: load balancers and amphorae DELETED longer ago than their expiry age are purged. */
+export async function purge(deps: HousekeepingJobDeps, now = new Date()): Promise<PurgeResult> {
+  const result = await purgeDeleted(deps, settingsOf(deps.config), now);
+  if (result.loadBalancers || result.amphorae) deps.log.info("housekeeping purge", { ...result });
+  return result;
+}
+
+/** CertRotation at `now`: one amphora-cert-rotate flow per amphora whose certificate expires within cert_expiry_buffer. */
+export async function rotateCerts(deps: HousekeepingJobDeps, now = new Date()): Promise<RotateResult> {
+  return rotateExpiringCerts(deps, settingsOf(deps.config), now);
+}
+
+export interface HousekeepingOptions {
+  /** Seconds between purges; default config.cleanupInterval. */
+  cleanupInterval?: number;
+  /** Seconds between rotation checks; default config.certInterval. */
+  certInterval?: number;
+  now?: () => Date;
+}
+
+/** Both jobs on timers, in process (npm start): each runs at start, then every interval, never overlapping itself. */
+export class Housekeeping {
+  private readonly timers: NodeJS.Timeout[] = [];
+  private readonly running = new Set<Promise<unknown>>();
+  private readonly busy = new Set<string>();
+  private readonly now: () => Date;
+  private stopped = false;
+
+  constructor(
+    private readonly deps: HousekeepingJobDeps,
+    private readonly opts: HousekeepingOptions = {},
+  ) {
+    this.now = opts.now ?? (() => new Date());
+  }
+
+  start(): void {
+    this.stopped = false;
+    this.every("purge", this.opts.cleanupInterval ?? this.deps.config.cleanupInterval, () => purge(this.deps, this.now()));
+    this.every("certificate rotation", this.opts.certInterval ?? this.deps.config.certInterval, () => rotateCerts(this.deps, this.now()));
+  }
+
+  /** Stops the timers and waits for a pass under way. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    for (const t of this.timers.splice(0)) clearInterval(t);
+    await Promise.allSettled([...this.running]);
+  }
+
+  private every(job: string, seconds: number, pass: () => Promise<unknown>): void {
+    const run = () => {
+      if (this.stopped || this.busy.has(job)) return; // a slow pass is never overlapped by the next
+      this.busy.add(job);
+      const p: Promise<unknown> = pass()
+        .catch((e) => this.deps.log.error(`housekeeping ${job} failed`, { error: String(e) }))
+        .finally(() => {
+          this.busy.delete(job);
+          this.running.delete(p);
+        });
+      this.running.add(p);
+    };
+    const timer = setInterval(run, seconds * 1000);
+    timer.unref();
+    this.timers.push(timer);
+    run();
+  }
+}
