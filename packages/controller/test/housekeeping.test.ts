@@ -6,8 +6,8 @@ import { GetCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "@ottava/api";
 import { createLogger, type Amphora, type CaMaterial } from "@ottava/core";
-import { DynamoHousekeepingStore, createCatalog, createClients, pointerKey } from "@ottava/db";
-import { Housekeeping, TASKS, createLocalCa, createTaskContext, noopServerPem, purge, rotateCerts, type HousekeepingJobDeps } from "@ottava/controller";
+import { DynamoHousekeepingStore, DynamoRepairStore, createCatalog, createClients, pointerKey } from "@ottava/db";
+import { CA_TASKS, FLOW_TASKS, Housekeeping, TASKS, createLocalCa, createTaskContext, noopServerPem, purge, rotateCerts, type HousekeepingJobDeps } from "@ottava/controller";
 import { LocalWorkflowEngine } from "../../local/src/runner";
 import { SUBNET, PROJECT } from "../../../test/support/app";
 import { freshTable } from "../../../test/support/dynamo";
@@ -35,7 +35,7 @@ async function app(env: Record<string, string> = {}) {
   };
   const { doc } = createClients(config.dynamodbEndpoint);
   const housekeeping = new DynamoHousekeepingStore(doc, config.tableName);
-  const deps: HousekeepingJobDeps = { housekeeping, engine, log, config };
+  const deps: HousekeepingJobDeps = { housekeeping, store, pending: new DynamoRepairStore(doc, config.tableName), engine, log, config };
   return { config, store, engine, call, doc, housekeeping, deps, lines, settle: () => engine.drain() };
 }
 type App = Awaited<ReturnType<typeof app>>;
@@ -93,6 +93,10 @@ beforeAll(async () => {
 });
 
 describe("amphora certificates", () => {
+  it("are signed only by the task functions that get the CA on AWS", () => {
+    for (const task of CA_TASKS) expect(FLOW_TASKS).toContain(task);
+  });
+
   it("an amphora build issues a server certificate signed by the CA (CN = the amphora id) and records its expiry", async () => {
     const t = await app();
     const before = Math.floor(Date.now() / 1000) * 1000;

@@ -1,9 +1,13 @@
 // Housekeeping's clocks (Octavia's octavia-housekeeping: db_cleanup every cleanup_interval, cert
-// rotation every cert_interval). `purge` and `rotateCerts` are one pass each: `npm start` runs them
-// on timers (Housekeeping), AWS on schedules (jobs/lambda.ts). Both are safe when passes overlap
-// (see core's services/housekeeping.ts), so no lease is needed.
+// rotation every cert_interval; and Ottava's stuck-state repair every cleanup_interval). `purge`,
+// `repair` and `rotateCerts` are one pass each: `npm start` runs them on timers (Housekeeping), AWS
+// on schedules (jobs/lambda.ts). All are safe when passes overlap (see core's services/housekeeping.ts
+// and services/repair.ts: every write is conditional), so no lease is needed.
 import {
   purgeDeleted,
+  repairStuck,
+  type LoadBalancerStore,
+  type RepairStore,
   rotateExpiringCerts,
   type Config,
   type HousekeepingDeps,
@@ -13,14 +17,18 @@ import {
   type RotateResult,
   type WorkflowEngine,
 } from "@ottava/core";
-import { createHousekeepingStore } from "../deps";
+import { DynamoRepairStore, createClients } from "@ottava/db";
+import { createHousekeepingStore, createStore } from "../deps";
 
 export type HousekeepingJobDeps = HousekeepingDeps & {
+  store: LoadBalancerStore;
+  pending: RepairStore;
   config: Pick<Config, "loadBalancerExpiryAge" | "amphoraExpiryAge" | "certExpiryBuffer" | "cleanupInterval" | "certInterval">;
 };
 
 export function createHousekeepingDeps(config: Config, engine: WorkflowEngine, log: Logger): HousekeepingJobDeps {
-  return { housekeeping: createHousekeepingStore(config), engine, log, config };
+  const pending = new DynamoRepairStore(createClients(config.dynamodbEndpoint).doc, config.tableName);
+  return { housekeeping: createHousekeepingStore(config), store: createStore(config), pending, engine, log, config };
 }
 
 const settingsOf = (config: HousekeepingJobDeps["config"]): HousekeepingSettings => ({
@@ -34,6 +42,11 @@ export async function purge(deps: HousekeepingJobDeps, now = new Date()): Promis
   const result = await purgeDeleted(deps, settingsOf(deps.config), now);
   if (result.loadBalancers || result.amphorae) deps.log.info("housekeeping purge", { ...result });
   return result;
+}
+
+/** Stuck-state repair at `now`: LBs in PENDING_* whose execution no longer runs go to ERROR, the trail saying why. */
+export async function repair(deps: HousekeepingJobDeps, now = new Date()) {
+  return repairStuck(deps, now);
 }
 
 /** CertRotation at `now`: one amphora-cert-rotate flow per amphora whose certificate expires within cert_expiry_buffer. */
@@ -67,6 +80,7 @@ export class Housekeeping {
   start(): void {
     this.stopped = false;
     this.every("purge", this.opts.cleanupInterval ?? this.deps.config.cleanupInterval, () => purge(this.deps, this.now()));
+    this.every("stuck-state repair", this.opts.cleanupInterval ?? this.deps.config.cleanupInterval, () => repair(this.deps, this.now()));
     this.every("certificate rotation", this.opts.certInterval ?? this.deps.config.certInterval, () => rotateCerts(this.deps, this.now()));
   }
 
