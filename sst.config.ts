@@ -1,6 +1,8 @@
 /// <reference path="./.sst/platform/config.d.ts" />
 // Ottava on AWS: one DynamoDB table, one Lambda per flow task, one Step Functions state machine per
-// flow, and the Octavia v2 API as one Lambda behind an HTTP API. The modules live in stacks/.
+// flow, the Octavia v2 API as one Lambda behind an HTTP API, housekeeping Lambdas on schedules, and
+// the heartbeat receiver (with the health check) as a container service behind a UDP Network Load
+// Balancer. The modules live in stacks/.
 export default $config({
   app(input) {
     return {
@@ -15,11 +17,17 @@ export default $config({
     const { createTable } = await import("./stacks/table");
     const { createFlows } = await import("./stacks/flows");
     const { createApi } = await import("./stacks/api");
+    const { createJobs } = await import("./stacks/jobs");
+    const { createHealthManager } = await import("./stacks/health");
 
     const table = createTable();
     const flows = createFlows(table);
     const api = createApi(table, flows);
+    // StepFunctionsEngine appends the flow name to this prefix: the state machines are named to match.
+    const stateMachineArnPrefix = $interpolate`arn:aws:states:${aws.getRegionOutput().region}:${aws.getCallerIdentityOutput().accountId}:stateMachine:${$app.name}-${$app.stage}-`;
+    createJobs(table, stateMachineArnPrefix);
+    const health = createHealthManager(table, stateMachineArnPrefix);
 
-    return { api: api.url, table: table.name };
+    return { api: api.url, table: table.name, healthManager: health.service.url };
   },
 });

@@ -2,7 +2,8 @@
 // The ASL is the JSONPath definition the local runner executes (packages/controller/src/flows), with the
 // task functions' ARNs filled in; SST's StepFunctions builders emit JSONata, which that runner cannot run.
 import { FLOW_NAMES, FLOW_TASKS, definitionOf, tasksOf, type FlowName } from "../packages/controller/src/flows/index";
-import { RUNTIME, sharedEnvironment } from "./settings";
+import { CA_TASKS } from "../packages/controller/src/flows/amphora-cert-rotate";
+import { RUNTIME, caEnvironment, sharedEnvironment } from "./settings";
 import type { Table } from "./table";
 
 /** Resource names: "computeCreate" → "ComputeCreate", "loadbalancer-create" → "LoadbalancerCreate". */
@@ -12,6 +13,8 @@ const pascal = (s: string) => s.split("-").map((w) => w.charAt(0).toUpperCase() 
 export const stateMachineName = (flow: FlowName) => `${$app.name}-${$app.stage}-${flow}`;
 
 export function createFlows(table: Table) {
+  // Only the tasks that sign amphora certificates see the CA (SST secrets).
+  const ca = caEnvironment();
   // Every task function runs the same entry point; OTTAVA_TASK says which task it is.
   const functions = Object.fromEntries(
     FLOW_TASKS.map((task) => [
@@ -22,7 +25,12 @@ export function createFlows(table: Table) {
         timeout: "2 minutes", // The ASL gives each Task 120 s.
         memory: "512 MB",
         link: [table],
-        environment: { ...sharedEnvironment(), OTTAVA_TASK: task, OTTAVA_TABLE_NAME: table.name },
+        environment: {
+          ...sharedEnvironment(),
+          ...((CA_TASKS as readonly string[]).includes(task) ? ca : {}),
+          OTTAVA_TASK: task,
+          OTTAVA_TABLE_NAME: table.name,
+        },
       }),
     ]),
   );

@@ -31,6 +31,9 @@ const PASSED_THROUGH = [
   "OTTAVA_DEFAULT_L7RULE_QUOTA",
   "OTTAVA_CONTROLLER_IP_PORT_LIST",
   "OTTAVA_HEALTHMANAGER_REFRESH_PAGE_SIZE",
+  "OTTAVA_CERT_VALIDITY_TIME",
+  "OTTAVA_CERT_EXPIRY_BUFFER",
+  "OTTAVA_AMPHORA_EXPIRY_AGE",
   // The heartbeat receiver's UDP port. Its key, OTTAVA_HEARTBEAT_KEY, is a secret, never passed through:
   // `new sst.Secret("HeartbeatKey").value` (`npx sst secret set HeartbeatKey ... --stage <stage>`).
   "OTTAVA_HEARTBEAT_PORT",
@@ -59,4 +62,20 @@ export function keystoneEnvironment(): Record<string, $util.Input<string>> {
     OTTAVA_KEYSTONE_PASSWORD: new sst.Secret("KeystonePassword").value,
     OTTAVA_KEYSTONE_PROJECT_NAME: new sst.Secret("KeystoneProjectName").value,
   };
+}
+
+/**
+ * The CA amphora certificates are signed with (OTTAVA_CA_CERTIFICATE, OTTAVA_CA_PRIVATE_KEY and its
+ * passphrase), from SST secrets: `npx sst secret set CaCertificate "$(cat ca.pem)"`, `CaPrivateKey`,
+ * `CaPrivateKeyPassphrase` (set it to "" for an unencrypted key). Given only to the tasks that sign.
+ * Lambda's environment holds 4 KB in all: an EC P-256 or RSA 2048 CA fits, RSA 4096 does not.
+ */
+let ca: Record<string, $util.Input<string>> | undefined;
+export function caEnvironment(): Record<string, $util.Input<string>> {
+  ca ??= {
+    OTTAVA_CA_CERTIFICATE: new sst.Secret("CaCertificate").value,
+    OTTAVA_CA_PRIVATE_KEY: new sst.Secret("CaPrivateKey").value,
+    OTTAVA_CA_PRIVATE_KEY_PASSPHRASE: new sst.Secret("CaPrivateKeyPassphrase", "").value,
+  };
+  return ca;
 }
