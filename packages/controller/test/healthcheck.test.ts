@@ -102,7 +102,9 @@ describe("health check", () => {
     expect(lines.some((l) => l.includes('"alert":"amphora.failover.threshold"') && l.includes('"level":"ERROR"'))).toBe(true);
     for (const lb of lbs) expect((await app.store.getLoadBalancer(lb.lbId))?.record.provisioning_status).toBe("ACTIVE");
 
-    // One of them speaks again: back to ALLOCATED; the other, alone now under the threshold, is failed over.
+    // One of them speaks again: back to ALLOCATED (found by the status scan, once per heartbeat_timeout);
+    // the other, alone now under the threshold, is failed over.
+    later(clock, TIMEOUT);
     await heard(app, lbs[0]!.amphora, clock.now);
     const next = await hc.tick();
     expect(next?.recovered).toEqual([lbs[0]!.amphora.id]);

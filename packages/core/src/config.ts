@@ -70,6 +70,14 @@ export interface Config {
   cleanupInterval: number;
   /** [house_keeping] cert_interval: seconds between certificate rotation checks. */
   certInterval: number;
+  /** [health_manager] heartbeat_timeout: seconds after an amphora's last heartbeat before it is failed over. */
+  heartbeatTimeout: number;
+  /** [health_manager] health_check_interval: seconds between health checks. */
+  healthCheckInterval: number;
+  /** [health_manager] failover_threshold: this many stale amphorae at once stop all failovers; undefined is no limit. */
+  failoverThreshold: number | undefined;
+  /** Fail over amphorae in ERROR too (an Ottava extension). */
+  failoverOnError: boolean;
 }
 
 /** The service user's password auth against Keystone v3 (user and project domain Default unless set). */
@@ -164,6 +172,10 @@ export function loadConfig(env: Env = process.env): Config {
     amphoraExpiryAge: int("AMPHORA_EXPIRY_AGE", 604_800),
     cleanupInterval: int("CLEANUP_INTERVAL", 30, 1),
     certInterval: int("CERT_INTERVAL", 3600, 1),
+    heartbeatTimeout: int("HEARTBEAT_TIMEOUT", 60, 1),
+    healthCheckInterval: int("HEALTH_CHECK_INTERVAL", 3, 1),
+    failoverThreshold: get("FAILOVER_THRESHOLD") === undefined ? undefined : int("FAILOVER_THRESHOLD", 0, 1),
+    failoverOnError: bool("FAILOVER_ON_ERROR", false),
   };
 }
 

@@ -6,6 +6,7 @@ import { resolve } from "node:path";
 import { createLogger, type Config } from "@ottava/core";
 import { startDynamoDbLocal, type DynamoDbLocal } from "./dynamodb-local";
 import type { LocalWorkflowEngine } from "./runner";
+import { loadOrCreateLocalCa } from "./ca";
 
 export interface RuntimeOptions {
   config: Config;
@@ -30,7 +31,12 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
 
   // DynamoDB Local (a JVM) boots while this process loads the app's modules: the two overlap.
   const booting = opts.config.dynamodbEndpoint ? undefined : startDynamoDbLocal({ inMemory: opts.inMemory, dataDir, log: (m, x) => log.debug(m, x) });
-  const [{ createApp }, { createStore, createTaskContext, startHeartbeatReceiver }, { createCatalog, createClients, ensureTable }, { LocalWorkflowEngine }] = await Promise.all([
+  const [
+    { createApp },
+    { createStore, createTaskContext, startHeartbeatReceiver, HealthChecker, Housekeeping, createHousekeepingDeps },
+    { createCatalog, createClients, ensureTable, DynamoHealthCheckStore },
+    { LocalWorkflowEngine },
+  ] = await Promise.all([
     import("@ottava/api"),
     import("@ottava/controller"),
     import("@ottava/db"),
@@ -47,12 +53,36 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   }
   let server: ServerType | undefined;
   let heartbeats: Awaited<ReturnType<typeof startHeartbeatReceiver>>;
+  let healthChecker: InstanceType<typeof HealthChecker> | undefined;
+  let housekeeping: InstanceType<typeof Housekeeping> | undefined;
+  const stopJobs = async () => {
+    await heartbeats?.stop();
+    await healthChecker?.stop();
+    await housekeeping?.stop();
+  };
   try {
     await ensureTable(createClients(config.dynamodbEndpoint).client, config.tableName);
     const store = createStore(config);
-    const tasks = createTaskContext(config, store);
+    // Amphora certificates: the settings' CA, else a local one kept in <data dir>/ca (in memory with --in-memory).
+    const tasks = createTaskContext(config, store, { ca: () => loadOrCreateLocalCa(opts.inMemory ? undefined : dataDir) });
     const engine = new LocalWorkflowEngine(tasks, log, config.flowConcurrency);
-    heartbeats = await startHeartbeatReceiver(config, { compute: tasks.drivers.compute, log: createLogger({ service: "ottava-health" }, config.logLevel) });
+    // The health manager: the heartbeat receiver (with OTTAVA_HEARTBEAT_KEY) and the health check.
+    const healthLog = createLogger({ service: "ottava-health" }, config.logLevel);
+    heartbeats = await startHeartbeatReceiver(config, { compute: tasks.drivers.compute, log: healthLog });
+    const checks = new DynamoHealthCheckStore(createClients(config.dynamodbEndpoint).doc, config.tableName);
+    healthChecker = new HealthChecker(
+      { store, engine, log: healthLog, checks },
+      {
+        heartbeatTimeout: config.heartbeatTimeout,
+        failoverThreshold: config.failoverThreshold,
+        failoverOnError: config.failoverOnError,
+        interval: config.healthCheckInterval,
+      },
+    );
+    healthChecker.start();
+    // Housekeeping: purge, stuck-state repair, certificate rotation, on timers.
+    housekeeping = new Housekeeping(createHousekeepingDeps(config, engine, createLogger({ service: "ottava-housekeeping" }, config.logLevel)));
+    housekeeping.start();
     const api = createLogger({ service: "ottava-api" }, config.logLevel);
     const app = createApp({ store, engine, network: tasks.drivers.network, config, log: api, catalog: createCatalog(config) });
     const port = await new Promise<number>((ok, fail) => {
@@ -70,14 +100,14 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
       stop: () =>
         (stopping ??= (async () => {
           await new Promise<void>((ok) => (server ? server.close(() => ok()) : ok()));
-          await heartbeats?.stop();
+          await stopJobs();
           await Promise.race([engine.drain(), new Promise((ok) => setTimeout(ok, 5000))]);
           await dynamo?.stop();
         })()),
     };
   } catch (e) {
     server?.close();
-    await heartbeats?.stop();
+    await stopJobs();
     await dynamo?.stop();
     throw e;
   }

@@ -18,6 +18,7 @@ export interface HealthCheckerOptions extends HealthCheckSettings {
 export class HealthChecker {
   readonly holder = `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
   private holdingSince: number | undefined;
+  private lastScan = 0;
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<unknown> | undefined;
   private readonly now: () => Date;
@@ -57,7 +58,10 @@ export class HealthChecker {
       this.deps.log.info("health check lease taken; waiting heartbeat_timeout before the first check", { holder: this.holder, seconds: this.opts.heartbeatTimeout });
     }
     if (now.getTime() - this.holdingSince < this.opts.heartbeatTimeout * 1000) return undefined;
-    const result = await healthCheck(this.deps, this.opts, now);
+    // The scans by status read every amphora: once per heartbeat_timeout, not every interval.
+    const scan = now.getTime() - this.lastScan >= this.opts.heartbeatTimeout * 1000;
+    if (scan) this.lastScan = now.getTime();
+    const result = await healthCheck(this.deps, this.opts, now, scan);
     if (result.stale || result.recovered.length) this.deps.log.info("health check", { ...result });
     return result;
   }

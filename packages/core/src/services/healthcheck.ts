@@ -48,13 +48,17 @@ export interface HealthCheckResult {
   skipped: string[];
 }
 
-/** One pass of the health check at `now`. */
-export async function healthCheck(deps: HealthCheckDeps, settings: HealthCheckSettings, now: Date): Promise<HealthCheckResult> {
+/**
+ * One pass of the health check at `now`. `scanStatuses`: also look for FAILOVER_STOPPED amphorae heard
+ * again and (with failover_on_error) ERROR ones; that reads every amphora, so the caller does it less
+ * often than the stale check, which reads only the stale end of the heartbeat index.
+ */
+export async function healthCheck(deps: HealthCheckDeps, settings: HealthCheckSettings, now: Date, scanStatuses = true): Promise<HealthCheckResult> {
   const before = new Date(now.getTime() - settings.heartbeatTimeout * 1000).toISOString();
   const result: HealthCheckResult = { stale: 0, failedOver: [], stopped: [], recovered: [], skipped: [] };
 
   // update_failover_stopped: heard again since the storm, back in service.
-  for (const a of await deps.checks.amphoraeInStatus([AMPHORA_FAILOVER_STOPPED])) {
+  for (const a of scanStatuses ? await deps.checks.amphoraeInStatus([AMPHORA_FAILOVER_STOPPED]) : []) {
     const last = deps.checks.lastHeartbeat(a);
     if (last !== undefined && last >= before && (await deps.store.updateAmphoraIf(a.loadbalancer_id, a.id, [AMPHORA_FAILOVER_STOPPED], { status: AMPHORA_ALLOCATED }))) {
       result.recovered.push(a.id);
@@ -77,7 +81,7 @@ export async function healthCheck(deps: HealthCheckDeps, settings: HealthCheckSe
   }
 
   const candidates = stale.filter((a) => a.status === AMPHORA_ALLOCATED || a.status === AMPHORA_FAILOVER_STOPPED);
-  if (settings.failoverOnError) candidates.push(...(await deps.checks.amphoraeInStatus([ERROR])).filter((a) => !candidates.some((c) => c.id === a.id)));
+  if (settings.failoverOnError && scanStatuses) candidates.push(...(await deps.checks.amphoraeInStatus([ERROR])).filter((a) => !candidates.some((c) => c.id === a.id)));
   const perLb = new Map<string, Amphora>();
   for (const a of candidates) if (!perLb.has(a.loadbalancer_id)) perLb.set(a.loadbalancer_id, a);
   for (const a of perLb.values()) {

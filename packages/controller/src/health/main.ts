@@ -1,0 +1,37 @@
+// The health-manager service on AWS (stacks/health.ts, a container behind a UDP NLB): the heartbeat
+// receiver, the health check under its lease, and GET /healthcheck on 8080 for the NLB's target
+// health. Stops cleanly on SIGTERM (ECS stops tasks with it).
+import { createServer } from "node:http";
+import { createLogger, loadConfig } from "@ottava/core";
+import { DynamoHealthCheckStore, createClients } from "@ottava/db";
+import { createStore } from "../deps";
+import { noopDrivers } from "../drivers/noop";
+import { StepFunctionsEngine } from "../engine-sfn";
+import { HealthChecker } from "../jobs/healthcheck";
+import { startHeartbeatReceiver } from "./receiver";
+
+const HEALTH_PORT = 8080;
+
+const config = loadConfig();
+if (!config.stateMachineArnPrefix) throw new Error("OTTAVA_STATE_MACHINE_ARN_PREFIX must be set (the stacks set it)");
+if (!config.heartbeatKey) throw new Error("OTTAVA_HEARTBEAT_KEY must be set (the SST secret HeartbeatKey)");
+const log = createLogger({ service: "ottava-health" }, config.logLevel);
+const store = createStore(config);
+const engine = new StepFunctionsEngine(config.stateMachineArnPrefix);
+const receiver = (await startHeartbeatReceiver(config, { compute: noopDrivers(config.noopFaults, config.noopLatency).compute, log }))!;
+const checker = new HealthChecker(
+  { store, engine, log, checks: new DynamoHealthCheckStore(createClients(config.dynamodbEndpoint).doc, config.tableName) },
+  { heartbeatTimeout: config.heartbeatTimeout, failoverThreshold: config.failoverThreshold, failoverOnError: config.failoverOnError, interval: config.healthCheckInterval },
+);
+checker.start();
+const health = createServer((req, res) => {
+  res.writeHead(req.url === "/healthcheck" ? 200 : 404, { "content-type": "text/plain" }).end(req.url === "/healthcheck" ? "OK" : "");
+}).listen(HEALTH_PORT, config.bindHost);
+log.info("health manager ready", { heartbeatPort: config.heartbeatPort, healthPort: HEALTH_PORT, holder: checker.holder });
+
+process.once("SIGTERM", async () => {
+  health.close();
+  await receiver.stop();
+  await checker.stop();
+  process.exit(0);
+});
