@@ -1,8 +1,9 @@
 // The embedded runtime behind `npm start`: DynamoDB Local, the table, the in-process workflow
 // runner and the Hono app on a Node server. Also what the end-to-end tests start.
 import { serve, type ServerType } from "@hono/node-server";
-import { mkdirSync } from "node:fs";
-import { resolve } from "node:path";
+import { randomBytes } from "node:crypto";
+import { linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
 import { createLogger, type Config } from "@ottava/core";
 import { startDynamoDbLocal, type DynamoDbLocal } from "./dynamodb-local";
 import type { LocalWorkflowEngine } from "./runner";
@@ -68,7 +69,9 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     const engine = new LocalWorkflowEngine(tasks, log, config.flowConcurrency);
     // The health manager: the heartbeat receiver (with OTTAVA_HEARTBEAT_KEY) and the health check.
     const healthLog = createLogger({ service: "ottava-health" }, config.logLevel);
-    heartbeats = await startHeartbeatReceiver(config, { compute: tasks.drivers.compute, log: healthLog });
+    // Without OTTAVA_HEARTBEAT_KEY, a local key (kept in <data dir>/heartbeat_key, never logged).
+    const heartbeatKey = config.heartbeatKey ?? localHeartbeatKey(dataDir);
+    heartbeats = await startHeartbeatReceiver({ ...config, heartbeatKey }, { compute: tasks.drivers.compute, log: healthLog });
     const checks = new DynamoHealthCheckStore(createClients(config.dynamodbEndpoint).doc, config.tableName);
     healthChecker = new HealthChecker(
       { store, engine, log: healthLog, checks },
@@ -111,4 +114,20 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     await dynamo?.stop();
     throw e;
   }
+}
+
+/** The local heartbeat key: created once (0600) in the data directory, shared by every local start. */
+function localHeartbeatKey(dataDir: string): string {
+  const file = join(dataDir, "heartbeat_key");
+  // Written aside, then linked into place: a concurrent start reads a whole key or makes its own attempt fail.
+  const aside = `${file}.${process.pid}`;
+  writeFileSync(aside, randomBytes(24).toString("hex"), { mode: 0o600 });
+  try {
+    linkSync(aside, file);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
+  } finally {
+    unlinkSync(aside);
+  }
+  return readFileSync(file, "utf8").trim();
 }
