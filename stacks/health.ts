@@ -13,8 +13,20 @@ export function createHealthManager(table: Table, stateMachineArnPrefix: $util.I
   const region = aws.getRegionOutput().region;
   const accountId = aws.getCallerIdentityOutput().accountId;
   const port = Number(process.env.OTTAVA_HEARTBEAT_PORT || 5555);
-  const vpc = new sst.aws.Vpc("Vpc", { nat: "managed" });
+  const vpc = new sst.aws.Vpc("Vpc");
   const cluster = new sst.aws.Cluster("Cluster", { vpc });
+  // UDP targets see the amphorae's own addresses (an NLB always keeps the client address for UDP), and
+  // the tasks' security group admits only the VPC's range: admit the management network's heartbeats.
+  const mgmtCidr = process.env.OTTAVA_AMPHORA_MGMT_CIDR;
+  if (mgmtCidr) {
+    new aws.vpc.SecurityGroupIngressRule("HeartbeatIngress", {
+      securityGroupId: vpc.securityGroups.apply((groups) => groups[0]!),
+      cidrIpv4: mgmtCidr,
+      ipProtocol: "udp",
+      fromPort: port,
+      toPort: port,
+    });
+  }
   const heartbeatKey = new sst.Secret("HeartbeatKey");
 
   const service = new sst.aws.Service("HealthManager", {
@@ -44,7 +56,7 @@ export function createHealthManager(table: Table, stateMachineArnPrefix: $util.I
     ],
     loadBalancer: {
       public: false, // internal: reached from the amphorae's management network, never from the internet
-      ports: [{ listen: `${port}/udp`, forward: `${port}/udp` }],
+      rules: [{ listen: `${port}/udp`, forward: `${port}/udp` }], // udp: a Network Load Balancer
     },
     transform: {
       // A UDP target cannot be health-checked over UDP: the service answers GET /healthcheck on 8080.

@@ -11,7 +11,7 @@ export function createJobs(table: Table, stateMachineArnPrefix: $util.Input<stri
   const region = aws.getRegionOutput().region;
   const accountId = aws.getCallerIdentityOutput().accountId;
   const executions = FLOW_NAMES.map((flow) => $interpolate`arn:aws:states:${region}:${accountId}:execution:${stateMachineName(flow)}:*`);
-  const job = (name: string, handler: string, schedule: string, permissions: { actions: string[]; resources: $util.Input<string>[] }[]) =>
+  const job = (name: string, handler: string, schedule: sst.aws.CronV2Args["schedule"], permissions: { actions: string[]; resources: $util.Input<string>[] }[]) =>
     new sst.aws.CronV2(name, {
       schedule,
       function: {

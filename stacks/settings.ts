@@ -37,6 +37,12 @@ const PASSED_THROUGH = [
   // The heartbeat receiver's UDP port. Its key, OTTAVA_HEARTBEAT_KEY, is a secret, never passed through:
   // `new sst.Secret("HeartbeatKey").value` (`npx sst secret set HeartbeatKey ... --stage <stage>`).
   "OTTAVA_HEARTBEAT_PORT",
+  "OTTAVA_HEARTBEAT_TIMEOUT",
+  "OTTAVA_HEALTH_CHECK_INTERVAL",
+  "OTTAVA_FAILOVER_THRESHOLD",
+  "OTTAVA_FAILOVER_ON_ERROR",
+  // Powertools' switch for the metrics (EMF lines in the functions' logs): "true" turns them off.
+  "POWERTOOLS_METRICS_DISABLED",
 ] as const;
 
 /** The pass-through settings that are set (and not empty) where `sst deploy` runs; unset ones keep the app's defaults. */
