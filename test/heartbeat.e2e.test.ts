@@ -150,7 +150,7 @@ describe("heartbeats from Octavia's amphora agent code to the stack `npm start` 
   let amphoraId: string;
 
   beforeAll(async () => {
-    stack = await startStack(["--in-memory"], { OTTAVA_HEARTBEAT_KEY: KEY, OTTAVA_HEARTBEAT_PORT: "0", OTTAVA_LOG_LEVEL: "info" });
+    stack = await startStack(["--in-memory"], { OTTAVA_HEARTBEAT_KEY: KEY, OTTAVA_HEARTBEAT_PORT: "0", OTTAVA_LOG_LEVEL: "info", POWERTOOLS_METRICS_DISABLED: "false" });
     const lines = logLines(stack.output());
     port = lines.find((l) => l.message === "heartbeat receiver listening")!.heartbeatPort;
     const endpoint = lines.find((l) => l.message === "DynamoDB Local started")!.endpoint;
@@ -274,6 +274,13 @@ describe("heartbeats from Octavia's amphora agent code to the stack `npm start` 
     expect(await stack.stop()).toBe(0);
     const logged = logLines(stack.output()).filter((l) => l.message === "heartbeat receiver counters").at(-1);
     expect(logged).toMatchObject({ received: 6, accepted: 2, rejected: 3, duplicates: 1, failed: 0 });
+    // And as metrics (EMF lines): the counters' increases, summed, are the counters.
+    const sum = (name: string) =>
+      logLines(stack.output())
+        .filter((l) => l._aws?.CloudWatchMetrics?.[0]?.Namespace === "Ottava" && typeof l[name] === "number")
+        .reduce((n, l) => n + l[name], 0);
+    expect(["HeartbeatsReceived", "HeartbeatsAccepted", "HeartbeatsRejected", "HeartbeatsDuplicate", "ZombieAmphorae"].map(sum)).toEqual([6, 2, 3, 1, 0]);
+    expect(sum("FlowsStarted")).toBeGreaterThan(0);
     expect(stack.output()).not.toContain(KEY);
   });
 });

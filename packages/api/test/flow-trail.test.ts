@@ -16,6 +16,7 @@ import {
 } from "@ottava/core";
 import { DynamoStore, createClients } from "@ottava/db";
 import { PROJECT, SUBNET, fault, inProcessApp, pick } from "../../../test/support/app";
+import { captureMetrics } from "../../../test/support/output";
 
 type App = Awaited<ReturnType<typeof inProcessApp>>;
 const LBS = "/v2/lbaas/loadbalancers";
@@ -79,6 +80,19 @@ describe("the flow trail of a load balancer", () => {
     expect(await flows(t, id, "/v2.0")).toEqual(trail);
   });
 
+  it("is measured: FlowsStarted, then FlowsSucceeded and FlowDuration (its start to its end), dimension flow", async () => {
+    const out = captureMetrics();
+    const id = await activeLb(t);
+    const [create] = await flows(t, id);
+    const of = (name: string) => out.emitted(name).map((m) => [m._aws.CloudWatchMetrics[0]!.Namespace, m._aws.CloudWatchMetrics[0]!.Dimensions, m.flow, m[name]]);
+    expect(of("FlowsStarted")).toEqual([["Ottava", [["service", "flow"]], "loadbalancer-create", 1]]);
+    expect(of("FlowsSucceeded")).toEqual([["Ottava", [["service", "flow"]], "loadbalancer-create", 1]]);
+    expect(of("FlowsFailed")).toEqual([]);
+    const [duration] = out.emitted("FlowDuration");
+    expect(duration!._aws.CloudWatchMetrics[0]!.Metrics).toEqual([{ Name: "FlowDuration", Unit: "Milliseconds" }]);
+    expect(duration).toMatchObject({ flow: "loadbalancer-create", FlowDuration: Date.parse(create!.ended_at!) - Date.parse(create!.started_at) });
+  });
+
   it("answers 404 for an unknown load balancer, and for a deleted one", async () => {
     const unknown = "11111111-2222-3333-4444-555555555555";
     expect(pick(await t.call("GET", `${LBS}/${unknown}/flows`))).toEqual(fault(404, `Load Balancer ${unknown} not found.`));
@@ -123,23 +137,25 @@ describe("the end of a flow", () => {
     const id = await activeLb(t);
     const [create] = await flows(t, id);
     const again = { outcome: "SUCCEEDED" as const, endedAt: new Date(Date.now() + 60_000).toISOString() };
-    expect(await t.store.recordFlowEnd(id, create!.execution, again)).toBe(false);
-    expect(await t.store.recordFlowEnd(id, create!.execution, { ...again, outcome: "REPAIRED", reason: "housekeeping" })).toBe(false);
+    expect(await t.store.recordFlowEnd(id, create!.execution, again)).toBeUndefined();
+    expect(await t.store.recordFlowEnd(id, create!.execution, { ...again, outcome: "REPAIRED", reason: "housekeeping" })).toBeUndefined();
     expect(await flows(t, id)).toEqual([create]);
 
     // A running entry ends once, whatever the retries.
-    await t.store.recordFlowStart(id, { flow: "loadbalancer-update", execution: `probe-${id}`, executionArn: "arn:probe", startedAt: new Date().toISOString(), subject: [] });
+    const startedAt = new Date().toISOString();
+    await t.store.recordFlowStart(id, { flow: "loadbalancer-update", execution: `probe-${id}`, executionArn: "arn:probe", startedAt, subject: [] });
     const end = { outcome: "SUCCEEDED" as const, endedAt: new Date().toISOString() };
-    expect(await t.store.recordFlowEnd(id, `probe-${id}`, end)).toBe(true);
-    expect(await t.store.recordFlowEnd(id, `probe-${id}`, { ...end, endedAt: new Date(Date.now() + 5000).toISOString() })).toBe(false);
+    // The end answers the entry it was written to: its flow and start (what the flow metrics need).
+    expect(await t.store.recordFlowEnd(id, `probe-${id}`, end)).toEqual({ flow: "loadbalancer-update", startedAt });
+    expect(await t.store.recordFlowEnd(id, `probe-${id}`, { ...end, endedAt: new Date(Date.now() + 5000).toISOString() })).toBeUndefined();
     const trail = await flows(t, id);
     expect(trail).toHaveLength(2);
     expect(trail[0]).toMatchObject({ execution: `probe-${id}`, outcome: "SUCCEEDED", ended_at: end.endedAt });
     // A FAILED end replaces a SUCCEEDED one (the finish wrote it, then the release failed), once.
     const failed = { outcome: "FAILED" as const, endedAt: new Date().toISOString(), failedStep: "MarkLoadBalancerActive", error: { error: "X", cause: "y" } };
-    expect(await t.store.recordFlowEnd(id, `probe-${id}`, failed)).toBe(true);
-    expect(await t.store.recordFlowEnd(id, `probe-${id}`, failed)).toBe(false);
-    expect(await t.store.recordFlowEnd(id, "no-such-execution", end)).toBe(false);
+    expect(await t.store.recordFlowEnd(id, `probe-${id}`, failed)).toEqual({ flow: "loadbalancer-update", startedAt });
+    expect(await t.store.recordFlowEnd(id, `probe-${id}`, failed)).toBeUndefined();
+    expect(await t.store.recordFlowEnd(id, "no-such-execution", end)).toBeUndefined();
     expect((await flows(t, id))[0]).toMatchObject({ outcome: "FAILED", failed_step: "MarkLoadBalancerActive", error: { error: "X", cause: "y" } });
   });
 
@@ -163,9 +179,12 @@ describe("the end of a flow", () => {
         throw Object.assign(new Error("Rate exceeded (token=abc123)"), { name: "ThrottlingException" });
       },
     };
+    const out = captureMetrics();
     await expect(
       lockAndStart({ store: t.store, engine, log }, { lbId: id, flow: "loadbalancer-update", verb: "update", from: ["ACTIVE"], to: "PENDING_UPDATE" }),
     ).rejects.toMatchObject({ status: 500 });
+    expect(out.emitted("FlowsStarted").map((m) => [m.flow, m.FlowsStarted])).toEqual([["loadbalancer-update", 1]]);
+    expect(out.emitted("FlowsFailed").map((m) => [m.flow, m.FlowsFailed])).toEqual([["loadbalancer-update", 1]]);
     expect((await t.store.getLoadBalancer(id))!.record.provisioning_status).toBe("ACTIVE");
     const [failed] = await flows(t, id);
     expect(failed).toMatchObject({
@@ -181,6 +200,7 @@ describe("the end of a flow", () => {
 describe("a failed flow", () => {
   it("records the state that failed and the driver's error (OTTAVA_NOOP_FAULTS=compute.build)", async () => {
     const f = await inProcessApp({ OTTAVA_NOOP_FAULTS: "compute.build" });
+    const out = captureMetrics();
     const res = await f.call("POST", LBS, { loadbalancer: { vip_subnet_id: SUBNET } });
     expect(res.status).toBe(201);
     const id = res.body.loadbalancer.id as string;
@@ -197,6 +217,9 @@ describe("a failed flow", () => {
       error: { error: "DriverError", cause: expect.stringContaining("Injected fault: compute.build") },
       ended_at: expect.stringMatching(ISO),
     });
+    expect(out.emitted("FlowsFailed").map((m) => [m.flow, m.FlowsFailed])).toEqual([["loadbalancer-create", 1]]);
+    expect(out.emitted("FlowsSucceeded")).toEqual([]);
+    expect(out.emitted("FlowDuration").map((m) => m.FlowDuration)).toEqual([Date.parse(entry!.ended_at!) - Date.parse(entry!.started_at)]);
   }, 30_000);
 
   it("inside a Map records the innermost state that failed and its error (a failover whose compute.delete fails)", async () => {

@@ -1,12 +1,14 @@
 // The health check over DynamoDB Local and the real amphora-failover flow (local runner): stale
 // amphorae are failed over, one flow per LB; silent amphorae are not watched; a storm stops
-// failovers; nothing happens before the lease has been held for heartbeat_timeout.
+// failovers (an alert, and the AmphoraFailovers and FailoverStormStops metrics); nothing happens
+// before the lease has been held for heartbeat_timeout.
 import { UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createLogger, type Amphora } from "@ottava/core";
 import { DynamoHealthCheckStore, createClients, heartbeatAttributes, pointerKey } from "@ottava/db";
 import { HealthChecker } from "@ottava/controller";
 import { inProcessApp, SUBNET } from "../../../test/support/app";
+import { captureMetrics, captureOutput } from "../../../test/support/output";
 
 type App = Awaited<ReturnType<typeof inProcessApp>>;
 let t: App;
@@ -38,8 +40,10 @@ async function heard(app: App, amphora: Amphora, at: Date) {
   );
 }
 
-function checker(app: App, opts: { threshold?: number; onError?: boolean; clock: { now: Date }; lines?: string[] }) {
-  const log = createLogger({ service: "test" }, "info", (line) => opts.lines?.push(line));
+/** A checker logging at info; what it logs is kept out of the test output (captured until the test ends). */
+function checker(app: App, opts: { threshold?: number; onError?: boolean; clock: { now: Date } }) {
+  captureOutput();
+  const log = createLogger({ service: "test" }, "info");
   const checks = new DynamoHealthCheckStore(createClients(app.config.dynamodbEndpoint).doc, app.config.tableName);
   return new HealthChecker(
     { store: app.store, engine: app.engine, log, checks },
@@ -89,17 +93,19 @@ describe("health check", () => {
   it("stops failovers at failover_threshold, alerts, and puts heard-again amphorae back in service", async () => {
     const app = await inProcessApp();
     const clock = { now: new Date() };
-    const lines: string[] = [];
+    const out = captureMetrics();
     const lbs = [await activeLb(app), await activeLb(app)];
     for (const lb of lbs) await heard(app, lb.amphora, new Date(clock.now.getTime() - 2 * TIMEOUT * 1000));
-    const hc = checker(app, { threshold: 2, clock, lines });
+    const hc = checker(app, { threshold: 2, clock });
     await hc.tick();
     later(clock, TIMEOUT + 1);
     const result = await hc.tick();
     expect(result).toMatchObject({ stale: 2, failedOver: [] });
     expect(result!.stopped.sort()).toEqual(lbs.map((l) => l.amphora.id).sort());
     for (const lb of lbs) expect(await status(app, lb.amphora)).toBe("FAILOVER_STOPPED");
-    expect(lines.some((l) => l.includes('"alert":"amphora.failover.threshold"') && l.includes('"level":"ERROR"'))).toBe(true);
+    expect(out.lines.some((l) => l.includes('"alert":"amphora.failover.threshold"') && l.includes('"level":"ERROR"'))).toBe(true);
+    expect(out.emitted("FailoverStormStops").map((m) => m.FailoverStormStops)).toEqual([2]);
+    expect(out.emitted("AmphoraFailovers")).toEqual([]);
     for (const lb of lbs) expect((await app.store.getLoadBalancer(lb.lbId))?.record.provisioning_status).toBe("ACTIVE");
 
     // One of them speaks again: back to ALLOCATED (found by the status scan, once per heartbeat_timeout);
@@ -109,6 +115,7 @@ describe("health check", () => {
     const next = await hc.tick();
     expect(next?.recovered).toEqual([lbs[0]!.amphora.id]);
     expect(next?.failedOver).toEqual([lbs[1]!.amphora.id]);
+    expect(out.emitted("AmphoraFailovers").map((m) => m.AmphoraFailovers)).toEqual([1]);
     await app.settle();
     expect(await status(app, lbs[0]!.amphora)).toBe("ALLOCATED");
     expect(await status(app, lbs[1]!.amphora)).toBe("DELETED");

@@ -11,16 +11,17 @@ import { CA_TASKS, FLOW_TASKS, Housekeeping, TASKS, createLocalCa, createTaskCon
 import { LocalWorkflowEngine } from "../../local/src/runner";
 import { SUBNET, PROJECT } from "../../../test/support/app";
 import { freshTable } from "../../../test/support/dynamo";
+import { captureOutput } from "../../../test/support/output";
 
 const VALIDITY = 63_072_000; // the default cert_validity_time
 const DAY = 86_400_000;
 let ca: CaMaterial;
 
-/** The app in process, as test/support/app.ts builds it, with every log line (debug and up) kept. */
+/** The app in process, as test/support/app.ts builds it, with every log line (debug and up) kept until the test ends. */
 async function app(env: Record<string, string> = {}) {
   const { config, store } = await freshTable({ OTTAVA_CA_CERTIFICATE: ca.certificate, OTTAVA_CA_PRIVATE_KEY: ca.privateKey, ...env });
-  const lines: string[] = [];
-  const log = createLogger({ service: "test" }, "debug", (line) => lines.push(line));
+  const lines = captureOutput();
+  const log = createLogger({ service: "test" }, "debug");
   const tasks = { ...createTaskContext(config, store), log };
   const engine = new LocalWorkflowEngine(tasks, log, config.flowConcurrency);
   const api = createApp({ store, engine, network: tasks.drivers.network, config, log, catalog: createCatalog(config) });

@@ -5,6 +5,7 @@ export * from "./query";
 export * from "./policy";
 export * from "./config";
 export * from "./log";
+export * from "./metrics";
 export * from "./ports";
 export * from "./resources/descriptor";
 export * from "./resources/loadbalancer";

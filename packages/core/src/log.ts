@@ -1,34 +1,51 @@
-// Structured JSON logs, one object a line, in the shape Powertools' logger writes.
-// Never pass secrets here: fields named like credentials are masked as a last line of defence.
+// Structured JSON logs, one object a line, written by Powertools for AWS Lambda's logger: `level`
+// (upper case), `message`, `timestamp`, `service`, `sampling_rate`, then the logger's keys and the
+// line's fields at top level (and, in a Lambda, its X-Ray trace id). DEBUG and INFO lines go to
+// stdout, WARN and ERROR lines to stderr (Powertools' own Console on the process's streams; in
+// Lambda and in a container both end up in the same log). POWERTOOLS_DEV=true pretty-prints them.
+// Never pass secrets here: keys named like credentials are masked, at any depth, as a last line of defence.
+import { Logger as PowertoolsLogger } from "@aws-lambda-powertools/logger";
 
 export type Level = "debug" | "info" | "warn" | "error";
-const ORDER: Record<Level, number> = { debug: 10, info: 20, warn: 30, error: 40 };
 const SECRET = /pass(word)?|secret|token|authorization|credential|key$/i;
+const LEVELS: Record<Level, "DEBUG" | "INFO" | "WARN" | "ERROR"> = { debug: "DEBUG", info: "INFO", warn: "WARN", error: "ERROR" };
 
 export interface Logger {
   debug(message: string, fields?: Record<string, unknown>): void;
   info(message: string, fields?: Record<string, unknown>): void;
   warn(message: string, fields?: Record<string, unknown>): void;
   error(message: string, fields?: Record<string, unknown>): void;
+  /** A logger that adds `fields` to every line (a request id, a flow execution, a load balancer). */
   child(fields: Record<string, unknown>): Logger;
 }
 
-export function createLogger(
-  base: Record<string, unknown> = {},
-  level: Level = (process.env.OTTAVA_LOG_LEVEL as Level) || "info",
-  write: (line: string) => void = (line) => process.stdout.write(line + "\n"),
-): Logger {
-  const emit = (lvl: Level, message: string, fields?: Record<string, unknown>) => {
-    if (ORDER[lvl] < (ORDER[level] ?? 20)) return;
-    const entry: Record<string, unknown> = { level: lvl.toUpperCase(), message, timestamp: new Date().toISOString(), ...base };
-    for (const [k, v] of Object.entries(fields ?? {})) entry[k] = SECRET.test(k) ? "***" : v;
-    write(JSON.stringify(entry));
-  };
+/** The JSON replacer Powertools applies to every key of a line: the value of a key named like a credential is masked. */
+function maskSecrets(key: string, value: unknown): unknown {
+  return key !== "" && SECRET.test(key) ? "***" : value;
+}
+
+/**
+ * A logger for `base.service` (Powertools' serviceName) with the rest of `base` on every line, at
+ * `level` (OTTAVA_LOG_LEVEL; in a Lambda, Advanced Logging Controls' AWS_LAMBDA_LOG_LEVEL wins).
+ */
+export function createLogger(base: Record<string, unknown> = {}, level: Level = (process.env.OTTAVA_LOG_LEVEL as Level) || "info"): Logger {
+  const { service, ...keys } = base;
+  return wrap(
+    new PowertoolsLogger({
+      serviceName: typeof service === "string" ? service : undefined,
+      logLevel: LEVELS[level] ?? "INFO",
+      persistentKeys: keys,
+      jsonReplacerFn: maskSecrets,
+    }),
+  );
+}
+
+function wrap(logger: PowertoolsLogger): Logger {
   return {
-    debug: (m, f) => emit("debug", m, f),
-    info: (m, f) => emit("info", m, f),
-    warn: (m, f) => emit("warn", m, f),
-    error: (m, f) => emit("error", m, f),
-    child: (fields) => createLogger({ ...base, ...fields }, level, write),
+    debug: (message, fields) => logger.debug(message, fields ?? {}),
+    info: (message, fields) => logger.info(message, fields ?? {}),
+    warn: (message, fields) => logger.warn(message, fields ?? {}),
+    error: (message, fields) => logger.error(message, fields ?? {}),
+    child: (fields) => wrap(logger.createChild({ persistentKeys: fields })),
   };
 }

@@ -165,10 +165,11 @@ export interface LoadBalancerStore {
   recordFlowStart(lbId: string, start: FlowStart): Promise<void>;
   /**
    * Records how an execution ended, once: only a RUNNING entry takes an end (a FAILED end may also
-   * replace a SUCCEEDED one, when the release after it failed); false if nothing was written (no
-   * such entry, or it had ended). `lbDeleted`: the LB is going DELETED, its whole trail expires with it.
+   * replace a SUCCEEDED one, when the release after it failed); answers the entry that took the end
+   * (its flow and start), undefined if nothing was written (no such entry, or it had ended).
+   * `lbDeleted`: the LB is going DELETED, its whole trail expires with it.
    */
-  recordFlowEnd(lbId: string, execution: string, end: FlowEnd): Promise<boolean>;
+  recordFlowEnd(lbId: string, execution: string, end: FlowEnd): Promise<FlowEnded | undefined>;
   /** The LB's trail, newest first, at most `limit` entries. */
   flowTrail(lbId: string, limit?: number): Promise<FlowTrailEntry[]>;
 }
@@ -202,6 +203,13 @@ export interface FlowEnd {
 }
 
 /** One entry of a load balancer's flow trail. */
+/** The trail entry a flow's end was written to. */
+export interface FlowEnded {
+  flow: string;
+  /** ISO 8601. */
+  startedAt: string;
+}
+
 export interface FlowTrailEntry {
   flow: string;
   execution: string;

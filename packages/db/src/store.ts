@@ -35,6 +35,7 @@ import {
   type QuotaDelta,
   QuotaExceeded,
   type FlowEnd,
+  type FlowEnded,
   type FlowStart,
   type FlowTrailEntry,
 } from "@ottava/core";
@@ -582,9 +583,9 @@ export class DynamoStore implements LoadBalancerStore {
     for (const key of keys.slice(max)) await this.doc.send(new DeleteCommand({ TableName: this.table, Key: { pk: key.pk, sk: key.sk } }));
   }
 
-  async recordFlowEnd(lbId: string, execution: string, end: FlowEnd): Promise<boolean> {
+  async recordFlowEnd(lbId: string, execution: string, end: FlowEnd): Promise<FlowEnded | undefined> {
     const key = (await this.flowKeys(lbId)).find((k) => k.execution === execution);
-    let written = false;
+    let written: FlowEnded | undefined;
     if (key) {
       const update = updateExpression({
         outcome: end.outcome,
@@ -601,17 +602,18 @@ export class DynamoStore implements LoadBalancerStore {
       update.ExpressionAttributeValues[":x"] = execution;
       from.forEach((o, i) => (update.ExpressionAttributeValues[`:from${i}`] = o));
       try {
-        await retryConflicts(() =>
+        const { Attributes: was } = await retryConflicts(() =>
           this.doc.send(
             new UpdateCommand({
               TableName: this.table,
               Key: { pk: key.pk, sk: key.sk },
               ...update,
               ConditionExpression: `attribute_exists(pk) AND #x = :x AND #o IN (${from.map((_, i) => `:from${i}`).join(", ")})`,
+              ReturnValues: "ALL_OLD",
             }),
           ),
         );
-        written = true;
+        written = { flow: String(was?.flow ?? ""), startedAt: String(was?.started_at ?? "") };
       } catch (e) {
         if (!(e instanceof ConditionalCheckFailedException)) throw e;
       }

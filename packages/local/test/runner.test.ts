@@ -15,6 +15,7 @@ import {
 import { createTaskContext } from "@ottava/controller";
 import { ExecutionAlreadyExists, LocalWorkflowEngine } from "../src/runner";
 import { freshTable } from "../../../test/support/dynamo";
+import { captureOutput, jsonLines } from "../../../test/support/output";
 
 const ctx = noauthContext("req-test", "p1");
 const SUBNET = "5e6b7c5a-0b7e-4a0e-9d36-1f5b2f3a6a11";
@@ -149,14 +150,17 @@ describe("failures", () => {
 describe("the local runner", () => {
   it("runs at most `concurrency` executions at once, queueing the rest", async () => {
     const { config, store } = await freshTable({ OTTAVA_NOOP_LATENCY: "compute.build:100" });
-    const lines: string[] = [];
-    const log = createLogger({}, "info", (l) => lines.push(l));
+    const lines = captureOutput();
+    const log = createLogger({ service: "runner" }, "info");
     const tasks = { ...createTaskContext(config, store), log: createLogger({}, "error") };
     const engine = new LocalWorkflowEngine(tasks, log, 1);
     const deps: LoadBalancerDeps = { store, engine, network: tasks.drivers.network, config, log: createLogger({}, "error") };
     for (let i = 0; i < 3; i++) await createLoadBalancer(deps, ctx, body);
     await engine.drain();
-    const events = lines.map((l) => JSON.parse(l).message).filter((m) => m.startsWith("execution"));
+    const events = jsonLines(lines)
+      .filter((l) => l.service === "runner")
+      .map((l) => String(l.message))
+      .filter((m) => m.startsWith("execution"));
     expect(events).toEqual(["execution started", "execution succeeded", "execution started", "execution succeeded", "execution started", "execution succeeded"]);
   });
 });

@@ -5,6 +5,7 @@
 // Each accepted heartbeat is judged against its amphora's tree as Octavia's UpdateHealthDb does, and
 // its changes are written in one batch: operating statuses, the amphora's last_heartbeat and its
 // listener counters. Heartbeats of one amphora are processed in order, several amphorae at once.
+// Its counters are logged every logIntervalMs (and at stop), their increase emitted as metrics then.
 import { createSocket, type Socket } from "node:dgram";
 import {
   HEARTBEAT_INTERVAL,
@@ -19,6 +20,7 @@ import {
   type HealthStore,
   type HeartbeatMessage,
   type Logger,
+  metrics,
 } from "@ottava/core";
 import { DynamoHealthStore, createClients } from "@ottava/db";
 
@@ -58,7 +60,7 @@ export interface HeartbeatReceiverOptions {
   dedupWindowMs?: number;
   /** At most this many pairs are remembered (default 100,000). */
   dedupMax?: number;
-  /** How often the counters are logged, when they moved (default 60 s). */
+  /** How often the counters are logged, when they moved, and their increase emitted as metrics (default 60 s). */
   logIntervalMs?: number;
   /** [health_manager] heartbeat_interval, seconds: a heartbeat processed this late only updates counters. */
   heartbeatInterval?: number;
@@ -82,6 +84,7 @@ export class HeartbeatReceiver {
   private readonly waiting: (() => void)[] = [];
   private lastRejectLog = -Infinity;
   private lastLogged = "";
+  private readonly lastEmitted: HeartbeatCounters = { ...this.counters };
   private boundPort: number | undefined;
 
   constructor(private readonly opts: HeartbeatReceiverOptions) {
@@ -232,10 +235,26 @@ export class HeartbeatReceiver {
   }
 
   private logCounters(): void {
+    this.emitMetrics();
     const snapshot = JSON.stringify(this.counters);
     if (snapshot === this.lastLogged) return;
     this.lastLogged = snapshot;
     this.opts.log.info("heartbeat receiver counters", { ...this.counters, port: this.boundPort });
+  }
+
+  /** The counters' increase since the last time, as metrics (zeros too: a receiver that hears nothing says so). */
+  private emitMetrics(): void {
+    const names: [keyof HeartbeatCounters, string][] = [
+      ["received", "HeartbeatsReceived"],
+      ["accepted", "HeartbeatsAccepted"],
+      ["rejected", "HeartbeatsRejected"],
+      ["duplicates", "HeartbeatsDuplicate"],
+      ["zombies", "ZombieAmphorae"],
+    ];
+    for (const [counter, metric] of names) {
+      metrics.count(metric, this.counters[counter] - this.lastEmitted[counter]);
+      this.lastEmitted[counter] = this.counters[counter];
+    }
   }
 }
 

@@ -1,10 +1,12 @@
 // The flow trail (an Ottava extension beyond Octavia): every flow run on a load balancer, with its
 // start, end, outcome, the ASL state that failed and its error. The start is recorded where every
 // locked flow starts (startOrGiveBack in ./lock.ts), the end by the flows' final tasks; the API reads
-// it at GET /v2/lbaas/loadbalancers/{id}/flows.
+// it at GET /v2/lbaas/loadbalancers/{id}/flows. Recording them also emits the flow metrics
+// (FlowsStarted, FlowsSucceeded, FlowsFailed, FlowDuration; dimension `flow`).
 import { DELETED } from "../constants";
 import { notFound } from "../faults";
 import type { Logger } from "../log";
+import { metrics } from "../metrics";
 import { authorize, type RequestContext } from "../policy";
 import type { FlowEnd, FlowStart, FlowTrailEntry, LoadBalancerStore } from "../ports";
 
@@ -29,8 +31,9 @@ export async function getFlowTrail(
   return { flows: await deps.store.flowTrail(lbId, limit) };
 }
 
-/** Records a flow's start; never fails the caller (a trail that cannot be written is logged). */
+/** Records a flow's start (and counts it: FlowsStarted); never fails the caller (a trail that cannot be written is logged). */
 export async function recordFlowStart(deps: { store: LoadBalancerStore; log: Logger }, lbId: string, start: FlowStart): Promise<void> {
+  metrics.count("FlowsStarted", 1, { flow: start.flow });
   try {
     await deps.store.recordFlowStart(lbId, start);
   } catch (e) {
@@ -38,14 +41,26 @@ export async function recordFlowStart(deps: { store: LoadBalancerStore; log: Log
   }
 }
 
-/** Records a flow's end (once); never fails the caller. */
+/**
+ * Records a flow's end (once); never fails the caller. The end that is written is counted:
+ * FlowsSucceeded, or FlowsFailed (FAILED, or REPAIRED: the execution died holding the lock), and
+ * FlowDuration from the entry's start to `end.endedAt` (not for REPAIRED: that end is the repair's).
+ */
 export async function recordFlowEnd(deps: { store: LoadBalancerStore; log: Logger }, lbId: string, execution: string, end: FlowEnd): Promise<void> {
+  let ended;
   try {
-    const written = await deps.store.recordFlowEnd(lbId, execution, end);
-    if (!written) deps.log.debug("flow trail: end already recorded, or no running entry", { lbId, execution, outcome: end.outcome });
+    ended = await deps.store.recordFlowEnd(lbId, execution, end);
   } catch (e) {
     deps.log.warn("flow trail: end not recorded", { lbId, execution, outcome: end.outcome, error: String(e) });
+    return;
   }
+  if (!ended) {
+    deps.log.debug("flow trail: end already recorded, or no running entry", { lbId, execution, outcome: end.outcome });
+    return;
+  }
+  const flow = { flow: ended.flow };
+  metrics.count(end.outcome === "SUCCEEDED" ? "FlowsSucceeded" : "FlowsFailed", 1, flow);
+  if (end.outcome !== "REPAIRED") metrics.timing("FlowDuration", Date.parse(end.endedAt) - Date.parse(ended.startedAt), flow);
 }
 
 type StepError = { Error?: unknown; Cause?: unknown } | undefined;
