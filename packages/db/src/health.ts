@@ -13,7 +13,8 @@
 // decides again), except the amphora's counters, which are read again and reapplied, so no delta is
 // lost or counted twice.
 import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
-import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import { GetCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import { queryAll } from "./query";
 import {
   DELETED,
   amphoraListenerStats,
@@ -266,24 +267,15 @@ export class DynamoHealthStore implements HealthStore {
 
   private async partition(lbId: string): Promise<Item[]> {
     const names = Object.fromEntries(PROJECTED.map((a, i) => [`#p${i}`, a]));
-    const items: Item[] = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const out = await this.doc.send(
-        new QueryCommand({
-          TableName: this.table,
-          // The tree only: flow-trail entries (`~FLOW#…`) sort after it.
-          KeyConditionExpression: "pk = :pk AND sk < :end",
-          ExpressionAttributeValues: { ":pk": treePk(lbId), ":end": "~" },
-          ProjectionExpression: Object.keys(names).join(", "),
-          ExpressionAttributeNames: names,
-          ConsistentRead: true,
-          ExclusiveStartKey: start,
-        }),
-      );
-      items.push(...(out.Items ?? []));
-      start = out.LastEvaluatedKey;
-    } while (start);
-    return items;
+    return queryAll(this.doc, {
+      TableName: this.table,
+      // The tree only: flow-trail entries (`~FLOW#…`) sort after it.
+      KeyConditionExpression: "pk = :pk AND sk < :end",
+      ExpressionAttributeValues: { ":pk": treePk(lbId), ":end": "~" },
+      ProjectionExpression: Object.keys(names).join(", "),
+      ExpressionAttributeNames: names,
+      ConsistentRead: true,
+    });
   }
+
 }

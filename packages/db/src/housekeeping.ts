@@ -5,11 +5,11 @@
 // rotation write is conditioned on what made it due, so a stale index entry (indexes are eventually
 // consistent) or a second housekeeper at the same moment changes nothing it should not.
 import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
-import { BatchWriteCommand, DeleteCommand, GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import { BatchWriteCommand, DeleteCommand, GetCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { AMPHORA_ALLOCATED, DELETED, type Amphora, type DeletedRef, type HousekeepingStore } from "@ottava/core";
 import { retryConflicts } from "./client";
 import { AMPHORA, LB_SK, LOADBALANCER, TREE_KINDS, certAttributes, certPartition, childSk, deletedPartition, pointerKey, toRecord, treePk, updateExpression } from "./items";
-import { queryIndex } from "./query";
+import { queryAll, queryIndex } from "./query";
 import { INDEXES, SHARDS } from "./table";
 
 type Item = Record<string, unknown>;
@@ -107,25 +107,16 @@ export class DynamoHousekeepingStore implements HousekeepingStore {
 
   /** The keys (and kind and id) of every item of an LB's partition. */
   private async partitionKeys(lbId: string): Promise<Item[]> {
-    const out: Item[] = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await this.doc.send(
-        new QueryCommand({
-          TableName: this.table,
-          KeyConditionExpression: "pk = :pk",
-          ExpressionAttributeValues: { ":pk": treePk(lbId) },
-          ProjectionExpression: "pk, sk, #k, id",
-          ExpressionAttributeNames: { "#k": "kind" },
-          ConsistentRead: true,
-          ExclusiveStartKey: start,
-        }),
-      );
-      out.push(...(page.Items ?? []));
-      start = page.LastEvaluatedKey;
-    } while (start);
-    return out;
+    return queryAll(this.doc, {
+      TableName: this.table,
+      KeyConditionExpression: "pk = :pk",
+      ExpressionAttributeValues: { ":pk": treePk(lbId) },
+      ProjectionExpression: "pk, sk, #k, id",
+      ExpressionAttributeNames: { "#k": "kind" },
+      ConsistentRead: true,
+    });
   }
+
 
   private async deleteAll(keys: Key[]): Promise<void> {
     for (let i = 0; i < keys.length; i += BATCH) {

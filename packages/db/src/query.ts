@@ -1,5 +1,5 @@
 // One paged Query of an index partition, in storage order, resuming after a sort key.
-import { QueryCommand, type DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import { QueryCommand, type DynamoDBDocumentClient, type QueryCommandInput } from "@aws-sdk/lib-dynamodb";
 import type { SortDir } from "@ottava/core";
 import { INDEXES } from "./table";
 
@@ -31,4 +31,17 @@ export async function* queryIndex(
     for (const item of out.Items ?? []) yield item;
     start = out.LastEvaluatedKey;
   } while (start);
+}
+
+/** Every item a Query answers, page after page (stopping once `max` items are in, when given). */
+export async function queryAll(doc: DynamoDBDocumentClient, input: QueryCommandInput, max = Infinity): Promise<Record<string, unknown>[]> {
+  const items: Record<string, unknown>[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const limit = Number.isFinite(max) ? { Limit: max - items.length } : {};
+    const out = await doc.send(new QueryCommand({ ...input, ...limit, ExclusiveStartKey: start }));
+    items.push(...(out.Items ?? []));
+    start = out.LastEvaluatedKey;
+  } while (start && items.length < max);
+  return items;
 }

@@ -5,7 +5,6 @@ import {
   DeleteCommand,
   GetCommand,
   PutCommand,
-  QueryCommand,
   TransactWriteCommand,
   UpdateCommand,
   type DynamoDBDocumentClient,
@@ -40,7 +39,7 @@ import {
   type FlowTrailEntry,
 } from "@ottava/core";
 import { retryConflicts } from "./client";
-import { queryIndex } from "./query";
+import { queryAll, queryIndex } from "./query";
 import {
   AMPHORA,
   amphoraAttributes,
@@ -643,47 +642,32 @@ export class DynamoStore implements LoadBalancerStore {
 
   async flowTrail(lbId: string, limit?: number): Promise<FlowTrailEntry[]> {
     const max = Math.max(1, Math.min(limit ?? Infinity, this.opts.flowTrailMax ?? FLOW_TRAIL_MAX));
-    const out: FlowTrailEntry[] = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await this.doc.send(
-        new QueryCommand({
-          TableName: this.table,
-          KeyConditionExpression: "pk = :pk AND begins_with(sk, :p)",
-          ExpressionAttributeValues: { ":pk": treePk(lbId), ":p": FLOW_PREFIX },
-          ScanIndexForward: false,
-          ConsistentRead: true,
-          Limit: max - out.length,
-          ExclusiveStartKey: start,
-        }),
-      );
-      out.push(...(page.Items ?? []).map(flowEntry));
-      start = page.LastEvaluatedKey;
-    } while (start && out.length < max);
-    return out;
+    const items = await queryAll(
+      this.doc,
+      {
+        TableName: this.table,
+        KeyConditionExpression: "pk = :pk AND begins_with(sk, :p)",
+        ExpressionAttributeValues: { ":pk": treePk(lbId), ":p": FLOW_PREFIX },
+        ScanIndexForward: false,
+        ConsistentRead: true,
+      },
+      max,
+    );
+    return items.map(flowEntry);
   }
 
   /** The keys (and execution names) of an LB's trail entries, newest first. */
   private async flowKeys(lbId: string): Promise<{ pk: string; sk: string; execution: string }[]> {
-    const out: { pk: string; sk: string; execution: string }[] = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await this.doc.send(
-        new QueryCommand({
-          TableName: this.table,
-          KeyConditionExpression: "pk = :pk AND begins_with(sk, :p)",
-          ExpressionAttributeValues: { ":pk": treePk(lbId), ":p": FLOW_PREFIX },
-          ProjectionExpression: "pk, sk, #x",
-          ExpressionAttributeNames: { "#x": "execution" },
-          ScanIndexForward: false,
-          ConsistentRead: true,
-          ExclusiveStartKey: start,
-        }),
-      );
-      for (const i of page.Items ?? []) out.push({ pk: String(i.pk), sk: String(i.sk), execution: String(i.execution) });
-      start = page.LastEvaluatedKey;
-    } while (start);
-    return out;
+    const items = await queryAll(this.doc, {
+      TableName: this.table,
+      KeyConditionExpression: "pk = :pk AND begins_with(sk, :p)",
+      ExpressionAttributeValues: { ":pk": treePk(lbId), ":p": FLOW_PREFIX },
+      ProjectionExpression: "pk, sk, #x",
+      ExpressionAttributeNames: { "#x": "execution" },
+      ScanIndexForward: false,
+      ConsistentRead: true,
+    });
+    return items.map((i) => ({ pk: String(i.pk), sk: String(i.sk), execution: String(i.execution) }));
   }
 
   // ---- the generic mechanism -----------------------------------------------------------------
@@ -702,23 +686,13 @@ export class DynamoStore implements LoadBalancerStore {
 
   /** The whole tree of a load balancer (or the part whose sort key starts with `prefix`): one Query. */
   private async partition(lbId: string, prefix?: string): Promise<Item[]> {
-    const items: Item[] = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const out = await this.doc.send(
-        new QueryCommand({
-          TableName: this.table,
-          // The flow trail (sorted last) is no part of the tree: whole-partition reads stop before it.
-          KeyConditionExpression: prefix ? "pk = :pk AND begins_with(sk, :p)" : "pk = :pk AND sk < :trail",
-          ExpressionAttributeValues: prefix ? { ":pk": treePk(lbId), ":p": prefix } : { ":pk": treePk(lbId), ":trail": TRAIL_BOUND },
-          ConsistentRead: true,
-          ExclusiveStartKey: start,
-        }),
-      );
-      items.push(...(out.Items ?? []));
-      start = out.LastEvaluatedKey;
-    } while (start);
-    return items;
+    return queryAll(this.doc, {
+      TableName: this.table,
+      // The flow trail (sorted last) is no part of the tree: whole-partition reads stop before it.
+      KeyConditionExpression: prefix ? "pk = :pk AND begins_with(sk, :p)" : "pk = :pk AND sk < :trail",
+      ExpressionAttributeValues: prefix ? { ":pk": treePk(lbId), ":p": prefix } : { ":pk": treePk(lbId), ":trail": TRAIL_BOUND },
+      ConsistentRead: true,
+    });
   }
 
   /** The condition that the writer still holds the LB's lock. */

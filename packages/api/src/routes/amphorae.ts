@@ -9,7 +9,6 @@ import {
   deleteAmphora,
   DELETED,
   failoverAmphora,
-  listScope,
   notFound,
 } from "@ottava/core";
 import type { ApiDeps } from "../deps";
