@@ -141,9 +141,14 @@ describe("amphora certificates", () => {
     const boundary = Date.parse(unchanged!) - 1_209_600 * 1000;
     expect((await rotateCerts(t.deps, new Date(boundary))).started).not.toContain(fine.amphora.id);
     await t.settle();
+    const finePem = noopServerPem(fine.amphora.id);
+    const rotatedAt = Date.now();
     expect((await rotateCerts(t.deps, new Date(boundary + 1))).started).toContain(fine.amphora.id);
     await t.settle();
-    expect(Date.parse((await amphora(t, fine.amphora)).cert_expiration!)).toBeGreaterThan(Date.parse(unchanged!));
+    // A new certificate, valid from the rotation (X.509 times are whole seconds: it may end in the same second as the old one).
+    const renewed = (await amphora(t, fine.amphora)).cert_expiration!;
+    expect(Date.parse(renewed)).toBeGreaterThanOrEqual(Math.floor(rotatedAt / 1000) * 1000 + VALIDITY * 1000);
+    expect(noopServerPem(fine.amphora.id)).not.toBe(finePem);
     noSecretsLeaked(t);
   });
 
