@@ -129,7 +129,7 @@ export class DynamoStore implements LoadBalancerStore {
       await this.doc.send(new PutCommand(put));
       return;
     }
-    await this.transactWithUsage([{ Put: put }], 1, usage!, charge.update);
+    await this.transactWithUsage([{ Put: put }], 1, usage!, charge);
   }
 
   /**
@@ -158,7 +158,7 @@ export class DynamoStore implements LoadBalancerStore {
   }
 
   async lock(id: string, req: LockRequest): Promise<Versioned<LoadBalancer>> {
-    if (usageUpdate(this.table, req.usage)) return this.lockWith(id, req, []);
+    if (req.usage) return this.lockWith(id, req, []);
     try {
       const out = await retryConflicts(() =>
         this.doc.send(new UpdateCommand({ ...this.lockUpdate(id, req), ReturnValues: "ALL_NEW", ReturnValuesOnConditionCheckFailure: "ALL_OLD" })),
@@ -235,7 +235,7 @@ export class DynamoStore implements LoadBalancerStore {
     update.ExpressionAttributeValues[":owner"] = owner;
     const lbUpdate = { TableName: this.table, Key: { pk: treePk(id), sk: LB_SK }, ...update, ConditionExpression: "attribute_exists(pk) AND lock_owner = :owner" };
     try {
-      await retryConflicts(() => this.doc.send(new TransactWriteCommand({ TransactItems: [{ Update: lbUpdate }, { Update: charge.update }] })));
+      await retryConflicts(() => this.doc.send(new TransactWriteCommand({ TransactItems: [{ Update: lbUpdate }, { Update: charge }] })));
     } catch (e) {
       throw lockLostOr(e, `load balancer ${id}`);
     }
@@ -279,7 +279,7 @@ export class DynamoStore implements LoadBalancerStore {
     const first = items.slice(0, MAX_TRANSACTION - (charge ? 2 : 1));
     try {
       const head: TransactItem[] = [{ Update: lockUpdate }, ...first];
-      if (charge) await this.transactWithUsage(head, 1, req.usage!, charge.update);
+      if (charge) await this.transactWithUsage(head, 1, req.usage!, charge);
       else await retryConflicts(() => this.doc.send(new TransactWriteCommand({ TransactItems: head })));
     } catch (e) {
       const reasons = (e as { CancellationReasons?: { Code?: string; Item?: Record<string, unknown> }[] }).CancellationReasons;

@@ -32,16 +32,12 @@ export function usageUpdate(table: string, charge: QuotaCharge | undefined) {
   });
   if (over.length > 0) throw new QuotaExceeded(over);
   return {
-    table,
-    fields: entries.map(([f]) => f),
-    update: {
-      TableName: table,
-      Key: usageKey(charge.project),
-      UpdateExpression: `ADD ${adds.join(", ")}`,
-      ExpressionAttributeNames: names,
-      ExpressionAttributeValues: values,
-      ...(conditions.length ? { ConditionExpression: conditions.join(" AND "), ReturnValuesOnConditionCheckFailure: "ALL_OLD" as const } : {}),
-    },
+    TableName: table,
+    Key: usageKey(charge.project),
+    UpdateExpression: `ADD ${adds.join(", ")}`,
+    ExpressionAttributeNames: names,
+    ExpressionAttributeValues: values,
+    ...(conditions.length ? { ConditionExpression: conditions.join(" AND "), ReturnValuesOnConditionCheckFailure: "ALL_OLD" as const } : {}),
   };
 }
 
