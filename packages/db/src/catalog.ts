@@ -20,13 +20,12 @@ import {
   type ItemSource,
   type SortDir,
 } from "@ottava/core";
-import { createClients, retryConflicts } from "./client";
+import { createClients, retryConflicts, type TransactItem } from "./client";
 import { LOADBALANCER, updateExpression } from "./items";
 import { INDEXES, SHARDS } from "./table";
 import { queryIndex } from "./query";
 
 type Item = Record<string, unknown>;
-type TransactItem = NonNullable<ConstructorParameters<typeof TransactWriteCommand>[0]["TransactItems"]>[number];
 
 interface KindDef {
   /** pk = <prefix>#<key>, sk = <prefix>: the keys the load-balancer create already reads (FLAVOR#, AZ#, ...). */

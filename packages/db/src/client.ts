@@ -1,6 +1,11 @@
 // The DynamoDB clients, for AWS or for DynamoDB Local.
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import { DynamoDBDocumentClient, type TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
+
+/** One item of a TransactWriteItems request. */
+export type TransactItem = NonNullable<ConstructorParameters<typeof TransactWriteCommand>[0]["TransactItems"]>[number];
+/** DynamoDB's limit of items in one transaction. */
+export const MAX_TRANSACTION = 100;
 
 export function createClients(endpoint?: string): { client: DynamoDBClient; doc: DynamoDBDocumentClient } {
   const client = new DynamoDBClient(

@@ -27,14 +27,11 @@ import {
   type ListenerStatsRow,
   type OperatingStatusChange,
 } from "@ottava/core";
-import { retryConflicts } from "./client";
+import { MAX_TRANSACTION, retryConflicts, type TransactItem } from "./client";
 import { AMPHORA, LB_SK, LISTENER, MEMBER, POOL, childSk, heartbeatAttributes, pointerKey, treePk, type StoredKind } from "./items";
 
 type Item = Record<string, unknown>;
-type TransactItem = NonNullable<ConstructorParameters<typeof TransactWriteCommand>[0]["TransactItems"]>[number];
 
-/** DynamoDB's limit of items in one transaction. */
-const MAX_TRANSACTION = 100;
 /** Rounds of "drop what failed its condition, write the rest". */
 const MAX_ROUNDS = 5;
 /** Amphora id → load balancer id pointers kept (they never change). */

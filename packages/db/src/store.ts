@@ -38,7 +38,7 @@ import {
   type FlowStart,
   type FlowTrailEntry,
 } from "@ottava/core";
-import { retryConflicts } from "./client";
+import { MAX_TRANSACTION, retryConflicts, type TransactItem } from "./client";
 import { queryAll, queryIndex } from "./query";
 import {
   AMPHORA,
@@ -62,9 +62,6 @@ import { INDEXES, SHARDS, TTL_ATTRIBUTE } from "./table";
 import { exceededFields, usageKey, usageUpdate } from "./usage";
 
 type Item = Record<string, unknown>;
-type TransactItem = NonNullable<ConstructorParameters<typeof TransactWriteCommand>[0]["TransactItems"]>[number];
-/** DynamoDB's limit of items in one transaction. */
-const MAX_TRANSACTION = 100;
 /** The health-manager configuration item. */
 const HM_PK = "CONFIG#healthmanager";
 const HM_SK = "CONFIG";
