@@ -173,3 +173,16 @@ export const AVAILABILITY_ZONE_DATA = "availability_zone_data";
 /** Resize marks on the LB item, valued with the resize execution's name (an earlier resize's marks never count). */
 export const RESIZE_CANCEL = "resize_cancel_requested";
 export const RESIZE_COMMITTED = "resize_committed";
+
+// HAProxy's and keepalived's words, as the agent reports them (octavia/common/constants.py).
+export const HB_OPEN = "OPEN";
+export const HB_FULL = "FULL";
+export const HB_UP = "UP";
+export const HB_DOWN = "DOWN";
+export const HB_DRAIN = "DRAIN";
+export const HB_MAINT = "MAINT";
+export const HB_NO_CHECK = "no check";
+export const HB_RESTARTING = "RESTARTING";
+
+/** [health_manager] heartbeat_interval (Octavia's default): a heartbeat processed this late is ignored. */
+export const HEARTBEAT_INTERVAL = 10;

@@ -2,22 +2,26 @@
 // (octavia/amphorae/drivers/health/heartbeat_udp.py: UpdateHealthDb._update_health and
 // _process_pool_status, update_stats): pure functions from (message, view) to the operating statuses
 // that changed, whether the heartbeat counts, and the listener counters to store. No I/O.
-import { ACTIVE, DEGRADED, DRAINING, ERROR, NO_MONITOR, OFFLINE, ONLINE } from "../constants";
+import {
+  ACTIVE,
+  DEGRADED,
+  DRAINING,
+  ERROR,
+  HB_OPEN,
+  HB_FULL,
+  HB_UP,
+  HB_DOWN,
+  HB_DRAIN,
+  HB_MAINT,
+  HB_NO_CHECK,
+  HB_RESTARTING,
+  HEARTBEAT_INTERVAL,
+  NO_MONITOR,
+  OFFLINE,
+  ONLINE,
+} from "../constants";
 import type { HeartbeatMessage, HeartbeatPool } from "./envelope";
 import type { HealthView, OperatingStatusChange, StatsUpdate, HealthKind, ListenerStatsRow } from "./ports";
-
-// HAProxy's and keepalived's words, as the agent reports them (octavia/common/constants.py).
-export const HB_OPEN = "OPEN";
-export const HB_FULL = "FULL";
-export const HB_UP = "UP";
-export const HB_DOWN = "DOWN";
-export const HB_DRAIN = "DRAIN";
-export const HB_MAINT = "MAINT";
-export const HB_NO_CHECK = "no check";
-export const HB_RESTARTING = "RESTARTING";
-
-/** [health_manager] heartbeat_interval (Octavia's default): a heartbeat processed this late is ignored. */
-export const HEARTBEAT_INTERVAL = 10;
 
 export interface HealthWarning {
   message: string;
