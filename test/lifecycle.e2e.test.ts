@@ -18,7 +18,7 @@ describe("the local stack", () => {
   it("is ready within 15 s and serves version discovery", async () => {
     expect(stack.readyMs).toBeLessThan(15_000);
     const root = await stack.call("GET", "/");
-    expect(root.body.versions.at(-1)).toMatchObject({ id: "v2.26", status: "CURRENT" });
+    expect(root.body.versions.at(-1)).toMatchObject({ id: "v2.30", status: "CURRENT" });
   });
 
   it("drives a load balancer through create, update, failover and delete", async () => {

@@ -1,6 +1,6 @@
 // Small helpers shared by the route modules: bodies, queries, list pages.
 import type { Context } from "hono";
-import { listPage, notJson, parseListQuery, selectFields, type ItemSource, type ResourceDescriptor, type Tree } from "@ottava/core";
+import { listItem, listPage, notJson, parseListQuery, selectFields, type ItemSource, type ListQuery, type ResourceDescriptor, type Tree } from "@ottava/core";
 import type { Env } from "./middleware/context";
 
 export async function jsonBody(c: Context<Env>): Promise<unknown> {
@@ -22,23 +22,26 @@ export function queryPairs(c: Context): [string, string][] {
 export async function listResponse<T>(
   c: Context<Env>,
   d: ResourceDescriptor<T>,
-  /** The resource's objects as responses, for the project filter (if any). */
+  /** The resource's objects as list items (listItem), for the project filter (if any). */
   source: (projectFilter: string | undefined) => ItemSource | Promise<ItemSource>,
   maxLimit: number,
-  /** Keys the source adds for filtering only (e.g. loadbalancer_id, as Octavia filters on its model's columns); never answered. */
-  hidden: readonly string[] = [],
 ) {
-  const q = parseListQuery(queryPairs(c), [...d.attributes, ...hidden], maxLimit);
-  const shaped = await source(q.filters.project_id?.[0]);
+  const q = parseListQuery(queryPairs(c), d.attributes, d.filters, maxLimit);
+  const shaped = await source(projectFilter(d, q));
   const url = new URL(c.req.url);
   const page = await listPage(shaped, q, `${url.origin}${url.pathname}`);
-  const visible = (i: Record<string, unknown>) => Object.fromEntries(Object.entries(i).filter(([k]) => !hidden.includes(k) || d.attributes.includes(k)));
-  return c.json({ [d.collection]: page.items.map((i) => selectFields(visible(i), q.fields)), [`${d.collection}_links`]: page.links });
+  return c.json({ [d.collection]: page.items.map((i) => selectFields(i, q.fields)), [`${d.collection}_links`]: page.links });
 }
 
-/** Maps a source of records to a source of responses. */
-export function responses<T>(source: ItemSource, toResponse: (r: T) => Record<string, unknown>): ItemSource {
-  return (order, after) => mapAsync(source(order, after), (r) => toResponse(r as T));
+/** The project a list asks for (`?project_id=`), which the storage reads by index. */
+export const projectFilter = (d: ResourceDescriptor<unknown>, q: ListQuery) => {
+  const attribute = d.filters.project_id;
+  return attribute === undefined ? undefined : q.filters[attribute]?.[0];
+};
+
+/** Maps a source of records to a source of list items. */
+export function listItems<T>(source: ItemSource, d: ResourceDescriptor<T>): ItemSource {
+  return (order, after) => mapAsync(source(order, after), (r) => listItem(d, r as T));
 }
 
 /** GET on one object, with `fields=` as Octavia's get_one. */

@@ -20,12 +20,20 @@ beforeAll(async () => {
 });
 
 describe("versions", () => {
-  it("GET / lists v2.0 to v2.26 with v2.26 CURRENT; /v2 and /v2.0 answer \"v2\"", async () => {
+  it("GET / lists v2.0 to v2.30 with v2.30 CURRENT; /v2 and /v2.0 answer \"v2\"", async () => {
     const root = await t.call("GET", "/");
     expect(root.status).toBe(200);
     const versions = root.body.versions as { id: string; status: string; links: { href: string }[] }[];
-    expect(versions).toHaveLength(27);
-    expect(versions.filter((v) => v.status === "CURRENT").map((v) => v.id)).toEqual(["v2.26"]);
+    expect(versions).toHaveLength(31);
+    expect(versions.filter((v) => v.status === "CURRENT").map((v) => v.id)).toEqual(["v2.30"]);
+    // Octavia master's dates (api/root_controller.py).
+    expect(versions.slice(26).map((v) => [v.id, v.status, (v as { updated?: string }).updated])).toEqual([
+      ["v2.26", "SUPPORTED", "2022-08-29T00:00:00Z"],
+      ["v2.27", "SUPPORTED", "2023-05-05T00:00:00Z"],
+      ["v2.28", "SUPPORTED", "2023-11-08T00:00:00Z"],
+      ["v2.29", "SUPPORTED", "2024-10-15T00:00:00Z"],
+      ["v2.30", "CURRENT", "2025-02-26T00:00:00Z"],
+    ]);
     expect(versions[0]!.links[0]!.href).toBe("http://localhost/v2");
     expect(pick(await t.call("GET", "/v2"))).toEqual({ status: 200, body: "v2" });
     expect(pick(await t.call("GET", "/v2.0"))).toEqual({ status: 200, body: "v2" });

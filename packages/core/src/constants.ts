@@ -45,6 +45,15 @@ export const DEFAULT_PROVIDER = PROVIDER_AMPHORA;
 
 // Values the no-op drivers hand out, as Octavia's no-op drivers do.
 export const NOOP_VIP_ADDRESS = "198.51.100.1";
+
+// VNIC types of the VIP and member ports (v2.28, v2.30), and the flavor keys that ask for SR-IOV.
+export const VNIC_TYPE_NORMAL = "normal";
+export const VNIC_TYPE_DIRECT = "direct";
+export const SRIOV_VIP = "sriov_vip";
+export const ALLOW_MEMBER_SRIOV = "allow_member_sriov";
+
+/** The first listener's HAProxy peer port; each new listener of an LB takes the highest one + 1. */
+export const HAPROXY_BASE_PEER_PORT = 1025;
 export const NOOP_LB_NETWORK_IP = "192.0.2.1";
 
 // Field limits (octavia/api/v2/types).

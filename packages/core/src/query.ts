@@ -16,6 +16,7 @@ export interface ListQuery {
   pageReverse: boolean;
   /** Always ends with created_at and id, Octavia's default keys, so the order is total. */
   sort: SortKey[];
+  /** Wanted values by the data-model attribute they filter on (several values of one attribute: any of them). */
   filters: Record<string, string[]>;
   tags: { all: string[]; any: string[]; notAll: string[]; notAny: string[] };
   fields: string[] | undefined;
@@ -32,12 +33,13 @@ const invalidSortDir = (dir: string) => new Fault(400, `Supplied sort direction 
 export const invalidMarker = (marker: string) => new Fault(400, `Supplied pagination marker '${marker}' is not valid.`);
 
 /**
- * Reads a list request's query string. `attributes` are the resource's public attributes:
- * the keys that may be filtered and sorted on.
+ * Reads a list request's query string. `attributes` are the resource's public attributes, the keys
+ * it may be sorted on; `filters` maps each key Octavia filters on to its data-model attribute.
  */
 export function parseListQuery(
   params: [string, string][],
   attributes: readonly string[],
+  filterKeys: Readonly<Record<string, string>>,
   maxLimit = PAGINATION_MAX_LIMIT,
 ): ListQuery {
   const first = (k: string) => params.find(([key]) => key === k)?.[1];
@@ -86,8 +88,9 @@ export function parseListQuery(
     } else if (key in TAG_PARAMS) {
       tags[TAG_PARAMS[key as keyof typeof TAG_PARAMS]].push(...value.split(",").filter((t) => t !== ""));
     } else if (!AUXILIARY.has(key)) {
-      if (!known.has(key)) throw new Fault(400, "One or more arguments are either duplicate or invalid");
-      (filters[key] ??= []).push(value);
+      const attribute = Object.hasOwn(filterKeys, key) ? filterKeys[key] : undefined;
+      if (attribute === undefined) throw new Fault(400, "One or more arguments are either duplicate or invalid");
+      (filters[attribute] ??= []).push(value);
     }
   }
 
@@ -112,10 +115,23 @@ export function storageOrder(q: ListQuery): SortDir | undefined {
 
 type Item = Record<string, unknown>;
 
+/**
+ * A listed item's data-model values that its response does not show under the same name (a pool's
+ * `health_monitor.id`, a member's `pool_id`): filtered on, never answered (JSON leaves symbol keys out).
+ */
+export const MODEL_VALUES = Symbol("modelValues");
+
+/** The value a filter on the data-model attribute `key` compares: the model's, else the response's. */
+function filterValue(item: Item, key: string): unknown {
+  const model = (item as { [MODEL_VALUES]?: Item })[MODEL_VALUES];
+  return model && Object.hasOwn(model, key) ? model[key] : item[key];
+}
+
 /** Does an item pass the query's attribute and tag filters? */
 export function matches(item: Item, q: ListQuery): boolean {
   for (const [key, wanted] of Object.entries(q.filters)) {
-    if (!wanted.some((w) => sameValue(item[key], w))) return false;
+    const actual = filterValue(item, key);
+    if (!wanted.some((w) => sameValue(actual, w))) return false;
   }
   const itemTags = new Set(Array.isArray(item.tags) ? (item.tags as string[]) : []);
   const { all, any, notAll, notAny } = q.tags;

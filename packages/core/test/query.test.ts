@@ -1,8 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { Fault, listPage, parseListQuery, storageOrder, type ItemSource } from "@ottava/core";
+import { Fault, listPage, MODEL_VALUES, parseListQuery, storageOrder, type ItemSource } from "@ottava/core";
 
 const ATTRS = ["id", "name", "created_at", "tags", "admin_state_up", "project_id"];
-const q = (s: string) => parseListQuery([...new URLSearchParams(s).entries()], ATTRS, 1000);
+const FILTERS = { ...Object.fromEntries(ATTRS.filter((a) => a !== "tags").map((a) => [a, a])), enabled: "admin_state_up" };
+const q = (s: string) => parseListQuery([...new URLSearchParams(s).entries()], ATTRS, FILTERS, 1000);
 
 const items = Array.from({ length: 7 }, (_, i) => ({
   id: `id-${i}`,
@@ -86,6 +87,20 @@ describe("list queries", () => {
     expect(await all("tags-any=odd")).toEqual(["id-1", "id-3", "id-5"]);
     expect(await all("not-tags=even,x")).toEqual(["id-1", "id-3", "id-5"]);
     expect(await all("not-tags-any=x,odd")).toEqual([]);
+  });
+
+  it("filters a translated key on its data-model attribute, from the values the response does not show", async () => {
+    const hidden: ItemSource = async function* () {
+      yield { id: "a", admin_state_up: true, [MODEL_VALUES]: { pool_id: "p1" } };
+      yield { id: "b", admin_state_up: false, [MODEL_VALUES]: { pool_id: "p2" } };
+    };
+    const withPool = (s: string) => parseListQuery([...new URLSearchParams(s).entries()], ["id"], { pool_id: "pool_id", enabled: "admin_state_up" }, 1000);
+    expect(withPool("enabled=false&pool_id=p2").filters).toEqual({ admin_state_up: ["false"], pool_id: ["p2"] });
+    expect(ids(await listPage(hidden, withPool("pool_id=p2"), "http://h/x"))).toEqual(["b"]);
+    expect(ids(await listPage(hidden, withPool("enabled=true"), "http://h/x"))).toEqual(["a"]);
+    expect(() => withPool("admin_state_up=true")).toThrow("One or more arguments are either duplicate or invalid");
+    // The model's values are filtered on, never answered.
+    expect(JSON.stringify((await listPage(hidden, withPool(""), "http://h/x")).items)).not.toContain("pool_id");
   });
 
   it("collects repeated and comma-separated fields", () => {

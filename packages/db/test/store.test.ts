@@ -134,7 +134,7 @@ describe("lists", () => {
     const project = `proj-${randomUUID()}`;
     const mine: string[] = [];
     for (let i = 0; i < 12; i++) mine.push((await activeLb({ project_id: project, created_at: new Date(Date.UTC(2030, 0, 1, 0, 0, i)).toISOString() })).id);
-    const q = (s: string) => parseListQuery([...new URLSearchParams(s).entries()], ["id", "created_at", "project_id", "name"], 1000);
+    const q = (s: string) => parseListQuery([...new URLSearchParams(s).entries()], ["id", "created_at", "project_id", "name"], { project_id: "project_id", name: "name" }, 1000);
     const pages: string[] = [];
     let marker = "";
     for (;;) {
@@ -155,7 +155,7 @@ describe("lists", () => {
     const v = (await store.getLoadBalancer(rec.id))!.version;
     await store.lock(rec.id, { from: [ACTIVE], to: "PENDING_DELETE", owner: "d", executionArn: "arn", expectVersion: v });
     await store.updateLoadBalancer(rec.id, "d", { provisioning_status: DELETED }, true);
-    const page = await listPage(store.loadBalancers("gone"), parseListQuery([], ["id", "created_at"], 1000), "http://h/x");
+    const page = await listPage(store.loadBalancers("gone"), parseListQuery([], ["id", "created_at"], {}, 1000), "http://h/x");
     expect(page.items).toEqual([]);
     const raw = await createClients(endpoint).client.send(new GetItemCommand({ TableName: tableName, Key: { pk: { S: `LB#${rec.id}` }, sk: { S: "LB" } } }));
     expect(Number(raw.Item!.expires_at!.N)).toBeGreaterThan(Date.now() / 1000);
@@ -163,7 +163,7 @@ describe("lists", () => {
   });
 
   it("answer an unknown marker with Octavia's 400", async () => {
-    await expect(listPage(store.loadBalancers("p1"), parseListQuery([["marker", "nope"]], ["id", "created_at"], 1000), "http://h/x")).rejects.toThrow(
+    await expect(listPage(store.loadBalancers("p1"), parseListQuery([["marker", "nope"]], ["id", "created_at"], {}, 1000), "http://h/x")).rejects.toThrow(
       "Supplied pagination marker 'nope' is not valid.",
     );
   });

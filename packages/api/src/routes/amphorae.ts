@@ -12,7 +12,7 @@ import {
   notFound,
 } from "@ottava/core";
 import type { ApiDeps } from "../deps";
-import { listResponse, responses, showResponse } from "../http";
+import { listItems, listResponse, showResponse } from "../http";
 import type { Env } from "../middleware/context";
 
 export function amphoraRoutes(deps: ApiDeps) {
@@ -20,7 +20,7 @@ export function amphoraRoutes(deps: ApiDeps) {
     .get("/", (c) => {
       // As Octavia's AmphoraController: the rule on the caller's project, then any project_id is just a filter.
       authorize(c.get("ctx"), "os_load-balancer_api:amphora:get_all", c.get("ctx").projectId);
-      return listResponse(c, r, (project) => responses(deps.store.amphorae(project), r.toResponse), deps.config.paginationMaxLimit);
+      return listResponse(c, r, (project) => listItems(deps.store.amphorae(project), r), deps.config.paginationMaxLimit);
     })
     .get("/:id", async (c) => {
       const id = c.req.param("id");

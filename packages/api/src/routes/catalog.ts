@@ -53,11 +53,12 @@ import {
   updateQuotas,
   type CatalogDescriptor,
   type ItemSource,
+  listItem,
   type MetadataKind,
   type ProviderInfo,
 } from "@ottava/core";
 import type { ApiDeps } from "../deps";
-import { jsonBody, queryPairs, showResponse } from "../http";
+import { jsonBody, projectFilter, queryPairs, showResponse } from "../http";
 import type { Env } from "../middleware/context";
 
 export function catalogRoutes(deps: ApiDeps) {
@@ -180,11 +181,11 @@ async function catalogList<T>(
   maxLimit: number,
   opts: { fields?: boolean } = {},
 ) {
-  const q = parseListQuery(queryPairs(c), d.attributes, maxLimit);
-  const records = source(q.filters.project_id?.[0]);
+  const q = parseListQuery(queryPairs(c), d.attributes, d.filters, maxLimit);
+  const records = source(projectFilter(d, q));
   const hasId = d.attributes.includes("id");
   const shaped: ItemSource = async function* (order, after) {
-    for await (const r of records(order, after)) yield { ...d.toResponse(r as T), id: r[d.key] };
+    for await (const r of records(order, after)) yield { ...listItem(d, r as T), id: r[d.key] };
   };
   const url = new URL(c.req.url);
   const page = await listPage(shaped, q, `${url.origin}${url.pathname}`);

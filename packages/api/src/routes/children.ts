@@ -13,7 +13,7 @@ export function childRoutes<T extends TreeRecord, Post, Put>(res: ChildResource<
   extend?.(app); // resource-specific routes (e.g. stats, batch member update) go before /:id
   return app
     .get("/", (c) =>
-      listResponse(c, d, (project) => childSource(deps, c.get("ctx"), res, project, c.req.param()), deps.config.paginationMaxLimit, ["loadbalancer_id"]),
+      listResponse(c, d, (project) => childSource(deps, c.get("ctx"), res, project, c.req.param()), deps.config.paginationMaxLimit),
     )
     .post("/", async (c) => {
       const body = parseRoot(res.argument, d.root, res.post, await jsonBody(c));

@@ -1,4 +1,5 @@
-// Version discovery (octavia/api/root_controller.py): GET / lists v2.0 to v2.26, v2.26 CURRENT.
+// Version discovery (octavia/api/root_controller.py, Octavia master): GET / lists v2.0 to v2.30, v2.30
+// CURRENT (v2.27 HSTS, v2.28 SR-IOV VIP vnic_type, v2.29 VIP security groups, v2.30 SR-IOV member ports).
 import { Hono } from "hono";
 import type { Env } from "../middleware/context";
 
@@ -12,6 +13,8 @@ const VERSIONS: [string, string][] = [
   ["v2.18", "2020-04-29T01:00:00Z"], ["v2.19", "2020-05-12T00:00:00Z"], ["v2.20", "2020-08-02T00:00:00Z"],
   ["v2.21", "2020-09-03T00:00:00Z"], ["v2.22", "2020-09-04T00:00:00Z"], ["v2.23", "2020-09-07T00:00:00Z"],
   ["v2.24", "2020-10-15T00:00:00Z"], ["v2.25", "2021-10-02T00:00:00Z"], ["v2.26", "2022-08-29T00:00:00Z"],
+  ["v2.27", "2023-05-05T00:00:00Z"], ["v2.28", "2023-11-08T00:00:00Z"], ["v2.29", "2024-10-15T00:00:00Z"],
+  ["v2.30", "2025-02-26T00:00:00Z"],
 ];
 
 export const versionRoutes = new Hono<Env>()

@@ -1,5 +1,5 @@
 // The amphora resource (octavia/api/v2/types/amphora.py), read-only through the API.
-import { apiTime, type ResourceDescriptor } from "./descriptor";
+import { apiTime, octaviaFilters, type ResourceDescriptor } from "./descriptor";
 
 export interface Amphora {
   id: string;
@@ -34,8 +34,16 @@ export const amphoraResource: ResourceDescriptor<Amphora> = {
   attributes: [
     "id", "loadbalancer_id", "compute_id", "lb_network_ip", "vrrp_ip", "ha_ip", "vrrp_port_id", "ha_port_id", "cert_expiration",
     "cert_busy", "role", "status", "vrrp_interface", "vrrp_id", "vrrp_priority", "cached_zone", "created_at", "updated_at",
-    "image_id", "compute_flavor", "project_id",
+    "image_id", "compute_flavor",
   ],
+  filters: octaviaFilters(
+    ["cached_zone", "cert_busy", "cert_expiration", "compute_flavor", "compute_id", "created_at", "ha_ip", "ha_port_id", "id", "image_id",
+      "lb_network_ip", "load_balancer_id", "role", "status", "updated_at", "vrrp_id", "vrrp_interface", "vrrp_ip", "vrrp_port_id",
+      "vrrp_priority"],
+    // project_id: Octavia's secondary filter, on the amphora's load balancer's project.
+    { loadbalancer_id: "load_balancer_id", project_id: "load_balancer.project_id" },
+  ),
+  model: (a) => ({ load_balancer_id: a.loadbalancer_id, "load_balancer.project_id": a.project_id }),
   toResponse: (a) => ({
     id: a.id,
     loadbalancer_id: a.loadbalancer_id,

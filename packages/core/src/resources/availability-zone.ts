@@ -4,6 +4,7 @@
 import { DESCRIPTION_MAX, NAME_MAX } from "../constants";
 import type { CatalogDescriptor } from "../catalog";
 import { body, bool, str, uuid } from "../validation";
+import { octaviaFilters } from "./descriptor";
 import { METADATA_MAX, PROVIDER_NAME_MAX, type AvailabilityZone, type AvailabilityZoneProfile } from "./flavor";
 
 export const AvailabilityZoneProfilePost = body({
@@ -40,6 +41,7 @@ export const availabilityZoneProfileResource: CatalogDescriptor<AvailabilityZone
   links: "availability_zone_profile_links",
   key: "id",
   attributes: ["id", "name", "provider_name", "availability_zone_data"],
+  filters: octaviaFilters(["id", "name", "provider_name", "availability_zone_data"]),
   toResponse: (p) => ({
     id: p.id,
     name: p.name ?? "",
@@ -56,6 +58,7 @@ export const availabilityZoneResource: CatalogDescriptor<AvailabilityZone> = {
   links: "availability_zones_links",
   key: "name",
   attributes: ["name", "description", "enabled", "availability_zone_profile_id"],
+  filters: octaviaFilters(["name", "description", "enabled", "availability_zone_profile_id"]),
   toResponse: (z) => ({
     name: z.name,
     description: z.description ?? "",

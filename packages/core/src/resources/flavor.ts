@@ -4,6 +4,7 @@
 import { DESCRIPTION_MAX, NAME_MAX } from "../constants";
 import type { CatalogDescriptor } from "../catalog";
 import { body, bool, str, uuid } from "../validation";
+import { octaviaFilters } from "./descriptor";
 
 export interface FlavorProfile {
   id: string;
@@ -74,6 +75,7 @@ export const flavorProfileResource: CatalogDescriptor<FlavorProfile> = {
   links: "flavorprofile_links",
   key: "id",
   attributes: ["id", "name", "provider_name", "flavor_data"],
+  filters: octaviaFilters(["id", "name", "provider_name", "flavor_data"]),
   toResponse: (p) => ({ id: p.id, name: p.name ?? "", provider_name: p.provider_name, flavor_data: p.flavor_data }),
 };
 
@@ -85,6 +87,7 @@ export const flavorResource: CatalogDescriptor<Flavor> = {
   links: "flavors_links",
   key: "id",
   attributes: ["id", "name", "description", "enabled", "flavor_profile_id"],
+  filters: octaviaFilters(["id", "name", "description", "enabled", "flavor_profile_id"]),
   toResponse: (f) => ({
     id: f.id,
     name: f.name ?? "",

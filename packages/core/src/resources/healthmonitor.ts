@@ -22,7 +22,7 @@ import { Fault, immutable, invalidOption, validation } from "../faults";
 import type { TreeRecord } from "../ports";
 import { body, bool, integer, str, tags, uuid } from "../validation";
 import type { ChildRef, ChildResource, Tree } from "./child";
-import { apiTime, type ResourceDescriptor } from "./descriptor";
+import { apiTime, octaviaFilters, type ResourceDescriptor } from "./descriptor";
 import { poolListenerIds, wsmeEnum } from "./pool";
 
 const HTTP_TYPES = ["HTTP", "HTTPS"];
@@ -131,6 +131,12 @@ export const healthMonitorDescriptor: ResourceDescriptor<HealthMonitor> = {
     "expected_codes", "admin_state_up", "project_id", "tenant_id", "pools", "provisioning_status", "operating_status",
     "created_at", "updated_at", "tags", "http_version", "domain_name",
   ],
+  filters: octaviaFilters(
+    ["created_at", "delay", "domain_name", "enabled", "expected_codes", "fall_threshold", "http_method", "http_version", "id", "name",
+      "operating_status", "pool_id", "project_id", "provisioning_status", "rise_threshold", "timeout", "type", "updated_at", "url_path"],
+    { admin_state_up: "enabled", max_retries: "rise_threshold", max_retries_down: "fall_threshold" },
+  ),
+  model: (h) => ({ enabled: h.admin_state_up, rise_threshold: h.max_retries, fall_threshold: h.max_retries_down, pool_id: h.pool_id }),
   toResponse: (h) => ({
     id: h.id,
     name: h.name ?? "",

@@ -23,7 +23,7 @@ import { Fault, notFound, validation } from "../faults";
 import type { TreeRecord } from "../ports";
 import { bool, integer, pythonInt, str, tags, uuid } from "../validation";
 import type { ChildRef, ChildResource, Tree } from "./child";
-import { apiTime, type ResourceDescriptor } from "./descriptor";
+import { apiTime, octaviaFilters, type ResourceDescriptor } from "./descriptor";
 import {
   boolConversion,
   checkInlineL7Rule,
@@ -149,6 +149,12 @@ export const l7PolicyDescriptor: ResourceDescriptor<L7Policy> = {
     "action", "listener_id", "redirect_pool_id", "redirect_url", "redirect_prefix", "position", "rules",
     "created_at", "updated_at", "tags", "redirect_http_code",
   ],
+  filters: octaviaFilters(
+    ["action", "created_at", "description", "enabled", "id", "listener_id", "name", "operating_status", "position", "project_id",
+      "provisioning_status", "redirect_http_code", "redirect_pool_id", "redirect_prefix", "redirect_url", "updated_at"],
+    { admin_state_up: "enabled" },
+  ),
+  model: (p) => ({ enabled: p.admin_state_up }),
   toResponse: (p, tree) => {
     const rules = [...(tree?.of<L7Rule>("l7rule").filter((r) => r.l7policy_id === p.id) ?? []), ...(p[INLINE_RULES] ?? [])];
     return {

@@ -6,7 +6,7 @@ import { Fault, immutable, notFound } from "../faults";
 import type { TreeRecord } from "../ports";
 import { body, bool, pythonInt, str, tags } from "../validation";
 import type { ChildResource, Tree } from "./child";
-import { apiTime, type ResourceDescriptor } from "./descriptor";
+import { apiTime, octaviaFilters, type ResourceDescriptor } from "./descriptor";
 
 const RULE_STRING_MAX = 255;
 
@@ -222,6 +222,12 @@ export const l7RuleDescriptor: ResourceDescriptor<L7Rule> = {
     "id", "type", "compare_type", "key", "value", "invert", "provisioning_status", "operating_status",
     "created_at", "updated_at", "project_id", "tenant_id", "admin_state_up", "tags",
   ],
+  filters: octaviaFilters(
+    ["compare_type", "created_at", "enabled", "id", "invert", "key", "l7policy_id", "operating_status", "project_id",
+      "provisioning_status", "type", "updated_at", "value"],
+    { admin_state_up: "enabled" },
+  ),
+  model: (r) => ({ enabled: r.admin_state_up, l7policy_id: r.l7policy_id }),
   // L7RuleResponse: no l7policy_id.
   toResponse: (r) => ({
     id: r.id,

@@ -13,6 +13,7 @@ import {
   DEFAULT_TIMEOUT_TCP_INSPECT,
   DELETED,
   DESCRIPTION_MAX,
+  HAPROXY_BASE_PEER_PORT,
   L4_PROTOCOL_MAP,
   LISTENER_PROTOCOLS,
   LISTENER_PROTOCOLS_SUPPORTING_HEADER_INSERTION,
@@ -35,7 +36,7 @@ import { authorize, type RequestContext } from "../policy";
 import type { LoadBalancerStore, TreeRecord } from "../ports";
 import { body, bool, integer, pyRepr, str, tags, uuid } from "../validation";
 import type { ChildRef, ChildResource, Tree } from "./child";
-import { apiTime, type ResourceDescriptor } from "./descriptor";
+import { apiTime, octaviaFilters, type ResourceDescriptor } from "./descriptor";
 import { listenerStatistics, providerStats, type StatsAmphora } from "../health/stats";
 
 const MIN_PORT_NUMBER = 1;
@@ -128,6 +129,10 @@ export const ListenerPost = body({
   tls_ciphers: str(2048).nullish(),
   tls_versions: list<string | null>(stringItem(32)).nullish(),
   alpn_protocols: list<string>(alpnItem).nullish(),
+  // v2.27: IntegerType(minimum=0) and bools defaulting to False (absent only: a null stays None).
+  hsts_max_age: integer(0).nullish(),
+  hsts_include_subdomains: bool().nullish(),
+  hsts_preload: bool().nullish(),
 });
 export type ListenerPost = z.output<typeof ListenerPost>;
 
@@ -153,6 +158,9 @@ export const ListenerPut = body({
   tls_ciphers: str(2048).nullish(),
   tls_versions: list<string | null>(stringItem(32)).nullish(),
   alpn_protocols: list<string>(alpnItem).nullish(),
+  hsts_max_age: integer(0).nullish(),
+  hsts_include_subdomains: bool().nullish(),
+  hsts_preload: bool().nullish(),
 });
 export type ListenerPut = z.output<typeof ListenerPut>;
 
@@ -196,10 +204,22 @@ export type Listener = TreeRecord & {
   tls_ciphers: string | null;
   tls_versions: string[] | null;
   alpn_protocols: string[] | null;
+  /**
+   * v2.27: HTTP Strict Transport Security (TERMINATED_HTTPS only); absent on older records: off. A
+   * create given null keeps the flags null, as Octavia's nullable columns do.
+   */
+  hsts_max_age?: number | null;
+  hsts_include_subdomains?: boolean | null;
+  hsts_preload?: boolean | null;
+  /** HAProxy's peer port of the listener (Octavia's _find_next_peer_port); absent on older records. */
+  peer_port?: number;
   created_at: string;
   updated_at: string | null;
   stats?: Partial<ListenerStats>;
 };
+
+/** ListenerRepository._find_next_peer_port: one above the highest of the LB's listeners, the first 1025. */
+const nextPeerPort = (tree: Tree) => Math.max(HAPROXY_BASE_PEER_PORT - 1, ...tree.of<Listener>("listener").map((l) => l.peer_port ?? 0)) + 1;
 
 /** The L7 policies of a listener, in their order. */
 const l7policiesOf = (tree: Tree, listenerId: string) =>
@@ -218,8 +238,26 @@ export const listenerDescriptor: ResourceDescriptor<Listener> = {
     "connection_limit", "default_tls_container_ref", "sni_container_refs", "project_id", "default_pool_id", "l7policies",
     "insert_headers", "created_at", "updated_at", "loadbalancers", "timeout_client_data", "timeout_member_connect",
     "timeout_member_data", "timeout_tcp_inspect", "tags", "client_ca_tls_container_ref", "client_authentication",
-    "client_crl_container_ref", "allowed_cidrs", "tls_ciphers", "tls_versions", "alpn_protocols",
+    "client_crl_container_ref", "allowed_cidrs", "tls_ciphers", "tls_versions", "alpn_protocols", "hsts_max_age",
+    "hsts_include_subdomains", "hsts_preload",
   ],
+  filters: octaviaFilters(
+    ["alpn_protocols", "client_authentication", "client_ca_tls_certificate_id", "client_crl_container_id", "connection_limit",
+      "created_at", "default_pool_id", "description", "enabled", "hsts_include_subdomains", "hsts_max_age", "hsts_preload", "id",
+      "insert_headers", "load_balancer_id", "name", "operating_status", "peer_port", "project_id", "protocol", "protocol_port",
+      "provisioning_status", "timeout_client_data", "timeout_member_connect", "timeout_member_data", "timeout_tcp_inspect",
+      "tls_certificate_id", "tls_ciphers", "tls_versions", "updated_at"],
+    { admin_state_up: "enabled", client_ca_tls_container_ref: "client_ca_tls_certificate_id", client_crl_container_ref: "client_crl_container_id",
+      default_tls_container_ref: "tls_certificate_id", loadbalancer_id: "load_balancer_id" },
+  ),
+  model: (l) => ({
+    enabled: l.admin_state_up,
+    load_balancer_id: l.loadbalancer_id,
+    tls_certificate_id: l.default_tls_container_ref,
+    client_ca_tls_certificate_id: l.client_ca_tls_container_ref,
+    client_crl_container_id: l.client_crl_container_ref,
+    peer_port: l.peer_port ?? null,
+  }),
   toResponse: (l, tree) => ({
     id: l.id,
     name: l.name ?? "",
@@ -252,6 +290,9 @@ export const listenerDescriptor: ResourceDescriptor<Listener> = {
     tls_ciphers: l.tls_ciphers,
     tls_versions: l.tls_versions,
     alpn_protocols: l.alpn_protocols,
+    hsts_max_age: l.hsts_max_age ?? null,
+    hsts_include_subdomains: l.hsts_include_subdomains === undefined ? false : l.hsts_include_subdomains,
+    hsts_preload: l.hsts_preload === undefined ? false : l.hsts_preload,
   }),
 };
 
@@ -305,6 +346,28 @@ function checkAlpn(protocols: readonly string[] | null | undefined) {
   if (protocols?.length === 0) {
     throw validation("Empty ALPN protocol list. Either specify at least one ALPN protocol or remove this parameter to use the default.");
   }
+}
+
+const HSTS_PROTOCOL = "The HSTS feature can only be used for listeners using the TERMINATED_HTTPS protocol.";
+
+/** validate.check_hsts_options: the flags need a max age (0 counts), and a max age a TERMINATED_HTTPS listener. */
+function checkHsts(maxAge: number | null | undefined, includeSubdomains: boolean | null | undefined, preload: boolean | null | undefined, protocol: string) {
+  if ((includeSubdomains || preload) && maxAge == null) {
+    throw validation("HSTS configuration options hsts_include_subdomains and hsts_preload only make sense if hsts_max_age is set as well.");
+  }
+  if (maxAge != null && protocol !== TERMINATED_HTTPS) throw validation(HSTS_PROTOCOL);
+}
+
+/**
+ * validate.check_hsts_options_put: enabling a flag needs a max age given or stored (a null max age
+ * given beside a stored one passes), and a max age given needs a TERMINATED_HTTPS listener.
+ */
+function checkHstsPut(b: ListenerPut, db: Listener) {
+  const disabled = db.hsts_max_age == null && b.hsts_max_age == null;
+  if ((b.hsts_include_subdomains || b.hsts_preload) && disabled) {
+    throw validation("Cannot enable hsts_include_subdomains or hsts_preload if hsts_max_age was not set as well.");
+  }
+  if (b.hsts_max_age != null && db.protocol !== TERMINATED_HTTPS) throw validation(HSTS_PROTOCOL);
 }
 
 /** _validate_cidr_compatible_with_vip: CIDRs of the VIP's IP version only. */
@@ -385,6 +448,7 @@ export const listenerResource: ChildResource<Listener, ListenerPost, ListenerPut
       checkTlsVersions(tlsVersions);
       checkAlpn(alpn);
     }
+    checkHsts(b.hsts_max_age, b.hsts_include_subdomains, b.hsts_preload, protocol);
     // Octavia's ORM fails (500) on a single create given a graph's pool or policies; Ottava refuses
     // them clearly: they belong to the fully populated load-balancer create. A null
     // client_authentication is a NOT NULL column there, answered as its DBError.
@@ -397,6 +461,7 @@ export const listenerResource: ChildResource<Listener, ListenerPost, ListenerPut
       id,
       project_id: tree.lb.project_id,
       loadbalancer_id: tree.lb.id,
+      peer_port: nextPeerPort(tree),
       name: b.name ?? null,
       description: b.description ?? null,
       provisioning_status: PENDING_CREATE,
@@ -423,6 +488,10 @@ export const listenerResource: ChildResource<Listener, ListenerPost, ListenerPut
       tls_ciphers: tlsCiphers,
       tls_versions: tlsVersions as string[] | null,
       alpn_protocols: alpn,
+      hsts_max_age: b.hsts_max_age ?? null,
+      // wsme's default False is for an absent flag only: a null is stored as None.
+      hsts_include_subdomains: b.hsts_include_subdomains === undefined ? false : b.hsts_include_subdomains,
+      hsts_preload: b.hsts_preload === undefined ? false : b.hsts_preload,
       created_at: now,
       updated_at: null,
     };
@@ -455,6 +524,7 @@ export const listenerResource: ChildResource<Listener, ListenerPost, ListenerPut
     if (b.tls_ciphers) checkCiphers(b.tls_ciphers);
     if (b.tls_versions !== undefined) checkTlsVersions(b.tls_versions);
     if (b.alpn_protocols !== undefined) checkAlpn(b.alpn_protocols);
+    checkHstsPut(b, db);
     if (b.default_pool_id) checkDefaultPool(tree, b.default_pool_id, protocol);
 
     // Every attribute given changes; null clears it or, where Octavia has one, restores the default.
@@ -481,6 +551,10 @@ export const listenerResource: ChildResource<Listener, ListenerPost, ListenerPut
     if (given("tls_ciphers")) set.tls_ciphers = b.tls_ciphers ?? DEFAULT_LISTENER_CIPHERS;
     if (given("tls_versions")) set.tls_versions = (b.tls_versions as string[] | null) ?? [...DEFAULT_LISTENER_TLS_VERSIONS];
     if (given("alpn_protocols")) set.alpn_protocols = b.alpn_protocols ?? [...DEFAULT_LISTENER_ALPN_PROTOCOLS];
+    // A null max age turns HSTS off; null flags become False (_set_default_on_none).
+    if (given("hsts_max_age")) set.hsts_max_age = b.hsts_max_age ?? null;
+    if (given("hsts_include_subdomains")) set.hsts_include_subdomains = Boolean(b.hsts_include_subdomains);
+    if (given("hsts_preload")) set.hsts_preload = Boolean(b.hsts_preload);
     return set;
   },
 

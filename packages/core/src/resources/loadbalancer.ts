@@ -1,8 +1,8 @@
 // The load balancer resource (octavia/api/v2/types/load_balancer.py).
 import { z } from "zod";
-import { DESCRIPTION_MAX, NAME_MAX } from "../constants";
+import { DESCRIPTION_MAX, NAME_MAX, VNIC_TYPE_NORMAL } from "../constants";
 import { body, bool, ipAddress, str, tags, uuid } from "../validation";
-import { apiTime, type ResourceDescriptor } from "./descriptor";
+import { apiTime, octaviaFilters, type ResourceDescriptor } from "./descriptor";
 
 export const AdditionalVipPost = body({ subnet_id: uuid(), ip_address: ipAddress().optional() });
 
@@ -57,6 +57,10 @@ export interface LoadBalancer {
   vip_subnet_id: string | null;
   vip_network_id: string;
   vip_qos_policy_id: string | null;
+  /** v2.29: the security groups of the VIP port (absent on records older than it: none). */
+  vip_sg_ids?: string[];
+  /** v2.28: the VIP port's VNIC type, "normal" or "direct" (SR-IOV; absent on older records: normal). */
+  vip_vnic_type?: string;
   additional_vips: AdditionalVip[];
   provider: string;
   flavor_id: string | null;
@@ -75,8 +79,27 @@ export const loadBalancerResource: ResourceDescriptor<LoadBalancer> = {
   attributes: [
     "id", "name", "description", "provisioning_status", "operating_status", "admin_state_up", "project_id", "tenant_id",
     "created_at", "updated_at", "vip_address", "vip_port_id", "vip_subnet_id", "vip_network_id", "vip_qos_policy_id",
-    "additional_vips", "listeners", "pools", "provider", "flavor_id", "tags", "availability_zone",
+    "vip_sg_ids", "additional_vips", "listeners", "pools", "provider", "flavor_id", "tags", "availability_zone", "vip_vnic_type",
   ],
+  filters: octaviaFilters(
+    ["availability_zone", "created_at", "description", "enabled", "flavor_id", "id", "name", "operating_status", "project_id",
+      "provider", "provisioning_status", "server_group_id", "topology", "updated_at"],
+    { admin_state_up: "enabled", vip_address: "vip.ip_address", vip_network_id: "vip.network_id", vip_port_id: "vip.port_id",
+      vip_qos_policy_id: "vip.qos_policy_id", vip_sg_ids: "vip.sg_ids", vip_subnet_id: "vip.subnet_id", vip_vnic_type: "vip.vnic_type" },
+  ),
+  model: (lb, r) => ({
+    enabled: lb.admin_state_up,
+    topology: lb.topology,
+    // Octavia's anti-affinity server groups are off by default (nova.enable_anti_affinity); Ottava creates none.
+    server_group_id: null,
+    "vip.ip_address": r.vip_address,
+    "vip.network_id": r.vip_network_id,
+    "vip.port_id": r.vip_port_id,
+    "vip.qos_policy_id": r.vip_qos_policy_id,
+    "vip.sg_ids": r.vip_sg_ids,
+    "vip.subnet_id": r.vip_subnet_id,
+    "vip.vnic_type": r.vip_vnic_type,
+  }),
   toResponse: (lb, tree) => ({
     id: lb.id,
     name: lb.name ?? "",
@@ -92,13 +115,15 @@ export const loadBalancerResource: ResourceDescriptor<LoadBalancer> = {
     vip_port_id: lb.vip_port_id,
     vip_subnet_id: lb.vip_subnet_id,
     vip_network_id: lb.vip_network_id,
+    vip_sg_ids: lb.vip_sg_ids ?? [],
     vip_qos_policy_id: lb.vip_qos_policy_id,
-    additional_vips: lb.additional_vips.map((v) => ({ subnet_id: v.subnet_id, ip_address: v.ip_address })),
+    additional_vips: lb.additional_vips.map((v) => ({ subnet_id: v.subnet_id, ip_address: v.ip_address, port_id: v.port_id })),
     listeners: (tree?.of("listener") ?? []).map((l) => ({ id: l.id })),
     pools: (tree?.of("pool") ?? []).map((p) => ({ id: p.id })),
     provider: lb.provider,
     flavor_id: lb.flavor_id,
     tags: lb.tags,
     availability_zone: lb.availability_zone,
+    vip_vnic_type: lb.vip_vnic_type ?? VNIC_TYPE_NORMAL,
   }),
 };

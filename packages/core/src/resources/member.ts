@@ -1,12 +1,12 @@
 // The member resource (octavia/api/v2/types/member.py, controllers/member.py): the servers of a
 // pool, under /v2/lbaas/pools/{pool_id}/members. The batch update is in services/member-batch.ts.
 import { z } from "zod";
-import { ACTIVE, DEFAULT_WEIGHT, MAX_WEIGHT, MIN_WEIGHT, NAME_MAX, NO_MONITOR, OFFLINE, PENDING_CREATE, RESERVED_IPS, TAG_MAX } from "../constants";
+import { ACTIVE, DEFAULT_WEIGHT, MAX_WEIGHT, MIN_WEIGHT, NAME_MAX, NO_MONITOR, OFFLINE, PENDING_CREATE, RESERVED_IPS, TAG_MAX, VNIC_TYPE_NORMAL } from "../constants";
 import { Fault, immutable, invalidOption, notFound } from "../faults";
 import type { TreeRecord } from "../ports";
 import { body, bool, integer, ipAddress, str, tags, uuid } from "../validation";
 import type { ChildRef, ChildResource, Tree } from "./child";
-import { apiTime, type ResourceDescriptor } from "./descriptor";
+import { apiTime, octaviaFilters, type ResourceDescriptor } from "./descriptor";
 
 const MIN_PORT_NUMBER = 1;
 const MAX_PORT_NUMBER = 65535;
@@ -66,6 +66,8 @@ export type Member = TreeRecord & {
   monitor_address: string | null;
   monitor_port: number | null;
   tags: string[];
+  /** v2.30: the member port's VNIC type, "direct" when created with request_sriov (absent on older records: normal). */
+  vnic_type?: string;
   provisioning_status: string;
   operating_status: string;
   created_at: string;
@@ -79,8 +81,14 @@ export const memberDescriptor: ResourceDescriptor<Member> = {
   collection: "members",
   attributes: [
     "id", "name", "operating_status", "provisioning_status", "admin_state_up", "address", "protocol_port", "weight",
-    "backup", "subnet_id", "project_id", "created_at", "updated_at", "monitor_address", "monitor_port", "tags",
+    "backup", "subnet_id", "project_id", "created_at", "updated_at", "monitor_address", "monitor_port", "tags", "vnic_type",
   ],
+  filters: octaviaFilters(
+    ["backup", "created_at", "enabled", "id", "ip_address", "monitor_address", "monitor_port", "name", "operating_status", "pool_id",
+      "project_id", "protocol_port", "provisioning_status", "subnet_id", "updated_at", "vnic_type", "weight"],
+    { address: "ip_address", admin_state_up: "enabled" },
+  ),
+  model: (m) => ({ enabled: m.admin_state_up, ip_address: m.address, pool_id: m.pool_id }),
   // MemberResponse: no pool_id, no tenant_id.
   toResponse: (m) => ({
     id: m.id,
@@ -99,6 +107,7 @@ export const memberDescriptor: ResourceDescriptor<Member> = {
     monitor_address: m.monitor_address,
     monitor_port: m.monitor_port,
     tags: m.tags,
+    vnic_type: m.vnic_type ?? VNIC_TYPE_NORMAL,
   }),
 };
 

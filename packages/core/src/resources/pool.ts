@@ -24,7 +24,7 @@ import { Fault, notFound, validation } from "../faults";
 import type { TreeRecord } from "../ports";
 import { body, bool, integer, ipAddress, str, tags, uuid } from "../validation";
 import type { ChildRef, ChildResource, Tree } from "./child";
-import { apiTime, type ResourceDescriptor } from "./descriptor";
+import { apiTime, octaviaFilters, type ResourceDescriptor } from "./descriptor";
 
 const UDP_SCTP = ["UDP", "SCTP"];
 
@@ -160,6 +160,21 @@ export const poolDescriptor: ResourceDescriptor<Pool> = {
     "healthmonitor_id", "members", "tags", "tls_container_ref", "ca_tls_container_ref", "crl_container_ref",
     "tls_enabled", "tls_ciphers", "tls_versions", "alpn_protocols",
   ],
+  filters: octaviaFilters(
+    ["alpn_protocols", "ca_tls_certificate_id", "created_at", "crl_container_id", "description", "enabled", "id", "lb_algorithm",
+      "load_balancer_id", "name", "operating_status", "project_id", "protocol", "provisioning_status", "tls_certificate_id",
+      "tls_ciphers", "tls_enabled", "tls_versions", "updated_at"],
+    { admin_state_up: "enabled", ca_tls_container_ref: "ca_tls_certificate_id", crl_container_ref: "crl_container_id",
+      healthmonitor_id: "health_monitor.id", loadbalancer_id: "load_balancer_id", tls_container_ref: "tls_certificate_id" },
+  ),
+  model: (p, r) => ({
+    enabled: p.admin_state_up,
+    load_balancer_id: p.loadbalancer_id,
+    tls_certificate_id: r.tls_container_ref,
+    ca_tls_certificate_id: r.ca_tls_container_ref,
+    crl_container_id: r.crl_container_ref,
+    "health_monitor.id": r.healthmonitor_id,
+  }),
   toResponse: (p, tree) => {
     const listeners = tree ? poolListenerIds(tree, p.id) : [];
     if (p.provisioning_status === PENDING_CREATE && p.create_listener_id && !listeners.includes(p.create_listener_id)) {

@@ -6,6 +6,7 @@ import { MAX_QUOTA, MIN_QUOTA } from "../constants";
 import type { CatalogDescriptor } from "../catalog";
 import { Fault, invalidInput } from "../faults";
 import { body, parseRoot, pyRepr } from "../validation";
+import { octaviaFilters } from "./descriptor";
 
 export const QUOTA_FIELDS = ["load_balancer", "listener", "member", "pool", "health_monitor", "l7policy", "l7rule"] as const;
 export type QuotaField = (typeof QUOTA_FIELDS)[number];
@@ -15,6 +16,8 @@ export type QuotaValues = Record<QuotaField, number | null>;
 /** A project's stored quotas. A field never set (or reset by DELETE) is null. */
 export interface Quota extends Partial<QuotaValues> {
   project_id: string;
+  /** As listed: the project's usage where quotas are counted (keystone), Octavia's in_use_* columns. */
+  in_use?: Partial<Record<QuotaField, number>>;
 }
 
 /**
@@ -87,6 +90,13 @@ export const quotaResource: CatalogDescriptor<Quota> = {
   links: "quotas_links",
   key: "project_id",
   attributes: ["project_id", "loadbalancer", "load_balancer", "listener", "member", "pool", "healthmonitor", "health_monitor", "l7policy", "l7rule"],
+  filters: octaviaFilters(
+    ["health_monitor", "l7policy", "l7rule", "listener", "load_balancer", "member", "pool", "project_id",
+      ...QUOTA_FIELDS.map((f) => `in_use_${f}`)],
+    { healthmonitor: "health_monitor", loadbalancer: "load_balancer" },
+  ),
+  // Octavia counts usage only where it enforces quotas (not under noauth): null there, as its columns.
+  model: (q) => Object.fromEntries(QUOTA_FIELDS.map((f) => [`in_use_${f}`, q.in_use ? (q.in_use[f] ?? 0) : null])),
   toResponse: (q) => ({
     project_id: q.project_id,
     loadbalancer: q.load_balancer ?? null,

@@ -11,6 +11,7 @@ import { Fault, invalidOption, notFound } from "../faults";
 import { authorize, listScope, type RequestContext } from "../policy";
 import type { QuotaLimits } from "./quota";
 import type { ItemSource } from "../query";
+import type { LoadBalancerStore } from "../ports";
 import type { AvailabilityZone, AvailabilityZoneProfile, Flavor, FlavorProfile } from "../resources/flavor";
 import { QUOTA_FIELDS, type Quota, type QuotaValues } from "../resources/quota";
 import {
@@ -72,12 +73,20 @@ export function enforcedQuotaLimits(deps: CatalogDeps): QuotaLimits | undefined 
 }
 
 /** Stored quotas only, as Octavia lists them (a project reset by DELETE stays listed, all null). */
-export function listQuotas(deps: CatalogDeps, ctx: RequestContext, projectFilter: string | undefined): ItemSource {
+/** The projects' quotas, each with its usage (in_use) where quotas are counted (keystone), as Octavia's rows. */
+export function listQuotas(
+  deps: CatalogDeps & { store: Pick<LoadBalancerStore, "quotaUsage"> },
+  ctx: RequestContext,
+  projectFilter: string | undefined,
+): ItemSource {
   const scope = listScope(ctx, "quota", projectFilter);
   const all = deps.catalog.list("quota");
-  if (scope === undefined) return all;
+  const counted = deps.config.authStrategy === "keystone";
   return async function* (order, after) {
-    for await (const q of all(order, after)) if (q.project_id === scope) yield q;
+    for await (const q of all(order, after)) {
+      if (scope !== undefined && q.project_id !== scope) continue;
+      yield counted ? { ...q, in_use: await deps.store.quotaUsage(String(q.project_id)) } : q;
+    }
   };
 }
 

@@ -9,6 +9,7 @@ import { authorize, listScope, type RequestContext } from "../policy";
 import { LockConflict, QuotaExceeded, type ChildWrite, type QuotaDelta, type TreeRecord } from "../ports";
 import type { ItemSource } from "../query";
 import { Tree, type ChildRef, type ChildResource } from "../resources/child";
+import { listItem } from "../resources/descriptor";
 import { startOrGiveBack, type LockDeps } from "./lock";
 import { charge, createdBy, quotaFault } from "./quota";
 
@@ -256,7 +257,7 @@ export async function childSource<T extends TreeRecord>(
         start = list.findIndex((r) => r.id === after) + 1;
         if (start === 0) throw new Fault(400, `Supplied pagination marker '${after}' is not valid.`);
       }
-      for (const r of list.slice(start)) yield { loadbalancer_id: r.loadbalancer_id, ...res.descriptor.toResponse(r, tree) };
+      for (const r of list.slice(start)) yield listItem(res.descriptor, r, tree);
     };
   }
   const source = deps.store.children(kind, listScope(ctx, kind, projectFilter));
@@ -264,8 +265,7 @@ export async function childSource<T extends TreeRecord>(
     for await (const r of source(order, after)) {
       const rec = r as T;
       const tree = await treeOf(String(rec.loadbalancer_id));
-      // loadbalancer_id rides along for `?loadbalancer_id=` filters (the API answers it only where Octavia does).
-      if (tree) yield { loadbalancer_id: rec.loadbalancer_id, ...res.descriptor.toResponse(rec, tree) };
+      if (tree) yield listItem(res.descriptor, rec, tree);
     }
   };
 }

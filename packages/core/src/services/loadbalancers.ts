@@ -26,6 +26,7 @@ import type { ChildWrite, TreeItem, TreeRecord } from "../ports";
 import { addTo, charge, createdBy, quotaFault } from "./quota";
 import { Tree } from "../resources/child";
 import { loadBalancerResource } from "../resources/loadbalancer";
+import { listItem } from "../resources/descriptor";
 import { loadBalancerStatistics, providerStats, type StatsAmphora } from "../health/stats";
 
 export interface LoadBalancerDeps extends LockDeps {
@@ -156,7 +157,7 @@ export function listLoadBalancerResponses(deps: LockDeps, ctx: RequestContext, p
   return async function* (order, after) {
     for await (const lb of source(order, after)) {
       const { lb: current, items } = await deps.store.tree(String(lb.id));
-      if (current) yield loadBalancerResource.toResponse(current.record, new Tree(current.record, items));
+      if (current) yield listItem(loadBalancerResource, current.record, new Tree(current.record, items));
     }
   };
 }
