@@ -81,6 +81,9 @@ describe("create", () => {
       tls_ciphers: null,
       tls_versions: null,
       alpn_protocols: null,
+      hsts_max_age: null,
+      hsts_include_subdomains: false,
+      hsts_preload: false,
     });
     expect(await lbStatus(slow, lbId)).toBe("PENDING_UPDATE");
     expect(await status(slow, "listener", l.id)).toBe("PENDING_CREATE");
@@ -488,6 +491,124 @@ describe("lists and stats", () => {
     ]);
     await t.store.updateLoadBalancer(lbId, owner, { provisioning_status: "ACTIVE" }, true);
     expect((await t.call("GET", `${LISTENERS}/${l.id}/stats`)).body).toEqual({ stats: { ...zeros, bytes_in: 5, bytes_out: 7, active_connections: 1, total_connections: 9 } });
+  });
+});
+
+describe("HSTS (v2.27)", () => {
+  const HSTS_PROTOCOL = "Validation failure: The HSTS feature can only be used for listeners using the TERMINATED_HTTPS protocol.";
+  const tlsListener = (lbId: string, extra: Record<string, unknown> = {}) => ({
+    loadbalancer_id: lbId,
+    protocol: "TERMINATED_HTTPS",
+    protocol_port: 443,
+    default_tls_container_ref: "cert",
+    ...extra,
+  });
+
+  it("creates a TERMINATED_HTTPS listener with HSTS, off by default", async () => {
+    const lbId = await activeLb();
+    const l = await create(tlsListener(lbId, { hsts_max_age: "31536000", hsts_include_subdomains: true, hsts_preload: "yes" }));
+    expect(l).toMatchObject({ protocol: "TERMINATED_HTTPS", hsts_max_age: 31536000, hsts_include_subdomains: true, hsts_preload: true });
+    expect((await t.call("GET", `${LISTENERS}/${l.id}`)).body.listener).toMatchObject({ hsts_max_age: 31536000, hsts_include_subdomains: true, hsts_preload: true });
+    // A max age alone (0 counts as set); the flags default to false.
+    expect(await create(tlsListener(lbId, { protocol_port: 8443, hsts_max_age: 0 }))).toMatchObject({ hsts_max_age: 0, hsts_include_subdomains: false, hsts_preload: false });
+    expect(await create(tlsListener(lbId, { protocol_port: 9443 }))).toMatchObject({ hsts_max_age: null, hsts_include_subdomains: false, hsts_preload: false });
+    // An explicit null is stored as None (the columns are nullable) and answered as null; false flags need no max age.
+    expect(
+      await create(tlsListener(lbId, { protocol_port: 10443, hsts_max_age: null, hsts_include_subdomains: null, hsts_preload: false })),
+    ).toMatchObject({ hsts_max_age: null, hsts_include_subdomains: null, hsts_preload: false });
+  });
+
+  it("refuses what validate.check_hsts_options and the wsme types refuse, and writes nothing", async () => {
+    const lbId = await activeLb();
+    const flags = "Validation failure: HSTS configuration options hsts_include_subdomains and hsts_preload only make sense if hsts_max_age is set as well.";
+    const cases: [Record<string, unknown>, number, string][] = [
+      [tlsListener(lbId, { hsts_max_age: -1 }), 400, "Invalid input for field/attribute hsts_max_age. Value: '-1'. Value should be greater or equal to 0"],
+      [tlsListener(lbId, { hsts_max_age: "a year" }), 400, "Invalid input for field/attribute hsts_max_age. Value: 'a year'. invalid literal for int() with base 10: 'a year'"],
+      [tlsListener(lbId, { hsts_preload: "maybe" }), 400, "Invalid input for field/attribute hsts_preload. Value: 'maybe'. Value not an unambiguous boolean: maybe"],
+      [tlsListener(lbId, { hsts_include_subdomains: true }), 400, flags],
+      [tlsListener(lbId, { hsts_preload: true, hsts_max_age: null }), 400, flags],
+      // The flags are checked before the protocol.
+      [{ loadbalancer_id: lbId, protocol: "HTTP", protocol_port: 80, hsts_preload: true }, 400, flags],
+      [{ loadbalancer_id: lbId, protocol: "HTTP", protocol_port: 80, hsts_max_age: 300 }, 400, HSTS_PROTOCOL],
+      [{ loadbalancer_id: lbId, protocol: "HTTPS", protocol_port: 443, hsts_max_age: 300 }, 400, HSTS_PROTOCOL],
+      [{ loadbalancer_id: lbId, protocol: "PROMETHEUS", protocol_port: 9443, default_tls_container_ref: "cert", hsts_max_age: 300 }, 400, HSTS_PROTOCOL],
+      // Octavia checks HSTS last: the TLS checks answer first.
+      [tlsListener(lbId, { hsts_include_subdomains: true, alpn_protocols: [] }), 400, "Validation failure: Empty ALPN protocol list. Either specify at least one ALPN protocol or remove this parameter to use the default."],
+    ];
+    for (const [listener, code, message] of cases) expect(pick(await t.call("POST", LISTENERS, { listener })), message).toEqual(fault(code, message));
+    expect(await lbStatus(t, lbId)).toBe("ACTIVE");
+    expect((await t.store.tree(lbId)).items.filter((i) => i.kind === "listener")).toEqual([]);
+  });
+
+  it("updates as check_hsts_options_put allows: flags need a max age given or stored; null flags become false", async () => {
+    const lbId = await activeLb();
+    const put = (id: string, listener: Record<string, unknown>) => t.call("PUT", `${LISTENERS}/${id}`, { listener });
+    const l = await create(tlsListener(lbId));
+    const noMaxAge = "Validation failure: Cannot enable hsts_include_subdomains or hsts_preload if hsts_max_age was not set as well.";
+    expect(pick(await put(l.id, { hsts_include_subdomains: true }))).toEqual(fault(400, noMaxAge));
+    expect(pick(await put(l.id, { hsts_preload: true, hsts_max_age: null }))).toEqual(fault(400, noMaxAge));
+    expect(pick(await put(l.id, { hsts_max_age: -5 }))).toEqual(fault(400, "Invalid input for field/attribute hsts_max_age. Value: '-5'. Value should be greater or equal to 0"));
+    expect((await t.call("GET", `${LISTENERS}/${l.id}`)).body.listener).toMatchObject({ provisioning_status: "ACTIVE", hsts_max_age: null, hsts_include_subdomains: false });
+
+    // Given together with a max age.
+    let res = await put(l.id, { hsts_max_age: 600, hsts_include_subdomains: true });
+    expect(res.status).toBe(200);
+    expect(res.body.listener).toMatchObject({ hsts_max_age: 600, hsts_include_subdomains: true, hsts_preload: false });
+    await t.settle();
+    // The stored max age is enough for a flag alone.
+    res = await put(l.id, { hsts_preload: true });
+    expect(res.body.listener).toMatchObject({ hsts_max_age: 600, hsts_include_subdomains: true, hsts_preload: true });
+    await t.settle();
+    // Null flags become false (_set_default_on_none); a flag given false needs nothing.
+    res = await put(l.id, { hsts_include_subdomains: null, hsts_preload: false });
+    expect(res.body.listener).toMatchObject({ hsts_max_age: 600, hsts_include_subdomains: false, hsts_preload: false });
+    await t.settle();
+    // A flag beside a null max age passes while one is stored, and the max age is then cleared.
+    res = await put(l.id, { hsts_max_age: null, hsts_preload: true });
+    expect(res.body.listener).toMatchObject({ hsts_max_age: null, hsts_include_subdomains: false, hsts_preload: true });
+    await t.settle();
+    // Now nothing is stored: the flag alone is refused again, a false one is not.
+    expect(pick(await put(l.id, { hsts_include_subdomains: "on" }))).toEqual(fault(400, noMaxAge));
+    res = await put(l.id, { hsts_preload: null });
+    expect(res.body.listener).toMatchObject({ hsts_max_age: null, hsts_preload: false });
+    await t.settle();
+  });
+
+  it("refuses a max age on an update of a listener of another protocol", async () => {
+    const lbId = await activeLb();
+    const http = await create({ loadbalancer_id: lbId, protocol: "HTTP", protocol_port: 80 });
+    const put = (listener: Record<string, unknown>) => t.call("PUT", `${LISTENERS}/${http.id}`, { listener });
+    expect(pick(await put({ hsts_max_age: 300 }))).toEqual(fault(400, HSTS_PROTOCOL));
+    expect(pick(await put({ hsts_max_age: 0, hsts_include_subdomains: true }))).toEqual(fault(400, HSTS_PROTOCOL));
+    expect(pick(await put({ hsts_preload: true }))).toEqual(
+      fault(400, "Validation failure: Cannot enable hsts_include_subdomains or hsts_preload if hsts_max_age was not set as well."),
+    );
+    // Clearing or leaving it off is no HSTS.
+    const res = await put({ hsts_max_age: null, hsts_include_subdomains: false, hsts_preload: null });
+    expect(res.status).toBe(200);
+    expect(res.body.listener).toMatchObject({ hsts_max_age: null, hsts_include_subdomains: false, hsts_preload: false });
+    await t.settle();
+    expect(await lbStatus(t, lbId)).toBe("ACTIVE");
+  });
+
+  it("takes HSTS on the listeners of a fully populated load balancer create, with the same rules", async () => {
+    const graph = (listener: Record<string, unknown>) => ({
+      loadbalancer: { vip_subnet_id: SUBNET, listeners: [{ protocol: "TERMINATED_HTTPS", protocol_port: 443, default_tls_container_ref: "cert", ...listener }] },
+    });
+    const res = await t.call("POST", LBS, graph({ name: "hsts-graph", hsts_max_age: 7776000, hsts_preload: true }));
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    const [listener] = res.body.loadbalancer.listeners;
+    expect(listener).toMatchObject({ name: "hsts-graph", hsts_max_age: 7776000, hsts_include_subdomains: false, hsts_preload: true });
+    await t.settle();
+    expect((await t.call("GET", `${LISTENERS}/${listener.id}`)).body.listener).toMatchObject({ provisioning_status: "ACTIVE", hsts_max_age: 7776000, hsts_preload: true });
+    // Filtered by max age (a value only this listener has).
+    expect((await listOf("?hsts_max_age=7776000")).map((l) => l.id)).toEqual([listener.id]);
+    expect((await listOf(`?hsts_max_age=7776000&hsts_preload=false`)).map((l) => l.id)).toEqual([]);
+
+    expect(pick(await t.call("POST", LBS, graph({ hsts_include_subdomains: true })))).toEqual(
+      fault(400, "Validation failure: HSTS configuration options hsts_include_subdomains and hsts_preload only make sense if hsts_max_age is set as well."),
+    );
+    expect(pick(await t.call("POST", LBS, graph({ protocol: "HTTP", default_tls_container_ref: null, hsts_max_age: 60 })))).toEqual(fault(400, HSTS_PROTOCOL));
   });
 });
 
