@@ -168,6 +168,8 @@ describe("providers", () => {
     },
     { name: "compute_flavor", description: "The compute driver flavor ID." },
     { name: "amp_image_tag", description: "The amphora image tag." },
+    { name: "sriov_vip", description: "When true, the VIP port will be created using an SR-IOV VF port." },
+    { name: "allow_member_sriov", description: "When true, users can request a member port be SR-IOV enabled at member creation time." },
   ];
 
   it("lists the enabled providers; only `fields` applies", async () => {

@@ -43,6 +43,7 @@ beforeAll(async () => {
   const lbA = await create("/v2/lbaas/loadbalancers", "loadbalancer", {
     name: "lb-a",
     vip_subnet_id: SUBNET,
+    vip_sg_ids: ["6f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9"],
     listeners: [
       { name: "a1", protocol: "HTTP", protocol_port: 80, default_pool: { name: "pa" } },
       {

@@ -74,6 +74,7 @@ describe("create", () => {
       monitor_address: null,
       monitor_port: null,
       tags: [],
+      vnic_type: "normal",
     });
     expect(await lbStatus(slow, lbId)).toBe("PENDING_UPDATE");
     expect(await status(slow, "pool", poolId)).toBe("PENDING_UPDATE");
@@ -424,5 +425,221 @@ describe("batch update", () => {
     expect(await status(f, "pool", pool.id)).toBe("ERROR");
     expect(await lbStatus(f, lbId)).toBe("ACTIVE");
     expect((await f.call("GET", members(pool.id))).body.members.map((m: { provisioning_status: string }) => m.provisioning_status)).toEqual(["ACTIVE"]);
+  });
+});
+
+// ---- v2.30: SR-IOV member ports ------------------------------------------------------------------
+
+const SRIOV_DISABLED = "The load balancer flavor does not allow SR-IOV member ports.";
+
+/** A flavor (with its profile) whose metadata is `data`. */
+async function flavorOf(app: App, data: Record<string, unknown>) {
+  const profile = await app.call("POST", "/v2/lbaas/flavorprofiles", {
+    flavorprofile: { name: "fp", provider_name: "amphora", flavor_data: JSON.stringify(data) },
+  });
+  expect(profile.status, JSON.stringify(profile.body)).toBe(201);
+  // Flavor names are unique.
+  const name = `f-${profile.body.flavorprofile.id}`;
+  const flavor = await app.call("POST", "/v2/lbaas/flavors", { flavor: { name, flavor_profile_id: profile.body.flavorprofile.id } });
+  expect(flavor.status, JSON.stringify(flavor.body)).toBe(201);
+  return flavor.body.flavor.id as string;
+}
+
+/** An ACTIVE LB of that flavor (none: no flavor) with an ACTIVE HTTP pool. */
+async function flavoredPool(app: App, data: Record<string, unknown> | undefined) {
+  const flavor_id = data === undefined ? undefined : await flavorOf(app, data);
+  const lb = await app.call("POST", LBS, { loadbalancer: { vip_subnet_id: SUBNET, flavor_id } });
+  expect(lb.status, JSON.stringify(lb.body)).toBe(201);
+  await app.settle();
+  const lbId = lb.body.loadbalancer.id as string;
+  const pool = await app.call("POST", "/v2/lbaas/pools", { pool: { loadbalancer_id: lbId, protocol: "HTTP", lb_algorithm: "ROUND_ROBIN" } });
+  expect(pool.status).toBe(201);
+  await app.settle();
+  return { lbId, poolId: pool.body.pool.id as string };
+}
+
+/** A pool's members by address (those created together share created_at, so their list order is not fixed). */
+const byAddress = (ms: Record<string, unknown>[]) => [...ms].sort((a, b) => String(a.address).localeCompare(String(b.address)));
+const vnics = async (poolId: string) => byAddress(await list(poolId)).map((m) => [m.address, m.protocol_port, m.vnic_type]);
+
+describe("request_sriov (v2.30)", () => {
+  it("defaults to a normal port, and is refused without a flavor allowing SR-IOV members", async () => {
+    const { lbId, poolId } = await flavoredPool(t, undefined);
+    expect((await addMember(t, poolId, { address: "192.0.2.1", protocol_port: 80 })).vnic_type).toBe("normal");
+    expect((await addMember(t, poolId, { address: "192.0.2.2", protocol_port: 80, request_sriov: false })).vnic_type).toBe("normal");
+    // wsme makes a null None, which is as false as False.
+    expect((await addMember(t, poolId, { address: "192.0.2.3", protocol_port: 80, request_sriov: null })).vnic_type).toBe("normal");
+    // The answer never carries request_sriov.
+    expect((await t.call("GET", `${members(poolId)}?address=192.0.2.1`)).body.members[0]).not.toHaveProperty("request_sriov");
+
+    const start = vi.spyOn(t.engine, "start");
+    expect(pick(await t.call("POST", members(poolId), { member: { address: "192.0.2.4", protocol_port: 80, request_sriov: true } }))).toEqual(
+      fault(400, SRIOV_DISABLED),
+    );
+    expect(pick(await t.call("POST", members(poolId), { member: { address: "192.0.2.4", protocol_port: 80, request_sriov: "maybe" } }))).toEqual(
+      fault(400, "Invalid input for field/attribute request_sriov. Value: 'maybe'. Value not an unambiguous boolean: maybe"),
+    );
+    expect(start).not.toHaveBeenCalled();
+    expect(await lbStatus(t, lbId)).toBe("ACTIVE");
+    expect(await vnics(poolId)).toEqual([
+      ["192.0.2.1", 80, "normal"],
+      ["192.0.2.2", 80, "normal"],
+      ["192.0.2.3", 80, "normal"],
+    ]);
+  });
+
+  it("is refused when the flavor does not set allow_member_sriov, or sets it false", async () => {
+    for (const data of [{}, { loadbalancer_topology: "SINGLE", sriov_vip: false }, { allow_member_sriov: false }]) {
+      const { lbId, poolId } = await flavoredPool(t, data);
+      expect(pick(await t.call("POST", members(poolId), { member: { address: "192.0.2.1", protocol_port: 80, request_sriov: true } })), JSON.stringify(data)).toEqual(
+        fault(400, SRIOV_DISABLED),
+      );
+      expect(await lbStatus(t, lbId)).toBe("ACTIVE");
+      expect(await list(poolId)).toEqual([]);
+      // The same member without SR-IOV is fine.
+      expect((await addMember(t, poolId, { address: "192.0.2.1", protocol_port: 80 })).vnic_type).toBe("normal");
+    }
+  });
+
+  it("creates a direct (SR-IOV) port where the flavor has allow_member_sriov; shown, filtered on, never updated", async () => {
+    const { poolId } = await flavoredPool(t, { allow_member_sriov: true });
+    const direct = await addMember(t, poolId, { address: "192.0.2.1", protocol_port: 80, request_sriov: true });
+    expect(direct).toMatchObject({ address: "192.0.2.1", vnic_type: "direct", provisioning_status: "PENDING_CREATE" });
+    expect(direct).not.toHaveProperty("request_sriov");
+    const normal = await addMember(t, poolId, { address: "192.0.2.2", protocol_port: 80 });
+    expect(normal.vnic_type).toBe("normal");
+
+    expect((await t.call("GET", `${members(poolId)}/${direct.id}`)).body.member).toMatchObject({ id: direct.id, vnic_type: "direct", provisioning_status: "ACTIVE" });
+    expect((await t.store.getChild("member", direct.id))?.record.vnic_type).toBe("direct");
+    expect((await list(poolId, "?vnic_type=direct")).map((m) => m.id)).toEqual([direct.id]);
+    expect((await list(poolId, "?vnic_type=normal")).map((m) => m.id)).toEqual([normal.id]);
+    expect(await list(poolId, "?vnic_type=direct&fields=vnic_type")).toEqual([{ vnic_type: "direct" }]);
+
+    // MemberPUT has no request_sriov: wsme's unknown attribute.
+    for (const request_sriov of [false, true]) {
+      expect(pick(await t.call("PUT", `${members(poolId)}/${direct.id}`, { member: { request_sriov } }))).toEqual(
+        fault(400, "Unknown attribute for argument member_.member: request_sriov"),
+      );
+    }
+    expect(pick(await t.call("PUT", `${members(poolId)}/${direct.id}`, { member: { vnic_type: "normal" } }))).toEqual(
+      fault(400, "Unknown attribute for argument member_.member: vnic_type"),
+    );
+    expect(pick(await t.call("POST", members(poolId), { member: { address: "192.0.2.3", protocol_port: 80, vnic_type: "direct" } }))).toEqual(
+      fault(400, "Unknown attribute for argument member_.member: vnic_type"),
+    );
+    expect((await t.call("GET", `${members(poolId)}/${direct.id}`)).body.member.vnic_type).toBe("direct");
+  });
+
+  it("is checked before the load balancer's state, as Octavia's post does", async () => {
+    const { lbId, poolId } = await flavoredPool(slow, undefined);
+    expect((await slow.call("POST", members(poolId), { member: { address: "192.0.2.1", protocol_port: 80 } })).status).toBe(201);
+    expect(await lbStatus(slow, lbId)).toBe("PENDING_UPDATE");
+    expect(pick(await slow.call("POST", members(poolId), { member: { address: "192.0.2.2", protocol_port: 80, request_sriov: true } }))).toEqual(
+      fault(400, SRIOV_DISABLED),
+    );
+    expect(pick(await slow.call("POST", members(poolId), { member: { address: "192.0.2.2", protocol_port: 80 } }))).toEqual(
+      fault(409, `Pool ${poolId} is immutable and cannot be updated.`),
+    );
+    await slow.settle();
+  });
+});
+
+describe("request_sriov in batch updates and the fully populated create", () => {
+  const batch = (app: App, poolId: string, list: Record<string, unknown>[]) => app.call("PUT", members(poolId), { members: list });
+
+  it("batch update: new members get their VNIC type; a resubmitted member's request_sriov is dropped silently", async () => {
+    const { lbId, poolId } = await flavoredPool(t, { allow_member_sriov: true });
+    const a = await addMember(t, poolId, { address: "192.0.2.1", protocol_port: 80 });
+    const b = await addMember(t, poolId, { address: "192.0.2.2", protocol_port: 80, request_sriov: true });
+    const res = await batch(t, poolId, [
+      { address: "192.0.2.1", protocol_port: 80, request_sriov: true, weight: 3 },
+      { address: "192.0.2.2", protocol_port: 80, request_sriov: false, weight: 4 },
+      { address: "192.0.2.3", protocol_port: 80, request_sriov: true },
+      { address: "192.0.2.4", protocol_port: 80 },
+    ]);
+    expect(pick(res)).toEqual({ status: 202, body: undefined });
+    await t.settle();
+    const after = byAddress(await list(poolId));
+    expect(after.map((m) => [m.address, m.weight, m.vnic_type, m.provisioning_status])).toEqual([
+      ["192.0.2.1", 3, "normal", "ACTIVE"],
+      ["192.0.2.2", 4, "direct", "ACTIVE"],
+      ["192.0.2.3", 1, "direct", "ACTIVE"],
+      ["192.0.2.4", 1, "normal", "ACTIVE"],
+    ]);
+    expect(after.slice(0, 2).map((m) => m.id)).toEqual([a.id, b.id]);
+    expect(await lbStatus(t, lbId)).toBe("ACTIVE");
+  });
+
+  it("batch update: a new SR-IOV member is refused without the flavor's consent, a resubmitted one is not", async () => {
+    const { lbId, poolId } = await flavoredPool(t, { allow_member_sriov: false });
+    const a = await addMember(t, poolId, { address: "192.0.2.1", protocol_port: 80 });
+    const start = vi.spyOn(t.engine, "start");
+    expect(pick(await batch(t, poolId, [{ address: "192.0.2.1", protocol_port: 80 }, { address: "192.0.2.2", protocol_port: 80, request_sriov: true }]))).toEqual(
+      fault(400, SRIOV_DISABLED),
+    );
+    // Reserved addresses are found first, while the request's members are sorted into new and updated.
+    expect(pick(await batch(t, poolId, [{ address: "192.0.2.2", protocol_port: 80, request_sriov: true }, { address: "169.254.169.254", protocol_port: 80 }]))).toEqual(
+      fault(400, "169.254.169.254 is not a valid option for member address"),
+    );
+    expect(start).not.toHaveBeenCalled();
+    expect(await lbStatus(t, lbId)).toBe("ACTIVE");
+    expect(await vnics(poolId)).toEqual([["192.0.2.1", 80, "normal"]]);
+
+    expect(pick(await batch(t, poolId, [{ address: "192.0.2.1", protocol_port: 80, request_sriov: true, weight: 7 }]))).toEqual({ status: 202, body: undefined });
+    await t.settle();
+    expect((await list(poolId)).map((m) => [m.id, m.weight, m.vnic_type])).toEqual([[a.id, 7, "normal"]]);
+  });
+
+  it("cross-pool update: new members get their VNIC type where the flavor allows it, and are refused where it does not", async () => {
+    const { lbId, poolId } = await flavoredPool(t, { allow_member_sriov: true });
+    const put = (list: Record<string, unknown>[]) => t.call("PUT", "/v2/lbaas/pools/members", { members: list });
+    expect(
+      pick(await put([
+        { pool_id: poolId, address: "192.0.2.1", protocol_port: 80, request_sriov: true },
+        { pool_id: poolId, address: "192.0.2.2", protocol_port: 80 },
+      ])),
+    ).toEqual({ status: 202, body: undefined });
+    await t.settle();
+    expect(await vnics(poolId)).toEqual([
+      ["192.0.2.1", 80, "direct"],
+      ["192.0.2.2", 80, "normal"],
+    ]);
+    expect(await lbStatus(t, lbId)).toBe("ACTIVE");
+
+    const other = await flavoredPool(t, undefined);
+    expect(pick(await put([{ pool_id: other.poolId, address: "192.0.2.1", protocol_port: 80, request_sriov: true }]))).toEqual(fault(400, SRIOV_DISABLED));
+    expect(await list(other.poolId)).toEqual([]);
+    expect(await lbStatus(t, other.lbId)).toBe("ACTIVE");
+  });
+
+  it("fully populated create: members may ask for SR-IOV when the new LB's flavor allows it", async () => {
+    const body = (flavor_id: string | undefined) => ({
+      loadbalancer: {
+        vip_subnet_id: SUBNET,
+        flavor_id,
+        listeners: [{ protocol: "HTTP", protocol_port: 80, default_pool: { name: "web", protocol: "HTTP", lb_algorithm: "ROUND_ROBIN",
+          members: [{ address: "192.0.2.10", protocol_port: 8080, request_sriov: true }, { address: "192.0.2.11", protocol_port: 8080 }] } }],
+      },
+    });
+    const allowed = await flavorOf(t, { allow_member_sriov: true });
+    const res = await t.call("POST", LBS, body(allowed));
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    const pool = res.body.loadbalancer.pools[0];
+    expect(byAddress(pool.members).map((m) => [m.address, m.vnic_type])).toEqual([
+      ["192.0.2.10", "direct"],
+      ["192.0.2.11", "normal"],
+    ]);
+    expect(pool.members.some((m: Record<string, unknown>) => "request_sriov" in m)).toBe(false);
+    await t.settle();
+    expect(await vnics(pool.id)).toEqual([
+      ["192.0.2.10", 8080, "direct"],
+      ["192.0.2.11", 8080, "normal"],
+    ]);
+
+    const before = (await t.call("GET", LBS)).body.loadbalancers.length;
+    for (const flavor of [undefined, await flavorOf(t, { allow_member_sriov: false })]) {
+      expect(pick(await t.call("POST", LBS, body(flavor)))).toEqual(fault(400, SRIOV_DISABLED));
+    }
+    expect((await t.call("GET", LBS)).body.loadbalancers.length).toBe(before);
   });
 });

@@ -21,6 +21,11 @@ export interface Config {
   bindPort: number;
   /** [api_settings] pagination_max_limit. */
   paginationMaxLimit: number;
+  /**
+   * [networking] denylist_vip_networks: network IDs refused for a load balancer's VIP ("Supplied VIP
+   * network_id is not allowed by the configuration of this deployment."), compared case-insensitively; empty: none.
+   */
+  denylistVipNetworks: string[];
   /** [controller_worker] loadbalancer_topology: the default when a flavor does not say. */
   loadbalancerTopology: Topology;
   /** [house_keeping] load_balancer_expiry_age: seconds a DELETED LB is kept before DynamoDB's TTL purges it. */
@@ -144,6 +149,7 @@ export function loadConfig(env: Env = process.env): Config {
     bindHost: get("BIND_HOST") ?? "127.0.0.1",
     bindPort: int("BIND_PORT", 9876),
     paginationMaxLimit: int("PAGINATION_MAX_LIMIT", PAGINATION_MAX_LIMIT, 1),
+    denylistVipNetworks: (get("DENYLIST_VIP_NETWORKS") ?? "").split(",").map((s) => s.trim()).filter(Boolean),
     loadbalancerTopology: oneOf("LOADBALANCER_TOPOLOGY", TOPOLOGIES, "SINGLE"),
     loadBalancerExpiryAge: int("LOAD_BALANCER_EXPIRY_AGE", LOAD_BALANCER_EXPIRY_AGE),
     tableName: get("TABLE_NAME") ?? "ottava",

@@ -37,6 +37,10 @@ export interface VipRequest {
   vip_subnet_id: string | null;
   vip_network_id: string | null;
   additional_vips: { subnet_id: string; ip_address?: string | undefined }[];
+  /** v2.29: the security groups the VIP port is created with (Octavia's allocate_vip reads vip.sg_ids); [] for none. */
+  vip_sg_ids: string[];
+  /** v2.28: the VIP's vNIC type, "normal" or "direct" (SR-IOV), as the API chose it from the flavor. */
+  vip_vnic_type: string;
 }
 
 export interface AmphoraPorts {
@@ -50,6 +54,11 @@ export interface NetworkDriver {
   /** Allocates the VIP port (the API calls this before answering a create). */
   allocateVip(req: VipRequest): Promise<Vip>;
   deallocateVip(lb: LoadBalancer): Promise<void>;
+  /**
+   * Octavia's get_security_group_by_id: answers the security group, or fails when there is none
+   * (the API refuses any failure as "Security Group <id> not found.").
+   */
+  getSecurityGroup(sgId: string): Promise<{ id: string }>;
   /** Plugs the VIP into an amphora; answers the amphora's VRRP and HA ports. */
   plugVip(lb: LoadBalancer, amphora: Amphora): Promise<AmphoraPorts>;
   unplugVip(lb: LoadBalancer, amphora: Amphora): Promise<void>;

@@ -39,11 +39,14 @@ const creds = (roles: string[], extra: Partial<Credentials> = {}): Credentials =
 const evaluate = (check: string, target: Target, c: Credentials) => new PolicyEnforcer({ overrides: { probe: check } }).enforce("probe", target, c);
 
 describe("the default rules", () => {
-  const octavia = DEFAULT_RULES.filter((r) => !r.ottava);
+  // The rules taken from Octavia master (added or changed since Octavia 11) are proven by their own tests below.
+  const octavia = DEFAULT_RULES.filter((r) => !r.ottava && !r.master);
+  const fromMaster = new Set(DEFAULT_RULES.filter((r) => r.master).map((r) => r.name));
+  const defaults = matrix.defaults.filter((d) => !fromMaster.has(d.name));
 
   it(`are Octavia ${matrix.octavia}'s, in its order`, () => {
-    expect(octavia.map((r) => r.name)).toEqual(matrix.defaults.map((d) => d.name));
-    for (const d of matrix.defaults) {
+    expect(octavia.map((r) => r.name)).toEqual(defaults.map((d) => d.name));
+    for (const d of defaults) {
       const rule = octavia.find((r) => r.name === d.name)!;
       expect({ check: rule.check, deprecated: rule.deprecated ?? null, scopes: rule.scopes ?? null }).toEqual({
         check: d.check,
@@ -54,6 +57,27 @@ describe("the default rules", () => {
       if (d.deprecated_name !== null) expect(d.deprecated_name).toBe(d.name);
       expect(rule.method === undefined ? null : [{ method: rule.method, path: rule.path }]).toEqual(d.operations);
     }
+  });
+
+  it("take from Octavia master only the service role, its right to list a pool's members and the VIP security group rules", () => {
+    expect(DEFAULT_RULES.filter((r) => r.master).map((r) => [r.name, r.check, r.scopes ?? null, r.master])).toEqual([
+      ["service", "role:service", ["project"], "octavia/policies/keystone_default_roles.py:54-57"],
+      ["os_load-balancer_api:loadbalancer:post:vip_sg_ids", "rule:load-balancer:write", null, "octavia/policies/loadbalancer.py:37-42"],
+      ["os_load-balancer_api:loadbalancer:put:vip_sg_ids", "rule:load-balancer:write", null, "octavia/policies/loadbalancer.py:57-63"],
+      ["os_load-balancer_api:member:get_all", "rule:load-balancer:read or rule:service", null, "octavia/policies/member.py:19-24"],
+    ]);
+    // Octavia 11 has no service rule, and lists members with load-balancer:read alone.
+    expect(matrix.defaults.some((d) => d.name === "service")).toBe(false);
+    expect(matrix.defaults.find((d) => d.name === "os_load-balancer_api:member:get_all")?.check).toBe("rule:load-balancer:read");
+    // Where Octavia 11 has it, the master rule keeps its place.
+    const inOctavia11 = new Set(matrix.defaults.map((d) => d.name));
+    const names = DEFAULT_RULES.filter((r) => !r.ottava).map((r) => r.name);
+    expect(names.filter((n) => inOctavia11.has(n))).toEqual(matrix.defaults.map((d) => d.name));
+    expect(names.filter((n) => !inOctavia11.has(n))).toEqual([
+      "service",
+      "os_load-balancer_api:loadbalancer:post:vip_sg_ids",
+      "os_load-balancer_api:loadbalancer:put:vip_sg_ids",
+    ]);
   });
 
   it("have unique names, and Ottava's own are marked", () => {
@@ -106,8 +130,11 @@ describe("Octavia's policy matrix", () => {
     expect(wrong).toEqual([]);
   });
 
-  it("answers Ottava's own rules as the Octavia rules they mirror", () => {
+  it("answers Ottava's own rules, and master's VIP security group rules, as the Octavia rules they mirror", () => {
     const mirrors: Record<string, string> = {
+      // Octavia master gives them loadbalancer:post's and loadbalancer:put's check string (RULE_API_WRITE).
+      "loadbalancer:post:vip_sg_ids": "loadbalancer:post",
+      "loadbalancer:put:vip_sg_ids": "loadbalancer:put",
       "loadbalancer:put_resize": "loadbalancer:put",
       "loadbalancer:delete_resize": "loadbalancer:delete",
       "member:put_cross_pool": "member:put",
@@ -144,6 +171,81 @@ describe("Octavia's policy matrix", () => {
     expect(enforcer.enforce("os_load-balancer_api:loadbalancer:get_flows", { project_id: P }, creds(["load-balancer_member"]))).toBe(true);
     expect(enforcer.enforce("os_load-balancer_api:loadbalancer:get_flows", { project_id: P }, creds(["load-balancer_member"], { project_id: "project-q" }))).toBe(false);
     expect(enforcer.enforce("os_load-balancer_api:loadbalancer:get_flows", { project_id: P }, creds(["load-balancer_admin"], { project_id: "project-q" }))).toBe(true);
+  });
+});
+
+describe("the service role (Octavia master)", () => {
+  const MEMBERS = "os_load-balancer_api:member:get_all";
+  // Aodh's service user: the service role in its own project (Octavia master's test_get_all_authorized_service).
+  const service = creds(["service"], { project_id: "services" });
+
+  it("may list the members of any project's pool, whatever the switches", () => {
+    for (const [newDefaults, scope] of [[false, false], [false, true], [true, false], [true, true]] as const) {
+      const enforcer = enforcerFor(newDefaults, scope);
+      expect(enforcer.enforce(MEMBERS, { project_id: P }, service), `new_defaults=${newDefaults} scope=${scope}`).toBe(true);
+      expect(enforcer.enforce(MEMBERS, { project_id: "project-q" }, creds(["service"])), `new_defaults=${newDefaults} scope=${scope}`).toBe(true);
+    }
+  });
+
+  it("may do nothing else", () => {
+    const enforcer = enforcerFor(false, false);
+    const others = DEFAULT_RULES.filter((r) => r.name.startsWith("os_load-balancer_api:") && r.name !== MEMBERS).map((r) => r.name);
+    expect(others).toContain("os_load-balancer_api:member:get_one");
+    expect(others.filter((rule) => enforcer.enforce(rule, { project_id: P }, service))).toEqual([]);
+  });
+
+  it("leaves member:get_all as Octavia 11's for every other caller", () => {
+    const enforcer = enforcerFor(false, false);
+    expect(enforcer.enforce(MEMBERS, { project_id: P }, creds(["member", "load-balancer_member"]))).toBe(true);
+    expect(enforcer.enforce(MEMBERS, { project_id: P }, creds(["member", "load-balancer_member"], { project_id: "project-q" }))).toBe(false);
+    expect(enforcer.enforce(MEMBERS, { project_id: P }, creds(["reader"], { project_id: "services" }))).toBe(false);
+    expect(enforcer.enforce(MEMBERS, { project_id: P }, creds([], { project_id: "services" }))).toBe(false);
+  });
+
+  it("is an ordinary rule the operator may override", () => {
+    const enforcer = new PolicyEnforcer({ overrides: { service: "role:service and project_id:services" } });
+    expect(enforcer.enforce(MEMBERS, { project_id: P }, service)).toBe(true);
+    expect(enforcer.enforce(MEMBERS, { project_id: P }, creds(["service"]))).toBe(false);
+    expect(new PolicyEnforcer({ overrides: { service: "!" } }).enforce(MEMBERS, { project_id: P }, service)).toBe(false);
+  });
+});
+
+describe("the VIP security group rules (Octavia master, v2.29)", () => {
+  const rule = (name: string) => DEFAULT_RULES.find((r) => r.name === `os_load-balancer_api:loadbalancer:${name}`)!;
+
+  it("are master's (policies/loadbalancer.py:37-42 and 57-63): RULE_API_WRITE, on the LB create and update", () => {
+    expect(rule("post:vip_sg_ids")).toEqual({
+      name: "os_load-balancer_api:loadbalancer:post:vip_sg_ids",
+      check: "rule:load-balancer:write",
+      method: "POST",
+      path: "/v2/lbaas/loadbalancers",
+      master: "octavia/policies/loadbalancer.py:37-42",
+    });
+    expect(rule("put:vip_sg_ids")).toEqual({
+      name: "os_load-balancer_api:loadbalancer:put:vip_sg_ids",
+      check: "rule:load-balancer:write",
+      method: "PUT",
+      path: "/v2/lbaas/loadbalancers/{loadbalancer_id}",
+      master: "octavia/policies/loadbalancer.py:57-63",
+    });
+    // Not in Octavia 11's policy, which the fixture is.
+    expect(matrix.defaults.some((d) => d.name.endsWith(":vip_sg_ids"))).toBe(false);
+  });
+
+  it("allow the owner's members and admins, and may be overridden alone", () => {
+    const enforcer = enforcerFor(false, false);
+    for (const name of ["post:vip_sg_ids", "put:vip_sg_ids"]) {
+      const full = `os_load-balancer_api:loadbalancer:${name}`;
+      expect(enforcer.enforce(full, { project_id: P }, creds(["load-balancer_member"])), name).toBe(true);
+      expect(enforcer.enforce(full, { project_id: P }, creds(["load-balancer_observer"])), name).toBe(false);
+      expect(enforcer.enforce(full, { project_id: P }, creds(["load-balancer_member"], { project_id: "project-q" })), name).toBe(false);
+      expect(enforcer.enforce(full, { project_id: P }, creds(["load-balancer_admin"], { project_id: "project-q" })), name).toBe(true);
+    }
+    const overridden = new PolicyEnforcer({ overrides: { "os_load-balancer_api:loadbalancer:post:vip_sg_ids": "rule:load-balancer:admin" } });
+    const member = creds(["load-balancer_member"]);
+    expect(overridden.enforce("os_load-balancer_api:loadbalancer:post:vip_sg_ids", { project_id: P }, member)).toBe(false);
+    expect(overridden.enforce("os_load-balancer_api:loadbalancer:post", { project_id: P }, member)).toBe(true);
+    expect(overridden.enforce("os_load-balancer_api:loadbalancer:put:vip_sg_ids", { project_id: P }, member)).toBe(true);
   });
 });
 

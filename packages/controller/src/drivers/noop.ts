@@ -31,6 +31,8 @@ const compute: ComputeDriver = {
 };
 
 const network: NetworkDriver = {
+  // As Octavia's no-op allocate_vip: the VIP's security groups and vNIC type (req.vip_sg_ids,
+  // req.vip_vnic_type) change nothing in what it answers; the API keeps them on the LB.
   async allocateVip(req) {
     const network_id = req.vip_network_id ?? randomUUID();
     const port_id = req.vip_port_id ?? randomUUID();
@@ -48,6 +50,10 @@ const network: NetworkDriver = {
     };
   },
   async deallocateVip() {},
+  // Octavia's no-op get_security_group_by_id: every id is a security group.
+  async getSecurityGroup(sgId) {
+    return { id: sgId };
+  },
   async plugVip() {
     return { vrrp_ip: NOOP_VIP_ADDRESS, ha_ip: NOOP_VIP_ADDRESS, vrrp_port_id: randomUUID(), ha_port_id: randomUUID() };
   },

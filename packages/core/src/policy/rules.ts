@@ -1,6 +1,7 @@
 // The default policy: every rule of Octavia 11's octavia/policies (base.py and one module per
-// resource), plus Ottava's own API rules (marked `ottava: true`). An operator's policy file
-// replaces rules by name (PolicyEnforcer's `overrides`). Check strings are oslo.policy's language.
+// resource), plus Ottava's own API rules (marked `ottava: true`) and the few rules taken from
+// Octavia master (marked `master:` with where they are in master's source). An operator's policy
+// file replaces rules by name (PolicyEnforcer's `overrides`). Check strings are oslo.policy's language.
 
 export type Scope = "system" | "project";
 export type Method = "GET" | "POST" | "PUT" | "DELETE";
@@ -20,8 +21,13 @@ export interface PolicyRule {
   /** The API call the rule guards (documentation only). */
   method?: Method;
   path?: string;
-  /** Not in Octavia 11: an Ottava extension. */
+  /** Not in Octavia at all: an Ottava extension. */
   ottava?: true;
+  /**
+   * Not in Octavia 11 as written here: a rule added or changed in Octavia master, where master's
+   * source (octavia/ in openstack/octavia) defines it. Octavia 11's policy fixture does not cover it.
+   */
+  master?: string;
 }
 
 const base = (name: string, check: string, scopes: Scope[], deprecated?: string): PolicyRule =>
@@ -33,6 +39,8 @@ const api = (name: string, check: string, operation: string): PolicyRule => {
   return { name: `os_load-balancer_api:${name}`, check, method, path };
 };
 const ottava = (name: string, check: string, operation: string): PolicyRule => ({ ...api(name, check, operation), ottava: true });
+/** A rule as Octavia master defines it, at `source` ("file:lines"), where Octavia 11's differs or is missing. */
+const master = (rule: PolicyRule, source: string): PolicyRule => ({ ...rule, master: source });
 
 const READ = "rule:load-balancer:read";
 const READ_GLOBAL = "rule:load-balancer:read-global";
@@ -88,6 +96,8 @@ export const DEFAULT_RULES: readonly PolicyRule[] = [
     ["system"],
   ),
   base("load-balancer:write-quota", "role:load-balancer_quota_admin or rule:load-balancer:admin", ["system"]),
+  // Octavia master's keystone service role (the Aodh evaluator's user), not in Octavia 11.
+  master(base("service", "role:service", ["project"]), "octavia/policies/keystone_default_roles.py:54-57"),
 
   // The API rules (os_load-balancer_api:*). No scope_types: never denied for the token's scope.
   // Paths as Octavia documents them (flavors and availability zones under /v2.0).
@@ -155,15 +165,21 @@ export const DEFAULT_RULES: readonly PolicyRule[] = [
   api("loadbalancer:get_all", READ, "GET /v2/lbaas/loadbalancers"),
   api("loadbalancer:get_all-global", READ_GLOBAL, "GET /v2/lbaas/loadbalancers"),
   api("loadbalancer:post", WRITE, "POST /v2/lbaas/loadbalancers"),
+  // v2.29, not in Octavia 11: checked only when vip_sg_ids is given.
+  master(api("loadbalancer:post:vip_sg_ids", WRITE, "POST /v2/lbaas/loadbalancers"), "octavia/policies/loadbalancer.py:37-42"),
   api("loadbalancer:get_one", READ, "GET /v2/lbaas/loadbalancers/{loadbalancer_id}"),
   api("loadbalancer:put", WRITE, "PUT /v2/lbaas/loadbalancers/{loadbalancer_id}"),
+  // v2.29, not in Octavia 11: checked only when vip_sg_ids is given.
+  master(api("loadbalancer:put:vip_sg_ids", WRITE, "PUT /v2/lbaas/loadbalancers/{loadbalancer_id}"), "octavia/policies/loadbalancer.py:57-63"),
   api("loadbalancer:delete", WRITE, "DELETE /v2/lbaas/loadbalancers/{loadbalancer_id}"),
   api("loadbalancer:get_stats", READ, "GET /v2/lbaas/loadbalancers/{loadbalancer_id}/stats"),
   api("loadbalancer:get_status", READ, "GET /v2/lbaas/loadbalancers/{loadbalancer_id}/status"),
   api("loadbalancer:put_failover", ADMIN, "PUT /v2/lbaas/loadbalancers/{loadbalancer_id}/failover"),
 
   // member
-  api("member:get_all", READ, "GET /v2/lbaas/pools/{pool_id}/members"),
+  // Octavia master (not 11): the service role may list any pool's members too (common/constants.py:768-770
+  // RULE_MEMBER_API_READ = f'{RULE_API_READ} or rule:service', used at policies/member.py:19-24).
+  master(api("member:get_all", `${READ} or rule:service`, "GET /v2/lbaas/pools/{pool_id}/members"), "octavia/policies/member.py:19-24"),
   api("member:post", WRITE, "POST /v2/lbaas/pools/{pool_id}/members"),
   api("member:get_one", READ, "GET /v2/lbaas/pools/{pool_id}/members/{member_id}"),
   api("member:put", WRITE, "PUT /v2/lbaas/pools/{pool_id}/members/{member_id}"),

@@ -40,6 +40,12 @@ export interface CreateInput<Post> {
   now: string;
   /** Path parameters (pool_id for members, l7policy_id for rules). */
   params: Record<string, string>;
+  /**
+   * The load balancer's flavor metadata (its flavor profile's flavor_data), {} when it has no flavor
+   * or the flavor is gone, as Octavia's FlavorRepository.get_flavor_metadata_dict (e.g. allow_member_sriov).
+   * Read only for a create that `readsFlavor`; {} otherwise.
+   */
+  flavor: Readonly<Record<string, unknown>>;
 }
 
 export interface ChildResource<T extends TreeRecord = TreeRecord, Post = unknown, Put = unknown> {
@@ -56,6 +62,8 @@ export interface ChildResource<T extends TreeRecord = TreeRecord, Post = unknown
   parentOf(body: Post, params: Record<string, string>): ChildRef;
   /** Validates a create against the tree (400/409 Faults with Octavia's messages) and builds the record, PENDING_CREATE/OFFLINE. */
   create(input: CreateInput<Post>): T;
+  /** Does this create's decision depend on the LB's flavor metadata (two more reads)? */
+  readsFlavor?(body: Post): boolean;
   /** Validates an update of `record` and answers the fields it changes. */
   update(input: { body: Put; record: T; tree: Tree; ctx: RequestContext }): Partial<T>;
   /** Objects that go PENDING_UPDATE while this one changes (its listener, pool, L7 policy, as Octavia). */

@@ -371,7 +371,9 @@ function checkHstsPut(b: ListenerPut, db: Listener) {
 }
 
 /** _validate_cidr_compatible_with_vip: CIDRs of the VIP's IP version only. */
-function checkCidrs(cidrs: readonly string[], vip: string) {
+function checkCidrs(cidrs: readonly string[], vip: string, vipSgIds: readonly string[] = []) {
+  // v2.29 (_validate_cidr_compatible_with_vip): a VIP with custom security groups takes no allowed CIDRs.
+  if (cidrs.length > 0 && vipSgIds.length > 0) throw validation("Allowed CIDRs are not allowed when using custom VIP Security Groups.");
   for (const cidr of cidrs) {
     if (cidr.includes(":") !== vip.includes(":")) throw validation(`CIDR ${cidr} IP version incompatible with VIP ${vip} IP version.`);
   }
@@ -443,7 +445,7 @@ export const listenerResource: ChildResource<Listener, ListenerPost, ListenerPut
     if (clash) throw new Fault(409, `Another Listener on this Load Balancer is already using protocol ${clash.protocol} and protocol_port ${b.protocol_port}`);
 
     const allowedCidrs = uniqueCidrs(b.allowed_cidrs);
-    checkCidrs(allowedCidrs, tree.lb.vip_address);
+    checkCidrs(allowedCidrs, tree.lb.vip_address, tree.lb.vip_sg_ids);
     if (tlsOffload) {
       checkTlsVersions(tlsVersions);
       checkAlpn(alpn);
@@ -520,7 +522,7 @@ export const listenerResource: ChildResource<Listener, ListenerPost, ListenerPut
     const crl = b.client_crl_container_ref || db.client_crl_container_ref;
     if (crl && !ca) throw validation("A client authentication CA reference is required to specify a client authentication revocation list.");
     const allowedCidrs = b.allowed_cidrs === undefined ? undefined : uniqueCidrs(b.allowed_cidrs);
-    if (allowedCidrs) checkCidrs(allowedCidrs, tree.lb.vip_address);
+    if (allowedCidrs) checkCidrs(allowedCidrs, tree.lb.vip_address, tree.lb.vip_sg_ids);
     if (b.tls_ciphers) checkCiphers(b.tls_ciphers);
     if (b.tls_versions !== undefined) checkTlsVersions(b.tls_versions);
     if (b.alpn_protocols !== undefined) checkAlpn(b.alpn_protocols);

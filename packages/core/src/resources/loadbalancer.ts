@@ -1,10 +1,28 @@
 // The load balancer resource (octavia/api/v2/types/load_balancer.py).
 import { z } from "zod";
 import { DESCRIPTION_MAX, NAME_MAX, VNIC_TYPE_NORMAL } from "../constants";
-import { body, bool, ipAddress, str, tags, uuid } from "../validation";
+import { body, bool, canonicalUuid, ipAddress, isUuid, pyRepr, str, tags, uuid } from "../validation";
 import { apiTime, octaviaFilters, type ResourceDescriptor } from "./descriptor";
 
 export const AdditionalVipPost = body({ subnet_id: uuid(), ip_address: ipAddress().optional() });
+
+/**
+ * v2.29's vip_sg_ids, wsme's [UuidType()]: a list (else "Value not a valid list: <value>") of UUIDs in
+ * any spelling, answered canonical. wsme lets a null item through, to fail later in Neutron or the
+ * database; Ottava refuses it as a bad UUID.
+ */
+const sgIds = () =>
+  z.unknown().transform((v, ctx) => {
+    if (!Array.isArray(v)) {
+      ctx.addIssue({ code: "custom", message: `Value not a valid list: ${typeof v === "string" ? v : pyRepr(v)}` });
+      return z.NEVER;
+    }
+    if (!v.every((id) => typeof id === "string" && isUuid(id))) {
+      ctx.addIssue({ code: "custom", message: "Value should be UUID format" });
+      return z.NEVER;
+    }
+    return v.map((id: string) => canonicalUuid(id));
+  });
 
 export const LoadBalancerPost = body({
   name: str(NAME_MAX).nullish(),
@@ -24,6 +42,7 @@ export const LoadBalancerPost = body({
   tags: tags().nullish(),
   flavor_id: uuid().nullish(),
   availability_zone: str(255).nullish(),
+  vip_sg_ids: sgIds().nullish(),
 });
 export type LoadBalancerPost = z.output<typeof LoadBalancerPost>;
 
@@ -33,6 +52,8 @@ export const LoadBalancerPut = body({
   vip_qos_policy_id: uuid().nullish(),
   admin_state_up: bool().optional(),
   tags: tags().nullish(),
+  /** v2.29: null is [] (no security groups), as Octavia's put has it. */
+  vip_sg_ids: sgIds().nullish(),
 });
 export type LoadBalancerPut = z.output<typeof LoadBalancerPut>;
 

@@ -1,7 +1,21 @@
 // The member resource (octavia/api/v2/types/member.py, controllers/member.py): the servers of a
 // pool, under /v2/lbaas/pools/{pool_id}/members. The batch update is in services/member-batch.ts.
 import { z } from "zod";
-import { ACTIVE, DEFAULT_WEIGHT, MAX_WEIGHT, MIN_WEIGHT, NAME_MAX, NO_MONITOR, OFFLINE, PENDING_CREATE, RESERVED_IPS, TAG_MAX, VNIC_TYPE_NORMAL } from "../constants";
+import {
+  ACTIVE,
+  ALLOW_MEMBER_SRIOV,
+  DEFAULT_WEIGHT,
+  MAX_WEIGHT,
+  MIN_WEIGHT,
+  NAME_MAX,
+  NO_MONITOR,
+  OFFLINE,
+  PENDING_CREATE,
+  RESERVED_IPS,
+  TAG_MAX,
+  VNIC_TYPE_DIRECT,
+  VNIC_TYPE_NORMAL,
+} from "../constants";
 import { Fault, immutable, invalidOption, notFound } from "../faults";
 import type { TreeRecord } from "../ports";
 import { body, bool, integer, ipAddress, str, tags, uuid } from "../validation";
@@ -33,6 +47,9 @@ export const MemberPost = body({
   monitor_port: port().nullish(),
   monitor_address: ipAddress().nullish(),
   tags: z.array(str(TAG_MAX), { error: "Value should be a list" }).nullish(),
+  // v2.30: an SR-IOV (VNIC type "direct") member port, if the LB's flavor allows it. wsattr(bool,
+  // default=False); a null is Python's None, as falsy as False.
+  request_sriov: bool().nullish().transform((r) => r ?? false),
 });
 export type MemberPost = z.output<typeof MemberPost>;
 
@@ -177,8 +194,28 @@ export function checkMemberAddressFamilies(tree: Tree, pool: TreeRecord, address
   }
 }
 
-/** A new member of `pool` (db_prepare.create_member): NO_MONITOR unless the pool has a health monitor. */
-export function newMember(b: MemberPost, tree: Tree, pool: TreeRecord, id: string, now: string): Member {
+/** MemberSRIOVDisabled (octavia/common/exceptions.py). */
+export const memberSriovDisabled = () => new Fault(400, "The load balancer flavor does not allow SR-IOV member ports.");
+
+/** Python's truth value of a JSON value: None, False, 0, "", [] and {} are false. */
+const pyTruthy = (v: unknown): boolean =>
+  v !== undefined && v !== null && v !== false && v !== 0 && v !== "" && !(typeof v === "object" && Object.keys(v).length === 0);
+
+/**
+ * The VNIC type of a new member's port (v2.30; controllers/member.py post and _graph_create):
+ * "direct" for request_sriov, refused unless the LB's flavor metadata has allow_member_sriov
+ * (`flavor_dict.get(constants.ALLOW_MEMBER_SRIOV, False)`), else "normal".
+ */
+export function memberVnicType(requestSriov: boolean, flavor: Readonly<Record<string, unknown>>): string {
+  if (requestSriov && !pyTruthy(flavor[ALLOW_MEMBER_SRIOV])) throw memberSriovDisabled();
+  return requestSriov ? VNIC_TYPE_DIRECT : VNIC_TYPE_NORMAL;
+}
+
+/**
+ * A new member of `pool` (db_prepare.create_member): NO_MONITOR unless the pool has a health monitor.
+ * `vnicType` is memberVnicType's answer for its request_sriov.
+ */
+export function newMember(b: MemberPost, tree: Tree, pool: TreeRecord, id: string, now: string, vnicType: string): Member {
   const monitored = tree.of("healthmonitor").some((h) => h.pool_id === pool.id);
   return {
     id,
@@ -195,6 +232,7 @@ export function newMember(b: MemberPost, tree: Tree, pool: TreeRecord, id: strin
     monitor_address: b.monitor_address ?? null,
     monitor_port: b.monitor_port ?? null,
     tags: [...new Set(b.tags ?? [])],
+    vnic_type: vnicType,
     provisioning_status: PENDING_CREATE,
     operating_status: monitored ? OFFLINE : NO_MONITOR,
     created_at: now,
@@ -211,17 +249,20 @@ export const memberResource: ChildResource<Member, MemberPost, MemberPut> = {
   put: MemberPut,
   scope: { param: "pool_id", field: "pool_id", parentKind: "pool" },
   parentOf: (_body, params) => ({ kind: "pool", id: params.pool_id ?? "" }),
-  create({ body: b, tree, id, now, params }) {
+  readsFlavor: (b) => b.request_sriov,
+  create({ body: b, tree, id, now, params, flavor }) {
     const poolId = params.pool_id ?? "";
-    // In Octavia's order: reserved address, pool then LB mutable, duplicate (the DB's unique key), driver checks.
+    // In Octavia's order: reserved address, SR-IOV allowed by the flavor, pool then LB mutable,
+    // duplicate (the DB's unique key), driver checks.
     memberAddressNotReserved(b.address);
+    const vnicType = memberVnicType(b.request_sriov, flavor);
     const pool = mutableMemberPool(tree, poolId);
     if (tree.lb.provisioning_status !== ACTIVE) throw immutable("Load Balancer", tree.lb.id);
     if (poolMembers(tree, poolId).some((m) => m.address === b.address && m.protocol_port === b.protocol_port)) {
       throw duplicateMember(b.address, b.protocol_port);
     }
     checkMemberAddressFamilies(tree, pool, [b.address]);
-    return newMember(b, tree, pool, id, now);
+    return newMember(b, tree, pool, id, now, vnicType);
   },
   update({ body: b, record, tree }) {
     mutableMemberPool(tree, record.pool_id);

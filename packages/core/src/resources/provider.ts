@@ -2,7 +2,15 @@
 // (octavia/api/v2/types/provider.py; octavia/api/drivers/amphora_driver/flavor_schema.py,
 // availability_zone_schema.py and v2/driver.py). Every enabled provider is the amphora driver
 // ("octavia" is its alias), so there is one pair of metadata schemas.
-import { ENABLED_PROVIDERS, PROVIDER_ALIASES, PROVIDER_AMPHORA, TOPOLOGY_ACTIVE_STANDBY, TOPOLOGY_SINGLE } from "../constants";
+import {
+  ALLOW_MEMBER_SRIOV,
+  ENABLED_PROVIDERS,
+  PROVIDER_ALIASES,
+  PROVIDER_AMPHORA,
+  SRIOV_VIP,
+  TOPOLOGY_ACTIVE_STANDBY,
+  TOPOLOGY_SINGLE,
+} from "../constants";
 import { Fault, providerNotFound } from "../faults";
 import { pyRepr } from "../validation";
 
@@ -13,7 +21,7 @@ export interface ProviderInfo {
 
 /** One property of a driver's JSON schema: "additionalProperties": false, so these are all it takes. */
 interface MetadataProperty {
-  type: "string" | "array";
+  type: "string" | "array" | "boolean";
   description: string;
   enum?: readonly string[];
 }
@@ -29,6 +37,12 @@ export const AMPHORA_FLAVOR_SCHEMA: MetadataSchema = {
   },
   compute_flavor: { type: "string", description: "The compute driver flavor ID." },
   amp_image_tag: { type: "string", description: "The amphora image tag." },
+  // Octavia master (v2.28, v2.30): SR-IOV for the VIP and for members.
+  [SRIOV_VIP]: { type: "boolean", description: "When true, the VIP port will be created using an SR-IOV VF port." },
+  [ALLOW_MEMBER_SRIOV]: {
+    type: "boolean",
+    description: "When true, users can request a member port be SR-IOV enabled at member creation time.",
+  },
 };
 
 export const AMPHORA_AVAILABILITY_ZONE_SCHEMA: MetadataSchema = {
@@ -84,7 +98,7 @@ function metadataError(schema: MetadataSchema, data: unknown): string | undefine
   for (const [name, p] of Object.entries(schema)) {
     if (!Object.hasOwn(obj, name)) continue;
     const v = obj[name];
-    const wrongType = p.type === "string" ? typeof v !== "string" : !Array.isArray(v);
+    const wrongType = p.type === "array" ? !Array.isArray(v) : typeof v !== p.type;
     if (wrongType) errors.push({ message: `${name} ${pyRepr(v)} is not of type '${p.type}'`, wrongType });
     if (p.enum && !p.enum.includes(v as string)) errors.push({ message: `${name} ${pyRepr(v)} is not one of ${pyRepr(p.enum)}`, wrongType });
   }

@@ -33,6 +33,22 @@ export async function lbOf(deps: LockDeps, ref: ChildRef): Promise<string> {
   return found.lbId;
 }
 
+/**
+ * A flavor's metadata, as Octavia's FlavorRepository.get_flavor_metadata_dict: its profile's
+ * flavor_data as an object; {} without a flavor, or when the flavor is not found ("Assuming no flavor").
+ */
+export async function flavorMetadata(deps: LockDeps, flavorId: string | null | undefined): Promise<Record<string, unknown>> {
+  if (!flavorId) return {};
+  const found = await deps.store.getFlavor(flavorId);
+  if (!found) return {};
+  try {
+    const data: unknown = JSON.parse(found.profile.flavor_data ?? "null");
+    return typeof data === "object" && data !== null && !Array.isArray(data) ? (data as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+}
+
 export async function readTree(deps: LockDeps, lbId: string) {
   const { lb, items } = await deps.store.tree(lbId);
   if (!lb || lb.record.provisioning_status === DELETED) throw notFound("Load Balancer", lbId);
@@ -50,11 +66,13 @@ export interface Change {
 /**
  * Reads the tree, lets `decide` validate against it and name the writes, takes the LB's lock with
  * them in one transaction and starts the flow. If the LB changed between read and write, decides again.
+ * `decide` may read what the tree does not hold (the LB's flavor metadata): the lock's version check
+ * still covers the tree it decided on.
  */
-export async function lockedChange(deps: LockDeps, lbId: string, decide: (tree: Tree) => Change): Promise<Tree> {
+export async function lockedChange(deps: LockDeps, lbId: string, decide: (tree: Tree) => Change | Promise<Change>): Promise<Tree> {
   for (let attempt = 1; ; attempt++) {
     const { versioned, tree } = await readTree(deps, lbId);
-    const change = decide(tree);
+    const change = await decide(tree);
     if (versioned.record.provisioning_status !== ACTIVE) throw immutable("Load Balancer", lbId);
     const owner = `${change.flow}-${lbId}-v${versioned.version + 1}`;
     const executionArn = deps.engine.executionArn(change.flow, owner);
@@ -124,9 +142,10 @@ export async function createChild<T extends TreeRecord, Post>(
   const lbId = await lbOf(deps, res.parentOf(body, params));
   const id = randomUUID();
   let record!: T;
-  const tree = await lockedChange(deps, lbId, (tree) => {
+  const tree = await lockedChange(deps, lbId, async (tree) => {
     authorize(ctx, `os_load-balancer_api:${kind}:post`, tree.lb.project_id);
-    record = res.create({ body, tree, ctx, id, now: new Date().toISOString(), params });
+    const flavor = res.readsFlavor?.(body) ? await flavorMetadata(deps, tree.lb.flavor_id) : {};
+    record = res.create({ body, tree, ctx, id, now: new Date().toISOString(), params, flavor });
     record = {
       ...record,
       project_id: tree.lb.project_id,

@@ -35,8 +35,16 @@ const isReference = (p: Raw) => Object.keys(p).every((k) => k === "name");
 /**
  * Builds the records of a graph for a new LB (PENDING_CREATE, OFFLINE), refusing it as Octavia does.
  * Answers them in creation order: pools (with members and monitors) before listeners (with policies and rules).
+ * `flavor` is the LB's flavor metadata ({} without a flavor), which each object's create sees as in
+ * a later create (members' request_sriov against allow_member_sriov).
  */
-export function buildGraph(lb: LoadBalancer, ctx: RequestContext, listenersIn: unknown[], poolsIn: unknown[]): TreeItem[] {
+export function buildGraph(
+  lb: LoadBalancer,
+  ctx: RequestContext,
+  listenersIn: unknown[],
+  poolsIn: unknown[],
+  flavor: Readonly<Record<string, unknown>>,
+): TreeItem[] {
   const listeners = asList(listenersIn, "listeners");
   const pools = asList(poolsIn, "pools");
   const required = new Set<string>();
@@ -73,7 +81,7 @@ export function buildGraph(lb: LoadBalancer, ctx: RequestContext, listenersIn: u
   const tree = () => new Tree(settledLb, items);
   const add = <T extends TreeRecord>(res: ChildResource<T, any>, body: unknown, params: Record<string, string> = {}): T => {
     const id = randomUUID();
-    const record = { ...res.create({ body, tree: tree(), ctx, id, now, params }) } as T;
+    const record = { ...res.create({ body, tree: tree(), ctx, id, now, params, flavor }) } as T;
     const staged = { ...record, project_id: lb.project_id, loadbalancer_id: lb.id, provisioning_status: ACTIVE, operating_status: record.operating_status ?? OFFLINE };
     items.push({ kind: res.descriptor.kind, record: staged });
     return staged as T;

@@ -10,7 +10,10 @@ import {
   PENDING_CREATE,
   PENDING_DELETE,
   PENDING_UPDATE,
+  SRIOV_VIP,
   TOPOLOGIES,
+  VNIC_TYPE_DIRECT,
+  VNIC_TYPE_NORMAL,
   type Topology,
 } from "../constants";
 import type { NetworkDriver } from "../drivers";
@@ -45,6 +48,8 @@ export async function createLoadBalancer(
   const projectId = body.project_id ?? ctx.projectId;
   if (!projectId) throw validation(MISSING_PROJECT);
   authorize(ctx, "os_load-balancer_api:loadbalancer:post", projectId);
+  // v2.29: giving vip_sg_ids at all (even null or []) takes its own rule (load_balancer.py post).
+  if (body.vip_sg_ids !== undefined) authorize(ctx, "os_load-balancer_api:loadbalancer:post:vip_sg_ids", projectId);
 
   if (!(body.vip_port_id || body.vip_network_id || body.vip_subnet_id)) {
     throw new Fault(400, "Validation failure: VIP must contain one of: vip_port_id, vip_network_id, vip_subnet_id.");
@@ -54,8 +59,12 @@ export async function createLoadBalancer(
     if (subnets.has(v.subnet_id)) throw validation("Duplicate VIP subnet(s) specified. Only one IP can be bound per subnet.");
     subnets.add(v.subnet_id);
   }
+  // The last of _validate_vip_request_object's checks: each security group exists.
+  const sgIds = unique(body.vip_sg_ids ?? []);
+  await checkSecurityGroups(deps.network, sgIds);
 
   let topology: Topology = deps.config.loadbalancerTopology;
+  let flavor: Record<string, unknown> = {};
   let provider = body.provider ?? undefined;
   if (body.flavor_id) {
     const found = await deps.store.getFlavor(body.flavor_id);
@@ -66,6 +75,7 @@ export async function createLoadBalancer(
     }
     provider = found.profile.provider_name;
     const data = parseJson(found.profile.flavor_data);
+    flavor = data;
     const t = data.loadbalancer_topology;
     if (typeof t === "string" && (TOPOLOGIES as readonly string[]).includes(t)) topology = t as Topology;
   }
@@ -76,6 +86,12 @@ export async function createLoadBalancer(
     if (!az) throw validation("Invalid availability zone.");
     if (!az.zone.enabled) throw new Fault(400, `The selected availability_zone is not allowed in this deployment: ${body.availability_zone}`);
   }
+  // validate.network_denylist_by_config, on the VIP network the request names.
+  if (body.vip_network_id) checkDenylist(deps.config, body.vip_network_id);
+  // v2.28: the anticipated vNIC type, so the create answers the right vip_vnic_type (the flavor's
+  // sriov_vip, a boolean by the flavor schema); v2.29: no security groups on an SR-IOV VIP.
+  const vnicType = flavor[SRIOV_VIP] === true ? VNIC_TYPE_DIRECT : VNIC_TYPE_NORMAL;
+  checkVnicType(vnicType, sgIds);
 
   const id = randomUUID();
   // As Octavia's API: the VIP is allocated before answering, so the 201 carries it.
@@ -86,6 +102,8 @@ export async function createLoadBalancer(
     vip_subnet_id: body.vip_subnet_id ?? null,
     vip_network_id: body.vip_network_id ?? null,
     additional_vips: body.additional_vips,
+    vip_sg_ids: sgIds,
+    vip_vnic_type: vnicType,
   });
   const lb: LoadBalancer = {
     id,
@@ -100,6 +118,8 @@ export async function createLoadBalancer(
     vip_subnet_id: vip.vip_subnet_id,
     vip_network_id: vip.vip_network_id,
     vip_qos_policy_id: body.vip_qos_policy_id ?? null,
+    vip_sg_ids: sgIds,
+    vip_vnic_type: vnicType,
     additional_vips: vip.additional_vips,
     provider,
     flavor_id: body.flavor_id ?? null,
@@ -112,7 +132,10 @@ export async function createLoadBalancer(
   // The fully populated create: every nested object validated against the tree before anything is written.
   let graph: TreeItem[];
   try {
-    graph = buildGraph(lb, ctx, body.listeners, body.pools);
+    // Octavia resolves the VIP network from the port or subnet before its denylist check; here the
+    // network driver resolves it as it allocates the VIP, so the network it chose is checked too.
+    if (lb.vip_network_id !== body.vip_network_id) checkDenylist(deps.config, lb.vip_network_id);
+    graph = buildGraph(lb, ctx, body.listeners, body.pools, flavor);
   } catch (e) {
     await deps.network.deallocateVip(lb);
     throw e;
@@ -163,15 +186,30 @@ export function listLoadBalancerResponses(deps: LockDeps, ctx: RequestContext, p
 }
 
 
-export async function updateLoadBalancer(deps: LockDeps, ctx: RequestContext, id: string, body: LoadBalancerPut): Promise<LoadBalancer> {
+export async function updateLoadBalancer(
+  deps: LoadBalancerDeps,
+  ctx: RequestContext,
+  id: string,
+  body: LoadBalancerPut,
+): Promise<LoadBalancer> {
   const read = await deps.store.getLoadBalancer(id);
-  if (read && read.record.provisioning_status !== DELETED) authorize(ctx, "os_load-balancer_api:loadbalancer:put", read.record.project_id);
+  // v2.29: null is [] (the VIP's security groups removed), as Octavia's put has it.
+  const sgIds = body.vip_sg_ids === undefined ? undefined : unique(body.vip_sg_ids ?? []);
+  if (read && read.record.provisioning_status !== DELETED) {
+    authorize(ctx, "os_load-balancer_api:loadbalancer:put", read.record.project_id);
+    if (sgIds !== undefined) {
+      authorize(ctx, "os_load-balancer_api:loadbalancer:put:vip_sg_ids", read.record.project_id);
+      await checkSecurityGroups(deps.network, sgIds);
+      checkVnicType(read.record.vip_vnic_type ?? VNIC_TYPE_NORMAL, sgIds);
+    }
+  }
   const set: Partial<LoadBalancer> = {};
   if (body.name !== undefined) set.name = body.name;
   if (body.description !== undefined) set.description = body.description;
   if (body.admin_state_up !== undefined) set.admin_state_up = body.admin_state_up;
   if (body.vip_qos_policy_id !== undefined) set.vip_qos_policy_id = body.vip_qos_policy_id;
   if (body.tags !== undefined) set.tags = body.tags ?? [];
+  if (sgIds !== undefined) set.vip_sg_ids = sgIds;
   const locked = await lockAndStart(
     deps,
     { lbId: id, flow: "loadbalancer-update", verb: "update", from: [ACTIVE], to: PENDING_UPDATE, prepare: () => set },
@@ -243,6 +281,36 @@ export async function loadBalancerStats(deps: LockDeps, ctx: RequestContext, id:
   const amphorae = items.filter((i) => i.kind === "amphora").map((i) => i.record as unknown as StatsAmphora);
   return { stats: loadBalancerStatistics(listeners.map((l) => l.id), [...amphorae, ...providerStats(listeners)]) };
 }
+
+/** validate.security_group_exists: any failure of the network driver's lookup is Octavia's InvalidSubresource. */
+async function checkSecurityGroups(network: NetworkDriver, sgIds: readonly string[]): Promise<void> {
+  for (const sgId of sgIds) {
+    try {
+      await network.getSecurityGroup(sgId);
+    } catch {
+      throw new Fault(400, `Security Group ${sgId} not found.`);
+    }
+  }
+}
+
+/** LoadBalancersController._validate_vnic_type: no VIP security groups on an SR-IOV (direct) VIP. */
+function checkVnicType(vnicType: string, sgIds: readonly string[]): void {
+  if (vnicType === VNIC_TYPE_DIRECT && sgIds.length > 0) throw validation("VIP Security Groups are not allowed with VNIC direct type");
+}
+
+/** validate.network_denylist_by_config ([networking] denylist_vip_networks), case-insensitively. */
+function checkDenylist(config: Config, networkId: string): void {
+  const denied = config.denylistVipNetworks.map((n) => n.toLowerCase());
+  if (denied.includes(networkId.toLowerCase())) {
+    throw validation("Supplied VIP network_id is not allowed by the configuration of this deployment.");
+  }
+}
+
+/**
+ * Each security group once, in the order given (Octavia's vip_security_group table has one row per
+ * LB and group: a repeated id is a duplicate-key failure there).
+ */
+const unique = (ids: readonly string[]) => [...new Set(ids)];
 
 function parseJson(text: string): Record<string, unknown> {
   try {

@@ -1,7 +1,9 @@
 // The batch update of a pool's members (PUT /v2/lbaas/pools/{pool_id}/members, Octavia's
 // MembersController.put): the request is the pool's whole member set, matched on (address,
 // protocol_port). One lock, one transaction set and ONE flow for everything it creates, updates and
-// deletes; the store splits the writes into transactions of at most 100 items itself.
+// deletes; the store splits the writes into transactions of at most 100 items itself. New members
+// may ask for SR-IOV ports (request_sriov, v2.30) as a single create does; resubmitted ones cannot
+// change theirs.
 import { randomUUID } from "node:crypto";
 import { ACTIVE, PENDING_DELETE, PENDING_UPDATE } from "../constants";
 import { immutable, validation } from "../faults";
@@ -12,12 +14,13 @@ import {
   checkMemberAddressFamilies,
   memberAddressNotReserved,
   memberParents,
+  memberVnicType,
   mutableMemberPool,
   newMember,
   type Member,
   type MemberPost,
 } from "../resources/member";
-import { lbOf, lockedChange } from "./children";
+import { flavorMetadata, lbOf, lockedChange } from "./children";
 import type { LockDeps } from "./lock";
 
 export const MEMBER_BATCH_FLOW = "member-batch-update";
@@ -37,7 +40,7 @@ export async function batchUpdateMembers(
 ): Promise<void> {
   const lbId = await lbOf(deps, { kind: "pool", id: poolId });
   try {
-    await lockedChange(deps, lbId, (tree) => {
+    await lockedChange(deps, lbId, async (tree) => {
       // POST + PUT (+ DELETE) since this is all of create, update and delete.
       authorize(ctx, "os_load-balancer_api:member:post", tree.lb.project_id);
       authorize(ctx, "os_load-balancer_api:member:put", tree.lb.project_id);
@@ -46,7 +49,8 @@ export async function batchUpdateMembers(
       const pool = mutableMemberPool(tree, poolId);
       if (tree.lb.provisioning_status !== ACTIVE) throw immutable("Load Balancer", lbId);
 
-      const plan = planPoolMembers(tree, pool, members, additiveOnly);
+      const flavor = members.some((m) => m.request_sriov) ? await flavorMetadata(deps, tree.lb.flavor_id) : {};
+      const plan = planPoolMembers(tree, pool, members, additiveOnly, flavor);
       if (plan.created.length === 0 && plan.updated.length === 0 && plan.deleted.length === 0) throw new NothingToDo();
       const writes: ChildWrite[] = [
         ...poolMemberWrites(plan, additiveOnly),
@@ -78,9 +82,17 @@ export interface PoolMemberPlan {
 
 /**
  * Matches a request's members against one pool's on (address, protocol_port) and validates them as
- * Octavia does: a key named twice, a reserved address, mixed address families (LVS pools).
+ * Octavia does: a key named twice, a reserved address, SR-IOV for new members against the LB's
+ * flavor metadata (`flavor`), mixed address families (LVS pools).
  */
-export function planPoolMembers(tree: Tree, pool: TreeRecord, members: MemberPost[], additiveOnly: boolean, now = new Date().toISOString()): PoolMemberPlan {
+export function planPoolMembers(
+  tree: Tree,
+  pool: TreeRecord,
+  members: MemberPost[],
+  additiveOnly: boolean,
+  flavor: Readonly<Record<string, unknown>>,
+  now = new Date().toISOString(),
+): PoolMemberPlan {
   const old = tree.of<Member>("member").filter((m) => m.pool_id === pool.id);
   const oldByKey = new Map(old.map((m) => [keyOf(m.address, m.protocol_port), m]));
   const wanted = new Set(members.map((m) => keyOf(m.address, m.protocol_port)));
@@ -102,10 +114,13 @@ export function planPoolMembers(tree: Tree, pool: TreeRecord, members: MemberPos
     }
   }
   const deleted = old.filter((m) => !wanted.has(keyOf(m.address, m.protocol_port)));
+  // Each new member goes through MemberController._graph_create, which refuses request_sriov unless
+  // the flavor allows it (controllers/member.py:503, _graph_create at 248-270).
+  const vnicTypes = createdBodies.map((b) => memberVnicType(b.request_sriov, flavor));
   // The driver sees new, updated and (additive only) untouched members.
   const sent = [...createdBodies.map((b) => b.address), ...updated.map((u) => u.record.address), ...(additiveOnly ? deleted.map((m) => m.address) : [])];
   checkMemberAddressFamilies(tree, pool, sent);
-  const created = createdBodies.map((b) => newMember(b, tree, pool, randomUUID(), now));
+  const created = createdBodies.map((b, i) => newMember(b, tree, pool, randomUUID(), now, vnicTypes[i]!));
   return { pool, created, updated, deleted };
 }
 
@@ -121,7 +136,8 @@ export function poolMemberWrites(plan: PoolMemberPlan, additiveOnly: boolean): C
 /**
  * What a resubmitted member overwrites: Octavia writes the MemberPOST with its defaults rendered,
  * so an omitted weight, backup, admin state or monitor address/port goes back to its default;
- * name, subnet and tags change only when given (tags only when not null).
+ * name, subnet and tags change only when given (tags only when not null). request_sriov is dropped
+ * silently: the VNIC type cannot change (controllers/member.py:514-518, `db_member_dict.pop(REQUEST_SRIOV)`).
  */
 export function updateOf(b: MemberPost): Record<string, unknown> {
   const set: Record<string, unknown> = {

@@ -2,7 +2,8 @@
 // the member sets of several pools of ONE load balancer in one request, each matched on (pool_id,
 // address, protocol_port) as the single-pool batch update matches (address, protocol_port). One lock
 // (lockedChange), one flow. The member writes and what they replace (to restore on failure) go to
-// the flow as change-set chunks in the LB's partition, never in the flow's input.
+// the flow as change-set chunks in the LB's partition, never in the flow's input. New members may ask
+// for SR-IOV ports (request_sriov) as in the single-pool batch update, whose planPoolMembers checks them.
 import { z } from "zod";
 import { ACTIVE, PENDING_DELETE, PENDING_UPDATE } from "../constants";
 import { immutable, validation } from "../faults";
@@ -10,7 +11,7 @@ import { authorize, type RequestContext } from "../policy";
 import type { ChildWrite, WorkflowEngine } from "../ports";
 import { MemberPost, memberParents, mutableMemberPool, type Member } from "../resources/member";
 import { uuid } from "../validation";
-import { lbOf, lockedChange } from "./children";
+import { flavorMetadata, lbOf, lockedChange } from "./children";
 import type { LockDeps } from "./lock";
 import { planPoolMembers } from "./member-batch";
 
@@ -91,14 +92,16 @@ export async function crossPoolUpdateMembers(deps: LockDeps, ctx: RequestContext
       return deps.engine.start(flow, name, { ...input, chunks: chunks.length });
     },
   };
-  await lockedChange({ ...deps, engine }, lbId, (tree) => {
+  await lockedChange({ ...deps, engine }, lbId, async (tree) => {
     authorize(ctx, CROSS_POOL_POLICY, tree.lb.project_id);
     const pools = poolIds.map((id) => mutableMemberPool(tree, id));
     if (tree.lb.provisioning_status !== ACTIVE) throw immutable("Load Balancer", lbId);
+    const asked = [...byPool.values()].some((members) => members.some((m) => m.request_sriov));
+    const flavor = asked ? await flavorMetadata(deps, tree.lb.flavor_id) : {};
     const changes: MemberChange[] = [];
     const parents = new Map<string, ChildWrite>();
     for (const pool of pools) {
-      const plan = planPoolMembers(tree, pool, byPool.get(pool.id)!, additiveOnly);
+      const plan = planPoolMembers(tree, pool, byPool.get(pool.id)!, additiveOnly, flavor);
       changes.push(
         ...plan.created.map((put): MemberChange => ({ op: "create", put })),
         ...plan.updated.map(({ record, set }): MemberChange => ({
