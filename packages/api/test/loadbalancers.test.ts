@@ -376,6 +376,15 @@ describe("vip_sg_ids (v2.29)", () => {
     await f.settle();
   });
 
+  it("are applied to the VIP port by the update flow (Octavia's UpdateVIPSecurityGroup): its failure ends the LB in ERROR", async () => {
+    const f = await inProcessApp({ OTTAVA_NOOP_FAULTS: "network.updateVipSecurityGroups" });
+    const lb = (await f.call("POST", LBS, { loadbalancer: { vip_subnet_id: SUBNET } })).body.loadbalancer.id;
+    await f.settle();
+    expect((await f.call("PUT", `${LBS}/${lb}`, { loadbalancer: { vip_sg_ids: [SG1] } })).status).toBe(200);
+    await f.settle();
+    expect((await f.call("GET", `${LBS}/${lb}`)).body.loadbalancer.provisioning_status).toBe("ERROR");
+  });
+
   it("filters lists", async () => {
     const project = "sg-project";
     const a = (await t.call("POST", LBS, { loadbalancer: { vip_subnet_id: SUBNET, project_id: project, vip_sg_ids: [SG1, SG2] } })).body.loadbalancer.id;

@@ -59,6 +59,8 @@ export interface NetworkDriver {
    * (the API refuses any failure as "Security Group <id> not found.").
    */
   getSecurityGroup(sgId: string): Promise<{ id: string }>;
+  /** Octavia's update_vip_sg: puts the VIP port in the LB's security groups (vip_sg_ids) after an update. */
+  updateVipSecurityGroups(lb: LoadBalancer): Promise<void>;
   /** Plugs the VIP into an amphora; answers the amphora's VRRP and HA ports. */
   plugVip(lb: LoadBalancer, amphora: Amphora): Promise<AmphoraPorts>;
   unplugVip(lb: LoadBalancer, amphora: Amphora): Promise<void>;

@@ -54,6 +54,7 @@ const network: NetworkDriver = {
   async getSecurityGroup(sgId) {
     return { id: sgId };
   },
+  async updateVipSecurityGroups() {},
   async plugVip() {
     return { vrrp_ip: NOOP_VIP_ADDRESS, ha_ip: NOOP_VIP_ADDRESS, vrrp_port_id: randomUUID(), ha_port_id: randomUUID() };
   },

@@ -4,6 +4,7 @@ import type { FlowSpec } from "./builder";
 export const loadBalancerUpdate: FlowSpec = {
   comment: "Ottava: push a load balancer's new settings to its amphorae and mark it ACTIVE",
   steps: [
+    { name: "UpdateVipSecurityGroups", task: "updateVipSecurityGroups" },
     { name: "UpdateAmphoraeConfig", task: "updateAmphoraeConfig" },
     { name: "MarkLoadBalancerActive", task: "finishChange" },
   ],

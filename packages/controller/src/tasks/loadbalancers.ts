@@ -10,6 +10,12 @@ export const updateAmphoraeConfig: TaskHandler = async ({ lbId }, ctx) => {
   return null;
 };
 
+/** Octavia's UpdateVIPSecurityGroup: the VIP port's security groups as the LB now has them (vip_sg_ids, v2.29). */
+export const updateVipSecurityGroups: TaskHandler = async ({ lbId }, ctx) => {
+  await ctx.drivers.network.updateVipSecurityGroups(await loadBalancer(ctx, lbId));
+  return null;
+};
+
 export const deallocateVip: TaskHandler = async ({ lbId }, ctx) => {
   await ctx.drivers.network.deallocateVip(await loadBalancer(ctx, lbId));
   return null;
