@@ -1,6 +1,7 @@
 // The API's dependencies on AWS: DynamoDB, Step Functions, the no-op network driver.
 import { createLogger, loadConfig, type Config, type WorkflowEngine } from "@ottava/core";
-import { StepFunctionsEngine, createStore, noopDrivers } from "@ottava/controller";
+import { createDrivers } from "@ottava/amphora";
+import { StepFunctionsEngine, createStore } from "@ottava/controller";
 import { createCatalog } from "@ottava/db";
 import type { ApiDeps } from "./deps";
 
@@ -9,7 +10,7 @@ export function createDeps(config: Config = loadConfig(), engine?: WorkflowEngin
   return {
     store: createStore(config),
     engine: engine ?? new StepFunctionsEngine(config.stateMachineArnPrefix!),
-    network: noopDrivers(config.noopFaults, config.noopLatency).network,
+    network: createDrivers(config).network,
     config,
     log: createLogger({ service: "ottava-api" }, config.logLevel),
     catalog: createCatalog(config),

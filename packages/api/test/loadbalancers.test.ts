@@ -7,7 +7,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createLoadBalancer, createLogger, PolicyEnforcer, tokenContext, updateLoadBalancer, type LoadBalancerDeps } from "@ottava/core";
-import { noopDrivers } from "@ottava/controller";
+import { noopDrivers } from "@ottava/amphora";
 
 let t: Awaited<ReturnType<typeof inProcessApp>>;
 const LBS = "/v2/lbaas/loadbalancers";

@@ -2,7 +2,7 @@
 import { createLogger, type Config } from "@ottava/core";
 import { DynamoHousekeepingStore, DynamoStore, createClients } from "@ottava/db";
 import { certGenerator, type CaSource } from "./certs/local";
-import { noopDrivers } from "./drivers/noop";
+import { createDrivers } from "@ottava/amphora";
 import type { TaskContext } from "./tasks/context";
 
 export function createStore(config: Config): DynamoStore {
@@ -27,7 +27,7 @@ export function createTaskContext(config: Config, store = createStore(config), o
   const log = createLogger({ service: "ottava-controller" }, config.logLevel);
   return {
     store,
-    drivers: noopDrivers(config.noopFaults, config.noopLatency),
+    drivers: createDrivers(config),
     config,
     log,
     certs: certGenerator(config, log, opts.ca),

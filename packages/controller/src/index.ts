@@ -4,7 +4,6 @@ export * from "./deps";
 export * from "./run-task";
 export * from "./engine-sfn";
 
-export * from "./drivers/noop";
 export * from "./flows/builder";
 export type { TaskContext, FlowInput } from "./tasks/context";
 export * from "./jobs/healthcheck";

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { createRequire } from "node:module";
-import { FLOW_NAMES, FLOW_TASKS, TASKS, definitionOf, localTaskArn, noopDrivers, parseFaults, taskStates, taskOfArn } from "@ottava/controller";
+import { noopDrivers, parseFaults } from "@ottava/amphora";
+import { FLOW_NAMES, FLOW_TASKS, TASKS, definitionOf, localTaskArn, taskStates, taskOfArn } from "@ottava/controller";
 
 // asl-validator is CommonJS: validator(definition, {checkPaths, checkArn}) → {isValid, errors}.
 const aslValidator = createRequire(import.meta.url)("asl-validator") as (

@@ -34,6 +34,17 @@ export interface Config {
   tableName: string;
   /** A DynamoDB endpoint other than AWS's (DynamoDB Local). */
   dynamodbEndpoint: string | undefined;
+  /**
+   * The data plane: "noop" (Octavia's no-op drivers: nothing is balanced) or "haproxy" (each amphora
+   * a local HAProxy process, its VIP a loopback address: the defaults of the three drivers below).
+   */
+  dataplane: Dataplane;
+  /** [controller_worker] amphora_driver: noop, rest (Octavia's amphora agent API 1.0) or local (HAProxy on this machine). */
+  amphoraDriver: AmphoraDriverName;
+  /** [controller_worker] compute_driver: noop, or local (an amphora is a process on this machine). */
+  computeDriver: ComputeDriverName;
+  /** [controller_worker] network_driver: noop, or local (VIPs from a loopback range). */
+  networkDriver: NetworkDriverName;
   /** The no-op drivers' injected faults: "driver.method[:N],...". */
   noopFaults: string;
   /** The no-op drivers' simulated latency: "driver.method:MS,...". */
@@ -97,6 +108,15 @@ export interface KeystoneSettings {
 
 type Env = Record<string, string | undefined>;
 
+export const DATAPLANES = ["noop", "haproxy"] as const;
+export type Dataplane = (typeof DATAPLANES)[number];
+export const AMPHORA_DRIVERS = ["noop", "rest", "local"] as const;
+export type AmphoraDriverName = (typeof AMPHORA_DRIVERS)[number];
+export const COMPUTE_DRIVERS = ["noop", "local"] as const;
+export type ComputeDriverName = (typeof COMPUTE_DRIVERS)[number];
+export const NETWORK_DRIVERS = ["noop", "local"] as const;
+export type NetworkDriverName = (typeof NETWORK_DRIVERS)[number];
+
 export function loadConfig(env: Env = process.env): Config {
   const get = (name: string) => {
     const v = env[`OTTAVA_${name}`];
@@ -122,6 +142,7 @@ export function loadConfig(env: Env = process.env): Config {
     throw new Error(`OTTAVA_${name} must be true or false, not '${raw}'`);
   };
   const authStrategy = oneOf("AUTH_STRATEGY", ["noauth", "keystone"] as const, "noauth");
+  const dataplane = oneOf("DATAPLANE", DATAPLANES, "noop");
   let keystone: KeystoneSettings | undefined;
   if (authStrategy === "keystone") {
     const required = (name: string) => {
@@ -154,6 +175,10 @@ export function loadConfig(env: Env = process.env): Config {
     loadBalancerExpiryAge: int("LOAD_BALANCER_EXPIRY_AGE", LOAD_BALANCER_EXPIRY_AGE),
     tableName: get("TABLE_NAME") ?? "ottava",
     dynamodbEndpoint: get("DYNAMODB_ENDPOINT"),
+    dataplane,
+    amphoraDriver: oneOf("AMPHORA_DRIVER", AMPHORA_DRIVERS, dataplane === "haproxy" ? "local" : "noop"),
+    computeDriver: oneOf("COMPUTE_DRIVER", COMPUTE_DRIVERS, dataplane === "haproxy" ? "local" : "noop"),
+    networkDriver: oneOf("NETWORK_DRIVER", NETWORK_DRIVERS, dataplane === "haproxy" ? "local" : "noop"),
     noopFaults: get("NOOP_FAULTS") ?? "",
     noopLatency: get("NOOP_LATENCY") ?? "",
     stateMachineArnPrefix: get("STATE_MACHINE_ARN_PREFIX"),

@@ -1,6 +1,7 @@
 // The controller's drivers, behind interfaces as Octavia's (compute, network, amphora).
 import type { Amphora } from "./resources/amphora";
 import type { LoadBalancer } from "./resources/loadbalancer";
+import type { Tree } from "./resources/child";
 
 export interface ComputeInstance {
   compute_id: string;
@@ -70,11 +71,14 @@ export interface AmphoraDriver {
   /** Configures the amphora after its VIP is plugged. */
   postVipPlug(lb: LoadBalancer, amphora: Amphora): Promise<void>;
   /** Writes and starts the VRRP (keepalived) configuration of an ACTIVE_STANDBY pair. */
-  startVrrp(lb: LoadBalancer, amphorae: Amphora[]): Promise<void>;
+  startVrrp(tree: Tree, amphorae: Amphora[]): Promise<void>;
   /** Pushes the amphora agent's own configuration (health-manager addresses, heartbeat key, ...). */
   updateAgentConfig(amphora: Amphora, config: AgentConfig): Promise<void>;
-  /** Pushes the load balancer's configuration (admin state, listeners) to its amphorae. */
-  update(lb: LoadBalancer, amphorae: Amphora[]): Promise<void>;
+  /**
+   * Pushes the load balancer's configuration (its listeners, pools, members, monitors, L7 policies and
+   * rules as `tree` holds them) to its amphorae: Octavia's update_amphora_listeners.
+   */
+  update(tree: Tree, amphorae: Amphora[]): Promise<void>;
   /** Replaces the amphora agent's server certificate and key (`pem`, secret: never log it): Octavia's upload_cert_amp. */
   uploadCert(amphora: Amphora, pem: string): Promise<void>;
 }
@@ -83,6 +87,25 @@ export interface AmphoraDriver {
 export interface AgentConfig {
   controller_ip_port_list: string[];
   generation: number;
+}
+
+/** A TLS certificate as Octavia's certificate managers answer it (octavia/certificates/common/cert.py). Secret: never log it. */
+export interface TlsCertificate {
+  certificate: string;
+  private_key: string | null;
+  private_key_passphrase: string | null;
+  intermediates: string[];
+}
+
+/**
+ * Octavia's certificate manager ([certificates] cert_manager): the TLS container references of
+ * listeners and pools resolved to PEMs, and the secrets (client CA, CRL) they name.
+ */
+export interface CertManager {
+  /** Octavia's get_cert: fails (a CertificateError) when the reference names nothing. */
+  getCert(projectId: string, ref: string): Promise<TlsCertificate>;
+  /** Octavia's get_secret: a client CA or CRL PEM. */
+  getSecret(projectId: string, ref: string): Promise<string>;
 }
 
 export interface Drivers {

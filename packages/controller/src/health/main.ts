@@ -5,7 +5,7 @@ import { createServer } from "node:http";
 import { createLogger, loadConfig } from "@ottava/core";
 import { DynamoHealthCheckStore, createClients } from "@ottava/db";
 import { createStore } from "../deps";
-import { noopDrivers } from "../drivers/noop";
+import { createDrivers } from "@ottava/amphora";
 import { StepFunctionsEngine } from "../engine-sfn";
 import { HealthChecker } from "../jobs/healthcheck";
 import { startHeartbeatReceiver } from "./receiver";
@@ -18,7 +18,7 @@ if (!config.heartbeatKey) throw new Error("OTTAVA_HEARTBEAT_KEY must be set (the
 const log = createLogger({ service: "ottava-health" }, config.logLevel);
 const store = createStore(config);
 const engine = new StepFunctionsEngine(config.stateMachineArnPrefix);
-const receiver = (await startHeartbeatReceiver(config, { compute: noopDrivers(config.noopFaults, config.noopLatency).compute, log }))!;
+const receiver = (await startHeartbeatReceiver(config, { compute: createDrivers(config).compute, log }))!;
 const checker = new HealthChecker(
   { store, engine, log, checks: new DynamoHealthCheckStore(createClients(config.dynamodbEndpoint).doc, config.tableName) },
   { heartbeatTimeout: config.heartbeatTimeout, failoverThreshold: config.failoverThreshold, failoverOnError: config.failoverOnError, interval: config.healthCheckInterval },

@@ -13,7 +13,7 @@ import {
   currentHealthManagerConfig,
   type Amphora,
 } from "@ottava/core";
-import { deterministicId, ignoreLockLost, loadBalancer, type PlannedAmphora, type TaskContext, type TaskHandler } from "./context";
+import { deterministicId, ignoreLockLost, loadBalancer, servedTree, type PlannedAmphora, type TaskContext, type TaskHandler } from "./context";
 
 const MASTER_PRIORITY = 100;
 const BACKUP_PRIORITY = 90;
@@ -170,10 +170,10 @@ export const markAmphoraeAllocated: TaskHandler = async (input, ctx) => {
 
 /** ACTIVE_STANDBY: (re)writes and starts keepalived on the LB's live amphorae. */
 export const startVrrp: TaskHandler = async ({ lbId }, ctx) => {
-  const lb = await loadBalancer(ctx, lbId);
-  if (lb.topology !== TOPOLOGY_ACTIVE_STANDBY) return null;
+  const tree = await servedTree(ctx, lbId);
+  if (tree.lb.topology !== TOPOLOGY_ACTIVE_STANDBY) return null;
   const live = (await ctx.store.amphoraeOf(lbId)).filter((a) => a.status === AMPHORA_ALLOCATED);
-  await ctx.drivers.amphora.startVrrp(lb, live);
+  await ctx.drivers.amphora.startVrrp(tree, live);
   return null;
 };
 

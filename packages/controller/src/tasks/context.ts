@@ -1,7 +1,7 @@
 // What every task handler is given: the store, the drivers, the settings, a logger, and what issues
 // and records amphora certificates.
 import { createHash } from "node:crypto";
-import { LockLost, type AmphoraCertStore, type CertGenerator, type Config, type LoadBalancer, type LoadBalancerStore, type Logger } from "@ottava/core";
+import { LockLost, PENDING_DELETE, Tree, type AmphoraCertStore, type CertGenerator, type Config, type LoadBalancer, type LoadBalancerStore, type Logger } from "@ottava/core";
 import type { Drivers } from "@ottava/core";
 
 export interface TaskContext {
@@ -33,6 +33,16 @@ export interface PlannedAmphora {
 export function deterministicId(...parts: string[]): string {
   const h = createHash("sha256").update(parts.join("/")).digest("hex");
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-${((parseInt(h[16]!, 16) & 3) | 8).toString(16)}${h.slice(17, 20)}-${h.slice(20, 32)}`;
+}
+
+/**
+ * The LB's tree as its amphorae must now serve it: objects being deleted (PENDING_DELETE) are left
+ * out, as Octavia's delete flows take them off the model before ListenersUpdate.
+ */
+export async function servedTree(ctx: TaskContext, lbId: string): Promise<Tree> {
+  const { lb, items } = await ctx.store.tree(lbId);
+  if (!lb) throw new LockLost(`load balancer ${lbId} is gone`);
+  return new Tree(lb.record, items.filter((i) => i.record.provisioning_status !== PENDING_DELETE));
 }
 
 export async function loadBalancer(ctx: TaskContext, lbId: string): Promise<LoadBalancer> {

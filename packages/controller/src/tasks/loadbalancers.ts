@@ -1,12 +1,12 @@
 // Load-balancer tasks: pushing configuration to the amphorae, releasing the VIP.
 import { AMPHORA_ALLOCATED } from "@ottava/core";
-import { loadBalancer, type TaskHandler } from "./context";
+import { loadBalancer, servedTree, type TaskHandler } from "./context";
 
 /** Pushes the LB's configuration (admin state and the rest) to its amphorae. */
 export const updateAmphoraeConfig: TaskHandler = async ({ lbId }, ctx) => {
-  const lb = await loadBalancer(ctx, lbId);
+  const tree = await servedTree(ctx, lbId);
   const live = (await ctx.store.amphoraeOf(lbId)).filter((a) => a.status === AMPHORA_ALLOCATED);
-  await ctx.drivers.amphora.update(lb, live);
+  await ctx.drivers.amphora.update(tree, live);
   return null;
 };
 

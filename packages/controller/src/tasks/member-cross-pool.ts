@@ -2,7 +2,7 @@
 // read from its chunks (store.getChangeSetChunk), never from the flow's input.
 import { ACTIVE, AMPHORA_ALLOCATED, DELETED, ERROR, chunkWrites, failedFlowEnd, recordFlowEnd, type ChangeSetChunk, type ChildWrite, type TreeRecord } from "@ottava/core";
 import { finishChange } from "./changes";
-import { ignoreLockLost, loadBalancer, type TaskContext, type TaskHandler } from "./context";
+import { ignoreLockLost, servedTree, type TaskContext, type TaskHandler } from "./context";
 
 async function chunkOf(ctx: TaskContext, lbId: string, owner: string, n: number): Promise<ChangeSetChunk> {
   const chunk = (await ctx.store.getChangeSetChunk(lbId, owner, n)) as ChangeSetChunk | undefined;
@@ -59,9 +59,9 @@ export const restoreCrossPoolMembers: TaskHandler = async (input, ctx) => {
     }
     await ctx.store.applyAsOwner(lbId, owner, writes);
   }
-  const lb = await loadBalancer(ctx, lbId);
+  const tree = await servedTree(ctx, lbId);
   const live = (await ctx.store.amphoraeOf(lbId)).filter((a) => a.status === AMPHORA_ALLOCATED);
-  await ctx.drivers.amphora.update(lb, live);
+  await ctx.drivers.amphora.update(tree, live);
   ctx.log.warn("cross-pool member update reverted", { lbId, execution: owner, error: input.error });
   return null;
 };

@@ -1,0 +1,2 @@
+export * from "./noop";
+export * from "./drivers";
