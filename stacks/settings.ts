@@ -42,6 +42,19 @@ const PASSED_THROUGH = [
   "OTTAVA_HEALTH_CHECK_INTERVAL",
   "OTTAVA_FAILOVER_THRESHOLD",
   "OTTAVA_FAILOVER_ON_ERROR",
+  // The REST amphora driver: the agents' port, its calls' timeouts and retries, the CA the agents are
+  // checked against (public) and the interface of link-local amphora addresses. Its client certificate,
+  // OTTAVA_CLIENT_CERT, is a secret, never passed through.
+  "OTTAVA_AMPHORA_DRIVER",
+  "OTTAVA_AMPHORA_AGENT_PORT",
+  "OTTAVA_REST_REQUEST_CONN_TIMEOUT",
+  "OTTAVA_REST_REQUEST_READ_TIMEOUT",
+  "OTTAVA_CONNECTION_MAX_RETRIES",
+  "OTTAVA_CONNECTION_RETRY_INTERVAL",
+  "OTTAVA_ACTIVE_CONNECTION_MAX_RETRIES",
+  "OTTAVA_ACTIVE_CONNECTION_RETRY_INTERVAL",
+  "OTTAVA_SERVER_CA",
+  "OTTAVA_LB_NETWORK_INTERFACE",
   // Powertools' switch for the metrics (EMF lines in the functions' logs): "true" turns them off.
   "POWERTOOLS_METRICS_DISABLED",
 ] as const;

@@ -11,7 +11,7 @@
 import { execFileSync } from "node:child_process";
 import { afterAll, afterEach, beforeAll, describe, expect, it, type TestContext } from "vitest";
 import { makeCli, type Cli } from "./support/cli/openstack";
-import { startStandIn, type StandIn } from "./support/cli/standin";
+import { startStandIn, type StandIn } from "@ottava/local";
 import { startStack, waitSettled, type Stack } from "./support/stack";
 
 const VIP_SUBNET = "5e6b7c5a-0b7e-4a0e-9d36-1f5b2f3a6a11";

@@ -13,7 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { inProcessApp, SUBNET } from "./support/app";
-import { startStandIn, type StandIn } from "./support/cli/standin";
+import { startStandIn, type StandIn } from "@ottava/local";
 import { startKeystone, type Keystone } from "./support/keystone";
 import { startStack, type Stack } from "./support/stack";
 

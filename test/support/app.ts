@@ -15,7 +15,7 @@ export async function inProcessApp(env: Record<string, string> = {}) {
   const tasks = createTaskContext(config, store);
   const log = createLogger({ service: "test" }, "error");
   const engine = new LocalWorkflowEngine(tasks, log, config.flowConcurrency);
-  const app = createApp({ store, engine, network: tasks.drivers.network, config, log, catalog: createCatalog(config) });
+  const app = createApp({ store, engine, network: tasks.drivers.network, certificates: tasks.drivers.certificates, config, log, catalog: createCatalog(config) });
   const call = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
     const res = await app.request(path, {
       method,

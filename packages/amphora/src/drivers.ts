@@ -3,12 +3,32 @@
 // the API for the VIP, the health manager for zombies, npm start) builds them here.
 import type { Config, Drivers } from "@ottava/core";
 import { noopDrivers } from "./noop";
+import { createCertManager } from "./certs/local";
+import { createRestAmphoraDriver, type RestDriverSetup } from "./rest/driver";
+import type { LocalDataplane } from "./local/dataplane";
 
-export function createDrivers(config: Config): Drivers {
+/**
+ * What a process may give the drivers beyond the settings: the REST amphora driver's client certificate
+ * issuer, CA and network configuration; and `local`, the local data plane (npm start's: its data
+ * directory, the table, the heartbeat target and key), which the "local" drivers run on.
+ */
+export type CreateDriversOptions = RestDriverSetup & { local?: LocalDataplane | undefined };
+
+export function createDrivers(config: Config, options: CreateDriversOptions = {}): Drivers {
   const noop = noopDrivers(config.noopFaults, config.noopLatency);
-  const unavailable = (setting: string, name: string) => new Error(`OTTAVA_${setting}=${name} is not available in this build`);
-  if (config.amphoraDriver !== "noop") throw unavailable("AMPHORA_DRIVER", config.amphoraDriver);
-  if (config.computeDriver !== "noop") throw unavailable("COMPUTE_DRIVER", config.computeDriver);
-  if (config.networkDriver !== "noop") throw unavailable("NETWORK_DRIVER", config.networkDriver);
-  return noop;
+  // The local drivers run only where a local data plane was opened (npm start), not in a task Lambda.
+  const local = (setting: string): LocalDataplane => {
+    if (!options.local) throw new Error(`OTTAVA_${setting}=local runs only under npm start (--dataplane haproxy)`);
+    return options.local;
+  };
+  const certificates = createCertManager(config);
+  const amphora =
+    config.amphoraDriver === "rest"
+      ? createRestAmphoraDriver(config, certificates, options)
+      : config.amphoraDriver === "local"
+        ? local("AMPHORA_DRIVER").amphoraDriver(certificates)
+        : noop.amphora;
+  const compute = config.computeDriver === "local" ? local("COMPUTE_DRIVER").compute : noop.compute;
+  const network = config.networkDriver === "local" ? local("NETWORK_DRIVER").network : noop.network;
+  return { compute, network, amphora, certificates };
 }

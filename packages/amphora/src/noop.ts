@@ -2,7 +2,7 @@
 // they answer as a cloud would, without one. OTTAVA_NOOP_FAULTS makes chosen calls fail.
 import { randomUUID } from "node:crypto";
 import { NOOP_LB_NETWORK_IP, NOOP_VIP_ADDRESS } from "@ottava/core";
-import { DriverError, type AmphoraDriver, type ComputeDriver, type Drivers, type NetworkDriver } from "@ottava/core";
+import { CertificateError, DriverError, type AmphoraDriver, type CertManager, type ComputeDriver, type Drivers, type NetworkDriver } from "@ottava/core";
 
 /**
  * The last server PEM (certificate and key) handed to the no-op drivers per amphora, for tests and
@@ -63,11 +63,27 @@ const network: NetworkDriver = {
 
 const amphora: AmphoraDriver = {
   async postVipPlug() {},
-  async updateAgentConfig(_amphora, _config) {},
+  async updateAgentConfig(_amphora, _agentConfig) {},
   async startVrrp() {},
   async update() {},
   async uploadCert(a, pem) {
     keepServerPem(a.id, pem);
+  },
+};
+
+/**
+ * The no-op certificate manager (OTTAVA_CERT_MANAGER=noop): nothing is read; any non-empty reference
+ * answers empty material, as Ottava accepted any non-empty reference before it had certificate managers.
+ */
+export const noopCertManager: CertManager = {
+  noop: true,
+  async getCert(_projectId, ref) {
+    if (!ref) throw new CertificateError("Could not retrieve certificate: an empty reference");
+    return { certificate: "", private_key: null, private_key_passphrase: null, intermediates: [] };
+  },
+  async getSecret(_projectId, ref) {
+    if (!ref) throw new CertificateError("Could not retrieve certificate: an empty reference");
+    return "";
   },
 };
 
@@ -118,5 +134,6 @@ export function noopDrivers(faultSpec = "", latencySpec = ""): Drivers {
     compute: wrap("compute", compute, faults, latency),
     network: wrap("network", network, faults, latency),
     amphora: wrap("amphora", amphora, faults, latency),
+    certificates: noopCertManager,
   };
 }

@@ -1,4 +1,4 @@
-// What the API needs: the ports (store, workflow engine, network driver, catalog), settings and a logger.
+// What the API needs: the ports (store, workflow engine, network driver, certificate manager, catalog), settings and a logger.
 import type { CatalogStore, LoadBalancerDeps } from "@ottava/core";
 
 export type ApiDeps = LoadBalancerDeps & {

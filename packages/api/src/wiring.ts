@@ -7,10 +7,12 @@ import type { ApiDeps } from "./deps";
 
 export function createDeps(config: Config = loadConfig(), engine?: WorkflowEngine): ApiDeps {
   if (!engine && !config.stateMachineArnPrefix) throw new Error("OTTAVA_STATE_MACHINE_ARN_PREFIX is not set");
+  const drivers = createDrivers(config);
   return {
     store: createStore(config),
     engine: engine ?? new StepFunctionsEngine(config.stateMachineArnPrefix!),
-    network: createDrivers(config).network,
+    network: drivers.network,
+    certificates: drivers.certificates,
     config,
     log: createLogger({ service: "ottava-api" }, config.logLevel),
     catalog: createCatalog(config),

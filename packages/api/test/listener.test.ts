@@ -1,6 +1,11 @@
 // Listeners (octavia/api/v2/controllers/listener.py, types/listener.py) and their statistics.
+import { execFileSync, spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { beforeAll, describe, expect, it } from "vitest";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { LocalCertManager } from "@ottava/amphora";
 import { fault, inProcessApp, pick, PROJECT, record, seed, SUBNET } from "../../../test/support/app";
 
 type App = Awaited<ReturnType<typeof inProcessApp>>;
@@ -628,5 +633,129 @@ describe("listener lists by load balancer", () => {
     expect(res.body.listeners).toHaveLength(1);
     expect(res.body.listeners[0].loadbalancers).toEqual([{ id: lbs[1] }]);
     expect(res.body.listeners[0]).not.toHaveProperty("loadbalancer_id");
+  });
+});
+
+describe("TLS references through OTTAVA_CERT_MANAGER=local (_validate_tls_refs, _validate_client_ca_and_crl_refs)", () => {
+  let dir: string;
+  let local: App;
+  let certs: LocalCertManager;
+  let lbId: string;
+  let cert: string;
+  const pem = (name: string) => readFileSync(join(dir, name), "utf8");
+  let port = 1000;
+  /** A TERMINATED_HTTPS listener of the LB on a port of its own. */
+  const next = (fields: Record<string, unknown>) => ({ loadbalancer_id: lbId, protocol: "TERMINATED_HTTPS", protocol_port: port++, ...fields });
+  const post = (fields: Record<string, unknown>) => local.call("POST", LISTENERS, { listener: next(fields) });
+
+  beforeAll(async () => {
+    // Two RSA CAs with their CRLs, and a server certificate (EC) the first one signs, made with openssl.
+    dir = mkdtempSync(join(tmpdir(), "ottava-listener-certs-"));
+    const openssl = (cwd: string, ...args: string[]) => execFileSync("openssl", args, { cwd, stdio: "pipe" });
+    for (const ca of ["ca", "other"]) {
+      const d = join(dir, ca);
+      mkdirSync(d);
+      openssl(d, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.pem", "-subj", `/CN=${ca}`, "-days", "2");
+      writeFileSync(join(d, "index.txt"), "");
+      writeFileSync(join(d, "crlnumber"), "01\n");
+      writeFileSync(join(d, "ca.cnf"), "[ca]\ndefault_ca = d\n[d]\ndatabase = index.txt\ncrlnumber = crlnumber\ndefault_md = sha256\ndefault_crl_days = 2\n");
+      openssl(d, "ca", "-gencrl", "-config", "ca.cnf", "-keyfile", "ca.key", "-cert", "ca.pem", "-out", "ca.crl");
+    }
+    openssl(dir, "req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=www.example.com");
+    openssl(dir, "x509", "-req", "-in", "server.csr", "-CA", "ca/ca.pem", "-CAkey", "ca/ca.key", "-CAcreateserial", "-out", "server.pem", "-days", "2");
+    const storagePath = join(dir, "certificates");
+    local = await inProcessApp({ OTTAVA_CERT_MANAGER: "local", OTTAVA_CERT_STORAGE_PATH: storagePath });
+    certs = new LocalCertManager({ storagePath });
+    cert = await certs.storeCert({ certificate: pem("server.pem"), private_key: pem("server.key") });
+    lbId = await activeLb(local);
+  });
+  afterAll(() => {
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("a TERMINATED_HTTPS listener referencing a stored certificate is accepted; unknown references are refused with Octavia's message", async () => {
+    const created = await create(next({ default_tls_container_ref: cert, sni_container_refs: [cert] }), local);
+    expect(created).toMatchObject({ default_tls_container_ref: cert, sni_container_refs: [cert], provisioning_status: "PENDING_CREATE" });
+    expect(pick(await post({ default_tls_container_ref: "unknown" }))).toEqual(fault(400, "Could not retrieve certificate: ['unknown']"));
+    // The SNI references first, then the default one, as Octavia lists them.
+    expect(pick(await post({ default_tls_container_ref: "nope", sni_container_refs: [cert, "sni-nope"] }))).toEqual(
+      fault(400, "Could not retrieve certificate: ['sni-nope', 'nope']"),
+    );
+    // A client CA alone (get_secret) is not a certificate container (get_cert needs its key).
+    const caOnly = await certs.storeSecret(pem("ca/ca.pem"));
+    expect(pick(await post({ default_tls_container_ref: caOnly }))).toEqual(fault(400, `Could not retrieve certificate: ['${caOnly}']`));
+    // Updates too; nothing was written by the refused requests.
+    expect(pick(await local.call("PUT", `${LISTENERS}/${created.id}`, { listener: { default_tls_container_ref: "gone" } }))).toEqual(fault(400, "Could not retrieve certificate: ['gone']"));
+    const other = await certs.storeCert({ certificate: pem("server.pem"), private_key: pem("server.key") });
+    const put = await local.call("PUT", `${LISTENERS}/${created.id}`, { listener: { default_tls_container_ref: other } });
+    expect(put.status, JSON.stringify(put.body)).toBe(200);
+    expect(put.body.listener.default_tls_container_ref).toBe(other);
+    await local.settle();
+    expect((await local.call("GET", `${LISTENERS}?loadbalancer_id=${lbId}`)).body.listeners).toHaveLength(1);
+  });
+
+  it("client CA and CRL are read with get_secret: retrievable, an X.509 CA, a CRL that CA signed", async () => {
+    const ca = await certs.storeSecret(pem("ca/ca.pem"));
+    const crl = await certs.storeSecret(pem("ca/ca.crl"));
+    const created = await create(next({ default_tls_container_ref: cert, client_ca_tls_container_ref: ca, client_crl_container_ref: crl, client_authentication: "MANDATORY" }), local);
+    expect(created).toMatchObject({ client_ca_tls_container_ref: ca, client_crl_container_ref: crl });
+
+    expect(pick(await post({ default_tls_container_ref: cert, client_ca_tls_container_ref: "no-ca", client_crl_container_ref: "no-crl" }))).toEqual(
+      fault(400, "Could not retrieve certificate: ['no-ca', 'no-crl']"),
+    );
+    const otherCrl = await certs.storeSecret(pem("other/ca.crl"));
+    expect(pick(await post({ default_tls_container_ref: cert, client_ca_tls_container_ref: ca, client_crl_container_ref: otherCrl }))).toEqual(
+      fault(400, "Validation failure: The CRL specified is not valid for client certificate authority reference supplied."),
+    );
+    // The CA and CRL in force are read again on update: the CRL gone from the store, a rename fails.
+    await certs.deleteCert(crl);
+    expect(pick(await local.call("PUT", `${LISTENERS}/${created.id}`, { listener: { name: "renamed" } }))).toEqual(fault(400, `Could not retrieve certificate: ['${crl}']`));
+    const fresh = await certs.storeSecret(pem("ca/ca.crl"));
+    const put = await local.call("PUT", `${LISTENERS}/${created.id}`, { listener: { name: "renamed", client_crl_container_ref: fresh } });
+    expect(put.status, JSON.stringify(put.body)).toBe(200);
+    await local.settle();
+  });
+
+  it("a CA or CRL that does not parse: Octavia's messages, with python-cryptography's own error text", async () => {
+    const notPem = await certs.storeSecret("not a PEM at all\n");
+    const aKey = await certs.storeSecret(pem("server.key"));
+    const badDer = await certs.storeSecret("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n");
+    const badCrl = await certs.storeSecret("-----BEGIN X509 CRL-----\nAAAA\n-----END X509 CRL-----\n");
+    const ca = await certs.storeSecret(pem("ca/ca.pem"));
+    // What python-cryptography (Octavia's x509.load_pem_x509_certificate / load_pem_x509_crl) says of each.
+    const py = spawnSync(
+      "/usr/bin/python3",
+      ["-c", "import json,sys\nfrom cryptography import x509\nout=[]\nfor f,d in json.load(sys.stdin):\n  try:\n    getattr(x509,f)(d.encode()); out.append(None)\n  except Exception as e:\n    out.append(str(e))\nprint(json.dumps(out))"],
+      { input: JSON.stringify([["load_pem_x509_certificate", "not a PEM at all\n"], ["load_pem_x509_certificate", pem("server.key")], ["load_pem_x509_crl", pem("ca/ca.pem")]]), encoding: "utf8" },
+    );
+    expect(py.status, py.stderr).toBe(0);
+    const [framing, notCert, notCrl] = JSON.parse(py.stdout) as string[];
+    const CA_INVALID = "Validation failure: The client authentication CA certificate is invalid. It must be a valid x509 PEM format certificate. Error: ";
+    const CRL_INVALID =
+      "Validation failure: The client authentication certificate revocation list is invalid. It must be a valid x509 PEM format certificate revocation list. Error: ";
+    const withCaFields = (caRef: string, crlRef?: string) => ({ default_tls_container_ref: cert, client_ca_tls_container_ref: caRef, ...(crlRef ? { client_crl_container_ref: crlRef } : {}) });
+    expect(pick(await post(withCaFields(notPem)))).toEqual(fault(400, CA_INVALID + framing));
+    expect(pick(await post(withCaFields(aKey)))).toEqual(fault(400, CA_INVALID + notCert));
+    expect((await post(withCaFields(badDer))).body.faultstring).toMatch(new RegExp(`^${CA_INVALID.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}error parsing asn1 value: `));
+    const caAsCrl = await certs.storeSecret(pem("ca/ca.pem"));
+    expect(pick(await post(withCaFields(ca, caAsCrl)))).toEqual(fault(400, CRL_INVALID + notCrl));
+    expect((await post(withCaFields(ca, badCrl))).body.faultstring).toMatch(/^Validation failure: The client authentication certificate revocation list is invalid\. .* Error: error parsing asn1 value: /);
+  });
+
+  it("a fully populated load balancer's listeners are checked the same way", async () => {
+    const graph = (ref: string) => ({ loadbalancer: { vip_subnet_id: SUBNET, listeners: [{ protocol: "TERMINATED_HTTPS", protocol_port: 443, default_tls_container_ref: ref }] } });
+    expect(pick(await local.call("POST", LBS, graph("unknown")))).toEqual(fault(400, "Could not retrieve certificate: ['unknown']"));
+    const ok = await local.call("POST", LBS, graph(cert));
+    expect(ok.status, JSON.stringify(ok.body)).toBe(201);
+    await local.settle();
+  });
+
+  it("the no-op manager (the default) still accepts any non-empty reference and reads no CA", async () => {
+    const lb = await activeLb();
+    const l = await create({ loadbalancer_id: lb, protocol: "TERMINATED_HTTPS", protocol_port: 443, default_tls_container_ref: "never-stored", client_ca_tls_container_ref: "no-ca", client_crl_container_ref: "no-crl" });
+    expect(l).toMatchObject({ default_tls_container_ref: "never-stored", client_ca_tls_container_ref: "no-ca", client_crl_container_ref: "no-crl" });
+    expect(pick(await t.call("POST", LISTENERS, { listener: { loadbalancer_id: lb, protocol: "TERMINATED_HTTPS", protocol_port: 444, sni_container_refs: [""] } }))).toEqual(
+      fault(400, "Could not retrieve certificate: ['']"),
+    );
   });
 });

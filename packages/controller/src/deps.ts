@@ -2,7 +2,7 @@
 import { createLogger, type Config } from "@ottava/core";
 import { DynamoHousekeepingStore, DynamoStore, createClients } from "@ottava/db";
 import { certGenerator, type CaSource } from "./certs/local";
-import { createDrivers } from "@ottava/amphora";
+import { createDrivers, type LocalDataplane } from "@ottava/amphora";
 import type { TaskContext } from "./tasks/context";
 
 export function createStore(config: Config): DynamoStore {
@@ -21,16 +21,22 @@ export interface TaskContextOptions {
    * answers it on first use (`() => loadOrCreateLocalCa(dataDir)`).
    */
   ca?: CaSource;
+  /** npm start's local data plane (--dataplane haproxy): what the "local" compute, network and amphora drivers run on. */
+  local?: LocalDataplane | undefined;
 }
 
 export function createTaskContext(config: Config, store = createStore(config), opts: TaskContextOptions = {}): TaskContext {
   const log = createLogger({ service: "ottava-controller" }, config.logLevel);
+  const certs = certGenerator(config, log, opts.ca);
+  // The REST amphora driver's client certificate is issued by the same CA, which the agents are checked against.
+  const ca = opts.ca;
+  const caCertificate = ca === undefined ? undefined : typeof ca === "function" ? async () => (await ca()).certificate : ca.certificate;
   return {
     store,
-    drivers: createDrivers(config),
+    drivers: createDrivers(config, { local: opts.local, certs, log, ...(caCertificate ? { caCertificate } : {}) }),
     config,
     log,
-    certs: certGenerator(config, log, opts.ca),
+    certs,
     amphoraCerts: createHousekeepingStore(config),
   };
 }

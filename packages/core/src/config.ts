@@ -45,6 +45,10 @@ export interface Config {
   computeDriver: ComputeDriverName;
   /** [controller_worker] network_driver: noop, or local (VIPs from a loopback range). */
   networkDriver: NetworkDriverName;
+  /** The local network driver's addresses (VIPs, VRRP addresses): an IPv4 CIDR, loopback by default; two stacks on one machine need different ranges. */
+  localVipRange: string;
+  /** The HAProxy binary the local amphorae run (master-worker mode, 2.2 or newer). */
+  haproxyBinary: string;
   /** The no-op drivers' injected faults: "driver.method[:N],...". */
   noopFaults: string;
   /** The no-op drivers' simulated latency: "driver.method:MS,...". */
@@ -70,6 +74,8 @@ export interface Config {
   heartbeatKey: string | undefined;
   /** [health_manager] bind_port: the UDP port the heartbeat receiver listens on (on bindHost locally); 0 picks a free one. */
   heartbeatPort: number;
+  /** [health_manager] heartbeat_interval: seconds between an amphora's heartbeats (the local amphorae's sender; the receiver's "processed too slowly" limit). */
+  heartbeatInterval: number;
   /** [certificates] ca_certificate, inline: the PEM of the CA that signs amphora certificates (an SST secret on AWS); unset: `npm start` uses its own local CA. */
   caCertificate: string | undefined;
   /** [certificates] ca_private_key, inline: that CA's private key (PEM: PKCS#8, PKCS#1 or SEC1). Never logged. */
@@ -78,6 +84,10 @@ export interface Config {
   caPrivateKeyPassphrase: string | undefined;
   /** [certificates] cert_validity_time: seconds an amphora certificate is valid. */
   certValidityTime: number;
+  /** [certificates] cert_manager: where listeners' and pools' TLS references are read: noop (any non-empty reference is accepted) or local (PEM files under certStoragePath; the default with the haproxy data plane, which serves them). */
+  certManager: CertManagerName;
+  /** [certificates] storage_path: the local certificate manager's directory; `npm start` and `npm run cert` default to <data dir>/certificates. */
+  certStoragePath: string | undefined;
   /** [house_keeping] cert_expiry_buffer: certificates expiring within this many seconds are rotated. */
   certExpiryBuffer: number;
   /** [house_keeping] amphora_expiry_age: seconds a DELETED amphora is kept before housekeeping purges it. */
@@ -94,6 +104,26 @@ export interface Config {
   failoverThreshold: number | undefined;
   /** Fail over amphorae in ERROR too (an Ottava extension). */
   failoverOnError: boolean;
+  /** [haproxy_amphora] bind_port: the amphora agent's API port the REST amphora driver calls. */
+  amphoraAgentPort: number;
+  /** [haproxy_amphora] rest_request_conn_timeout: seconds a REST call to an amphora agent waits to connect (TCP and TLS). */
+  restRequestConnTimeout: number;
+  /** [haproxy_amphora] rest_request_read_timeout: seconds a REST call waits for the agent's answer (silence between bytes). */
+  restRequestReadTimeout: number;
+  /** [haproxy_amphora] connection_max_retries: how many times the create flows ask a booting amphora's agent before it counts as unreachable. */
+  connectionMaxRetries: number;
+  /** [haproxy_amphora] connection_retry_interval: seconds between those attempts (the flow's Wait state). */
+  connectionRetryInterval: number;
+  /** [haproxy_amphora] active_connection_max_retries: attempts of one REST call to a live amphora. */
+  activeConnectionMaxRetries: number;
+  /** [haproxy_amphora] active_connection_retry_interval: seconds between those attempts. */
+  activeConnectionRetryInterval: number;
+  /** [haproxy_amphora] client_cert, inline: Ottava's client certificate and key (PEM) for the agents' mutual TLS; unset: issued by the CA where the process hands the drivers its certificate generator. Never logged. */
+  clientCert: string | undefined;
+  /** [haproxy_amphora] server_ca, inline: the CA (PEM) the agents' server certificates are checked against; unset: the CA certificate. */
+  serverCa: string | undefined;
+  /** [haproxy_amphora] lb_network_interface: the interface of IPv6 link-local amphora addresses. */
+  lbNetworkInterface: string;
 }
 
 /** The service user's password auth against Keystone v3 (user and project domain Default unless set). */
@@ -116,6 +146,8 @@ export const COMPUTE_DRIVERS = ["noop", "local"] as const;
 export type ComputeDriverName = (typeof COMPUTE_DRIVERS)[number];
 export const NETWORK_DRIVERS = ["noop", "local"] as const;
 export type NetworkDriverName = (typeof NETWORK_DRIVERS)[number];
+export const CERT_MANAGERS = ["noop", "local"] as const;
+export type CertManagerName = (typeof CERT_MANAGERS)[number];
 
 export function loadConfig(env: Env = process.env): Config {
   const get = (name: string) => {
@@ -133,6 +165,13 @@ export function loadConfig(env: Env = process.env): Config {
     const raw = get(name) ?? fallback;
     if (!(values as readonly string[]).includes(raw)) throw new Error(`OTTAVA_${name} must be one of ${values.join(", ")}, not '${raw}'`);
     return raw as T;
+  };
+  const seconds = (name: string, fallback: number) => {
+    const raw = get(name);
+    if (raw === undefined) return fallback;
+    const n = Number(raw);
+    if (!Number.isFinite(n) || n <= 0) throw new Error(`OTTAVA_${name} must be a number of seconds > 0, not '${raw}'`);
+    return n;
   };
   const bool = (name: string, fallback: boolean) => {
     const raw = get(name);
@@ -179,6 +218,8 @@ export function loadConfig(env: Env = process.env): Config {
     amphoraDriver: oneOf("AMPHORA_DRIVER", AMPHORA_DRIVERS, dataplane === "haproxy" ? "local" : "noop"),
     computeDriver: oneOf("COMPUTE_DRIVER", COMPUTE_DRIVERS, dataplane === "haproxy" ? "local" : "noop"),
     networkDriver: oneOf("NETWORK_DRIVER", NETWORK_DRIVERS, dataplane === "haproxy" ? "local" : "noop"),
+    localVipRange: ipv4Cidr("LOCAL_VIP_RANGE", get("LOCAL_VIP_RANGE") ?? "127.0.100.0/24"),
+    haproxyBinary: get("HAPROXY_BINARY") ?? "/usr/sbin/haproxy",
     noopFaults: get("NOOP_FAULTS") ?? "",
     noopLatency: get("NOOP_LATENCY") ?? "",
     stateMachineArnPrefix: get("STATE_MACHINE_ARN_PREFIX"),
@@ -195,10 +236,13 @@ export function loadConfig(env: Env = process.env): Config {
     healthManagerRefreshPageSize: int("HEALTHMANAGER_REFRESH_PAGE_SIZE", 100, 1),
     heartbeatKey: get("HEARTBEAT_KEY"),
     heartbeatPort: int("HEARTBEAT_PORT", 5555),
+    heartbeatInterval: int("HEARTBEAT_INTERVAL", 10, 1),
     caCertificate: pem(get("CA_CERTIFICATE")),
     caPrivateKey: pem(get("CA_PRIVATE_KEY")),
     caPrivateKeyPassphrase: get("CA_PRIVATE_KEY_PASSPHRASE"),
     certValidityTime: int("CERT_VALIDITY_TIME", 63_072_000, 1),
+    certManager: oneOf("CERT_MANAGER", CERT_MANAGERS, dataplane === "haproxy" ? "local" : "noop"),
+    certStoragePath: get("CERT_STORAGE_PATH"),
     certExpiryBuffer: int("CERT_EXPIRY_BUFFER", 1_209_600),
     amphoraExpiryAge: int("AMPHORA_EXPIRY_AGE", 604_800),
     cleanupInterval: int("CLEANUP_INTERVAL", 30, 1),
@@ -207,7 +251,27 @@ export function loadConfig(env: Env = process.env): Config {
     healthCheckInterval: int("HEALTH_CHECK_INTERVAL", 3, 1),
     failoverThreshold: get("FAILOVER_THRESHOLD") === undefined ? undefined : int("FAILOVER_THRESHOLD", 0, 1),
     failoverOnError: bool("FAILOVER_ON_ERROR", false),
+    amphoraAgentPort: int("AMPHORA_AGENT_PORT", 9443, 1),
+    restRequestConnTimeout: seconds("REST_REQUEST_CONN_TIMEOUT", 10),
+    restRequestReadTimeout: seconds("REST_REQUEST_READ_TIMEOUT", 60),
+    connectionMaxRetries: int("CONNECTION_MAX_RETRIES", 120, 1),
+    connectionRetryInterval: int("CONNECTION_RETRY_INTERVAL", 5, 1),
+    activeConnectionMaxRetries: int("ACTIVE_CONNECTION_MAX_RETRIES", 15, 1),
+    activeConnectionRetryInterval: int("ACTIVE_CONNECTION_RETRY_INTERVAL", 2, 0),
+    clientCert: pem(get("CLIENT_CERT")),
+    serverCa: pem(get("SERVER_CA")),
+    lbNetworkInterface: get("LB_NETWORK_INTERFACE") ?? "o-hm0",
   };
+}
+
+/** An IPv4 CIDR setting ("127.0.100.0/24"), prefix 8 to 30, answered with its host bits cleared. */
+function ipv4Cidr(name: string, raw: string): string {
+  const m = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})\/(\d{1,2})$/.exec(raw.trim());
+  const octets = m ? m.slice(1, 5).map(Number) : [];
+  const prefix = m ? Number(m[5]) : NaN;
+  if (!m || octets.some((o) => o > 255) || prefix < 8 || prefix > 30) throw new Error(`OTTAVA_${name} must be an IPv4 CIDR with a prefix from 8 to 30 (e.g. 127.0.100.0/24), not '${raw}'`);
+  const base = (((octets[0]! << 24) | (octets[1]! << 16) | (octets[2]! << 8) | octets[3]!) >>> 0) & ((~0 << (32 - prefix)) >>> 0);
+  return `${[24, 16, 8, 0].map((s) => (base >>> s) & 255).join(".")}/${prefix}`;
 }
 
 /** PEM text from a setting: a value written on one line with literal "\n"s (as shells and .env files keep it) gets its newlines back. */

@@ -72,8 +72,12 @@ export interface AmphoraDriver {
   postVipPlug(lb: LoadBalancer, amphora: Amphora): Promise<void>;
   /** Writes and starts the VRRP (keepalived) configuration of an ACTIVE_STANDBY pair. */
   startVrrp(tree: Tree, amphorae: Amphora[]): Promise<void>;
-  /** Pushes the amphora agent's own configuration (health-manager addresses, heartbeat key, ...). */
-  updateAgentConfig(amphora: Amphora, config: AgentConfig): Promise<void>;
+  /**
+   * Replaces the amphora agent's configuration file with `agentConfig`, the rendered amphora-agent.conf
+   * (health-manager addresses, heartbeat key, ...): Octavia's update_amphora_agent_config. Secret (it
+   * holds the heartbeat key): never log it.
+   */
+  updateAgentConfig(amphora: Amphora, agentConfig: string): Promise<void>;
   /**
    * Pushes the load balancer's configuration (its listeners, pools, members, monitors, L7 policies and
    * rules as `tree` holds them) to its amphorae: Octavia's update_amphora_listeners.
@@ -81,12 +85,6 @@ export interface AmphoraDriver {
   update(tree: Tree, amphorae: Amphora[]): Promise<void>;
   /** Replaces the amphora agent's server certificate and key (`pem`, secret: never log it): Octavia's upload_cert_amp. */
   uploadCert(amphora: Amphora, pem: string): Promise<void>;
-}
-
-/** What the amphora agent is told: the health managers its heartbeats go to, and the configuration's generation. */
-export interface AgentConfig {
-  controller_ip_port_list: string[];
-  generation: number;
 }
 
 /** A TLS certificate as Octavia's certificate managers answer it (octavia/certificates/common/cert.py). Secret: never log it. */
@@ -106,12 +104,19 @@ export interface CertManager {
   getCert(projectId: string, ref: string): Promise<TlsCertificate>;
   /** Octavia's get_secret: a client CA or CRL PEM. */
   getSecret(projectId: string, ref: string): Promise<string>;
+  /**
+   * True for the no-op manager only (OTTAVA_CERT_MANAGER=noop): it reads nothing and answers any
+   * non-empty reference with empty material, so the API checks only that references are given.
+   */
+  readonly noop?: boolean;
 }
 
 export interface Drivers {
   compute: ComputeDriver;
   network: NetworkDriver;
   amphora: AmphoraDriver;
+  /** [certificates] cert_manager: OTTAVA_CERT_MANAGER (noop, local). */
+  certificates: CertManager;
 }
 
 /** A driver failure. Retried by the flows (it is what a cloud's transient failures look like). */

@@ -20,6 +20,7 @@ export * from "./services/amphorae";
 export * from "./services/graph";
 export * from "./resources/listener";
 export * from "./resources/pool";
+export * from "./resources/tls-refs";
 export * from "./resources/healthmonitor";
 export * from "./resources/member";
 export * from "./services/member-batch";

@@ -8,3 +8,4 @@ export * from "./healthcheck";
 export * from "./health";
 export * from "./repair";
 export * from "./housekeeping";
+export * from "./vips";

@@ -1,14 +1,20 @@
 // `npm start`: Ottava on this machine, no cloud needed. Flags are shortcuts for OTTAVA_* settings.
 import { parseArgs } from "node:util";
 import { loadConfig } from "@ottava/core";
+import { startStandIn } from "./cli-standin";
 import { startRuntime } from "./runtime";
 
 const USAGE = `Usage: npm start -- [options]
 
   --host HOST       address to listen on (OTTAVA_BIND_HOST, default 127.0.0.1)
   --port PORT       port to listen on (OTTAVA_BIND_PORT, default 9876; 0 picks a free one)
-  --in-memory       keep no data: DynamoDB Local in memory (OTTAVA_IN_MEMORY=true)
-  --data-dir DIR    where DynamoDB Local keeps its data (OTTAVA_DATA_DIR, default .ottava)
+  --in-memory       keep no data: DynamoDB Local in memory, the local amphorae in a temporary
+                    directory (OTTAVA_IN_MEMORY=true)
+  --data-dir DIR    where DynamoDB Local keeps its data, and the local amphorae theirs (OTTAVA_DATA_DIR, default .ottava)
+  --dataplane NAME  noop (nothing is balanced) or haproxy: each amphora a local HAProxy process, each VIP
+                    a loopback address of OTTAVA_LOCAL_VIP_RANGE (OTTAVA_DATAPLANE, default noop)
+  --cli-standin PORT  also answer, on 127.0.0.1:PORT, the Neutron and Keystone look-ups the openstack
+                    CLI makes without a cloud (its clouds.yaml auth.endpoint; OTTAVA_CLI_STANDIN_PORT)
   -h, --help        this text
 `;
 
@@ -19,6 +25,8 @@ async function main() {
       port: { type: "string" },
       "in-memory": { type: "boolean" },
       "data-dir": { type: "string" },
+      dataplane: { type: "string" },
+      "cli-standin": { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -29,18 +37,26 @@ async function main() {
   const env = { ...process.env };
   if (values.host !== undefined) env.OTTAVA_BIND_HOST = values.host;
   if (values.port !== undefined) env.OTTAVA_BIND_PORT = values.port;
+  if (values.dataplane !== undefined) env.OTTAVA_DATAPLANE = values.dataplane;
   const config = loadConfig(env);
   const inMemory = values["in-memory"] ?? ["1", "true", "yes"].includes((env.OTTAVA_IN_MEMORY ?? "").toLowerCase());
   const dataDir = values["data-dir"] ?? env.OTTAVA_DATA_DIR ?? ".ottava";
 
+  // The stand-in first: a port it cannot take stops the start before anything else runs.
+  const standInPort = values["cli-standin"] ?? env.OTTAVA_CLI_STANDIN_PORT;
+  if (standInPort !== undefined && !/^\d+$/.test(standInPort)) throw new Error(`--cli-standin takes a port number, not '${standInPort}'`);
+  const standIn = standInPort === undefined ? undefined : await startStandIn(Number(standInPort));
+
   const runtime = await startRuntime({ config, inMemory, dataDir });
   process.stdout.write(`Ottava is serving the Octavia v2 API on ${runtime.url}\n`);
+  if (standIn) process.stdout.write(`Answering the openstack CLI's Neutron and Keystone look-ups on ${standIn.url}\n`);
 
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
     process.stdout.write(`${signal}: stopping Ottava\n`);
+    await standIn?.close();
     await runtime.stop();
     process.exit(0);
   };

@@ -1,8 +1,10 @@
 // The embedded runtime behind `npm start`: DynamoDB Local, the table, the in-process workflow
-// runner and the Hono app on a Node server. Also what the end-to-end tests start.
+// runner, the local data plane (--dataplane haproxy) and the Hono app on a Node server. Also what
+// the end-to-end tests start.
 import { serve, type ServerType } from "@hono/node-server";
 import { randomBytes } from "node:crypto";
-import { linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
+import { linkSync, mkdirSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createLogger, type Config } from "@ottava/core";
 import { startDynamoDbLocal, type DynamoDbLocal } from "./dynamodb-local";
@@ -11,7 +13,7 @@ import { loadOrCreateLocalCa } from "./ca";
 
 export interface RuntimeOptions {
   config: Config;
-  /** Keep DynamoDB Local's data in memory only (else in dataDir). */
+  /** Keep DynamoDB Local's data in memory only (else in dataDir), and the local amphorae in a temporary directory. */
   inMemory: boolean;
   dataDir: string;
 }
@@ -32,22 +34,30 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
 
   // DynamoDB Local (a JVM) boots while this process loads the app's modules: the two overlap.
   const booting = opts.config.dynamodbEndpoint ? undefined : startDynamoDbLocal({ inMemory: opts.inMemory, dataDir, log: (m, x) => log.debug(m, x) });
+  // The local data plane's needs (HAProxy, a VIP range it can bind) are checked meanwhile: a machine
+  // without them stops here, with a message saying what to install or set.
+  const localDrivers = [opts.config.computeDriver, opts.config.amphoraDriver, opts.config.networkDriver].includes("local");
+  const preflight = localDrivers ? import("@ottava/amphora").then(({ LocalDataplane }) => LocalDataplane.preflight(opts.config)) : undefined;
   const [
     { createApp },
     { createStore, createTaskContext, startHeartbeatReceiver, HealthChecker, Housekeeping, createHousekeepingDeps },
-    { createCatalog, createClients, ensureTable, DynamoHealthCheckStore },
+    { createCatalog, createClients, ensureTable, DynamoHealthCheckStore, DynamoVipStore },
     { LocalWorkflowEngine },
+    { LocalDataplane },
   ] = await Promise.all([
     import("@ottava/api"),
     import("@ottava/controller"),
     import("@ottava/db"),
     import("./runner"),
+    import("@ottava/amphora"),
+    preflight,
   ]).catch(async (e) => {
     await (await booting?.catch(() => undefined))?.stop();
     throw e;
   });
   const dynamo: DynamoDbLocal | undefined = await booting;
-  let config = opts.config;
+  // [certificates] storage_path: the local certificate manager's files in <data dir>/certificates unless set.
+  let config = { ...opts.config, certStoragePath: opts.config.certStoragePath ?? join(dataDir, "certificates") };
   if (dynamo) {
     config = { ...config, dynamodbEndpoint: dynamo.endpoint };
     log.info("DynamoDB Local started", { endpoint: dynamo.endpoint, inMemory: opts.inMemory, dataDir });
@@ -56,22 +66,46 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   let heartbeats: Awaited<ReturnType<typeof startHeartbeatReceiver>>;
   let healthChecker: InstanceType<typeof HealthChecker> | undefined;
   let housekeeping: InstanceType<typeof Housekeeping> | undefined;
+  let dataplane: Awaited<ReturnType<typeof LocalDataplane.open>> | undefined;
+  // The local amphorae live in <data dir>/amphorae, or with --in-memory in a temporary directory removed at stop.
+  const planeDir = localDrivers && opts.inMemory ? mkdtempSync(join(tmpdir(), "ottava-dataplane-")) : dataDir;
   const stopJobs = async () => {
     await heartbeats?.stop();
     await healthChecker?.stop();
     await housekeeping?.stop();
   };
+  const stopDataplane = async () => {
+    await dataplane?.stop();
+    if (planeDir !== dataDir) rmSync(planeDir, { recursive: true, force: true });
+  };
   try {
     await ensureTable(createClients(config.dynamodbEndpoint).client, config.tableName);
     const store = createStore(config);
+    // Without OTTAVA_HEARTBEAT_KEY, a local key (kept in <data dir>/heartbeat_key, never logged).
+    const heartbeatKey = config.heartbeatKey ?? localHeartbeatKey(dataDir);
+    if (localDrivers) {
+      // The local amphorae send their heartbeats to the receiver below (unless their agent configuration names other controllers).
+      const receiverHost = config.bindHost === "0.0.0.0" ? "127.0.0.1" : config.bindHost === "::" ? "::1" : config.bindHost;
+      dataplane = await LocalDataplane.open({
+        config,
+        dataDir: planeDir,
+        store,
+        vips: new DynamoVipStore(createClients(config.dynamodbEndpoint).doc, config.tableName),
+        heartbeat: { key: heartbeatKey, localReceiver: () => (heartbeats?.port ? { host: receiverHost, port: heartbeats.port } : undefined) },
+        log: createLogger({ service: "ottava-dataplane" }, config.logLevel),
+      });
+    }
     // Amphora certificates: the settings' CA, else a local one kept in <data dir>/ca (in memory with --in-memory).
-    const tasks = createTaskContext(config, store, { ca: () => loadOrCreateLocalCa(opts.inMemory ? undefined : dataDir) });
+    const tasks = createTaskContext(config, store, { ca: () => loadOrCreateLocalCa(opts.inMemory ? undefined : dataDir), local: dataplane });
     const engine = new LocalWorkflowEngine(tasks, log, config.flowConcurrency);
     // The health manager: the heartbeat receiver (with OTTAVA_HEARTBEAT_KEY) and the health check.
     const healthLog = createLogger({ service: "ottava-health" }, config.logLevel);
-    // Without OTTAVA_HEARTBEAT_KEY, a local key (kept in <data dir>/heartbeat_key, never logged).
-    const heartbeatKey = config.heartbeatKey ?? localHeartbeatKey(dataDir);
-    heartbeats = await startHeartbeatReceiver({ ...config, heartbeatKey }, { compute: tasks.drivers.compute, log: healthLog });
+    heartbeats = await startHeartbeatReceiver({ ...config, heartbeatKey }, { compute: tasks.drivers.compute, log: healthLog }, { heartbeatInterval: config.heartbeatInterval });
+    if (dataplane) {
+      // What the previous run served (its ACTIVE load balancers) is served again before the API answers.
+      const restored = await dataplane.restore(tasks.drivers.amphora);
+      log.info("local data plane ready", { ...restored, dir: join(planeDir, "amphorae"), haproxy: dataplane.host?.haproxyVersion, vipRange: dataplane.range.cidr });
+    }
     const checks = new DynamoHealthCheckStore(createClients(config.dynamodbEndpoint).doc, config.tableName);
     healthChecker = new HealthChecker(
       { store, engine, log: healthLog, checks },
@@ -87,7 +121,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     housekeeping = new Housekeeping(createHousekeepingDeps(config, engine, createLogger({ service: "ottava-housekeeping" }, config.logLevel)));
     housekeeping.start();
     const api = createLogger({ service: "ottava-api" }, config.logLevel);
-    const app = createApp({ store, engine, network: tasks.drivers.network, config, log: api, catalog: createCatalog(config) });
+    const app = createApp({ store, engine, network: tasks.drivers.network, certificates: tasks.drivers.certificates, config, log: api, catalog: createCatalog(config) });
     const port = await new Promise<number>((ok, fail) => {
       server = serve({ fetch: app.fetch, hostname: config.bindHost, port: config.bindPort }, (info) => ok(info.port));
       server.once("error", fail);
@@ -105,12 +139,14 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
           await new Promise<void>((ok) => (server ? server.close(() => ok()) : ok()));
           await stopJobs();
           await Promise.race([engine.drain(), new Promise((ok) => setTimeout(ok, 5000))]);
+          await stopDataplane();
           await dynamo?.stop();
         })()),
     };
   } catch (e) {
     server?.close();
     await stopJobs();
+    await stopDataplane();
     await dynamo?.stop();
     throw e;
   }

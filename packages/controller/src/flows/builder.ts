@@ -19,6 +19,8 @@ export interface Step {
   resultPath?: string | null;
   /** A loop: the step runs again while this boolean JSONPath of the state (after its result) is true. */
   loopWhile?: string;
+  /** With loopWhile: a Wait state of this many seconds (a JSONPath of the state, after the result) comes before each run again. */
+  loopWaitSecondsPath?: string;
 }
 
 export interface MapStep {
@@ -151,9 +153,10 @@ function chain(steps: (Step | MapStep)[], arn: TaskArn, states: Record<string, S
         if (!next) states[`${s.name}Done`] = { Type: "Succeed" };
         states[`${s.name}Loop`] = {
           Type: "Choice",
-          Choices: [{ Variable: s.loopWhile, BooleanEquals: true, Next: s.name }],
+          Choices: [{ Variable: s.loopWhile, BooleanEquals: true, Next: s.loopWaitSecondsPath ? `${s.name}Wait` : s.name }],
           Default: next ?? `${s.name}Done`,
         };
+        if (s.loopWaitSecondsPath) states[`${s.name}Wait`] = { Type: "Wait", SecondsPath: s.loopWaitSecondsPath, Next: s.name };
       }
     }
   });

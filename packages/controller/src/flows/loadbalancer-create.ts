@@ -7,6 +7,14 @@ export function buildAmphoraeSteps(prefix: string): Step[] {
     { name: `${prefix}CreateAmphoraeInDB`, task: "createAmphoraeInDB", revert: "markAmphoraeDeleted" },
     { name: `${prefix}ComputeCreate`, task: "computeCreate", revert: "computeDelete" },
     { name: `${prefix}ComputeWait`, task: "computeWait" },
+    // Octavia's AmphoraComputeConnectivityWait (retried by AmpRetry): one GET info per run, the waits in the state machine.
+    {
+      name: `${prefix}AmphoraeConnectivityWait`,
+      task: "amphoraeConnectivityWait",
+      resultPath: "$.agentWait",
+      loopWhile: "$.agentWait.waiting",
+      loopWaitSecondsPath: "$.agentWait.retryIn",
+    },
     { name: `${prefix}PlugVip`, task: "plugVip", revert: "unplugVip" },
     { name: `${prefix}AmphoraePostVipPlug`, task: "postVipPlug" },
     { name: `${prefix}MarkAmphoraeAllocated`, task: "markAmphoraeAllocated" },

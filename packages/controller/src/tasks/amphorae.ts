@@ -11,9 +11,12 @@ import {
   ROLE_STANDALONE,
   TOPOLOGY_ACTIVE_STANDBY,
   currentHealthManagerConfig,
+  DriverError,
   type Amphora,
 } from "@ottava/core";
+import { hasAgent } from "@ottava/amphora";
 import { deterministicId, ignoreLockLost, loadBalancer, servedTree, type PlannedAmphora, type TaskContext, type TaskHandler } from "./context";
+import { renderAmphoraAgentConfig } from "./healthmanager";
 
 const MASTER_PRIORITY = 100;
 const BACKUP_PRIORITY = 90;
@@ -132,6 +135,46 @@ export const computeWait: TaskHandler = async (input, ctx) => {
   return null;
 };
 
+/** Where the agent wait stands, kept by the flow at $.agentWait between runs. */
+interface AgentWait {
+  waiting: boolean;
+  attempts: number;
+  since: string;
+  retryIn: number;
+}
+
+/**
+ * Octavia's AmphoraComputeConnectivityWait under its AmpRetry, one attempt per run: each planned
+ * amphora's agent is asked once (GET info, rest_request_conn_timeout / rest_request_read_timeout).
+ * While one cannot be reached yet the flow waits `retryIn` seconds (1, 2, 4, ... up to
+ * connection_retry_interval) and runs it again, for at most connection_max_retries runs and
+ * connection_max_retries x connection_retry_interval seconds; then the amphorae not reached are
+ * marked ERROR and the step fails (its reverts delete them). Drivers without an agent (noop) answer at once.
+ */
+export const amphoraeConnectivityWait: TaskHandler = async (input, ctx) => {
+  const prev = input.agentWait as AgentWait | undefined;
+  const attempts = (prev?.attempts ?? 0) + 1;
+  const since = prev?.since ?? new Date().toISOString();
+  const driver = ctx.drivers.amphora;
+  if (!hasAgent(driver)) return { waiting: false, attempts, since, retryIn: 0 } satisfies AgentWait;
+  const amphorae = await planned(ctx, input);
+  const reached = await Promise.all(amphorae.map((a) => driver.agentReachable(a)));
+  const pending = amphorae.filter((_, i) => !reached[i]);
+  if (pending.length === 0) return { waiting: false, attempts, since, retryIn: 0 } satisfies AgentWait;
+  const { connectionMaxRetries: max, connectionRetryInterval: interval } = ctx.config;
+  const retryIn = Math.min(interval, 2 ** (attempts - 1));
+  const elapsed = (Date.now() - Date.parse(since)) / 1000;
+  if (attempts >= max || elapsed + retryIn > max * interval) {
+    for (const a of pending) await ctx.store.updateAmphora(input.lbId, a.id, input.owner, { status: ERROR });
+    throw new DriverError(
+      `Amphora compute instance failed to become reachable (${pending.map((a) => a.id).join(", ")}, ${attempts} attempts in ${Math.round(elapsed)} s). ` +
+        "This either means the compute driver failed to fully boot the instance inside the timeout interval or the instance is not reachable via the lb-mgmt-net.",
+    );
+  }
+  ctx.log.info("amphora agent not reachable yet", { amphorae: pending.map((a) => a.id), attempts, retryIn });
+  return { waiting: true, attempts, since, retryIn } satisfies AgentWait;
+};
+
 export const plugVip: TaskHandler = async (input, ctx) => {
   const lb = await loadBalancer(ctx, input.lbId);
   for (const a of await planned(ctx, input)) {
@@ -199,7 +242,7 @@ export const updateAmphoraAgentConfig: TaskHandler = async (input, ctx) => {
   const a = await ctx.store.getAmphora(String(input.amphoraId));
   if (!a || a.status === DELETED) return null;
   const cfg = await currentHealthManagerConfig(ctx);
-  await ctx.drivers.amphora.updateAgentConfig(a, { controller_ip_port_list: cfg.controller_ip_port_list, generation: cfg.generation });
+  await ctx.drivers.amphora.updateAgentConfig(a, await renderAmphoraAgentConfig(ctx, a, cfg.controller_ip_port_list));
   await ctx.store.recordAmphoraAgentGeneration(a.loadbalancer_id, a.id, cfg.generation, new Date().toISOString());
   ctx.log.info("amphora agent configuration updated", { amphoraId: a.id, generation: cfg.generation });
   return null;

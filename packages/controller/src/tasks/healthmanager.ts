@@ -2,7 +2,8 @@
 // one page of the amphora list per task invocation, a bounded number of amphorae at a time. Takes no
 // lock and never touches an LB's provisioning_status: each amphora gets a plain conditional update
 // (agent_generation, agent_config_at); the progress is counted on the configuration item.
-import { currentHealthManagerConfig, DELETED, type AgentConfig, type Amphora } from "@ottava/core";
+import { currentHealthManagerConfig, DELETED, type Amphora } from "@ottava/core";
+import { renderAgentConfig } from "@ottava/amphora";
 import type { TaskContext, TaskHandler } from "./context";
 
 /** Amphorae of a page refreshed at the same time. */
@@ -13,6 +14,42 @@ const RETRY_DELAY_MS = 100;
 
 type AgentAmphora = Amphora & { agent_generation?: number };
 type Outcome = "done" | "failed" | "skipped";
+
+/** What a refresh pushes: its generation's health-manager addresses, rendered into each amphora's file. */
+interface AgentPush {
+  controller_ip_port_list: string[];
+  generation: number;
+}
+
+/**
+ * The amphora's amphora-agent.conf, as Octavia's AmphoraConfigUpdate renders it (build_agent_config):
+ * these health-manager addresses, its load balancer's topology (the settings' default if the LB is
+ * gone), the heartbeat key and interval and the agent's API port (the other settings are Octavia's
+ * defaults, AGENT_CONFIG_DEFAULTS). Secret (the key): never log it, never return it from a task.
+ * `topologies` keeps the LBs' topologies read for a page of amphorae.
+ */
+export async function renderAmphoraAgentConfig(
+  ctx: TaskContext,
+  a: Amphora,
+  controllerIpPortList: string[],
+  topologies = new Map<string, Promise<string>>(),
+): Promise<string> {
+  let topology = topologies.get(a.loadbalancer_id);
+  if (!topology) {
+    topology = ctx.store.getLoadBalancer(a.loadbalancer_id).then(
+      (lb) => lb?.record.topology ?? ctx.config.loadbalancerTopology,
+      (e: unknown) => {
+        topologies.delete(a.loadbalancer_id); // a failed read is not kept: the retry reads again
+        throw e;
+      },
+    );
+    topologies.set(a.loadbalancer_id, topology);
+  }
+  return renderAgentConfig(
+    { amphora: a, topology: await topology, controllerIpPortList, heartbeatKey: ctx.config.heartbeatKey ?? null },
+    { heartbeatInterval: ctx.config.heartbeatInterval, bindPort: ctx.config.amphoraAgentPort },
+  );
+}
 
 /** What the flow's state carries between pages: the generation it pushes and where the next page starts. */
 interface RefreshState {
@@ -34,11 +71,11 @@ async function inPool<T, R>(items: T[], n: number, fn: (t: T) => Promise<R>): Pr
   return out;
 }
 
-async function refreshOne(ctx: TaskContext, a: AgentAmphora, agent: AgentConfig): Promise<Outcome> {
+async function refreshOne(ctx: TaskContext, a: AgentAmphora, agent: AgentPush, topologies: Map<string, Promise<string>>): Promise<Outcome> {
   if ((a.agent_generation ?? -1) >= agent.generation) return "done"; // built with it, or a retried page
   for (let attempt = 1; ; attempt++) {
     try {
-      await ctx.drivers.amphora.updateAgentConfig(a, agent);
+      await ctx.drivers.amphora.updateAgentConfig(a, await renderAmphoraAgentConfig(ctx, a, agent.controller_ip_port_list, topologies));
       break;
     } catch (e) {
       if (attempt < ATTEMPTS) {
@@ -67,7 +104,8 @@ const refreshAgentConfigPage: TaskHandler = async (input, ctx) => {
     ctx.log.info("health manager refresh superseded by a newer generation", { generation, current: cfg.generation });
     return stop;
   }
-  const agent: AgentConfig = { controller_ip_port_list: cfg.controller_ip_port_list, generation };
+  const agent: AgentPush = { controller_ip_port_list: cfg.controller_ip_port_list, generation };
+  const topologies = new Map<string, Promise<string>>();
   const size = ctx.config.healthManagerRefreshPageSize;
   const page: AgentAmphora[] = [];
   let read = 0;
@@ -78,7 +116,7 @@ const refreshAgentConfigPage: TaskHandler = async (input, ctx) => {
     if (a.status !== DELETED) page.push(a);
     if (++read >= size) break;
   }
-  const outcomes = await inPool(page, PAGE_CONCURRENCY, (a) => refreshOne(ctx, a, agent));
+  const outcomes = await inPool(page, PAGE_CONCURRENCY, (a) => refreshOne(ctx, a, agent, topologies));
   const failedIds = page.filter((_, i) => outcomes[i] === "failed").map((a) => a.id);
   const done = outcomes.filter((o) => o === "done").length;
   if (failedIds.length > 0) ctx.log.error("amphorae whose agent configuration could not be refreshed", { generation, amphorae: failedIds });

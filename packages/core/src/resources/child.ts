@@ -6,6 +6,7 @@ import type { RequestContext } from "../policy";
 import type { TreeItem, TreeRecord } from "../ports";
 import type { LoadBalancer } from "./loadbalancer";
 import type { ResourceDescriptor } from "./descriptor";
+import type { TlsLookup, TlsRefRequest } from "./tls-refs";
 
 export interface ChildRef {
   kind: string;
@@ -46,6 +47,8 @@ export interface CreateInput<Post> {
    * Read only for a create that `readsFlavor`; {} otherwise.
    */
   flavor: Readonly<Record<string, unknown>>;
+  /** The certificate manager's answers for what `tlsRefs` named; absent: any non-empty reference resolves. */
+  certs?: TlsLookup;
 }
 
 export interface ChildResource<T extends TreeRecord = TreeRecord, Post = unknown, Put = unknown> {
@@ -64,8 +67,13 @@ export interface ChildResource<T extends TreeRecord = TreeRecord, Post = unknown
   create(input: CreateInput<Post>): T;
   /** Does this create's decision depend on the LB's flavor metadata (two more reads)? */
   readsFlavor?(body: Post): boolean;
+  /**
+   * The TLS references a create or an update checks through the certificate manager (Octavia's
+   * _validate_tls_refs, _validate_client_ca_and_crl_refs): read before it decides, handed to it as `certs`.
+   */
+  tlsRefs?(input: { action: "create"; body: Post } | { action: "update"; body: Put; record: T }): TlsRefRequest;
   /** Validates an update of `record` and answers the fields it changes. */
-  update(input: { body: Put; record: T; tree: Tree; ctx: RequestContext }): Partial<T>;
+  update(input: { body: Put; record: T; tree: Tree; ctx: RequestContext; certs?: TlsLookup }): Partial<T>;
   /** Objects that go PENDING_UPDATE while this one changes (its listener, pool, L7 policy, as Octavia). */
   parents(record: T, tree: Tree): ChildRef[];
   /** Objects deleted with it (a pool's members and monitor, a policy's rules, a listener's policies). */

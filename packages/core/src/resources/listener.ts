@@ -36,6 +36,7 @@ import { authorize, type RequestContext } from "../policy";
 import type { LoadBalancerStore, TreeRecord } from "../ports";
 import { body, bool, integer, pyRepr, str, tags, uuid } from "../validation";
 import type { ChildRef, ChildResource, Tree } from "./child";
+import { checkClientCaAndCrl, checkTlsRefs, TlsLookup } from "./tls-refs";
 import { apiTime, octaviaFilters, type ResourceDescriptor } from "./descriptor";
 import { listenerStatistics, providerStats, type StatsAmphora } from "../health/stats";
 
@@ -314,15 +315,6 @@ function checkInsertHeaders(names: string[], protocol: string, shown: string) {
   if (protocol !== TERMINATED_HTTPS && ssl.length > 0) throw invalidOption(pyRepr(ssl), `${protocol} protocol listener.`);
 }
 
-/**
- * _validate_tls_refs. There is no certificate manager: as with Octavia's no-op one, any reference
- * can be retrieved except an empty one.
- */
-function checkTlsRefs(refs: readonly unknown[]) {
-  const bad = refs.filter((r) => typeof r !== "string" || r === "");
-  if (bad.length > 0) throw new Fault(400, `Could not retrieve certificate: ${pyRepr(bad)}`);
-}
-
 /** validate.check_cipher_prohibit_list. The empty default list still holds "" (Python's ''.split(':')), refusing empty entries. */
 function checkCiphers(ciphers: string) {
   if (!VALID_CIPHER_RE.test(ciphers)) {
@@ -402,7 +394,7 @@ export const listenerResource: ChildResource<Listener, ListenerPost, ListenerPut
   parentOf: (b) => ({ kind: "loadbalancer", id: b.loadbalancer_id }),
 
   // ListenersController.post, db_prepare.create_listener and _validate_create_listener, in their order.
-  create({ body: b, tree, id, now }) {
+  create({ body: b, tree, id, now, certs = TlsLookup.unchecked }) {
     const protocol = b.protocol;
     const terminated = protocol === TERMINATED_HTTPS;
     if (b.default_pool_id) checkDefaultPool(tree, b.default_pool_id, protocol);
@@ -436,7 +428,8 @@ export const listenerResource: ChildResource<Listener, ListenerPost, ListenerPut
       throw validation("A client authentication CA reference is required to specify a client authentication revocation list.");
     }
     if (tlsCiphers) checkCiphers(tlsCiphers);
-    checkTlsRefs(b.default_tls_container_ref ? [...sni, b.default_tls_container_ref] : sni);
+    checkTlsRefs(certs, b.default_tls_container_ref ? [...sni, b.default_tls_container_ref] : sni);
+    if (clientCa) checkClientCaAndCrl(certs, clientCa, b.client_crl_container_ref);
 
     // No two listeners of one L4 protocol on a port: TCP-family listeners and UDP or SCTP ones may share it.
     const clash = tree
@@ -499,8 +492,17 @@ export const listenerResource: ChildResource<Listener, ListenerPost, ListenerPut
     };
   },
 
+  // The certificates named, the client CA and CRL in force (the new ones, or else the listener's).
+  tlsRefs(input) {
+    const b = input.body;
+    const certificates = [...(b.sni_container_refs ?? []), b.default_tls_container_ref];
+    if (input.action === "create") return { certificates, secrets: b.client_ca_tls_container_ref ? [b.client_ca_tls_container_ref, b.client_crl_container_ref] : [] };
+    const db = input.record;
+    return { certificates, secrets: [b.client_ca_tls_container_ref || db.client_ca_tls_container_ref, b.client_crl_container_ref || db.client_crl_container_ref] };
+  },
+
   // ListenersController.put: _validate_listener_PUT, _set_default_on_none, then the default pool.
-  update({ body: b, record: db, tree }) {
+  update({ body: b, record: db, tree, certs = TlsLookup.unchecked }) {
     const protocol = db.protocol;
     const refs = hasTlsRefs(b.default_tls_container_ref, b.sni_container_refs);
     const tlsOffload = protocol === TERMINATED_HTTPS || (protocol === PROMETHEUS && refs);
@@ -516,11 +518,12 @@ export const listenerResource: ChildResource<Listener, ListenerPost, ListenerPut
       checkInsertHeaders(names, protocol, pyRepr(names));
     }
     const sni = b.sni_container_refs ?? [];
-    checkTlsRefs(b.default_tls_container_ref ? [...sni, b.default_tls_container_ref] : sni);
+    checkTlsRefs(certs, b.default_tls_container_ref ? [...sni, b.default_tls_container_ref] : sni);
     // The CA and CRL in force: the new ones, or else the listener's.
     const ca = b.client_ca_tls_container_ref || db.client_ca_tls_container_ref;
     const crl = b.client_crl_container_ref || db.client_crl_container_ref;
     if (crl && !ca) throw validation("A client authentication CA reference is required to specify a client authentication revocation list.");
+    if (ca || crl) checkClientCaAndCrl(certs, ca, crl);
     const allowedCidrs = b.allowed_cidrs === undefined ? undefined : uniqueCidrs(b.allowed_cidrs);
     if (allowedCidrs) checkCidrs(allowedCidrs, tree.lb.vip_address, tree.lb.vip_sg_ids);
     if (b.tls_ciphers) checkCiphers(b.tls_ciphers);

@@ -24,6 +24,7 @@ import { Fault, notFound, validation } from "../faults";
 import type { TreeRecord } from "../ports";
 import { body, bool, integer, ipAddress, str, tags, uuid } from "../validation";
 import type { ChildRef, ChildResource, Tree } from "./child";
+import { checkClientCaAndCrl, checkTlsRefs, TlsLookup } from "./tls-refs";
 import { apiTime, octaviaFilters, type ResourceDescriptor } from "./descriptor";
 
 const UDP_SCTP = ["UDP", "SCTP"];
@@ -323,7 +324,7 @@ export const poolResource: ChildResource<Pool, PoolPost, PoolPut> = {
   },
 
   // In the order of PoolsController.post, _validate_create_pool and the amphora driver's pool_create.
-  create({ body: b, tree, id, now }) {
+  create({ body: b, tree, id, now, certs = TlsLookup.unchecked }) {
     // Octavia's ORM fails (500) on a single create given a monitor or members; Ottava refuses them
     // clearly: they belong to the fully populated load-balancer create.
     if (b.healthmonitor != null || (b.members?.length ?? 0) > 0) {
@@ -345,10 +346,11 @@ export const poolResource: ChildResource<Pool, PoolPost, PoolPut> = {
     const tlsCiphers = b.tls_ciphers ?? (tlsEnabled ? DEFAULT_POOL_CIPHERS : null);
     const tlsVersions = b.tls_versions ?? (tlsEnabled ? [...DEFAULT_POOL_TLS_VERSIONS] : null);
     const alpnProtocols = b.alpn_protocols ?? (tlsEnabled ? [...DEFAULT_POOL_ALPN_PROTOCOLS] : null);
-    // Any non-empty container reference is accepted: there is no certificate manager to ask.
     if (b.crl_container_ref && !b.ca_tls_container_ref) {
       throw validation("A CA certificate reference is required to specify a revocation list.");
     }
+    checkTlsRefs(certs, b.tls_container_ref ? [b.tls_container_ref] : []);
+    if (b.ca_tls_container_ref) checkClientCaAndCrl(certs, b.ca_tls_container_ref, b.crl_container_ref);
     if (tlsCiphers) checkCiphers(tlsCiphers);
     if (tlsEnabled) {
       checkTlsVersions(tlsVersions);
@@ -382,8 +384,18 @@ export const poolResource: ChildResource<Pool, PoolPost, PoolPut> = {
     };
   },
 
+  // The client certificate given, the CA and CRL in force (_validate_pool_PUT's ca_ref and crl_ref).
+  tlsRefs(input) {
+    const b = input.body;
+    if (input.action === "create") return { certificates: [b.tls_container_ref], secrets: b.ca_tls_container_ref ? [b.ca_tls_container_ref, b.crl_container_ref] : [] };
+    const r = input.record;
+    const crl = b.crl_container_ref ? b.crl_container_ref : b.crl_container_ref === undefined ? r.crl_container_ref : null;
+    const ca = b.ca_tls_container_ref !== undefined ? b.ca_tls_container_ref : r.ca_tls_container_ref;
+    return { certificates: [b.tls_container_ref], secrets: ca ? [ca, crl] : [] };
+  },
+
   // In the order of PoolsController.put, _validate_pool_PUT and the amphora driver's pool_update.
-  update({ body: b, record, tree }) {
+  update({ body: b, record, tree, certs = TlsLookup.unchecked }) {
     // A null TLS version list or cipher string goes back to the configured default.
     const tlsVersions = b.tls_versions === null ? [...DEFAULT_POOL_TLS_VERSIONS] : b.tls_versions;
     const tlsCiphers = b.tls_ciphers === null ? DEFAULT_POOL_CIPHERS : b.tls_ciphers;
@@ -405,6 +417,9 @@ export const poolResource: ChildResource<Pool, PoolPost, PoolPut> = {
     } else if (!dbCaRef && crlRef) {
       throw validation("A CA reference is required to specify a certificate revocation list.");
     }
+    if (b.tls_container_ref) checkTlsRefs(certs, [b.tls_container_ref]);
+    const caRef = b.ca_tls_container_ref !== undefined ? b.ca_tls_container_ref : dbCaRef;
+    if (caRef) checkClientCaAndCrl(certs, caRef, crlRef);
     if (tlsCiphers) checkCiphers(tlsCiphers);
     if (tlsVersions !== undefined) checkTlsVersions(tlsVersions);
     if (b.alpn_protocols !== undefined) checkAlpnProtocols(b.alpn_protocols);

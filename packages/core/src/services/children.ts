@@ -10,6 +10,7 @@ import { LockConflict, QuotaExceeded, type ChildWrite, type QuotaDelta, type Tre
 import type { ItemSource } from "../query";
 import { Tree, type ChildRef, type ChildResource } from "../resources/child";
 import { listItem } from "../resources/descriptor";
+import { resolveTlsRefs } from "../resources/tls-refs";
 import { startOrGiveBack, type LockDeps } from "./lock";
 import { charge, createdBy, quotaFault } from "./quota";
 
@@ -145,7 +146,8 @@ export async function createChild<T extends TreeRecord, Post>(
   const tree = await lockedChange(deps, lbId, async (tree) => {
     authorize(ctx, `os_load-balancer_api:${kind}:post`, tree.lb.project_id);
     const flavor = res.readsFlavor?.(body) ? await flavorMetadata(deps, tree.lb.flavor_id) : {};
-    record = res.create({ body, tree, ctx, id, now: new Date().toISOString(), params, flavor });
+    const certs = await resolveTlsRefs(deps.certificates, tree.lb.project_id, res.tlsRefs?.({ action: "create", body }));
+    record = res.create({ body, tree, ctx, id, now: new Date().toISOString(), params, flavor, certs });
     record = {
       ...record,
       project_id: tree.lb.project_id,
@@ -185,11 +187,12 @@ export async function updateChild<T extends TreeRecord, Put>(
   const kind = res.descriptor.kind;
   const { lbId } = await existing(deps, res, id, params);
   let updated!: T;
-  const tree = await lockedChange(deps, lbId, (tree) => {
+  const tree = await lockedChange(deps, lbId, async (tree) => {
     const record = tree.get<T>(kind, id);
     if (!record) throw notFound(res.descriptor.displayName, id);
     authorize(ctx, `os_load-balancer_api:${kind}:put`, tree.lb.project_id);
-    const set = { ...res.update({ body, record, tree, ctx }), provisioning_status: PENDING_UPDATE };
+    const certs = await resolveTlsRefs(deps.certificates, tree.lb.project_id, res.tlsRefs?.({ action: "update", body, record }));
+    const set = { ...res.update({ body, record, tree, ctx, certs }), provisioning_status: PENDING_UPDATE };
     updated = { ...record, ...set };
     return {
       flow: `${kind}-update`,

@@ -16,6 +16,7 @@ import type { LoadBalancer } from "../resources/loadbalancer";
 import { memberResource } from "../resources/member";
 import { poolResource } from "../resources/pool";
 import { parseRoot } from "../validation";
+import { TlsLookup } from "../resources/tls-refs";
 
 type Raw = Record<string, unknown>;
 
@@ -44,6 +45,8 @@ export function buildGraph(
   listenersIn: unknown[],
   poolsIn: unknown[],
   flavor: Readonly<Record<string, unknown>>,
+  /** The certificate manager's answers for the graph's TLS references (graphTlsRefs). */
+  certs: TlsLookup = TlsLookup.unchecked,
 ): TreeItem[] {
   const listeners = asList(listenersIn, "listeners");
   const pools = asList(poolsIn, "pools");
@@ -81,7 +84,7 @@ export function buildGraph(
   const tree = () => new Tree(settledLb, items);
   const add = <T extends TreeRecord>(res: ChildResource<T, any>, body: unknown, params: Record<string, string> = {}): T => {
     const id = randomUUID();
-    const record = { ...res.create({ body, tree: tree(), ctx, id, now, params, flavor }) } as T;
+    const record = { ...res.create({ body, tree: tree(), ctx, id, now, params, flavor, certs }) } as T;
     const staged = { ...record, project_id: lb.project_id, loadbalancer_id: lb.id, provisioning_status: ACTIVE, operating_status: record.operating_status ?? OFFLINE };
     items.push({ kind: res.descriptor.kind, record: staged });
     return staged as T;

@@ -25,6 +25,7 @@ import type { LoadBalancer, LoadBalancerPost, LoadBalancerPut } from "../resourc
 import { lockAndStart, startOrGiveBack, type LockDeps } from "./lock";
 import { readTree } from "./children";
 import { buildGraph } from "./graph";
+import { graphTlsRefs, resolveTlsRefs } from "../resources/tls-refs";
 import type { ChildWrite, TreeItem, TreeRecord } from "../ports";
 import { addTo, charge, createdBy, quotaFault } from "./quota";
 import { Tree } from "../resources/child";
@@ -135,7 +136,8 @@ export async function createLoadBalancer(
     // Octavia resolves the VIP network from the port or subnet before its denylist check; here the
     // network driver resolves it as it allocates the VIP, so the network it chose is checked too.
     if (lb.vip_network_id !== body.vip_network_id) checkDenylist(deps.config, lb.vip_network_id);
-    graph = buildGraph(lb, ctx, body.listeners, body.pools, flavor);
+    const certs = await resolveTlsRefs(deps.certificates, projectId, graphTlsRefs(body.listeners, body.pools));
+    graph = buildGraph(lb, ctx, body.listeners, body.pools, flavor, certs);
   } catch (e) {
     await deps.network.deallocateVip(lb);
     throw e;

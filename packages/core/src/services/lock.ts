@@ -5,6 +5,7 @@ import { DELETED } from "../constants";
 import { Fault, immutable, notFound } from "../faults";
 import type { Logger } from "../log";
 import { LockConflict, type LoadBalancerStore, type QuotaCharge, type Versioned, type WorkflowEngine } from "../ports";
+import type { CertManager } from "../drivers";
 import type { LoadBalancer } from "../resources/loadbalancer";
 import type { QuotaLimits } from "./quota";
 import { recordFlowEnd, recordFlowStart, sanitizeCause } from "./flow-trail";
@@ -15,6 +16,8 @@ export interface LockDeps {
   log: Logger;
   /** The project's quota limits where they are enforced (keystone); absent under noauth. */
   quotaLimits?: QuotaLimits;
+  /** [certificates] cert_manager: listeners' and pools' TLS references are read through it; absent, any non-empty one is accepted. */
+  certificates?: CertManager;
 }
 
 export interface LockedAction {

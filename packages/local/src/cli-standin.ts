@@ -1,6 +1,7 @@
-// A stand-in for the Neutron and Keystone look-ups python-octaviaclient makes under `auth_type: none`.
-// The CLI sends every non-load-balancer request to the one `auth.endpoint`; this server answers those,
-// echoing any id or name as an existing object, and records what it was asked.
+// A stand-in for the Neutron and Keystone look-ups python-octaviaclient makes under `auth_type: none`
+// (`npm start -- --cli-standin`, and the CLI tests). Without a cloud, the CLI sends every
+// non-load-balancer request to the one `auth.endpoint`; this server answers those, echoing any id or
+// name as an existing object, and records what it was asked.
 import { createHash } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -101,7 +102,7 @@ function handle(req: IncomingMessage, res: ServerResponse, base: string) {
   return send(res, 404, { error: { code: 404, title: "Not Found", message: `the stand-in does not know ${path}` } });
 }
 
-export async function startStandIn(): Promise<StandIn> {
+export async function startStandIn(port = 0, host = "127.0.0.1"): Promise<StandIn> {
   const requests: string[] = [];
   let base = "";
   const server = createServer((req, res) => {
@@ -109,8 +110,11 @@ export async function startStandIn(): Promise<StandIn> {
     req.resume();
     req.on("end", () => handle(req, res, base));
   });
-  await new Promise<void>((ok) => server.listen(0, "127.0.0.1", ok));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  await new Promise<void>((ok, fail) => {
+    server.once("error", fail);
+    server.listen(port, host, ok);
+  });
+  base = `http://${host}:${(server.address() as AddressInfo).port}`;
   return {
     url: base,
     requests,

@@ -1,0 +1,241 @@
+// The local certificate manager, as Octavia's local_cert_manager (octavia/certificates/manager/local.py, certificates/common/local.py): PEM files under [certificates] storage_path, referenced by id.
+//
+// A certificate stored under reference R is <storage>/R.crt (the certificate), R.key (its private
+// key), R.int (the intermediates, when given) and R.pass (the key's passphrase, when given), each
+// written readable by its owner only. get_secret reads R.crt alone: a client CA or a CRL is stored
+// as a certificate without a key (storeSecret). As Octavia's, references are not tied to a project:
+// they are random UUIDs, and whoever knows one may use it. Unlike Octavia's, a reference must be a
+// plain file name (letters, digits, ".", "_", "-", not starting with "."): no reference reads a file
+// outside the storage directory. PEM contents are never logged.
+import { createHash, createPrivateKey, randomUUID, X509Certificate } from "node:crypto";
+import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { CertificateError, type CertManager, type Config, type Logger, type TlsCertificate } from "@ottava/core";
+import { noopCertManager } from "../noop";
+
+/** What a certificate is stored with (Octavia's store_cert arguments). Secret: never log it. */
+export interface StoredCertificate {
+  /** The certificate, PEM. */
+  certificate: string;
+  /** Its private key, PEM (encrypted when `private_key_passphrase` is given). */
+  private_key: string;
+  /** The intermediates, PEM blocks concatenated in order. */
+  intermediates?: string | null | undefined;
+  private_key_passphrase?: string | null | undefined;
+}
+
+const REF = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,254}$/;
+const X509_BEGIN = "-----BEGIN CERTIFICATE-----";
+const X509_END = "-----END CERTIFICATE-----";
+
+/**
+ * cert_parser.get_intermediates_pems for PEM input: each BEGIN/END CERTIFICATE block, parsed and
+ * written again as PEM without its trailing newline (_prepare_x509_cert). Throws for a block that is
+ * not a certificate, and for PKCS#7 bundles (which the local manager does not read).
+ */
+export function intermediatePems(intermediates: string): string[] {
+  if (!intermediates.includes(X509_BEGIN)) throw new CertificateError("the intermediates are not PEM certificates (PKCS#7 bundles are not supported)");
+  const blocks: string[] = [];
+  let current: string[] | undefined;
+  for (const line of intermediates.replace(/\r/g, "").split("\n")) {
+    if (current) {
+      current.push(line);
+      if (line === X509_END) {
+        blocks.push(current.join("\n"));
+        current = undefined;
+      }
+    } else if (line === X509_BEGIN) current = [line];
+  }
+  return blocks.map((b) => new X509Certificate(b).toString().trim());
+}
+
+/**
+ * cert_parser.validate_cert: the certificate is an X.509 PEM, the intermediates too, and the private
+ * key (decrypted with the passphrase) is the certificate's. Throws a CertificateError saying which is wrong.
+ */
+export function validateCertificate(c: StoredCertificate): void {
+  let cert: X509Certificate;
+  try {
+    cert = new X509Certificate(c.certificate);
+  } catch {
+    throw new CertificateError("Could not read X509 from PEM");
+  }
+  if (c.intermediates) {
+    try {
+      intermediatePems(c.intermediates);
+    } catch {
+      throw new CertificateError("Could not read the intermediates: each must be an X509 PEM certificate");
+    }
+  }
+  let key: ReturnType<typeof createPrivateKey>;
+  try {
+    key = createPrivateKey({ key: c.private_key, format: "pem", ...(c.private_key_passphrase ? { passphrase: c.private_key_passphrase } : {}) });
+  } catch {
+    throw new CertificateError("Passphrase required."); // Octavia's NeedsPassphrase: an unreadable or encrypted key
+  }
+  if (!cert.checkPrivateKey(key)) throw new CertificateError("Key and x509 certificate do not match");
+}
+
+/** A certificate as the amphora driver writes it for HAProxy (Octavia's data_models.TLSContainer). Secret: never log it. */
+export interface TlsContainer {
+  /** The SHA-1 of the certificate PEM, hex: the name of its file on the amphora (<id>.pem). */
+  id: string;
+  /** The certificate's subject CN, lower case. */
+  primary_cn: string;
+  certificate: string;
+  /** The private key, decrypted, in its traditional PEM form (PKCS#1 for RSA, SEC1 for EC; PKCS#8 otherwise). */
+  private_key: string;
+  intermediates: string[];
+}
+
+/**
+ * cert_parser._map_cert_tls_container: what get_cert answered, the key decrypted with its passphrase
+ * (prepare_private_key). Throws a CertificateError when the certificate or the key cannot be read.
+ */
+export function tlsContainer(cert: TlsCertificate): TlsContainer {
+  let x509: X509Certificate;
+  try {
+    x509 = new X509Certificate(cert.certificate);
+  } catch {
+    throw new CertificateError("Could not read X509 from PEM");
+  }
+  const cn = /^CN=(.*)$/m.exec(x509.subject)?.[1];
+  if (cn === undefined) throw new CertificateError("Could not read X509 from PEM"); // get_host_names: no CN
+  let key: ReturnType<typeof createPrivateKey>;
+  try {
+    key = createPrivateKey({ key: cert.private_key ?? "", format: "pem", ...(cert.private_key_passphrase ? { passphrase: cert.private_key_passphrase } : {}) });
+  } catch {
+    throw new CertificateError("Passphrase required.");
+  }
+  const type = key.asymmetricKeyType === "rsa" ? "pkcs1" : key.asymmetricKeyType === "ec" ? "sec1" : "pkcs8";
+  return {
+    id: createHash("sha1").update(cert.certificate, "utf8").digest("hex"),
+    primary_cn: cn.toLowerCase(),
+    certificate: cert.certificate,
+    private_key: (key.export({ format: "pem", type }) as string).trim(),
+    intermediates: [...cert.intermediates],
+  };
+}
+
+/** cert_parser.build_pem: the certificate, its key, then the intermediates, one per line, as HAProxy's crt file. */
+export function buildPem(c: TlsContainer): string {
+  return [c.certificate, c.private_key, ...c.intermediates].join("\n") + "\n";
+}
+
+export interface LocalCertManagerOptions {
+  /** [certificates] storage_path (OTTAVA_CERT_STORAGE_PATH). */
+  storagePath: string;
+  log?: Logger | undefined;
+}
+
+/** Octavia's LocalCertManager behind Ottava's CertManager port, with its store and delete. */
+export class LocalCertManager implements CertManager {
+  readonly storagePath: string;
+  private readonly log: Logger | undefined;
+
+  constructor(opts: LocalCertManagerOptions) {
+    this.storagePath = opts.storagePath;
+    this.log = opts.log;
+  }
+
+  private base(ref: string): string {
+    if (!REF.test(ref)) throw new CertificateError(`Could not retrieve certificate: '${ref}' is not a certificate reference`);
+    return join(this.storagePath, ref);
+  }
+
+  private async writeAll(files: [string, string][]): Promise<void> {
+    await mkdir(this.storagePath, { recursive: true, mode: 0o700 });
+    try {
+      for (const [file, data] of files) await writeFile(file, data, { mode: 0o600, flag: "wx" });
+    } catch (e) {
+      await Promise.all(files.map(([file]) => rm(file, { force: true })));
+      this.log?.error("Failed to store certificate.", { storagePath: this.storagePath, error: (e as Error).message });
+      throw new CertificateError(`Failed to store certificate: ${(e as Error).message}`);
+    }
+  }
+
+  /** store_cert: writes the certificate's files under a new reference (a UUID) and answers it. */
+  async storeCert(c: StoredCertificate): Promise<string> {
+    const ref = randomUUID();
+    const base = this.base(ref);
+    this.log?.info("Storing certificate data on the local filesystem.", { ref });
+    const files: [string, string][] = [
+      [`${base}.crt`, c.certificate],
+      [`${base}.key`, c.private_key],
+    ];
+    if (c.intermediates) files.push([`${base}.int`, c.intermediates]);
+    if (c.private_key_passphrase) files.push([`${base}.pass`, c.private_key_passphrase]);
+    await this.writeAll(files);
+    return ref;
+  }
+
+  /** A secret get_secret reads (a client CA or a CRL, PEM): written as <ref>.crt alone. Answers its reference. */
+  async storeSecret(pem: string): Promise<string> {
+    const ref = randomUUID();
+    this.log?.info("Storing secret data on the local filesystem.", { ref });
+    await this.writeAll([[`${this.base(ref)}.crt`, pem]]);
+    return ref;
+  }
+
+  /** get_cert: the certificate and key (both required), the intermediates split into PEMs and the passphrase (when stored). */
+  async getCert(_projectId: string, ref: string): Promise<TlsCertificate> {
+    const base = this.base(ref);
+    this.log?.debug("Loading certificate from the local filesystem.", { ref });
+    const certificate = await this.read(`${base}.crt`, ref, "Certificate could not be read.");
+    const private_key = await this.read(`${base}.key`, ref, "Private Key could not be read.");
+    const ints = await this.optional(`${base}.int`);
+    let intermediates: string[] = [];
+    if (ints !== undefined) {
+      try {
+        intermediates = intermediatePems(ints);
+      } catch (e) {
+        throw new CertificateError(`Intermediates of ${ref} could not be read: ${(e as Error).message}`);
+      }
+    }
+    const private_key_passphrase = (await this.optional(`${base}.pass`)) ?? null;
+    return { certificate, private_key, private_key_passphrase, intermediates };
+  }
+
+  /** get_secret: the PEM of <ref>.crt (a client CA or a CRL). */
+  async getSecret(_projectId: string, ref: string): Promise<string> {
+    this.log?.debug("Loading secret from the local filesystem.", { ref });
+    return this.read(`${this.base(ref)}.crt`, ref, "Secret could not be read.");
+  }
+
+  /** delete_cert: removes the reference's files (the certificate must exist; key, intermediates and passphrase go if present). */
+  async deleteCert(ref: string): Promise<void> {
+    const base = this.base(ref);
+    this.log?.info("Deleting certificate from the local filesystem.", { ref });
+    try {
+      await rm(`${base}.crt`);
+    } catch (e) {
+      this.log?.error("Failed to delete certificate", { ref, error: (e as NodeJS.ErrnoException).code });
+      throw new CertificateError(`Failed to delete certificate ${ref}`);
+    }
+    await Promise.all(["key", "int", "pass"].map((ext) => rm(`${base}.${ext}`, { force: true })));
+  }
+
+  private async read(file: string, ref: string, message: string): Promise<string> {
+    try {
+      return await readFile(file, "utf8");
+    } catch (e) {
+      this.log?.info("Failed to read certificate file", { ref, error: (e as NodeJS.ErrnoException).code });
+      throw new CertificateError(message);
+    }
+  }
+
+  /** A file get_cert reads if it can (Octavia passes over any error reading the intermediates or the passphrase). */
+  private async optional(file: string): Promise<string | undefined> {
+    return readFile(file, "utf8").catch(() => undefined);
+  }
+}
+
+/**
+ * [certificates] cert_manager as the settings pick it: OTTAVA_CERT_MANAGER=noop (the default: any
+ * non-empty reference is accepted, nothing is read) or local (OTTAVA_CERT_STORAGE_PATH must be set).
+ */
+export function createCertManager(config: Pick<Config, "certManager" | "certStoragePath">, log?: Logger): CertManager {
+  if (config.certManager === "noop") return noopCertManager;
+  if (!config.certStoragePath) throw new Error("OTTAVA_CERT_STORAGE_PATH ([certificates] storage_path) must be set when OTTAVA_CERT_MANAGER is local");
+  return new LocalCertManager({ storagePath: config.certStoragePath, log });
+}

@@ -1,0 +1,430 @@
+// The heartbeat sender of a local amphora, as Octavia's amphora health daemon (octavia/amphorae/backends/health_daemon/health_daemon.py run_sender and build_stats_message, health_sender.py UDPStatusSender, amphorae/backends/utils/haproxy_query.py HAProxyQuery).
+//
+// Every heartbeat_interval it reads HAProxy's stats socket (`show stat`, then `show stat -1 6 -1` for
+// the pools), builds the version-3 message (each FRONTEND a listener with its status and counters as
+// deltas since the last message, each BACKEND "<pool id>:<listener id>" a pool with its status and its
+// servers' statuses by member id, `seq`, `ver`, the amphora id), wraps it in Octavia's envelope (zlib,
+// HMAC-SHA256 of the heartbeat key, hex digest) and sends it over UDP to one controller address, the
+// next one each time (Octavia's round robin). What Octavia's daemon does and this one does too:
+//  - the pid file check (is_lb_running): with `pidFile`, a HAProxy that is not running adds nothing
+//    to the message, which is still sent; a stats socket that does not answer skips the heartbeat;
+//  - the counters' last absolute values, kept per listener (in `countersFile` when given, as
+//    stats_counters.json) so that a restarted sender does not count traffic twice; HAProxy counters
+//    that went down (a restart) count from zero;
+//  - proxies whose name holds "prometheus" are left out; a server UP with weight 0 is DRAIN;
+//  - a BACKEND not named "<pool id>:<listener id>" fails the heartbeat (Octavia's split(':')).
+// What it does not do: keepalived's pid check (there is no VRRP on a local amphora) and the LVS (UDP,
+// SCTP) listeners' part (keepalived's IPVS, not HAProxy). The receiver, not the sender, stamps
+// recv_time. The heartbeat key is never logged.
+import { lookup } from "node:dns/promises";
+import { createSocket, type Socket } from "node:dgram";
+import { isIP, createConnection } from "node:net";
+import { readFile, writeFile } from "node:fs/promises";
+import { HEARTBEAT_INTERVAL, wrapEnvelope, type Logger } from "@ottava/core";
+
+/** build_stats_message's MSG_VER: 3, counters as deltas. */
+export const MSG_VER = 3;
+/** DELTA_METRICS: the counters reported as deltas (scur is absolute). */
+export const DELTA_METRICS = ["bin", "bout", "ereq", "stot"] as const;
+type DeltaMetric = (typeof DELTA_METRICS)[number];
+
+/** A `show stat` row: CSV column name → value, as csv.DictReader makes it. */
+export type StatRow = Record<string, string>;
+
+/** get_pool_status's answer per HAProxy backend name ("<pool id>:<listener id>"). */
+export interface PoolStatus {
+  pool_uuid: string;
+  listener_uuid: string;
+  /** The BACKEND's status: "UP" (working servers, or none) or "DOWN". */
+  status: string;
+  /** Server name (the member id) → HAProxy's status: "UP", "DOWN", "UP 1/3", "DRAIN", "MAINT", "no check", ... */
+  members: Record<string, string>;
+}
+
+/** A version-3 heartbeat, key for key what build_stats_message answers. */
+export interface StatsMessage {
+  id: string;
+  seq: number;
+  listeners: Record<string, { status: string; stats: { tx: number; rx: number; conns: number; totconns: number; ereq: number } }>;
+  pools: Record<string, { status: string; members: Record<string, string> }>;
+  ver: number;
+}
+
+export interface HeartbeatTarget {
+  /** An IPv4 or IPv6 address, or a name (resolved on each send, the first address as Octavia's getaddrinfo). */
+  host: string;
+  port: number;
+}
+
+/** How long one stats socket query may take (Octavia's has no limit; a hung HAProxy must not stop the beats). */
+const QUERY_TIMEOUT_MS = 5000;
+
+// ---- HAProxyQuery -----------------------------------------------------------------------------------
+
+/**
+ * HAProxyQuery._query: sends one command to HAProxy's stats socket and answers what it printed
+ * before closing the connection, trailing whitespace removed. Fails if the socket does not answer.
+ */
+export function haproxyQuery(socketPath: string, command: string, timeoutMs = QUERY_TIMEOUT_MS): Promise<string> {
+  return new Promise((ok, fail) => {
+    const chunks: Buffer[] = [];
+    const conn = createConnection(socketPath);
+    conn.setTimeout(timeoutMs, () => conn.destroy(new Error(`HAProxy '${command}' query timed out.`)));
+    conn.on("connect", () => conn.write(`${command}\n`));
+    conn.on("data", (d) => chunks.push(d));
+    conn.on("error", (e) => fail(new Error(`HAProxy '${command}' query failed.`, { cause: e })));
+    conn.on("close", (hadError) => {
+      if (!hadError) ok(Buffer.concat(chunks).toString("latin1").trimEnd());
+    });
+  });
+}
+
+/** One CSV line as Python's csv module reads it (excel dialect: "," and "\"", doubled quotes). */
+function csvFields(line: string): string[] {
+  const out: string[] = [];
+  let field = "";
+  let quoted = false;
+  let atStart = true;
+  for (let i = 0; i < line.length; i++) {
+    const c = line[i]!;
+    if (quoted) {
+      if (c === '"') {
+        if (line[i + 1] === '"') {
+          field += '"';
+          i++;
+        } else quoted = false;
+      } else field += c;
+    } else if (c === ",") {
+      out.push(field);
+      field = "";
+      atStart = true;
+      continue;
+    } else if (c === '"' && atStart) quoted = true;
+    else field += c;
+    atStart = false;
+  }
+  out.push(field);
+  return out;
+}
+
+/**
+ * show_stat's parsing of `show stat` output: the "# " before the header dropped, each line a
+ * csv.DictReader row (blank lines skipped), the proxies whose name holds "prometheus" left out.
+ */
+export function parseShowStat(output: string): StatRow[] {
+  const lines = output.slice(2).split("\n");
+  const header = csvFields(lines[0] ?? "");
+  const rows: StatRow[] = [];
+  for (const line of lines.slice(1)) {
+    if (line === "") continue;
+    const values = csvFields(line);
+    const row: StatRow = {};
+    header.forEach((name, i) => {
+      if (values[i] !== undefined) row[name] = values[i]!;
+    });
+    rows.push(row);
+  }
+  return rows.filter((r) => !(r.pxname ?? "").includes("prometheus"));
+}
+
+/** HAProxyQuery.show_stat: `show stat <proxy iid> <object type> <server id>` (-1: all; object types 1 frontends, 2 backends, 4 servers, ORed). */
+export async function showStat(socketPath: string, proxyIid = -1, objectType = -1, serverId = -1): Promise<StatRow[]> {
+  return parseShowStat(await haproxyQuery(socketPath, `show stat ${proxyIid} ${objectType} ${serverId}`));
+}
+
+/** HAProxyQuery.show_info: `show info` as name → value (e.g. Pid, Uptime_sec, CurrConns). */
+export async function showInfo(socketPath: string): Promise<Record<string, string>> {
+  const info: Record<string, string> = {};
+  for (const line of (await haproxyQuery(socketPath, "show info")).split("\n")) {
+    const i = line.indexOf(":");
+    if (i >= 0) info[line.slice(0, i).trim()] = line.slice(i + 1).trim();
+  }
+  return info;
+}
+
+/**
+ * get_pool_status over `show stat -1 6 -1` rows (backends and servers): per backend its status and
+ * its servers'. A server UP with weight 0 is DRAIN (Octavia's work-around for HAProxy versions
+ * that report drained servers as UP). A BACKEND whose name is not "<pool id>:<listener id>" fails, as
+ * Octavia's `pool_id, listener_id = pxname.split(':')` does.
+ */
+export function poolStatusOf(rows: readonly StatRow[]): Record<string, PoolStatus> {
+  const pools: Record<string, Partial<PoolStatus> & { members: Record<string, string> }> = {};
+  for (const line of rows) {
+    const name = line.pxname ?? "";
+    if (name.includes("prometheus")) continue;
+    const pool = (pools[name] ??= { members: {} });
+    if (line.svname === "BACKEND") {
+      const parts = name.split(":");
+      if (parts.length !== 2) throw new Error(`HAProxy backend '${name}' is not named <pool id>:<listener id>`);
+      pool.pool_uuid = parts[0]!;
+      pool.listener_uuid = parts[1]!;
+      pool.status = line.status ?? "";
+    } else {
+      const status = line.status === "UP" && line.weight === "0" ? "DRAIN" : (line.status ?? "");
+      pool.members[line.svname ?? ""] = status;
+    }
+  }
+  return pools as Record<string, PoolStatus>;
+}
+
+// ---- the counters (calculate_stats_deltas) ----------------------------------------------------------
+
+/** Python's int() of a decimal string (surrounding whitespace and digit underscores allowed). */
+function pyInt(value: string | undefined, what: string): number {
+  if (value === undefined || !/^\s*[+-]?\d+(_\d+)*\s*$/.test(value)) throw new Error(`invalid literal for int() with base 10: '${value ?? "None"}' (${what})`);
+  return Number(value.trim().replace(/_/g, ""));
+}
+
+/**
+ * The last absolute counters per listener (health_daemon's COUNTERS): in memory, and in `file` when
+ * given (read once, rewritten after each message, mode 0640 as Octavia's stats_counters.json).
+ */
+export class StatsCounters {
+  private counters: Record<string, Partial<Record<DeltaMetric, number>>> | undefined;
+
+  constructor(private readonly file?: string) {}
+
+  private async load(): Promise<Record<string, Partial<Record<DeltaMetric, number>>>> {
+    if (this.counters) return this.counters;
+    let loaded: unknown = {};
+    if (this.file) {
+      try {
+        loaded = JSON.parse(await readFile(this.file, "utf8")) || {};
+      } catch {
+        loaded = {}; // missing or unreadable: start over, as Octavia's get_counters
+      }
+    }
+    this.counters = typeof loaded === "object" && loaded !== null && !Array.isArray(loaded) ? (loaded as Record<string, Partial<Record<DeltaMetric, number>>>) : {};
+    return this.counters;
+  }
+
+  /** calculate_stats_deltas: each DELTA_METRICS counter less its last value (the value itself if HAProxy's went down); remembers the new values. */
+  async deltas(listenerId: string, row: StatRow): Promise<Record<DeltaMetric, number>> {
+    const counters = await this.load();
+    const last = (counters[listenerId] ??= {});
+    const out = {} as Record<DeltaMetric, number>;
+    for (const metric of DELTA_METRICS) {
+      const current = pyInt(row[metric], metric);
+      const delta = current - (last[metric] ?? 0);
+      last[metric] = current;
+      out[metric] = delta < 0 ? current : delta;
+    }
+    return out;
+  }
+
+  /** persist_counters: writes the counters to the file, if any (a failure is only logged by the caller). */
+  async persist(): Promise<void> {
+    if (!this.file || !this.counters) return;
+    await writeFile(this.file, JSON.stringify(this.counters), { mode: 0o640 });
+  }
+}
+
+// ---- build_stats_message ----------------------------------------------------------------------------
+
+/**
+ * build_stats_message for one HAProxy: `stats` are the `show stat` rows (FRONTEND rows become
+ * listeners), `pools` get_pool_status's answer; `null` for both when HAProxy is not running (the
+ * message then has no listeners and no pools). Updates `counters`; does not persist them.
+ */
+export async function buildStatsMessage(
+  amphoraId: string,
+  seq: number,
+  haproxy: { stats: readonly StatRow[]; pools: Record<string, PoolStatus> } | null,
+  counters: StatsCounters,
+): Promise<StatsMessage> {
+  const msg: StatsMessage = { id: amphoraId, seq, listeners: {}, pools: {}, ver: MSG_VER };
+  if (!haproxy) return msg;
+  for (const row of haproxy.stats) {
+    if (row.svname !== "FRONTEND") continue;
+    const listenerId = row.pxname ?? "";
+    const d = await counters.deltas(listenerId, row);
+    msg.listeners[listenerId] = {
+      status: row.status ?? "",
+      stats: { tx: d.bout, rx: d.bin, conns: pyInt(row.scur, "scur"), totconns: d.stot, ereq: d.ereq },
+    };
+  }
+  for (const [poolId, pool] of Object.entries(haproxy.pools)) msg.pools[poolId] = { status: pool.status, members: pool.members };
+  return msg;
+}
+
+/** util.is_lb_running: the pid file names a live process. */
+async function isRunning(pidFile: string): Promise<boolean> {
+  let pid: number;
+  try {
+    pid = Number((await readFile(pidFile, "utf8")).split("\n")[0]!.trim());
+  } catch {
+    return false;
+  }
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+// ---- the sender (run_sender, UDPStatusSender) -------------------------------------------------------
+
+export interface HeartbeatOptions {
+  /** The amphora's id ([amphora_agent] amphora_id): the message's `id`. */
+  amphoraId: string;
+  /**
+   * HAProxy's stats socket (its configuration's `stats socket` path); null while the amphora has no
+   * load balancer yet: the heartbeats then report no listeners, as Octavia's daemon with no haproxy.cfg.
+   */
+  statsSocket: string | null;
+  /** HAProxy's pid file (`-p`): when given, HAProxy counts as running only while it names a live process (is_lb_running). */
+  pidFile?: string | undefined;
+  /** [health_manager] controller_ip_port_list: each heartbeat goes to one of them, the next one each time. Empty: nothing is sent (logged). */
+  targets: readonly HeartbeatTarget[];
+  /** [health_manager] heartbeat_key. Secret: never logged. */
+  key: string;
+  /** [health_manager] heartbeat_interval: seconds between heartbeats (default HEARTBEAT_INTERVAL, 10). */
+  intervalSeconds?: number | undefined;
+  /** Where the counters' last values are kept across restarts (Octavia's <base_path>/stats_counters.json); in memory only without it. */
+  countersFile?: string | undefined;
+  log?: Logger | undefined;
+  /** Called with each message after it is sent (inspection, tests); messages hold no secret. */
+  onSent?: ((message: StatsMessage, target: HeartbeatTarget) => void) | undefined;
+}
+
+/** What may change while the sender runs (Octavia's mutable options and a load balancer appearing). */
+export interface HeartbeatChange {
+  targets?: readonly HeartbeatTarget[];
+  key?: string;
+  intervalSeconds?: number;
+  statsSocket?: string | null;
+  pidFile?: string | undefined;
+}
+
+export interface HeartbeatSender {
+  /**
+   * Builds and sends one heartbeat now (what each interval does); answers the message sent, or
+   * undefined when none was (the stats socket did not answer, no target). Beats never overlap.
+   */
+  beat(): Promise<StatsMessage | undefined>;
+  /** Applies changes from the next heartbeat on (an updated controller_ip_port_list, a new key, HAProxy configured). */
+  update(change: HeartbeatChange): void;
+  /** Stops the timer, waits for a heartbeat in progress, keeps the counters, closes the sockets. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts sending heartbeats for one amphora: the first at once, then one every interval after the
+ * previous one ends (Octavia's loop sleeps heartbeat_interval between messages). The timer does not
+ * keep the process alive.
+ */
+export function startHeartbeats(options: HeartbeatOptions): HeartbeatSender {
+  if (!options.key) throw new Error("heartbeats need a heartbeat key");
+  const state = {
+    targets: [...options.targets],
+    key: options.key,
+    intervalSeconds: options.intervalSeconds ?? HEARTBEAT_INTERVAL,
+    statsSocket: options.statsSocket,
+    pidFile: options.pidFile,
+  };
+  const log = options.log;
+  const counters = new StatsCounters(options.countersFile);
+  const sockets: Partial<Record<4 | 6, Socket>> = {};
+  let seq = 0;
+  let next = 0;
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<StatsMessage | undefined> = Promise.resolve(undefined);
+
+  const socketFor = (family: 4 | 6) => {
+    let s = sockets[family];
+    if (!s) {
+      s = sockets[family] = createSocket(family === 6 ? "udp6" : "udp4");
+      s.on("error", (e) => log?.debug("heartbeat socket error", { error: String(e) }));
+      s.unref();
+    }
+    return s;
+  };
+
+  const send = async (packet: Buffer, target: HeartbeatTarget) => {
+    let address = target.host;
+    let family = isIP(address) as 0 | 4 | 6;
+    if (family === 0) ({ address, family } = (await lookup(target.host)) as { address: string; family: 4 | 6 });
+    await new Promise<void>((ok) =>
+      socketFor(family as 4 | 6).send(packet, target.port, address, (e) => {
+        // As Octavia's _send_msg: a send error (a network still coming up) is not fatal.
+        if (e) log?.debug("heartbeat not sent", { host: target.host, port: target.port, error: String(e) });
+        ok();
+      }),
+    );
+  };
+
+  const once = async (): Promise<StatsMessage | undefined> => {
+    const mySeq = seq++; // as Octavia's SEQ, counted even when the message is not sent
+    let message: StatsMessage;
+    try {
+      let haproxy: { stats: StatRow[]; pools: Record<string, PoolStatus> } | null = null;
+      const socket = state.statsSocket;
+      if (socket && (!state.pidFile || (await isRunning(state.pidFile)))) {
+        const stats = await showStat(socket);
+        const pools = poolStatusOf(await showStat(socket, -1, 6, -1));
+        haproxy = { stats, pools };
+      }
+      message = await buildStatsMessage(options.amphoraId, mySeq, haproxy, counters);
+      await counters.persist().catch((e) => log?.warn("Couldn't persist statistics counter file!", { error: String(e) }));
+    } catch (e) {
+      log?.error("Failed to check haproxy status, skipping health heartbeat.", {
+        amphoraId: options.amphoraId,
+        error: e instanceof Error ? `${e.message}${e.cause ? `: ${String(e.cause)}` : ""}` : String(e),
+      });
+      return undefined;
+    }
+    if (state.targets.length === 0) {
+      log?.error("No controller address found. Unable to send heartbeat.", { amphoraId: options.amphoraId });
+      return undefined;
+    }
+    const target = state.targets[next++ % state.targets.length]!;
+    try {
+      await send(wrapEnvelope(message, state.key), target);
+    } catch (e) {
+      log?.warn("heartbeat not sent: the controller address does not resolve", { host: target.host, error: String(e) });
+      return undefined;
+    }
+    options.onSent?.(message, target);
+    return message;
+  };
+
+  const beat = () => (running = running.then(once, once));
+
+  const loop = () => {
+    if (stopped) return;
+    void beat().finally(() => {
+      if (stopped) return;
+      timer = setTimeout(loop, state.intervalSeconds * 1000);
+      timer.unref();
+    });
+  };
+  loop();
+
+  return {
+    beat,
+    update(change) {
+      if (change.targets) {
+        state.targets = [...change.targets];
+        next = 0;
+      }
+      if (change.key !== undefined) {
+        if (!change.key) throw new Error("heartbeats need a heartbeat key");
+        state.key = change.key;
+      }
+      if (change.intervalSeconds !== undefined) state.intervalSeconds = change.intervalSeconds;
+      if (change.statsSocket !== undefined) state.statsSocket = change.statsSocket;
+      if ("pidFile" in change) state.pidFile = change.pidFile;
+    },
+    async stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      await running;
+      await counters.persist().catch((e) => log?.warn("Couldn't persist statistics counter file!", { error: String(e) }));
+      for (const s of Object.values(sockets)) await new Promise<void>((ok) => s!.close(() => ok()));
+    },
+  };
+}

@@ -1,0 +1,118 @@
+// renderKeepalivedConfig (VRRP of ACTIVE_STANDBY amphorae) against Octavia 11's KeepalivedJinjaTemplater (amphorae/drivers/keepalived/jinja): the cases fixtures/octavia-renderers.py generated with Octavia's own code.
+import { readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import {
+  KEEPALIVED_DEFAULTS,
+  VRRP_AUTH_DEFAULT,
+  newVrrpGroup,
+  renderKeepalivedConfig,
+  type KeepalivedConfigInput,
+  type KeepalivedSettings,
+} from "@ottava/amphora";
+import { ipNetworkWithPrefixlen, ipVersion } from "../src/render/keepalived";
+
+interface Case {
+  name: string;
+  input: KeepalivedConfigInput;
+  settings: Partial<KeepalivedSettings>;
+  octavia: string | null;
+  octavia_error?: string;
+  wrong?: string;
+  expected?: string;
+  expected_error?: boolean;
+  octavia_flows: "v1" | "v2";
+}
+
+const fixture = JSON.parse(readFileSync(new URL("./fixtures/octavia-keepalived.json", import.meta.url), "utf8")) as {
+  defaults: KeepalivedSettings;
+  coverage: { unreachable: Record<string, string> };
+  cases: Case[];
+};
+
+/** Whitespace-normalized: each line trimmed, runs of blanks one space, blank lines dropped. */
+const normalize = (text: string) =>
+  text
+    .split("\n")
+    .map((l) => l.trim().replace(/[ \t]+/g, " "))
+    .filter(Boolean)
+    .join("\n");
+
+const render = (c: Case) => renderKeepalivedConfig(c.input, c.settings);
+
+describe("renderKeepalivedConfig equals Octavia 11's KeepalivedJinjaTemplater.build_keepalived_config", () => {
+  it("has the generated cases: random and hand-picked, Octavia's errors and the outputs marked wrong", () => {
+    expect(fixture.cases.length).toBeGreaterThanOrEqual(140);
+    expect(fixture.cases.filter((c) => !c.name.startsWith("random")).length).toBeGreaterThanOrEqual(30);
+    expect(fixture.cases.filter((c) => c.octavia_error).length).toBeGreaterThan(0);
+    expect(fixture.cases.filter((c) => c.wrong).length).toBeGreaterThan(0);
+  });
+
+  it("has Octavia's defaults", () => {
+    expect(KEEPALIVED_DEFAULTS).toEqual(fixture.defaults);
+  });
+
+  for (const c of fixture.cases.filter((c) => !c.wrong && !c.octavia_error)) {
+    it(c.name, () => {
+      expect(normalize(render(c))).toBe(normalize(c.octavia!));
+    });
+  }
+
+  for (const c of fixture.cases.filter((c) => !c.wrong && c.octavia_error)) {
+    it(`${c.name}: refused, as Octavia refuses it (${c.octavia_error})`, () => {
+      expect(() => render(c)).toThrow();
+    });
+  }
+
+  for (const c of fixture.cases.filter((c) => c.wrong)) {
+    it(`${c.name}: differs where Octavia is wrong (${c.wrong})`, () => {
+      if (c.expected_error) {
+        expect(c.octavia).toContain("None");
+        expect(() => render(c)).toThrow(/the amphora has no/);
+      } else {
+        const ours = normalize(render(c));
+        expect(ours).toBe(normalize(c.expected!));
+        expect(ours).not.toBe(normalize(c.octavia!));
+      }
+    });
+  }
+});
+
+describe("renderKeepalivedConfig", () => {
+  it("creates the VRRP group as CreateVRRPGroupForLB", () => {
+    expect(newVrrpGroup("6a1f0b9e-52a1-4c3e-9e6f-1d2a3b4c5d6e", "1a2b3c4")).toEqual({
+      vrrp_group_name: "6a1f0b9e52a14c3e9e6f1d2a3b4c5d6e",
+      vrrp_auth_type: VRRP_AUTH_DEFAULT,
+      vrrp_auth_pass: "1a2b3c4",
+      advert_int: 1,
+    });
+    expect(newVrrpGroup("x-y", "p", { vrrpAdvertInt: 3 }).advert_int).toBe(3);
+  });
+
+  it("takes its settings", () => {
+    const c = fixture.cases.find((x) => x.name === "MASTER")!;
+    const out = renderKeepalivedConfig(c.input, { vrrpCheckInterval: 9, basePath: "/opt/o" });
+    expect(out).toContain("    script /opt/o/vrrp/check_script.sh\n    interval 9\n");
+  });
+
+  it("reads addresses and networks as Python's ipaddress", () => {
+    expect(ipVersion("10.0.0.1")).toBe(4);
+    expect(ipVersion("fe80::1%eth0")).toBe(6);
+    expect(ipVersion("::ffff:1.2.3.4")).toBe(6);
+    for (const bad of ["01.2.3.4", "1.2.3", " 1.2.3.4", "1::2::3", "1:2:3:4:5:6:7:8:9", "fe80::1%", "10.0.0.1/32", "12345::"]) {
+      expect(() => ipVersion(bad), bad).toThrow();
+    }
+    expect(ipNetworkWithPrefixlen("2001:DB8:0:0::/64")).toBe("2001:db8::/64");
+    expect(ipNetworkWithPrefixlen("0:0:1:0:0:1:0:0/128")).toBe("::1:0:0:1:0:0/128");
+    expect(ipNetworkWithPrefixlen("1:0:0:1:0:0:0:0/64")).toBe("1:0:0:1::/64");
+    expect(ipNetworkWithPrefixlen("::ffff:1.2.3.0/120")).toBe("::ffff:102:300/120");
+    expect(ipNetworkWithPrefixlen("fe80::%eth0/64")).toBe("fe80::%eth0/64");
+    expect(ipNetworkWithPrefixlen("10.0.0.0/255.255.255.0")).toBe("10.0.0.0/24");
+    expect(ipNetworkWithPrefixlen("10.0.0.0/0.0.0.255")).toBe("10.0.0.0/24");
+    expect(ipNetworkWithPrefixlen("0.0.0.0/0.0.0.0")).toBe("0.0.0.0/0");
+    expect(ipNetworkWithPrefixlen("10.0.0.0/024")).toBe("10.0.0.0/24");
+    expect(ipNetworkWithPrefixlen("10.0.0.7")).toBe("10.0.0.7/32");
+    for (const bad of ["10.0.0.1/24", "10.0.0.0/33", "10.0.0.0/255.0.255.0", "10.0.0.0/+24", "10.0.0.0/24/1", "2001:db8::/129", "2001:db8::1/64"]) {
+      expect(() => ipNetworkWithPrefixlen(bad), bad).toThrow();
+    }
+  });
+});

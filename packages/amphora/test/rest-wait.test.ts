@@ -1,0 +1,150 @@
+// The wait for a booting amphora's agent as the create flow's ASL expresses it (loadbalancer-create: AmphoraeConnectivityWait, its Choice and Wait states), run by aws-local-stepfunctions with the real wait task and the REST driver against an agent stand-in that comes up late, or never.
+import "../../local/src/polyfill"; // aws-local-stepfunctions needs Promise.withResolvers (Node 20), as the local runner
+import { createServer, type AddressInfo } from "node:net";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { StateMachine } from "aws-local-stepfunctions";
+import { createLogger, loadConfig, type Amphora } from "@ottava/core";
+import { AmphoraApiClient, CLIENT_CERT_CN, HaproxyAmphoraLoadBalancerDriver, noopDrivers } from "@ottava/amphora";
+import { TASKS, definitionOf, localTaskArn, taskOfArn, taskStates, type TaskContext } from "@ottava/controller";
+import { startFakeAgent, testPki, type FakeAgent, type TestPki } from "../../../test/support/agent/fake-agent";
+import { amphora, loadBalancer } from "../../../test/support/agent/tree";
+
+type JSONValue = Parameters<StateMachine["run"]>[0];
+
+let pki: TestPki;
+const agents: FakeAgent[] = [];
+const clients: AmphoraApiClient[] = [];
+
+beforeAll(async () => {
+  pki = await testPki();
+});
+
+afterEach(async () => {
+  for (const c of clients.splice(0)) c.close();
+  await Promise.all(agents.splice(0).map((a) => a.close()));
+});
+
+async function freePort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, "127.0.0.1", r));
+  const port = (s.address() as AddressInfo).port;
+  await new Promise((r) => s.close(r));
+  return port;
+}
+
+/**
+ * Runs the create flow's definition: the connectivity wait is the real task (the REST driver, the
+ * settings given), every other task records its call and answers as the flow needs (the plan).
+ */
+async function runCreate(amp: Amphora, driver: TaskContext["drivers"]["amphora"], env: Record<string, string>) {
+  const amphorae = new Map([[amp.id, { ...amp }]]);
+  const ctx = {
+    config: loadConfig(env),
+    log: createLogger({ service: "rest-wait-test" }, "error"),
+    drivers: { ...noopDrivers(), amphora: driver },
+    store: {
+      getAmphora: async (id: string) => amphorae.get(id),
+      updateAmphora: async (_lb: string, id: string, _owner: string, set: Partial<Amphora>) => void amphorae.set(id, { ...amphorae.get(id)!, ...set }),
+    },
+  } as unknown as TaskContext;
+  const definition = definitionOf("loadbalancer-create", localTaskArn);
+  const ran: string[] = [];
+  let failure: unknown;
+  const handlers: Record<string, (input: JSONValue) => Promise<JSONValue>> = {};
+  for (const [state, task] of taskStates(definition, taskOfArn)) {
+    handlers[state] = async (input) => {
+      ran.push(state);
+      if (task === "failChange") failure = (input as { error?: unknown }).error;
+      if (task === "planAmphorae") return [{ id: amp.id, role: amp.role, vrrp_priority: null }];
+      if (task === "amphoraeConnectivityWait") return (await TASKS.amphoraeConnectivityWait!(input as never, ctx)) as JSONValue;
+      return null;
+    };
+  }
+  const machine = new StateMachine(definition as never, { validationOptions: { checkArn: true } });
+  const started = Date.now();
+  const execution = machine.run({ lbId: amp.loadbalancer_id, owner: "test-execution" }, {
+    // The ASL's retries of a failed step (1 s, 2 s) are not what is measured here.
+    overrides: { taskResourceLocalHandlers: handlers, retryIntervalOverrides: { AmphoraeConnectivityWait: 0 } },
+  });
+  const entered: string[] = [];
+  const logs = (async () => {
+    for await (const e of execution.eventLogs) if (e.type === "StateEntered") entered.push((e as { state: { name: string } }).state.name);
+  })();
+  const outcome = await execution.result.then(
+    (output) => ({ ok: true as const, output }),
+    (error: Error) => ({ ok: false as const, error }),
+  );
+  await logs;
+  return { outcome, failure, ran, entered, ms: Date.now() - started, amphora: amphorae.get(amp.id)! };
+}
+
+async function restDriver(port: number) {
+  const client = new AmphoraApiClient({
+    port,
+    tls: { ca: pki.ca.certificate, clientPem: await pki.issue(CLIENT_CERT_CN) },
+    connTimeout: 1,
+    readTimeout: 1,
+    retries: { maxRetries: 2, retryInterval: 0.05 },
+  });
+  clients.push(client);
+  return new HaproxyAmphoraLoadBalancerDriver({ client, certManager: noopDrivers().certificates });
+}
+
+describe("the create flow's wait for the amphora agent (AmphoraeConnectivityWait)", () => {
+  it("is a Task, a Choice on $.agentWait.waiting and a Wait of $.agentWait.retryIn seconds, right after ComputeWait", () => {
+    const d = definitionOf("loadbalancer-create", localTaskArn) as { States: Record<string, Record<string, unknown>> };
+    expect(d.States.ComputeWait!.Next).toBe("AmphoraeConnectivityWait");
+    expect(d.States.AmphoraeConnectivityWait).toMatchObject({ Type: "Task", ResultPath: "$.agentWait", Next: "AmphoraeConnectivityWaitLoop" });
+    expect(d.States.AmphoraeConnectivityWaitLoop).toEqual({
+      Type: "Choice",
+      Choices: [{ Variable: "$.agentWait.waiting", BooleanEquals: true, Next: "AmphoraeConnectivityWaitWait" }],
+      Default: "PlugVip",
+    });
+    expect(d.States.AmphoraeConnectivityWaitWait).toEqual({ Type: "Wait", SecondsPath: "$.agentWait.retryIn", Next: "AmphoraeConnectivityWait" });
+    // The failover and resize flows build amphorae with the same steps.
+    const failover = definitionOf("loadbalancer-failover", localTaskArn) as { States: Record<string, { ItemProcessor?: { States: Record<string, unknown> } }> };
+    expect(failover.States.FailoverAmphorae!.ItemProcessor!.States).toHaveProperty("ReplacementAmphoraeConnectivityWaitWait");
+    const resize = definitionOf("loadbalancer-resize", localTaskArn) as { States: Record<string, { ItemProcessor?: { States: Record<string, unknown> } }> };
+    expect(resize.States.ResizeBuildAmphorae!.ItemProcessor!.States).toHaveProperty("ResizeAmphoraeConnectivityWaitWait");
+  });
+
+  it("with the no-op driver answers at once: no Wait state is entered", async () => {
+    const lb = loadBalancer();
+    const r = await runCreate(amphora(lb), noopDrivers().amphora, {});
+    expect(r.outcome.ok).toBe(true);
+    expect(r.ran.filter((s) => s === "AmphoraeConnectivityWait")).toHaveLength(1);
+    expect(r.entered).not.toContain("AmphoraeConnectivityWaitWait");
+  });
+
+  it("asks again after each Wait until the agent answers, then goes on with the flow", async () => {
+    const lb = loadBalancer();
+    const amp = amphora(lb);
+    const port = await freePort();
+    // The agent comes up 1.5 s after the flow starts.
+    const late = new Promise<void>((resolve) => setTimeout(() => void startFakeAgent({ pki, amphoraId: amp.id, port }).then((a) => (agents.push(a), resolve())), 1500));
+    const r = await runCreate(amp, await restDriver(port), { OTTAVA_CONNECTION_MAX_RETRIES: "10", OTTAVA_CONNECTION_RETRY_INTERVAL: "1" });
+    await late;
+    expect(r.outcome.ok).toBe(true);
+    // Refused at 0 s and 1 s (each followed by a 1 s Wait), answered at 2 s.
+    expect(r.ran.filter((s) => s === "AmphoraeConnectivityWait")).toHaveLength(3);
+    expect(r.entered.filter((s) => s === "AmphoraeConnectivityWaitWait")).toHaveLength(2);
+    expect(r.ran.slice(r.ran.lastIndexOf("AmphoraeConnectivityWait") + 1)).toEqual(["PlugVip", "AmphoraePostVipPlug", "MarkAmphoraeAllocated", "StartVrrp", "MarkLoadBalancerActive"]);
+    expect(r.ms).toBeGreaterThanOrEqual(1900);
+    expect(agents[0]!.calls.map((c) => `${c.method} ${c.path}`)).toEqual(["GET /1.0/info"]);
+  });
+
+  it("gives up after connection_max_retries attempts: the amphora goes to ERROR and the flow runs the reverts", async () => {
+    const lb = loadBalancer();
+    const amp = amphora(lb, { status: "BOOTING" });
+    const r = await runCreate(amp, await restDriver(await freePort()), { OTTAVA_CONNECTION_MAX_RETRIES: "3", OTTAVA_CONNECTION_RETRY_INTERVAL: "1" });
+    expect(r.outcome.ok).toBe(false);
+    expect(r.failure).toMatchObject({ Error: "DriverError", Cause: expect.stringMatching(new RegExp(`Amphora compute instance failed to become reachable \\(${amp.id}, 3 attempts`)) });
+    // Three attempts one second apart, then the step fails (and its two retries fail at once).
+    expect(r.entered.filter((s) => s === "AmphoraeConnectivityWaitWait")).toHaveLength(2);
+    expect(r.ran.filter((s) => s === "AmphoraeConnectivityWait")).toHaveLength(5);
+    expect(r.ran.slice(r.ran.lastIndexOf("AmphoraeConnectivityWait") + 1)).toEqual(["RevertComputeCreate", "RevertCreateAmphoraeInDB", "OnFailure"]);
+    expect(r.entered).toContain("CatchAmphoraeConnectivityWait");
+    expect(r.amphora.status).toBe("ERROR");
+    expect(r.ms).toBeLessThan(6000);
+  });
+});

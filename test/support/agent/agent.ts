@@ -1,0 +1,254 @@
+// Test scaffolding: Octavia's real amphora agent (/usr/bin/amphora-agent, Debian's python3-octavia) in its own PID and mount namespaces (PID 1: ./systemd), a client network namespace joined to the amphora's VIP interface by a veth pair, and member servers there.
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { chmodSync, copyFileSync, existsSync, mkdtempSync, readFileSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
+import { createServer, type AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+const HERE = new URL(".", import.meta.url).pathname;
+const SCAFFOLDING = ["systemd", "service", "systemctl", "noop"];
+
+/** Why the real agent cannot run here, or undefined when it can. */
+export function agentUnavailable(): string | undefined {
+  if (process.getuid?.() !== 0) return "not root (namespaces, veth pairs)";
+  // The agent's info asks dpkg for keepalived's and ipvsadm's versions, as an amphora has them (.ci/run installs them).
+  for (const bin of ["/usr/bin/amphora-agent", "/usr/bin/unshare", "/usr/bin/nsenter", "/usr/sbin/haproxy", "/usr/sbin/keepalived", "/usr/sbin/ipvsadm", "/usr/sbin/ip", "/usr/bin/python3"]) {
+    if (!existsSync(bin)) return `${bin} is missing`;
+  }
+  return undefined;
+}
+
+function run(cmd: string, args: string[], allowFail = false): string {
+  const r = spawnSync(cmd, args, { encoding: "utf8" });
+  if (r.status !== 0 && !allowFail) throw new Error(`${cmd} ${args.join(" ")}: ${r.stderr || r.error?.message}`);
+  return r.stdout;
+}
+
+async function freePort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, "127.0.0.1", r));
+  const port = (s.address() as AddressInfo).port;
+  await new Promise((r) => s.close(r));
+  return port;
+}
+
+/** Where the amphora's config drive puts the agent's files (Octavia's CertComputeCreate), inside its namespaces. */
+export const AGENT_CONFIG_PATH = "/etc/octavia/amphora-agent.conf";
+export const AGENT_SERVER_PEM_PATH = "/etc/octavia/certs/server.pem";
+export const AGENT_CLIENT_CA_PATH = "/etc/octavia/certs/client_ca.pem";
+
+export interface AmphoraAgent {
+  /** The state directory on the host: the stand-ins, agent.log, syslog.log. */
+  dir: string;
+  port: number;
+  /** The host PID of the namespaces' PID 1. */
+  pid(): number;
+  /** A file inside the amphora's namespaces (its private /etc, /var, ...). */
+  read(path: string): string | undefined;
+  exists(path: string): boolean;
+  /** Runs a command in the amphora's mount namespace (e.g. `ip netns exec amphora-haproxy ...`). */
+  exec(args: string[]): { status: number | null; stdout: string; stderr: string };
+  /** The last lines of the agent's and the namespace's logs, for a failure message. */
+  logs(): string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the agent with its config drive: amphora-agent.conf (`agentConfig(port)`, the test renders
+ * it for a free port on 127.0.0.1), its server certificate and key (`serverPem`) and the CA of the
+ * controller's client certificates (`clientCa`). PID 1 runs as long as this process holds its standard input.
+ */
+export async function startAmphoraAgent(opts: { agentConfig: (port: number) => string; serverPem: string; clientCa: string }): Promise<AmphoraAgent> {
+  const dir = mkdtempSync(join(tmpdir(), "ottava-amphora-"));
+  for (const name of SCAFFOLDING) {
+    copyFileSync(join(HERE, name), join(dir, name));
+    chmodSync(join(dir, name), 0o755);
+  }
+  const port = await freePort();
+  // PID 1 moves these into the amphora's /etc/octavia.
+  writeFileSync(join(dir, "server.pem"), opts.serverPem, { mode: 0o600 });
+  writeFileSync(join(dir, "client_ca.pem"), opts.clientCa);
+  writeFileSync(join(dir, "amphora-agent.conf"), opts.agentConfig(port), { mode: 0o600 });
+  const proc: ChildProcess = spawn("/usr/bin/unshare", ["--pid", "--mount", "--fork", "--mount-proc", "--propagation", "private", "--kill-child", join(dir, "systemd"), dir], {
+    stdio: ["pipe", "ignore", "pipe"],
+  });
+  let stderr = "";
+  proc.stderr!.on("data", (d) => (stderr += d));
+  const exited = new Promise<void>((r) => proc.once("exit", () => r()));
+  let init = 0;
+  const pid = () => {
+    if (!init) {
+      // unshare's only child is the namespaces' PID 1.
+      const children = run("/usr/bin/pgrep", ["-P", String(proc.pid)], true).trim().split("\n").filter(Boolean);
+      init = Number(children[0] ?? 0);
+    }
+    return init;
+  };
+  const root = (path: string) => `/proc/${pid()}/root${path}`;
+  const tail = (file: string, n = 40) => {
+    try {
+      return readFileSync(file, "utf8").split("\n").slice(-n).join("\n");
+    } catch {
+      return "(none)";
+    }
+  };
+  const agent: AmphoraAgent = {
+    dir,
+    port,
+    pid,
+    read: (path) => {
+      try {
+        return readFileSync(root(path), "utf8");
+      } catch {
+        return undefined;
+      }
+    },
+    exists: (path) => existsSync(root(path)),
+    exec: (args) => {
+      const r = spawnSync("/usr/bin/nsenter", [`--target=${pid()}`, "--mount", "--", ...args], { encoding: "utf8", timeout: 15_000 });
+      return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+    },
+    logs: () =>
+      [
+        `--- unshare stderr\n${stderr}`,
+        `--- agent.log\n${tail(join(dir, "agent.log"))}`,
+        `--- syslog\n${tail(join(dir, "syslog.log"), 15)}`,
+        ...["haproxy", "amphora-netns", "octavia-keepalived"].map((u) => `--- units ${u}\n${run("/bin/sh", ["-c", `cat ${root("/run/ottava-units")}/${u}*.log 2>/dev/null | tail -20`], true)}`),
+      ].join("\n"),
+    stop: async () => {
+      proc.stdin?.end(); // PID 1 leaves when its input closes; the kernel then ends the namespace
+      const timer = setTimeout(() => proc.kill("SIGKILL"), 5000);
+      await exited;
+      clearTimeout(timer);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  for (let i = 0; i < 100 && !pid(); i++) await new Promise((r) => setTimeout(r, 50));
+  if (!pid()) {
+    await agent.stop();
+    throw new Error(`the agent's namespaces did not start: ${stderr}`);
+  }
+  return agent;
+}
+
+/**
+ * A client network namespace with one end of a veth pair; the other end stays in the host namespace
+ * for the agent to plug as the VIP interface. The namespace has no name: a process holds it while this
+ * process holds its standard input, so nothing outlives the test, even when it is killed.
+ */
+export interface ClientNetwork {
+  /** The host end: the amphora's VIP port. */
+  hostIf: string;
+  mac: string;
+  /** Runs a command in the client namespace. */
+  exec(args: string[], timeoutMs?: number): { status: number | null; stdout: string; stderr: string };
+  /** A member: an HTTP server in the client namespace answering `name` to every GET. */
+  member(address: string, port: number, name: string): Promise<void>;
+  /** GET <url> from the client namespace: status and body (a CA for HTTPS, `host` for its SNI and name check). */
+  get(url: string, opts?: { ca?: string; host?: string }): { status: number; body: string; error?: string };
+  remove(): void;
+}
+
+const MEMBER = `
+import http.server, socketserver, sys, threading
+address, port, name = sys.argv[1], int(sys.argv[2]), sys.argv[3].encode()
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200); self.send_header("Content-Length", str(len(name))); self.end_headers(); self.wfile.write(name)
+    def log_message(self, *a): pass
+socketserver.TCPServer.allow_reuse_address = True
+srv = http.server.ThreadingHTTPServer((address, port), H)
+threading.Thread(target=srv.serve_forever, daemon=True).start()
+print("ready", flush=True)
+while sys.stdin.buffer.read1(4096): pass
+`;
+
+const GET = `
+import json, socket, ssl, sys, urllib.parse
+url, ca, host = sys.argv[1], sys.argv[2], sys.argv[3]
+u = urllib.parse.urlsplit(url)
+try:
+    conn = socket.create_connection((u.hostname, u.port), timeout=5)
+    if u.scheme == "https":
+        ctx = ssl.create_default_context(cafile=ca)
+        conn = ctx.wrap_socket(conn, server_hostname=host or u.hostname)
+    conn.sendall(f"GET {u.path or '/'} HTTP/1.0\\r\\nHost: {host or u.hostname}\\r\\n\\r\\n".encode())
+    data = b""
+    while chunk := conn.recv(65536):
+        data += chunk
+    head, _, body = data.partition(b"\\r\\n\\r\\n")
+    print(json.dumps({"status": int(head.split()[1]), "body": body.decode()}))
+except Exception as e:
+    print(json.dumps({"status": 0, "body": "", "error": f"{type(e).__name__}: {e}"}))
+`;
+
+const HOLD = "import sys\nwhile sys.stdin.buffer.read1(4096): pass\n";
+
+export async function clientNetwork(address: string, prefix: number): Promise<ClientNetwork> {
+  const tag = randomBytes(4).toString("hex");
+  const hostIf = `otv${tag}a`;
+  const peer = `otv${tag}b`;
+  const members: ChildProcess[] = [];
+  const holder = spawn("/usr/bin/unshare", ["--net", "--", "/usr/bin/python3", "-c", HOLD], { stdio: ["pipe", "ignore", "ignore"] });
+  const nsenter = `--net=/proc/${holder.pid}/ns/net`;
+  const net: ClientNetwork = {
+    hostIf,
+    mac: "",
+    exec: (args, timeoutMs = 15_000) => {
+      const r = spawnSync("/usr/bin/nsenter", [nsenter, "--", ...args], { encoding: "utf8", timeout: timeoutMs });
+      return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+    },
+    member: (addr, port, name) =>
+      new Promise<void>((resolve, reject) => {
+        const p = spawn("/usr/bin/nsenter", [nsenter, "--", "/usr/bin/python3", "-c", MEMBER, addr, String(port), name], { stdio: ["pipe", "pipe", "pipe"] });
+        members.push(p);
+        let err = "";
+        p.stderr!.on("data", (d) => (err += d));
+        p.stdout!.once("data", () => resolve());
+        p.once("exit", (code) => reject(new Error(`member ${name} exited (${code}): ${err}`)));
+      }),
+    get: (url, opts = {}) => {
+      const r = net.exec(["/usr/bin/python3", "-c", GET, url, opts.ca ?? "", opts.host ?? ""]);
+      try {
+        return JSON.parse(r.stdout) as { status: number; body: string; error?: string };
+      } catch {
+        return { status: 0, body: "", error: r.stderr };
+      }
+    },
+    remove: () => {
+      for (const m of [...members, holder]) {
+        m.stdin?.end();
+        m.kill("SIGKILL");
+      }
+      // Gone with the namespace's last process; deleted here when it was never plugged.
+      run("/usr/sbin/ip", ["link", "del", hostIf], true);
+    },
+  };
+  try {
+    // The holder's namespace is its own once unshare has run.
+    const own = readlinkSync("/proc/self/ns/net");
+    for (let i = 0; i < 100; i++) {
+      const ns = (() => {
+        try {
+          return readlinkSync(`/proc/${holder.pid}/ns/net`);
+        } catch {
+          return own;
+        }
+      })();
+      if (ns !== own) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    if (readlinkSync(`/proc/${holder.pid}/ns/net`) === own) throw new Error("the client network namespace did not come up");
+    const inNs = (...args: string[]) => run("/usr/bin/nsenter", [nsenter, "--", "/usr/sbin/ip", ...args]);
+    run("/usr/sbin/ip", ["link", "add", hostIf, "type", "veth", "peer", "name", peer, "netns", String(holder.pid)]);
+    inNs("addr", "add", `${address}/${prefix}`, "dev", peer);
+    inNs("link", "set", peer, "up");
+    inNs("link", "set", "lo", "up");
+    net.mac = readFileSync(`/sys/class/net/${hostIf}/address`, "utf8").trim();
+  } catch (e) {
+    net.remove();
+    throw e;
+  }
+  return net;
+}
