@@ -1,5 +1,6 @@
 // The amphora agent's configuration file (amphora-agent.conf), as Octavia's AgentJinjaTemplater (amphorae/backends/agent/agent_jinja_cfg.py, templates/amphora_agent_conf.template).
 import { HEARTBEAT_INTERVAL, type Amphora } from "@ottava/core";
+import { pyStrip } from "./common";
 
 /** The controller's settings the file hands to the amphora agent ([DEFAULT], [haproxy_amphora], [health_manager], [amphora_agent]). */
 export interface AgentConfigSettings {
@@ -142,9 +143,6 @@ export function renderAgentConfig(input: AgentConfigInput, settings: Partial<Age
   return lines.join("\n") + "\n";
 }
 
-/** Python's str.strip() whitespace (str.isspace), which oslo.config's parser strips from a value's ends. */
-const PY_SPACE = "\t\n\v\f\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000";
-
 /**
  * A "$" that oslo.config's substitution (string.Template, idpattern [_a-z][\._a-z0-9]*, IGNORECASE: four
  * non-ASCII letters fold into it) takes as the start of "$$", "$name" or "${name}". Any other "$" is
@@ -164,7 +162,8 @@ export function osloValue(value: string, what: string): string {
   const escaped = value.replace(SUBSTITUTED_DOLLAR, "$$$$");
   const first = escaped[0];
   const last = escaped[escaped.length - 1];
-  if (first !== undefined && (PY_SPACE.includes(first) || PY_SPACE.includes(last!) || (first === last && (first === '"' || first === "'")))) {
+  // oslo.config's parser strips a value's ends of Python's str.strip() whitespace, and of matching quotes.
+  if (first !== undefined && (pyStrip(escaped) !== escaped || (first === last && (first === '"' || first === "'")))) {
     return `"${escaped}"`;
   }
   return escaped;

@@ -1,5 +1,6 @@
 // keepalived.conf of an ACTIVE_STANDBY amphora (its VRRP instance), as Octavia's KeepalivedJinjaTemplater (amphorae/drivers/keepalived/jinja/jinja_cfg.py, templates/keepalived_base.template).
 import { AMPHORA_ALLOCATED, type Amphora, type LoadBalancer } from "@ottava/core";
+import { osPathJoin } from "./common";
 
 /** The [keepalived_vrrp] and [haproxy_amphora] settings the file is built from. */
 export interface KeepalivedSettings {
@@ -124,7 +125,7 @@ export function renderKeepalivedConfig(input: KeepalivedConfigInput, settings: P
   const intf = amphora.vrrp_interface;
   const lines = [
     "vrrp_script check_script {",
-    `    script ${pathJoin(s.basePath, "vrrp/check_script.sh")}`,
+    `    script ${osPathJoin(s.basePath, "vrrp/check_script.sh")}`,
     `    interval ${s.vrrpCheckInterval}`,
     `    fall ${s.vrrpFailCount}`,
     `    rise ${s.vrrpSuccessCount}`,
@@ -176,11 +177,6 @@ export function renderKeepalivedConfig(input: KeepalivedConfigInput, settings: P
     "}",
   ];
   return lines.join("\n") + "\n";
-}
-
-/** Python's os.path.join(a, b) for a relative b. */
-function pathJoin(a: string, b: string): string {
-  return a === "" || a.endsWith("/") ? a + b : `${a}/${b}`;
 }
 
 // --- Python's ipaddress (3.11), as Octavia validates and normalizes addresses with it. -------------
