@@ -1,6 +1,6 @@
 // renderAgentConfig (amphora-agent.conf) against Octavia 11's AgentJinjaTemplater (amphorae/backends/agent/agent_jinja_cfg.py): the cases fixtures/octavia-renderers.py generated with Octavia's own code; and the controller's tasks that push it (Octavia's AmphoraConfigUpdate).
-import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
+import { normalize, readFixture } from "./octavia-fixtures";
 import { loadConfig, type Amphora, type Drivers, type LoadBalancer, type Logger } from "@ottava/core";
 import { AGENT_CONFIG_DEFAULTS, renderAgentConfig, type AgentConfigInput, type AgentConfigSettings } from "@ottava/amphora";
 import { TASKS, type TaskContext } from "@ottava/controller";
@@ -14,18 +14,11 @@ interface Case {
   expected?: string;
 }
 
-const fixture = JSON.parse(readFileSync(new URL("./fixtures/octavia-agent-config.json", import.meta.url), "utf8")) as {
+const fixture = readFixture<{
   defaults: AgentConfigSettings;
   cases: Case[];
-};
+}>("octavia-agent-config.json");
 
-/** Whitespace-normalized: each line trimmed, runs of blanks one space, blank lines dropped. */
-const normalize = (text: string) =>
-  text
-    .split("\n")
-    .map((l) => l.trim().replace(/[ \t]+/g, " "))
-    .filter(Boolean)
-    .join("\n");
 
 describe("renderAgentConfig equals Octavia 11's AgentJinjaTemplater.build_agent_config", () => {
   it("has the generated cases: random and hand-picked, and the outputs marked wrong", () => {

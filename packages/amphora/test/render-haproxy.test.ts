@@ -11,6 +11,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { availableParallelism, tmpdir } from "node:os";
 import { dirname, isAbsolute, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { readFixture } from "./octavia-fixtures";
 import { Tree, type Amphora, type Listener, type LoadBalancer, type TreeItem } from "@ottava/core";
 import {
   HAPROXY_DEFAULT_SETTINGS,
@@ -42,10 +43,10 @@ interface FixtureCase {
   haproxy_rejects?: { reason: string; error: string };
 }
 
-const FIXTURE = JSON.parse(readFileSync(join(import.meta.dirname, "fixtures/octavia-haproxy.json"), "utf8")) as {
+const FIXTURE = readFixture<{
   defaults: HaproxySettings;
   cases: FixtureCase[];
-};
+}>("octavia-haproxy.json");
 const CASES = FIXTURE.cases;
 
 /** Trailing spaces dropped, runs of blank lines collapsed to one. */

@@ -1,6 +1,6 @@
 // renderKeepalivedConfig (VRRP of ACTIVE_STANDBY amphorae) against Octavia 11's KeepalivedJinjaTemplater (amphorae/drivers/keepalived/jinja): the cases fixtures/octavia-renderers.py generated with Octavia's own code.
-import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
+import { normalize, readFixture } from "./octavia-fixtures";
 import {
   KEEPALIVED_DEFAULTS,
   VRRP_AUTH_DEFAULT,
@@ -23,19 +23,12 @@ interface Case {
   octavia_flows: "v1" | "v2";
 }
 
-const fixture = JSON.parse(readFileSync(new URL("./fixtures/octavia-keepalived.json", import.meta.url), "utf8")) as {
+const fixture = readFixture<{
   defaults: KeepalivedSettings;
   coverage: { unreachable: Record<string, string> };
   cases: Case[];
-};
+}>("octavia-keepalived.json");
 
-/** Whitespace-normalized: each line trimmed, runs of blanks one space, blank lines dropped. */
-const normalize = (text: string) =>
-  text
-    .split("\n")
-    .map((l) => l.trim().replace(/[ \t]+/g, " "))
-    .filter(Boolean)
-    .join("\n");
 
 const render = (c: Case) => renderKeepalivedConfig(c.input, c.settings);
 

@@ -1,6 +1,6 @@
 // renderLvsConfig (keepalived LVS of UDP and SCTP listeners) against Octavia 11's LvsJinjaTemplater (common/jinja/lvs): the cases fixtures/octavia-renderers.py generated with Octavia's own code.
-import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
+import { normalize, readFixture } from "./octavia-fixtures";
 import { Tree, type LoadBalancer, type TreeItem } from "@ottava/core";
 import {
   AMPHORA_NAMESPACE,
@@ -23,19 +23,12 @@ interface Case {
   expected_error?: boolean;
 }
 
-const fixture = JSON.parse(readFileSync(new URL("./fixtures/octavia-lvs.json", import.meta.url), "utf8")) as {
+const fixture = readFixture<{
   defaults: LvsSettings;
   coverage: { unreachable: Record<string, string>; inline_checked: string[] };
   cases: Case[];
-};
+}>("octavia-lvs.json");
 
-/** Whitespace-normalized: each line trimmed, runs of blanks one space, blank lines dropped. */
-const normalize = (text: string) =>
-  text
-    .split("\n")
-    .map((l) => l.trim().replace(/[ \t]+/g, " "))
-    .filter(Boolean)
-    .join("\n");
 
 const render = (c: Case) => renderLvsConfig(new Tree(c.input.lb, c.input.items), c.input.listenerId, c.settings);
 
