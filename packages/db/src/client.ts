@@ -1,6 +1,7 @@
 // The DynamoDB clients, for AWS or for DynamoDB Local.
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { DynamoDBDocumentClient, type TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
+import { addMetering, dynamoMeter, dynamoMeteringEnabled } from "./metering";
 
 /** One item of a TransactWriteItems request. */
 export type TransactItem = NonNullable<ConstructorParameters<typeof TransactWriteCommand>[0]["TransactItems"]>[number];
@@ -13,6 +14,8 @@ export function createClients(endpoint?: string): { client: DynamoDBClient; doc:
       ? { endpoint, region: process.env.AWS_REGION ?? "us-east-1", credentials: { accessKeyId: "local", secretAccessKey: "local" } }
       : {},
   );
+  // Metered only when asked for (enableDynamoMetering): the document client shares the middleware.
+  if (dynamoMeteringEnabled()) addMetering(client, dynamoMeter);
   const doc = DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
   return { client, doc };
 }

@@ -1,4 +1,6 @@
+// @ottava/db: the table and its layout, the store, the catalog, the stores of the jobs, and DynamoDB metering.
 export * from "./client";
+export * from "./metering";
 export * from "./table";
 export * from "./items";
 export * from "./store";

@@ -7,6 +7,7 @@ import { linkSync, mkdirSync, mkdtempSync, readFileSync, rmSync, unlinkSync, wri
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createLogger, type Config } from "@ottava/core";
+import type { DynamoMeter } from "@ottava/db";
 import { startDynamoDbLocal, type DynamoDbLocal } from "./dynamodb-local";
 import type { LocalWorkflowEngine } from "./runner";
 import { loadOrCreateLocalCa } from "./ca";
@@ -16,6 +17,8 @@ export interface RuntimeOptions {
   /** Keep DynamoDB Local's data in memory only (else in dataDir), and the local amphorae in a temporary directory. */
   inMemory: boolean;
   dataDir: string;
+  /** Meter every DynamoDB request this process makes from now on (`dynamoMeter` of @ottava/db): the API benchmark's counting. */
+  metering?: boolean;
 }
 
 export interface Runtime {
@@ -23,6 +26,8 @@ export interface Runtime {
   engine: LocalWorkflowEngine;
   /** The UDP port amphora heartbeats are received on (undefined without OTTAVA_HEARTBEAT_KEY). */
   heartbeatPort: number | undefined;
+  /** The meter of this runtime's DynamoDB requests (with `metering` only). */
+  meter: DynamoMeter | undefined;
   stop(): Promise<void>;
 }
 
@@ -41,7 +46,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   const [
     { createApp },
     { createStore, createTaskContext, startHeartbeatReceiver, HealthChecker, Housekeeping, createHousekeepingDeps },
-    { createCatalog, createClients, ensureTable, DynamoHealthCheckStore, DynamoVipStore },
+    { createCatalog, createClients, ensureTable, enableDynamoMetering, DynamoHealthCheckStore, DynamoVipStore },
     { LocalWorkflowEngine },
     { LocalDataplane },
   ] = await Promise.all([
@@ -56,6 +61,8 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     throw e;
   });
   const dynamo: DynamoDbLocal | undefined = await booting;
+  // Before the first client is made: every client made from here on carries the meter.
+  const meter = opts.metering ? enableDynamoMetering() : undefined;
   // [certificates] storage_path: the local certificate manager's files in <data dir>/certificates unless set.
   let config = { ...opts.config, certStoragePath: opts.config.certStoragePath ?? join(dataDir, "certificates") };
   if (dynamo) {
@@ -134,6 +141,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
       url,
       engine,
       heartbeatPort: heartbeats?.port,
+      meter,
       stop: () =>
         (stopping ??= (async () => {
           await new Promise<void>((ok) => (server ? server.close(() => ok()) : ok()));
