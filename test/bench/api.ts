@@ -29,7 +29,7 @@ import { join } from "node:path";
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import type { ExecutionDescription } from "@ottava/core";
-import type { DynamoMeter, MeterRow } from "@ottava/db";
+import type { DynamoMeter, MeterCounts, MeterRow } from "@ottava/db";
 import type { Runtime } from "@ottava/local";
 
 // Before the app's modules load: no metric lines on stdout.
@@ -321,17 +321,8 @@ async function copyTree(b: Bench, template: Tree, items: Record<string, unknown>
 
 type Clients = (typeof CLIENTS)[number];
 
-/** DynamoDB use of one request (averaged over the counting runs). */
-interface Use {
-  requests: number;
-  items: number;
-  reportedRead: number;
-  reportedWrite: number;
-  computedRead: number;
-  computedWrite: number;
-  computedIndexWrite: number;
-  estimated: number;
-  errors: number;
+/** DynamoDB use of one request (averaged over the counting runs): the meter's counts, and whole-tree reads. */
+interface Use extends MeterCounts {
   /** Whole-tree reads: Queries of a load balancer's partition not limited to a prefix (first pages only). */
   treeReads: number;
   /** Requests that read one listed object: GetItems, and Queries of a load balancer's partition. */
