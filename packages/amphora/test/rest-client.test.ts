@@ -178,7 +178,8 @@ describe("AmphoraApiClient (API 1.0)", () => {
 
   it("refuses an agent whose certificate does not name the amphora (Octavia checks the hostname against the amphora id)", async () => {
     const agent = await agentServer((_req, _b, res) => json(res, 200, { api_version: "1.0" }));
-    const c = client(agent.port, { retries: { maxRetries: 2, retryInterval: 0.01 } });
+    // Attempts of a TLS handshake take real time: the interval leaves room for one (the retry budget is 2 x 0.5 s).
+    const c = client(agent.port, { retries: { maxRetries: 2, retryInterval: 0.5 } });
     const err = await c.getInfo({ id: OTHER, lb_network_ip: "127.0.0.1" }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(AmphoraUnreachable);
     expect((err as Error).name).toBe("DriverError");
@@ -206,7 +207,7 @@ describe("AmphoraApiClient (API 1.0)", () => {
     const port = (tcp.address() as AddressInfo).port;
     await new Promise((r) => tcp.close(r)); // nothing listens there now
     const { log, lines } = captureLog();
-    const c = client(port, { retries: { maxRetries: 4, retryInterval: 0.1 }, log });
+    const c = client(port, { retries: { maxRetries: 4, retryInterval: 0.25 }, log });
     const t0 = Date.now();
     const err = await c.reloadListener(amp, "lb1").catch((e: unknown) => e);
     const ms = Date.now() - t0;
@@ -214,8 +215,8 @@ describe("AmphoraApiClient (API 1.0)", () => {
     expect((err as Error).message).toMatch(/4 attempts; last: .*ECONNREFUSED/);
     expect(lines.filter((l) => l.message === "Could not connect to instance. Retrying.")).toHaveLength(4);
     expect(lines.filter((l) => l.level === "error")).toHaveLength(1);
-    expect(ms).toBeGreaterThanOrEqual(280); // three waits of 100 ms between four attempts
-    expect(ms).toBeLessThan(2000);
+    expect(ms).toBeGreaterThanOrEqual(730); // three waits of 250 ms between four attempts
+    expect(ms).toBeLessThan(3000);
   });
 
   it("with raise_retry_exception fails at the first unreachable attempt, without waiting (the flow waits)", async () => {
