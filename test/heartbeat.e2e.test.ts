@@ -335,7 +335,7 @@ describe("an in-process receiver over DynamoDB Local", () => {
       amphoraId: view.amphora!.id,
       lastHeartbeat: new Date().toISOString(),
       statuses: [
-        { kind: "member", id: member.id, from: member.operating_status, to: "ERROR" },
+        { kind: "member", id: member.id, pool_id: member.pool_id, from: member.operating_status, to: "ERROR" },
         { kind: "pool", id: pool.id, from: pool.operating_status, to: "ERROR" },
       ],
       stats: [],

@@ -1,7 +1,7 @@
 // The real app in process (app.request) over DynamoDB Local and the local workflow runner.
 import { randomUUID } from "node:crypto";
 import { createApp } from "@ottava/api";
-import { createLogger, type ChildWrite } from "@ottava/core";
+import { createLogger, relationWrites, Tree, type ChildWrite } from "@ottava/core";
 import { createTaskContext } from "@ottava/controller";
 import { LocalWorkflowEngine } from "../../packages/local/src/runner";
 import { createCatalog } from "@ottava/db";
@@ -39,11 +39,17 @@ export const pick = (r: { status: number; body: unknown }) => ({ status: r.statu
 
 type App = Awaited<ReturnType<typeof inProcessApp>>;
 
-/** Writes objects into an LB's tree as a flow would (for the kinds a test does not create through the API). */
+/**
+ * Writes objects into an LB's tree as a flow would (for the kinds a test does not create through the
+ * API), with what the objects show of their children (relations.ts) brought up to date as the API does.
+ */
 export async function seed(app: App, lbId: string, writes: ChildWrite[]) {
   const owner = `seed-${randomUUID()}`;
   await app.store.lockWith(lbId, { from: ["ACTIVE"], to: "PENDING_UPDATE", owner, executionArn: "seed" }, writes);
-  await app.store.updateLoadBalancer(lbId, owner, { provisioning_status: "ACTIVE" }, true);
+  const { lb, items } = await app.store.readParts(lbId, { structure: true });
+  const carried = relationWrites(new Tree(lb!.record, items));
+  await app.store.applyAsOwner(lbId, owner, carried.writes);
+  await app.store.updateLoadBalancer(lbId, owner, { ...carried.lb, provisioning_status: "ACTIVE" }, true);
 }
 
 /** A settled record of an LB's tree, for `seed`. */

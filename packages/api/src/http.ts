@@ -1,6 +1,6 @@
 // Small helpers shared by the route modules: bodies, queries, list pages.
 import type { Context } from "hono";
-import { listItem, listPage, notJson, parseListQuery, selectFields, type ItemSource, type ListQuery, type ResourceDescriptor, type Tree } from "@ottava/core";
+import { listItem, listPage, notJson, parseListQuery, selectFields, type ItemSource, type ListQuery, type ResourceDescriptor } from "@ottava/core";
 import type { Env } from "./middleware/context";
 
 export async function jsonBody(c: Context<Env>): Promise<unknown> {
@@ -45,9 +45,9 @@ export function listItems<T>(source: ItemSource, d: ResourceDescriptor<T>): Item
 }
 
 /** GET on one object, with `fields=` as Octavia's get_one. */
-export function showResponse<T>(c: Context<Env>, d: ResourceDescriptor<T>, item: T, status = 200, tree?: Tree) {
+export function showResponse<T>(c: Context<Env>, d: ResourceDescriptor<T>, item: T, status = 200) {
   const fields = new URL(c.req.url).searchParams.getAll("fields").flatMap((f) => f.split(",")).filter(Boolean);
-  return c.json({ [d.root]: selectFields(d.toResponse(item, tree), fields) }, status as 200);
+  return c.json({ [d.root]: selectFields(d.toResponse(item), fields) }, status as 200);
 }
 
 async function* mapAsync<A, B>(it: AsyncIterable<A>, f: (a: A) => B): AsyncGenerator<B> {

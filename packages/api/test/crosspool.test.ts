@@ -158,8 +158,10 @@ describe("update", () => {
     expect(start).toHaveBeenCalledTimes(1);
     expect(start.mock.calls[0]![0]).toBe("member-cross-pool-update");
     expect(lockWith).toHaveBeenCalledTimes(1);
-    // The change set is not in the flow's input.
-    expect(Object.keys(start.mock.calls[0]![2]).sort()).toEqual(["chunks", "lbId", "owner", "subject"]);
+    // The member changes are not in the flow's input: only the pools the lock marked.
+    const input = start.mock.calls[0]![2] as { changes: { refs: { kind: string }[] } };
+    expect(Object.keys(input).sort()).toEqual(["changes", "chunks", "lbId", "owner", "subject"]);
+    expect(input.changes.refs.map((r) => r.kind)).toEqual(["pool", "pool", "pool"]);
     expect((await t.store.getLoadBalancer(lbId))!.record.provisioning_status).toBe("PENDING_UPDATE");
 
     await t.settle();

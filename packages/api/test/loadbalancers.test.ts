@@ -1,8 +1,6 @@
 // The API in process (app.request) over DynamoDB Local and the real ASL in the local runner.
 import { beforeAll, describe, expect, it } from "vitest";
-import { PutCommand } from "@aws-sdk/lib-dynamodb";
-import { createClients } from "@ottava/db";
-import { fault, inProcessApp, pick, PROJECT, SUBNET } from "../../../test/support/app";
+import { fault, inProcessApp, pick, PROJECT, record, seed, SUBNET } from "../../../test/support/app";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -189,10 +187,8 @@ describe("show, update, delete, failover", () => {
 
   it("refuses to delete an LB with children unless cascade=true", async () => {
     const lb = await activeLb();
-    // A pool in the LB's tree, as the pool resource writes it.
-    await createClients(t.config.dynamodbEndpoint).doc.send(
-      new PutCommand({ TableName: t.config.tableName, Item: { pk: `LB#${lb.id}`, sk: "POOL#p1", id: "p1", provisioning_status: "ACTIVE" } }),
-    );
+    // A pool in the LB's tree.
+    await seed(t, lb.id, [{ kind: "pool", put: record(lb.id, { protocol: "HTTP", lb_algorithm: "ROUND_ROBIN" }) }]);
     expect(pick(await t.call("DELETE", `${LBS}/${lb.id}`))).toEqual(fault(400, `Validation failure: Cannot delete Load Balancer ${lb.id} - it has children`));
     expect((await t.call("DELETE", `${LBS}/${lb.id}?cascade=true`)).status).toBe(204);
     await t.settle();

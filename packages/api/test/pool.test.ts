@@ -530,7 +530,8 @@ describe("delete", () => {
     const res = await slow.call("DELETE", `${POOLS}/${p.id}`);
     expect(res.status).toBe(204);
     expect(await status(slow, "pool", p.id)).toBe("PENDING_DELETE");
-    expect(await status(slow, "member", member.id)).toBe("PENDING_DELETE");
+    // As Octavia's API: the members are left as they are until the flow deletes them with the pool.
+    expect(await status(slow, "member", member.id)).toBe("ACTIVE");
     expect(await status(slow, "healthmonitor", hm.body.healthmonitor.id)).toBe("PENDING_DELETE");
     expect(await lbStatus(slow, lbId)).toBe("PENDING_UPDATE");
     await slow.settle();

@@ -1,7 +1,7 @@
 // Task handlers by name: what each task Lambda (and the local runner) runs.
 import * as amphorae from "./tasks/amphorae";
 import type { TaskHandler } from "./tasks/context";
-import * as changes from "./tasks/changes";
+import { failChange, finishChange } from "./tasks/changes";
 import * as loadbalancers from "./tasks/loadbalancers";
 import * as crossPool from "./tasks/member-cross-pool";
 import * as resize from "./tasks/resize";
@@ -11,7 +11,8 @@ import * as certRotate from "./tasks/cert-rotate";
 export const TASKS: Record<string, TaskHandler> = {
   ...amphorae,
   ...loadbalancers,
-  ...changes,
+  finishChange,
+  failChange,
   ...crossPool,
   ...resize,
   ...HEALTHMANAGER_TASKS,

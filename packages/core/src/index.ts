@@ -15,6 +15,8 @@ export * from "./resources/flavor";
 export * from "./services/lock";
 export * from "./services/loadbalancers";
 export * from "./resources/child";
+export * from "./resources/relations";
+export * from "./services/change-set";
 export * from "./services/children";
 export * from "./services/amphorae";
 export * from "./services/graph";

@@ -28,6 +28,8 @@ export interface LockRequest {
   set?: Partial<LoadBalancer>;
   /** The quota usage this change adds (creates) or gives back (deletes), written in the same transaction. */
   usage?: QuotaCharge;
+  /** The flow trail's start entry of the execution, written in the same transaction. */
+  trail?: FlowStart;
 }
 
 /**
@@ -76,18 +78,42 @@ export interface TreeItem {
   record: TreeRecord;
 }
 
-/** One change to an object of an LB's tree: a new object (`put`) or fields of an existing one (`set`). */
+/**
+ * One change to an object of an LB's tree: a new object (`put`) or fields of an existing one (`set`;
+ * a member's names its `pool_id`: members are stored under their pool).
+ */
 export type ChildWrite =
   | { kind: string; put: TreeRecord & { project_id: string; created_at: string } }
-  | { kind: string; id: string; set: Record<string, unknown> };
+  | { kind: string; id: string; set: Record<string, unknown>; pool_id?: string };
+
+/** A member's (address, protocol_port) in its pool: unique there, as Octavia's database key. */
+export interface MemberClaim {
+  pool_id: string;
+  address: string;
+  protocol_port: number;
+}
+
+/**
+ * The parts of an LB's tree a change's rules read, besides the LB: `structure` is every object but
+ * members and amphorae (small and bounded: what listener, pool, monitor and L7 rules look at);
+ * `pools` are pool items by id, with all their members if `poolMembers`; `members` single members;
+ * `claims` the live members holding an (address, port) of a pool, if any.
+ */
+export interface TreeParts {
+  structure?: boolean;
+  pools?: readonly string[];
+  poolMembers?: boolean;
+  members?: readonly { pool_id: string; id: string }[];
+  claims?: readonly MemberClaim[];
+}
 
 /** Persistence of the load-balancer tree. The lock is the LB item's provisioning_status + lock_owner. */
 export interface LoadBalancerStore {
   getLoadBalancer(id: string): Promise<Versioned<LoadBalancer> | undefined>;
   /** Every project's LBs (project undefined) or one project's, in storage order; DELETED ones are not listed. */
   loadBalancers(project: string | undefined): ItemSource;
-  /** Writes a new LB in PENDING_CREATE, already locked by the create flow's execution, charging `usage` in the same transaction. */
-  createLoadBalancer(lb: LoadBalancer, owner: string, executionArn: string, usage?: QuotaCharge): Promise<void>;
+  /** Writes a new LB in PENDING_CREATE, already locked by the create flow's execution, charging `usage` and starting its flow trail (`trail`) in the same transaction. */
+  createLoadBalancer(lb: LoadBalancer, owner: string, executionArn: string, usage: QuotaCharge | undefined, trail: FlowStart): Promise<void>;
   /** One conditional write: moves the LB to `to` under `owner`, or throws LockConflict. */
   lock(id: string, req: LockRequest): Promise<Versioned<LoadBalancer>>;
   /** Undoes a lock whose execution could not be started, restoring the fields it changed (and giving back `usage`). */
@@ -96,17 +122,22 @@ export interface LoadBalancerStore {
   updateLoadBalancer(id: string, owner: string, set: Partial<LoadBalancer>, release?: boolean, usage?: QuotaCharge): Promise<void>;
   /** A project's quota usage as counted (objects not DELETED nor being deleted). */
   quotaUsage(project: string): Promise<QuotaDelta>;
-  /** Are there listeners or pools under the LB? */
-  hasChildren(id: string): Promise<boolean>;
 
   /** The LB and every object of its tree (one consistent Query); DELETED objects included. */
   tree(lbId: string): Promise<{ lb: Versioned<LoadBalancer> | undefined; items: TreeItem[] }>;
+  /**
+   * The LB and the parts of its tree a change reads (consistent). The LB is read first: anything
+   * that changes after it takes the lock, which moves the version the change is conditioned on.
+   */
+  readParts(lbId: string, parts: TreeParts): Promise<{ lb: Versioned<LoadBalancer> | undefined; items: TreeItem[] }>;
+  /** The ids of a pool's members (not DELETED), by their key range. */
+  memberIds(lbId: string, poolId: string): Promise<string[]>;
   /** An object of a tree by its id alone, with its LB's id. */
   getChild(kind: string, id: string): Promise<{ record: TreeRecord; lbId: string } | undefined>;
   /** Every project's (project undefined) or one project's objects of a kind, in storage order. */
   children(kind: string, project: string | undefined): ItemSource;
   /** One transaction: takes the LB's lock as `lock` does and applies the writes (more than fit go in further writes under the lock). */
-  lockWith(id: string, req: LockRequest, writes: ChildWrite[]): Promise<Versioned<LoadBalancer>>;
+  lockWith(id: string, req: LockRequest, writes: ChildWrite[]): Promise<void>;
   /** As the LB's lock owner: applies writes to its tree (in transactions of at most 100 items). */
   applyAsOwner(lbId: string, owner: string, writes: ChildWrite[]): Promise<void>;
 

@@ -145,7 +145,7 @@ export class DynamoHealthStore implements HealthStore {
   // ---- writes -----------------------------------------------------------------------------------
 
   private statusUpdate(lbId: string, c: OperatingStatusChange): TransactItem {
-    const sk = c.kind === "loadbalancer" ? LB_SK : childSk(KINDS[c.kind], c.id);
+    const sk = c.kind === "loadbalancer" ? LB_SK : childSk(KINDS[c.kind], c.id, c.pool_id);
     return {
       Update: {
         TableName: this.table,

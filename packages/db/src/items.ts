@@ -24,6 +24,7 @@ export const L7RULE: StoredKind = { kind: "l7rule", prefix: "L7RULE", statusFiel
 export const TREE_KINDS: Record<string, StoredKind> = Object.fromEntries(
   [AMPHORA, LISTENER, POOL, MEMBER, HEALTHMONITOR, L7POLICY, L7RULE].map((k) => [k.kind, k]),
 );
+/** The kind of a tree item by its sort key; undefined for what is not a record (a member's address claim). */
 export const kindOfSk = (sk: string) => Object.values(TREE_KINDS).find((k) => sk.startsWith(`${k.prefix}#`));
 
 /** Kinds whose presence makes an LB "have children". */
@@ -32,7 +33,30 @@ export const CHILD_PREFIXES = ["LISTENER#", "POOL#"];
 /** The partition of a load balancer's whole tree. */
 export const treePk = (lbId: string) => `LB#${lbId}`;
 export const LB_SK = "LB";
-export const childSk = (k: StoredKind, id: string) => `${k.prefix}#${id}`;
+/**
+ * A child's sort key: `<PREFIX>#<id>`; a member's is under its pool, `MEMBER#<pool id>#<id>`, so that
+ * a pool's members are one key range (`memberRange`) and never read with the rest of the structure.
+ */
+export function childSk(k: StoredKind, id: string, poolId?: string): string {
+  if (k !== MEMBER) return `${k.prefix}#${id}`;
+  if (!poolId) throw new Error(`the key of member ${id} needs its pool`);
+  return `${memberRange(poolId)}${id}`;
+}
+export const memberRange = (poolId: string) => `${MEMBER.prefix}#${poolId}#`;
+/**
+ * The claim of a member's (address, protocol_port) in its pool: `MEMBERADDR#<pool>#<address>#<port>`,
+ * holding `member_id`. Written with every member; a claim whose member is DELETED is free again (so
+ * no delete has to remove it). Sorts outside every kind's prefix, so tree reads leave it out.
+ */
+export const claimSk = (poolId: string, address: string, port: number) => `MEMBERADDR#${poolId}#${address}#${port}`;
+/**
+ * The structure of a tree: every object but members (and their claims) and amphorae, in two key
+ * ranges around them (HM#, L7POLICY#, L7RULE#, LB, LISTENER# sort before MEMBER; POOL# after it).
+ */
+export const STRUCTURE_RANGES: readonly { from: string; to: string }[] = [
+  { from: "HM#", to: "MEMBER#" },
+  { from: "POOL#", to: "POOL$" },
+];
 /** The pointer that finds any object by its id alone. */
 export const pointerKey = (id: string) => ({ pk: `ID#${id}`, sk: "ID" });
 

@@ -2,6 +2,7 @@
 import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
 import { unmarshall } from "@aws-sdk/util-dynamodb";
 import {
+  BatchGetCommand,
   DeleteCommand,
   GetCommand,
   PutCommand,
@@ -27,6 +28,7 @@ import {
   type Versioned,
   type ChildWrite,
   type TreeItem,
+  type TreeParts,
   type TreeRecord,
   type HealthManagerConfig,
   type HealthManagerRefresh,
@@ -43,8 +45,12 @@ import { queryAll, queryIndex } from "./query";
 import {
   AMPHORA,
   amphoraAttributes,
-  CHILD_PREFIXES,
+  MEMBER,
+  POOL,
+  STRUCTURE_RANGES,
   TREE_KINDS,
+  claimSk,
+  memberRange,
   kindOfSk,
   LB_SK,
   LOADBALANCER,
@@ -109,7 +115,7 @@ export class DynamoStore implements LoadBalancerStore {
     return this.source(LOADBALANCER, project, async (id) => (await this.getLoadBalancer(id))?.record);
   }
 
-  async createLoadBalancer(lb: LoadBalancer, owner: string, executionArn: string, usage?: QuotaCharge): Promise<void> {
+  async createLoadBalancer(lb: LoadBalancer, owner: string, executionArn: string, usage: QuotaCharge | undefined, trail: FlowStart): Promise<void> {
     const item = {
       ...lb,
       pk: treePk(lb.id),
@@ -121,12 +127,13 @@ export class DynamoStore implements LoadBalancerStore {
       ...indexAttributes(LOADBALANCER, lb, lb.provisioning_status),
     };
     const put = { TableName: this.table, Item: item, ConditionExpression: "attribute_not_exists(pk)" };
+    const items: TransactItem[] = [{ Put: put }, { Put: { TableName: this.table, Item: trailItem(lb.id, trail) } }];
     const charge = usageUpdate(this.table, usage);
     if (!charge) {
-      await this.doc.send(new PutCommand(put));
+      await retryConflicts(() => this.doc.send(new TransactWriteCommand({ TransactItems: items })));
       return;
     }
-    await this.transactWithUsage([{ Put: put }], 1, usage!, charge);
+    await this.transactWithUsage(items, 1, usage!, charge);
   }
 
   /**
@@ -155,7 +162,10 @@ export class DynamoStore implements LoadBalancerStore {
   }
 
   async lock(id: string, req: LockRequest): Promise<Versioned<LoadBalancer>> {
-    if (req.usage) return this.lockWith(id, req, []);
+    if (req.usage || req.trail) {
+      await this.lockWith(id, req, []);
+      return (await this.getLoadBalancer(id))!;
+    }
     try {
       const out = await retryConflicts(() =>
         this.doc.send(new UpdateCommand({ ...this.lockUpdate(id, req), ReturnValues: "ALL_NEW", ReturnValuesOnConditionCheckFailure: "ALL_OLD" })),
@@ -238,9 +248,73 @@ export class DynamoStore implements LoadBalancerStore {
     }
   }
 
-  async hasChildren(id: string): Promise<boolean> {
-    const items = await this.partition(id);
-    return items.some((i) => CHILD_PREFIXES.some((p) => String(i.sk).startsWith(p)) && i.provisioning_status !== DELETED);
+  async readParts(lbId: string, parts: TreeParts): Promise<{ lb: Versioned<LoadBalancer> | undefined; items: TreeItem[] }> {
+    // The LB first: whatever changes after this read takes the lock and moves its version.
+    const lbItem = await this.getItem(treePk(lbId), LB_SK);
+    if (!lbItem) return { lb: undefined, items: [] };
+    const pk = treePk(lbId);
+    const reads: Promise<Item[]>[] = [];
+    if (parts.structure) {
+      for (const r of STRUCTURE_RANGES) {
+        reads.push(
+          queryAll(this.doc, {
+            TableName: this.table,
+            KeyConditionExpression: "pk = :pk AND sk BETWEEN :from AND :to",
+            ExpressionAttributeValues: { ":pk": pk, ":from": r.from, ":to": r.to },
+            ConsistentRead: true,
+          }),
+        );
+      }
+    }
+    const keys = [
+      ...(parts.structure ? [] : (parts.pools ?? []).map((p) => ({ pk, sk: childSk(POOL, p) }))),
+      ...(parts.members ?? []).map((m) => ({ pk, sk: childSk(MEMBER, m.id, m.pool_id) })),
+      ...(parts.claims ?? []).map((c) => ({ pk, sk: claimSk(c.pool_id, c.address, c.protocol_port) })),
+    ];
+    if (keys.length) reads.push(this.getItems(keys));
+    if (parts.poolMembers) for (const p of parts.pools ?? []) reads.push(this.partition(lbId, memberRange(p)));
+    const read = (await Promise.all(reads)).flat();
+    // A claim names the member holding the address; that member is read (it may be DELETED: then the claim is free).
+    const claimed = read.filter((i) => String(i.sk).startsWith("MEMBERADDR#"));
+    const holders = claimed.length
+      ? await this.getItems(claimed.map((c) => ({ pk, sk: childSk(MEMBER, String(c.member_id), String(c.pool_id)) })))
+      : [];
+    const items: TreeItem[] = [];
+    const seen = new Set<string>();
+    for (const item of [...read, ...holders]) {
+      const k = kindOfSk(String(item.sk));
+      if (!k || seen.has(String(item.sk))) continue;
+      seen.add(String(item.sk));
+      items.push({ kind: k.kind, record: toRecord<TreeRecord>(item) });
+    }
+    return { lb: versioned<LoadBalancer>(lbItem), items };
+  }
+
+  async memberIds(lbId: string, poolId: string): Promise<string[]> {
+    const items = await queryAll(this.doc, {
+      TableName: this.table,
+      KeyConditionExpression: "pk = :pk AND begins_with(sk, :p)",
+      ExpressionAttributeValues: { ":pk": treePk(lbId), ":p": memberRange(poolId), ":deleted": DELETED },
+      FilterExpression: "#ps <> :deleted",
+      ProjectionExpression: "id",
+      ExpressionAttributeNames: { "#ps": "provisioning_status" },
+      ConsistentRead: true,
+    });
+    return items.map((i) => String(i.id));
+  }
+
+  /** Items by key (consistent), 100 a BatchGetItem; what DynamoDB leaves unprocessed is asked again. */
+  private async getItems(keys: { pk: string; sk: string }[]): Promise<Item[]> {
+    const out: Item[] = [];
+    for (let i = 0; i < keys.length; i += 100) {
+      let ask: Record<string, unknown>[] = keys.slice(i, i + 100);
+      while (ask.length) {
+        const res = await this.doc.send(new BatchGetCommand({ RequestItems: { [this.table]: { Keys: ask, ConsistentRead: true } } }));
+        out.push(...((res.Responses?.[this.table] ?? []) as Item[]));
+        ask = (res.UnprocessedKeys?.[this.table]?.Keys ?? []) as Record<string, unknown>[];
+      }
+    }
+    return out;
   }
 
   async tree(lbId: string): Promise<{ lb: Versioned<LoadBalancer> | undefined; items: TreeItem[] }> {
@@ -269,13 +343,15 @@ export class DynamoStore implements LoadBalancerStore {
     return this.source(k, project, async (id) => (await this.getChild(kind, id))?.record as { id: string; created_at: string } | undefined);
   }
 
-  async lockWith(id: string, req: LockRequest, writes: ChildWrite[]): Promise<Versioned<LoadBalancer>> {
+  async lockWith(id: string, req: LockRequest, writes: ChildWrite[]): Promise<void> {
     const lockUpdate = this.lockUpdate(id, req);
+    // The flow trail's start goes with the lock: one transaction, no write of its own.
+    const trail: TransactItem[] = req.trail ? [{ Put: { TableName: this.table, Item: trailItem(id, req.trail) } }] : [];
     const items = writes.flatMap((w) => this.writeItems(id, w));
     const charge = usageUpdate(this.table, req.usage);
-    const first = items.slice(0, MAX_TRANSACTION - (charge ? 2 : 1));
+    const first = items.slice(0, MAX_TRANSACTION - (charge ? 2 : 1) - trail.length);
     try {
-      const head: TransactItem[] = [{ Update: lockUpdate }, ...first];
+      const head: TransactItem[] = [{ Update: lockUpdate }, ...trail, ...first];
       if (charge) await this.transactWithUsage(head, 1, req.usage!, charge);
       else await retryConflicts(() => this.doc.send(new TransactWriteCommand({ TransactItems: head })));
     } catch (e) {
@@ -286,7 +362,6 @@ export class DynamoStore implements LoadBalancerStore {
       throw e;
     }
     await this.applyItems(id, req.owner, items.slice(first.length));
-    return (await this.getLoadBalancer(id))!;
   }
 
   async applyAsOwner(lbId: string, owner: string, writes: ChildWrite[]): Promise<void> {
@@ -311,7 +386,12 @@ export class DynamoStore implements LoadBalancerStore {
     if (!k) throw new Error(`unknown kind ${w.kind}`);
     if ("put" in w) {
       const rec = w.put;
-      const key = { pk: treePk(lbId), sk: childSk(k, rec.id) };
+      const key = { pk: treePk(lbId), sk: childSk(k, rec.id, rec.pool_id as string | undefined) };
+      // A member claims its (address, port) in its pool, taking over any claim of a DELETED member.
+      const claim: TransactItem[] =
+        k === MEMBER
+          ? [{ Put: { TableName: this.table, Item: { pk: key.pk, sk: claimSk(String(rec.pool_id), String(rec.address), Number(rec.protocol_port)), kind: "claim", member_id: rec.id, pool_id: rec.pool_id } } }]
+          : [];
       return [
         {
           Put: {
@@ -321,6 +401,7 @@ export class DynamoStore implements LoadBalancerStore {
           },
         },
         { Put: { TableName: this.table, Item: { ...pointerKey(rec.id), kind: k.kind, ref_pk: key.pk, ref_sk: key.sk } } },
+        ...claim,
       ];
     }
     const status = w.set[k.statusField];
@@ -330,7 +411,7 @@ export class DynamoStore implements LoadBalancerStore {
       {
         Update: {
           TableName: this.table,
-          Key: { pk: treePk(lbId), sk: childSk(k, w.id) },
+          Key: { pk: treePk(lbId), sk: childSk(k, w.id, w.pool_id) },
           ...update,
           ConditionExpression: "attribute_exists(pk)",
         },
@@ -561,26 +642,16 @@ export class DynamoStore implements LoadBalancerStore {
   // with the LB.
 
   async recordFlowStart(lbId: string, start: FlowStart): Promise<void> {
-    const item = {
-      pk: treePk(lbId),
-      sk: `${FLOW_PREFIX}${start.startedAt}#${start.execution}`,
-      kind: "flow",
-      flow: start.flow,
-      execution: start.execution,
-      execution_arn: start.executionArn,
-      started_at: start.startedAt,
-      outcome: "RUNNING",
-      subject: start.subject,
-    };
-    await this.doc.send(new PutCommand({ TableName: this.table, Item: item }));
-    // Prune: the newest entries stay, older ones go (usually none, or the one that fell off the end).
-    const max = this.opts.flowTrailMax ?? FLOW_TRAIL_MAX;
-    const keys = await this.flowKeys(lbId);
-    for (const key of keys.slice(max)) await this.doc.send(new DeleteCommand({ TableName: this.table, Key: { pk: key.pk, sk: key.sk } }));
+    await this.doc.send(new PutCommand({ TableName: this.table, Item: trailItem(lbId, start) }));
   }
 
   async recordFlowEnd(lbId: string, execution: string, end: FlowEnd): Promise<FlowEnded | undefined> {
-    const key = (await this.flowKeys(lbId)).find((k) => k.execution === execution);
+    const keys = await this.flowKeys(lbId);
+    // Prune here, in the flow, off the request path: the newest entries stay, older ones go.
+    for (const old of keys.slice(this.opts.flowTrailMax ?? FLOW_TRAIL_MAX)) {
+      if (old.execution !== execution) await this.doc.send(new DeleteCommand({ TableName: this.table, Key: { pk: old.pk, sk: old.sk } }));
+    }
+    const key = keys.find((k) => k.execution === execution);
     let written: FlowEnded | undefined;
     if (key) {
       const update = updateExpression({
@@ -781,6 +852,21 @@ export class DynamoStore implements LoadBalancerStore {
       throw e;
     }
   }
+}
+
+/** A flow-trail start entry: `~FLOW#<started_at>#<execution>` in the LB's partition, RUNNING. */
+export function trailItem(lbId: string, start: FlowStart): Item {
+  return {
+    pk: treePk(lbId),
+    sk: `${FLOW_PREFIX}${start.startedAt}#${start.execution}`,
+    kind: "flow",
+    flow: start.flow,
+    execution: start.execution,
+    execution_arn: start.executionArn,
+    started_at: start.startedAt,
+    outcome: "RUNNING",
+    subject: start.subject,
+  };
 }
 
 function versioned<T>(item: Item): Versioned<T> {

@@ -40,7 +40,7 @@ const lb = (over: Partial<LoadBalancer> = {}): LoadBalancer => ({
 
 async function activeLb(over: Partial<LoadBalancer> = {}) {
   const rec = lb(over);
-  await store.createLoadBalancer(rec, `create-${rec.id}`, "arn:x");
+  await store.createLoadBalancer(rec, `create-${rec.id}`, "arn:x", undefined, { flow: "loadbalancer-create", execution: `create-${rec.id}`, executionArn: "arn:x", startedAt: new Date().toISOString(), subject: [] });
   await store.updateLoadBalancer(rec.id, `create-${rec.id}`, { provisioning_status: ACTIVE }, true);
   return rec;
 }

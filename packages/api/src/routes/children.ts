@@ -17,17 +17,17 @@ export function childRoutes<T extends TreeRecord, Post, Put>(res: ChildResource<
     )
     .post("/", async (c) => {
       const body = parseRoot(res.argument, d.root, res.post, await jsonBody(c));
-      const { record, tree } = await createChild(withLog(c), c.get("ctx"), res, body, c.req.param());
-      return showResponse(c, d, record, 201, tree);
+      const { record } = await createChild(withLog(c), c.get("ctx"), res, body, c.req.param());
+      return showResponse(c, d, record, 201);
     })
     .get("/:id", async (c) => {
-      const { record, tree } = await showChild(deps, c.get("ctx"), res, c.req.param("id"), c.req.param());
-      return showResponse(c, d, record, 200, tree);
+      const { record } = await showChild(deps, c.get("ctx"), res, c.req.param("id"), c.req.param());
+      return showResponse(c, d, record, 200);
     })
     .put("/:id", async (c) => {
       const body = parseRoot(res.argument, d.root, res.put, await jsonBody(c));
-      const { record, tree } = await updateChild(withLog(c), c.get("ctx"), res, c.req.param("id"), body, c.req.param());
-      return showResponse(c, d, record, 200, tree);
+      const { record } = await updateChild(withLog(c), c.get("ctx"), res, c.req.param("id"), body, c.req.param());
+      return showResponse(c, d, record, 200);
     })
     .delete("/:id", async (c) => {
       await deleteChild(withLog(c), c.get("ctx"), res, c.req.param("id"), c.req.param());

@@ -21,8 +21,8 @@ export function l7RuleRoutes(deps: ApiDeps) {
     // wsme's messages quote.
     app.put("/:id", async (c) => {
       const body = parseRoot("l7rule_", "rule", l7RuleResource.put, await jsonBody(c));
-      const { record, tree } = await updateChild({ ...deps, log: c.get("log") }, c.get("ctx"), l7RuleResource, c.req.param("id"), body, c.req.param());
-      return showResponse(c, l7RuleResource.descriptor, record, 200, tree);
+      const { record } = await updateChild({ ...deps, log: c.get("log") }, c.get("ctx"), l7RuleResource, c.req.param("id"), body, c.req.param());
+      return showResponse(c, l7RuleResource.descriptor, record);
     });
   });
 }

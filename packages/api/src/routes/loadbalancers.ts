@@ -8,13 +8,12 @@ import {
   deleteLoadBalancer,
   failoverLoadBalancer,
   getFlowTrail,
-  getLoadBalancerTree,
+  getLoadBalancer,
   listLoadBalancerResponses,
   loadBalancerResource as r,
   loadBalancerStats,
   loadBalancerStatus,
   parseRoot,
-  Tree,
   updateLoadBalancer,
 } from "@ottava/core";
 import type { ApiDeps } from "../deps";
@@ -31,14 +30,13 @@ export function loadBalancerRoutes(deps: ApiDeps) {
       return c.json({ loadbalancer: { ...r.toResponse(lb), ...fullGraphResponse(lb, graph) } }, 201);
     })
     .get("/:id", async (c) => {
-      const { tree } = await getLoadBalancerTree(deps, c.get("ctx"), c.req.param("id"));
-      return showResponse(c, r, tree.lb, 200, tree);
+      return showResponse(c, r, await getLoadBalancer(deps, c.get("ctx"), c.req.param("id")));
     })
     .put("/:id", async (c) => {
       const body = parseRoot("load_balancer", r.root, LoadBalancerPut, await jsonBody(c));
       const lb = await updateLoadBalancer({ ...deps, log: c.get("log") }, c.get("ctx"), c.req.param("id"), body);
-      // The answer lists the LB's listeners and pools, as Octavia's does.
-      return showResponse(c, r, lb, 200, new Tree(lb, (await deps.store.tree(lb.id)).items));
+      // The answer lists the LB's listeners and pools (carried on it), as Octavia's does.
+      return showResponse(c, r, lb);
     })
     .delete("/:id", async (c) => {
       await deleteLoadBalancer({ ...deps, log: c.get("log") }, c.get("ctx"), c.req.param("id"), truthy(c.req.query("cascade")));

@@ -1,7 +1,22 @@
-// Tasks of the cross-pool member batch update flow (flows/member-cross-pool.ts). The change set is
-// read from its chunks (store.getChangeSetChunk), never from the flow's input.
-import { ACTIVE, AMPHORA_ALLOCATED, DELETED, ERROR, chunkWrites, failedFlowEnd, recordFlowEnd, type ChangeSetChunk, type ChildWrite, type TreeRecord } from "@ottava/core";
-import { finishChange } from "./changes";
+// Tasks of the cross-pool member batch update flow (flows/member-cross-pool.ts). The member changes
+// are read from the change set's chunks (store.getChangeSetChunk), never from the flow's input, and
+// each task reads only the members a chunk names, never the tree.
+import {
+  ACTIVE,
+  AMPHORA_ALLOCATED,
+  DELETED,
+  ERROR,
+  chunkWrites,
+  failedFlowEnd,
+  recordFlowEnd,
+  type ChangeRef,
+  type ChangeSet,
+  type ChangeSetChunk,
+  type ChildWrite,
+  type MemberChange,
+  type TreeRecord,
+} from "@ottava/core";
+import { failureWrites, finishChange } from "./changes";
 import { ignoreLockLost, servedTree, type TaskContext, type TaskHandler } from "./context";
 
 async function chunkOf(ctx: TaskContext, lbId: string, owner: string, n: number): Promise<ChangeSetChunk> {
@@ -11,10 +26,23 @@ async function chunkOf(ctx: TaskContext, lbId: string, owner: string, n: number)
 }
 
 const chunkCount = (input: Record<string, unknown>) => Number(input.chunks ?? 0);
+const idOf = (c: MemberChange) => (c.op === "create" ? c.put.id : c.id);
+const poolOf = (c: MemberChange) => (c.op === "create" ? c.put.pool_id : c.pool_id);
 
-async function membersById(ctx: TaskContext, lbId: string): Promise<Map<string, TreeRecord>> {
-  const { items } = await ctx.store.tree(lbId);
+/** The members a chunk names, as stored now (absent: not created, or purged). */
+async function membersOf(ctx: TaskContext, lbId: string, changes: MemberChange[]): Promise<Map<string, TreeRecord>> {
+  const { items } = await ctx.store.readParts(lbId, { members: changes.map((c) => ({ pool_id: poolOf(c), id: idOf(c) })) });
   return new Map(items.filter((i) => i.kind === "member").map((i) => [i.record.id, i.record]));
+}
+
+/** Every chunk's changes (a chunk that cannot be read counts as none: the failure path must go on). */
+async function allChanges(ctx: TaskContext, input: Record<string, unknown> & { lbId: string; owner: string }): Promise<MemberChange[]> {
+  const out: MemberChange[] = [];
+  for (let n = 0; n < chunkCount(input); n++) {
+    const chunk = (await ctx.store.getChangeSetChunk(input.lbId, input.owner, n).catch(() => undefined)) as ChangeSetChunk | undefined;
+    out.push(...(chunk?.changes ?? []));
+  }
+  return out;
 }
 
 /** The chunk numbers the Map iterates: [0..n-1]. */
@@ -25,17 +53,27 @@ export const applyMemberChunk: TaskHandler = async (input, ctx) => {
   const { lbId, owner } = input;
   const n = Number(input.chunk);
   const chunk = await chunkOf(ctx, lbId, owner, n);
-  const existing = await membersById(ctx, lbId);
+  const existing = await membersOf(ctx, lbId, chunk.changes.filter((c) => c.op === "create"));
   const writes = chunkWrites(chunk).filter((w) => !("put" in w) || !existing.has(w.put.id));
   await ctx.store.applyAsOwner(lbId, owner, writes);
   ctx.log.info("member chunk applied", { lbId, execution: owner, chunk: n, members: writes.length });
   return null;
 };
 
-/** Success: the change set goes, then the usual finish (PENDING_* → ACTIVE/DELETED, LB ACTIVE, lock released). */
+/**
+ * Success: the change set goes, then the usual finish, with the chunks' members in the change set
+ * (PENDING_* → ACTIVE, or DELETED), the pools and listeners the lock marked with them.
+ */
 export const finishCrossPoolChange: TaskHandler = async (input, ctx) => {
+  const members: ChangeRef[] = (await allChanges(ctx, input)).map((c) => ({
+    kind: "member",
+    id: idOf(c),
+    pool_id: poolOf(c),
+    done: { provisioning_status: c.op === "delete" ? DELETED : ACTIVE },
+  }));
+  const changes = input.changes as ChangeSet;
   await ctx.store.deleteChangeSet(input.lbId, input.owner);
-  return finishChange(input, ctx);
+  return finishChange({ ...input, changes: { ...changes, refs: [...changes.refs, ...members] } }, ctx);
 };
 
 /**
@@ -45,17 +83,18 @@ export const finishCrossPoolChange: TaskHandler = async (input, ctx) => {
  */
 export const restoreCrossPoolMembers: TaskHandler = async (input, ctx) => {
   const { lbId, owner } = input;
-  const members = await membersById(ctx, lbId);
   for (let n = 0; n < chunkCount(input); n++) {
     const chunk = await chunkOf(ctx, lbId, owner, n);
+    const members = await membersOf(ctx, lbId, chunk.changes);
     const writes: ChildWrite[] = [];
     for (const c of chunk.changes) {
-      const id = c.op === "create" ? c.put.id : c.id;
+      const id = idOf(c);
       const now = members.get(id);
       if (!now || now.provisioning_status === DELETED) continue;
-      if (c.op === "create") writes.push({ kind: "member", id, set: { provisioning_status: DELETED, deleted_by: owner } });
-      else if (c.op === "update") writes.push({ kind: "member", id, set: { ...c.before, provisioning_status: ACTIVE } });
-      else writes.push({ kind: "member", id, set: { provisioning_status: ACTIVE } });
+      const at = { kind: "member", id, pool_id: poolOf(c) };
+      if (c.op === "create") writes.push({ ...at, set: { provisioning_status: DELETED, deleted_by: owner } });
+      else if (c.op === "update") writes.push({ ...at, set: { ...c.before, provisioning_status: ACTIVE } });
+      else writes.push({ ...at, set: { provisioning_status: ACTIVE } });
     }
     await ctx.store.applyAsOwner(lbId, owner, writes);
   }
@@ -67,38 +106,29 @@ export const restoreCrossPoolMembers: TaskHandler = async (input, ctx) => {
 };
 
 /**
- * The failure handler: everything left in PENDING_* goes back to ACTIVE and the LB is released
- * ACTIVE; only if the restore failed ($.revertError) do the members the request touched go to ERROR.
+ * The failure handler: the pools and listeners the lock marked go back to ACTIVE and the LB is
+ * released ACTIVE; only if the restore failed ($.revertError) do the members the request touched go
+ * to ERROR (those that exist).
  */
 export const failCrossPoolChange: TaskHandler = async (input, ctx) => {
   const { lbId, owner } = input;
   const restoreFailed = input.revertError !== undefined;
-  const touched = new Set<string>();
+  const changes = await allChanges(ctx, input);
+  const members = await membersOf(ctx, lbId, changes);
+  const writes = await failureWrites(ctx, lbId, input.changes as ChangeSet, []);
   if (restoreFailed) {
-    for (let n = 0; n < chunkCount(input); n++) {
-      const chunk = (await ctx.store.getChangeSetChunk(lbId, owner, n).catch(() => undefined)) as ChangeSetChunk | undefined;
-      for (const c of chunk?.changes ?? []) touched.add(c.op === "create" ? c.put.id : c.id);
+    for (const c of changes) {
+      const now = members.get(idOf(c));
+      if (now && now.provisioning_status !== DELETED) writes.push({ kind: "member", id: idOf(c), pool_id: poolOf(c), set: { provisioning_status: ERROR } });
     }
-  }
-  const { lb, items } = await ctx.store.tree(lbId);
-  const writes: ChildWrite[] = [];
-  for (const { kind, record } of items) {
-    if (kind === "amphora") continue;
-    const s = String(record.provisioning_status);
-    if (s === DELETED) continue;
-    if (kind === "member" && touched.has(record.id)) writes.push({ kind, id: record.id, set: { provisioning_status: ERROR } });
-    else if (s.startsWith("PENDING_")) writes.push({ kind, id: record.id, set: { provisioning_status: ACTIVE } });
   }
   // The request charged its new members; those it never created, or the restore removed, go back.
-  const members = new Map(items.filter((i) => i.kind === "member").map((i) => [i.record.id, i.record]));
   let unused = 0;
-  for (let n = 0; n < chunkCount(input); n++) {
-    const chunk = (await ctx.store.getChangeSetChunk(lbId, owner, n).catch(() => undefined)) as ChangeSetChunk | undefined;
-    for (const c of chunk?.changes ?? []) {
-      const now = c.op === "create" ? members.get(c.put.id) : undefined;
-      if (c.op === "create" && (!now || (now.provisioning_status === DELETED && now.deleted_by === owner))) unused++;
-    }
+  for (const c of changes) {
+    const now = c.op === "create" ? members.get(c.put.id) : undefined;
+    if (c.op === "create" && (!now || (now.provisioning_status === DELETED && now.deleted_by === owner))) unused++;
   }
+  const lb = await ctx.store.getLoadBalancer(lbId);
   const project = String(lb?.record.project_id);
   const end = failedFlowEnd(input);
   if (restoreFailed) end.reason = "the restore of the members failed too";

@@ -71,6 +71,8 @@ export type HealthKind = "loadbalancer" | "listener" | "pool" | "member";
 export interface OperatingStatusChange {
   kind: HealthKind;
   id: string;
+  /** A member's pool (members are stored under it). */
+  pool_id?: string;
   from: string;
   to: string;
 }

@@ -125,9 +125,9 @@ export function updateHealth(health: HeartbeatMessage, view: HealthView, opts: H
     });
   }
 
-  const change = (kind: HealthKind, id: string, from: string, to: string | undefined) => {
+  const change = (kind: HealthKind, id: string, from: string, to: string | undefined, pool?: string) => {
     // _update_status: compared without case.
-    if (to !== undefined && to !== from && to.toLowerCase() !== String(from).toLowerCase()) statuses.push({ kind, id, from, to });
+    if (to !== undefined && to !== from && to.toLowerCase() !== String(from).toLowerCase()) statuses.push({ kind, id, from, to, ...(pool ? { pool_id: pool } : {}) });
   };
 
   // We got a heartbeat so lb is healthy until proven otherwise.
@@ -171,7 +171,7 @@ export function updateHealth(health: HeartbeatMessage, view: HealthView, opts: H
       else if (status === HB_RESTARTING) {
         // keepalived is restarting: keep the previous status until a non-transitional one.
       } else warnings.push({ message: "Member reported an unknown status", fields: { memberId: m.id, status } });
-      change("member", m.id, m.operating_status, memberStatus);
+      change("member", m.id, m.operating_status, memberStatus, m.pool_id);
     }
     change("pool", poolId, dbStatus, poolStatus);
   };

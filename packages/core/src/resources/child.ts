@@ -3,7 +3,7 @@
 // shows and lists all of them under the LB's lock.
 import type { z } from "zod";
 import type { RequestContext } from "../policy";
-import type { TreeItem, TreeRecord } from "../ports";
+import type { TreeItem, TreeParts, TreeRecord } from "../ports";
 import type { LoadBalancer } from "./loadbalancer";
 import type { ResourceDescriptor } from "./descriptor";
 import type { TlsLookup, TlsRefRequest } from "./tls-refs";
@@ -80,6 +80,13 @@ export interface ChildResource<T extends TreeRecord = TreeRecord, Post = unknown
   cascade?(record: T, tree: Tree): ChildRef[];
   /** Refuses a delete that Octavia refuses (400/409 Fault). */
   checkDelete?(record: T, tree: Tree): void;
+  /**
+   * What its rules read of the tree besides the LB (ports.ts TreeParts); by default the structure,
+   * every object but members and amphorae. A member reads its pool alone.
+   */
+  reads?(op: { action: "create"; body: Post; params: Record<string, string> } | { action: "update" | "delete"; record: T }): TreeParts;
+  /** Pools deleted with all their members (read by their key range when its flow ends, not at the lock). */
+  emptiesPools?(record: T): string[];
   /** Extra writes a create/update/delete makes to other objects (e.g. a pool becoming a listener's default pool). */
   sideEffects?(action: "create" | "update" | "delete", record: T, tree: Tree): { kind: string; id: string; set: Record<string, unknown> }[];
   /** For nested collections (members of a pool, rules of a policy): the path parameter and the record field it filters on. */

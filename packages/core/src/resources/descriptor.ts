@@ -1,6 +1,5 @@
 // What the generic API machinery (lookup, lists, faults) needs to know of a resource.
 import { MODEL_VALUES } from "../query";
-import type { Tree } from "./child";
 
 export interface ResourceDescriptor<T> {
   /** Storage kind, also the prefix of its keys. */
@@ -22,10 +21,10 @@ export interface ResourceDescriptor<T> {
   /** The data-model attributes among `filters`' values that the response does not carry under that name. */
   model?(item: T, response: Record<string, unknown>): Record<string, unknown>;
   /**
-   * The public representation, field for field as Octavia answers it. Objects of a load balancer's
-   * tree get the tree, for their relations (a pool's members, a listener's L7 policies, ...).
+   * The public representation, field for field as Octavia answers it. What it shows of an object's
+   * children comes from the object's own record (relations.ts), so no tree is read to answer it.
    */
-  toResponse(item: T, tree?: Tree): Record<string, unknown>;
+  toResponse(item: T): Record<string, unknown>;
 }
 
 /** Octavia answers times as naive UTC ISO 8601 to the second: "2024-05-01T12:34:56". */
@@ -38,7 +37,7 @@ export const octaviaFilters = (same: readonly string[], translated: Record<strin
 });
 
 /** A listed object: its response, carrying its data-model values for the list's filters. */
-export function listItem<T>(d: ResourceDescriptor<T>, item: T, tree?: Tree): Record<string, unknown> {
-  const response = d.toResponse(item, tree);
+export function listItem<T>(d: ResourceDescriptor<T>, item: T): Record<string, unknown> {
+  const response = d.toResponse(item);
   return Object.assign(response, { [MODEL_VALUES]: d.model?.(item, response) ?? {} });
 }

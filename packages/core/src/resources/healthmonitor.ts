@@ -23,7 +23,8 @@ import type { TreeRecord } from "../ports";
 import { body, bool, integer, str, tags, uuid } from "../validation";
 import type { ChildRef, ChildResource, Tree } from "./child";
 import { apiTime, octaviaFilters, type ResourceDescriptor } from "./descriptor";
-import { poolListenerIds, wsmeEnum } from "./pool";
+import { wsmeEnum } from "./pool";
+import { poolListenerIds } from "./relations";
 
 const HTTP_TYPES = ["HTTP", "HTTPS"];
 const UDP_SCTP = ["UDP", "SCTP"];

@@ -24,6 +24,7 @@ import type { TreeRecord } from "../ports";
 import { bool, integer, pythonInt, str, tags, uuid } from "../validation";
 import type { ChildRef, ChildResource, Tree } from "./child";
 import { apiTime, octaviaFilters, type ResourceDescriptor } from "./descriptor";
+import { byCreation, policiesOf as listenerPolicies } from "./relations";
 import {
   boolConversion,
   checkInlineL7Rule,
@@ -135,9 +136,12 @@ export type L7Policy = TreeRecord & {
   created_at: string;
   updated_at: string | null;
   [INLINE_RULES]?: L7Rule[];
+  /** Its rules' ids, oldest first (relations.ts). */
+  rule_ids?: string[];
 };
 
-const byCreation = (a: TreeRecord, b: TreeRecord) => (`${a.created_at}#${a.id}` < `${b.created_at}#${b.id}` ? -1 : 1);
+const policiesOf = (tree: Tree, listenerId: string, except?: string) => listenerPolicies<L7Policy>(tree, listenerId, except);
+
 
 export const l7PolicyDescriptor: ResourceDescriptor<L7Policy> = {
   kind: "l7policy",
@@ -155,8 +159,7 @@ export const l7PolicyDescriptor: ResourceDescriptor<L7Policy> = {
     { admin_state_up: "enabled" },
   ),
   model: (p) => ({ enabled: p.admin_state_up }),
-  toResponse: (p, tree) => {
-    const rules = [...(tree?.of<L7Rule>("l7rule").filter((r) => r.l7policy_id === p.id) ?? []), ...(p[INLINE_RULES] ?? [])];
+  toResponse: (p) => {
     return {
       id: p.id,
       name: p.name ?? "",
@@ -172,7 +175,7 @@ export const l7PolicyDescriptor: ResourceDescriptor<L7Policy> = {
       redirect_url: p.redirect_url,
       redirect_prefix: p.redirect_prefix,
       position: p.position,
-      rules: rules.sort(byCreation).map((r) => ({ id: r.id })),
+      rules: (p.rule_ids ?? []).map((id) => ({ id })),
       created_at: apiTime(p.created_at),
       updated_at: apiTime(p.updated_at),
       tags: p.tags,
@@ -253,13 +256,6 @@ function checkRedirectPool(tree: Tree, listener: TreeRecord, poolId: string): vo
 
 // ---- positions (the listener's ordering list, as L7PolicyRepository keeps it) ----------------------
 
-/** A listener's policies in order of position (then creation, should two ever share one). */
-function policiesOf(tree: Tree, listenerId: string, except?: string): L7Policy[] {
-  return tree
-    .of<L7Policy>("l7policy")
-    .filter((p) => p.listener_id === listenerId && p.id !== except)
-    .sort((a, b) => a.position - b.position || byCreation(a, b));
-}
 
 /** Writes giving `ordered` the positions 1..n, for the policies whose position changes. */
 function renumber(ordered: L7Policy[], except?: string) {

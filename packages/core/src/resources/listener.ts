@@ -179,6 +179,8 @@ export interface ListenerStats {
 /** A listener as stored: its response fields but the derived `loadbalancers` and `l7policies`. */
 export type Listener = TreeRecord & {
   id: string;
+  /** Carried (relations.ts): its L7 policies, in order of position. */
+  l7policy_ids?: string[];
   project_id: string;
   loadbalancer_id: string;
   name: string | null;
@@ -222,13 +224,6 @@ export type Listener = TreeRecord & {
 /** ListenerRepository._find_next_peer_port: one above the highest of the LB's listeners, the first 1025. */
 const nextPeerPort = (tree: Tree) => Math.max(HAPROXY_BASE_PEER_PORT - 1, ...tree.of<Listener>("listener").map((l) => l.peer_port ?? 0)) + 1;
 
-/** The L7 policies of a listener, in their order. */
-const l7policiesOf = (tree: Tree, listenerId: string) =>
-  tree
-    .of<{ id: string; listener_id?: string; position?: number }>("l7policy")
-    .filter((p) => p.listener_id === listenerId)
-    .sort((a, b) => (a.position ?? 0) - (b.position ?? 0));
-
 export const listenerDescriptor: ResourceDescriptor<Listener> = {
   kind: "listener",
   displayName: "Listener",
@@ -259,7 +254,7 @@ export const listenerDescriptor: ResourceDescriptor<Listener> = {
     client_crl_container_id: l.client_crl_container_ref,
     peer_port: l.peer_port ?? null,
   }),
-  toResponse: (l, tree) => ({
+  toResponse: (l) => ({
     id: l.id,
     name: l.name ?? "",
     description: l.description ?? "",
@@ -273,7 +268,7 @@ export const listenerDescriptor: ResourceDescriptor<Listener> = {
     sni_container_refs: l.sni_container_refs,
     project_id: l.project_id,
     default_pool_id: l.default_pool_id,
-    l7policies: tree ? l7policiesOf(tree, l.id).map((p) => ({ id: p.id })) : [],
+    l7policies: (l.l7policy_ids ?? []).map((id) => ({ id })),
     insert_headers: l.insert_headers ?? {},
     created_at: apiTime(l.created_at),
     updated_at: apiTime(l.updated_at),

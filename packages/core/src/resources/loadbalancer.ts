@@ -67,6 +67,9 @@ export interface AdditionalVip {
 /** A load balancer as the domain knows it. */
 export interface LoadBalancer {
   id: string;
+  /** Carried (relations.ts): its listeners and pools. */
+  listener_ids?: string[];
+  pool_ids?: string[];
   project_id: string;
   name: string | null;
   description: string | null;
@@ -121,7 +124,7 @@ export const loadBalancerResource: ResourceDescriptor<LoadBalancer> = {
     "vip.subnet_id": r.vip_subnet_id,
     "vip.vnic_type": r.vip_vnic_type,
   }),
-  toResponse: (lb, tree) => ({
+  toResponse: (lb) => ({
     id: lb.id,
     name: lb.name ?? "",
     description: lb.description ?? "",
@@ -139,8 +142,8 @@ export const loadBalancerResource: ResourceDescriptor<LoadBalancer> = {
     vip_sg_ids: lb.vip_sg_ids ?? [],
     vip_qos_policy_id: lb.vip_qos_policy_id,
     additional_vips: lb.additional_vips.map((v) => ({ subnet_id: v.subnet_id, ip_address: v.ip_address, port_id: v.port_id })),
-    listeners: (tree?.of("listener") ?? []).map((l) => ({ id: l.id })),
-    pools: (tree?.of("pool") ?? []).map((p) => ({ id: p.id })),
+    listeners: (lb.listener_ids ?? []).map((id) => ({ id })),
+    pools: (lb.pool_ids ?? []).map((id) => ({ id })),
     provider: lb.provider,
     flavor_id: lb.flavor_id,
     tags: lb.tags,

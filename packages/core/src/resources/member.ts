@@ -162,25 +162,18 @@ function exploded(ip: string): string {
 export const duplicateMember = (address: string, port: number) =>
   new Fault(409, `Another member on this pool is already using ip ${address} on protocol_port ${port}`);
 
-/** The listeners that use a pool (Octavia's Pool.listeners): by default, or by an enabled L7 policy with rules. */
-function poolListeners(tree: Tree, poolId: string): ChildRef[] {
-  const ids = new Set(tree.of("listener").filter((l) => l.default_pool_id === poolId).map((l) => l.id));
-  for (const p of tree.of("l7policy")) {
-    const ruled = tree.of("l7rule").some((r) => r.l7policy_id === p.id);
-    if (p.redirect_pool_id === poolId && p.admin_state_up === true && ruled) ids.add(String(p.listener_id));
-  }
-  return [...ids].filter((id) => tree.get("listener", id)).map((id) => ({ kind: "listener", id }));
-}
+/** The listeners that use a pool (Octavia's Pool.listeners), as the pool carries them (relations.ts). */
+const poolListeners = (pool: TreeRecord): string[] => (pool.listener_ids as string[] | undefined) ?? [];
 
 /** What a member change marks PENDING_UPDATE: its pool and the pool's listeners. */
-export const memberParents = (tree: Tree, poolId: string): ChildRef[] => [{ kind: "pool", id: poolId }, ...poolListeners(tree, poolId)];
+export const memberParents = (pool: TreeRecord): ChildRef[] => [{ kind: "pool", id: pool.id }, ...poolListeners(pool).map((id) => ({ kind: "listener", id }))];
 
 /**
  * The amphora driver's _validate_members: LVS (UDP, SCTP) pools cannot mix address families
  * between the VIPs and the members; checked only when the pool serves a listener, as there.
  */
 export function checkMemberAddressFamilies(tree: Tree, pool: TreeRecord, addresses: string[]): void {
-  if (!LVS_PROTOCOLS.includes(String(pool.protocol)) || poolListeners(tree, pool.id).length === 0) return;
+  if (!LVS_PROTOCOLS.includes(String(pool.protocol)) || poolListeners(pool).length === 0) return;
   const vips = [tree.lb.vip_address, ...tree.lb.additional_vips.map((v) => v.ip_address)];
   const hasV6 = vips.some((v) => v.includes(":"));
   const hasV4 = vips.some((v) => !v.includes(":"));
@@ -216,7 +209,7 @@ export function memberVnicType(requestSriov: boolean, flavor: Readonly<Record<st
  * `vnicType` is memberVnicType's answer for its request_sriov.
  */
 export function newMember(b: MemberPost, tree: Tree, pool: TreeRecord, id: string, now: string, vnicType: string): Member {
-  const monitored = tree.of("healthmonitor").some((h) => h.pool_id === pool.id);
+  const monitored = Boolean(pool.healthmonitor_id);
   return {
     id,
     project_id: tree.lb.project_id,
@@ -250,6 +243,11 @@ export const memberResource: ChildResource<Member, MemberPost, MemberPut> = {
   scope: { param: "pool_id", field: "pool_id", parentKind: "pool" },
   parentOf: (_body, params) => ({ kind: "pool", id: params.pool_id ?? "" }),
   readsFlavor: (b) => b.request_sriov,
+  // Its pool (which carries its listeners and monitor), and the live member holding its address and port, if any.
+  reads: (op) =>
+    op.action === "create"
+      ? { pools: [op.params.pool_id ?? ""], claims: [{ pool_id: op.params.pool_id ?? "", address: op.body.address, protocol_port: op.body.protocol_port }] }
+      : { pools: [op.record.pool_id], members: [{ pool_id: op.record.pool_id, id: op.record.id }] },
   create({ body: b, tree, id, now, params, flavor }) {
     const poolId = params.pool_id ?? "";
     // In Octavia's order: reserved address, SR-IOV allowed by the flavor, pool then LB mutable,
@@ -278,6 +276,6 @@ export const memberResource: ChildResource<Member, MemberPost, MemberPut> = {
     if (b.tags !== undefined && b.tags !== null) set.tags = b.tags;
     return set;
   },
-  parents: (record, tree) => memberParents(tree, record.pool_id),
+  parents: (record, tree) => memberParents(tree.get("pool", record.pool_id) ?? { id: record.pool_id }),
   checkDelete: (record, tree) => void mutableMemberPool(tree, record.pool_id),
 };

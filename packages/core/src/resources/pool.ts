@@ -26,6 +26,7 @@ import { body, bool, integer, ipAddress, str, tags, uuid } from "../validation";
 import type { ChildRef, ChildResource, Tree } from "./child";
 import { checkClientCaAndCrl, checkTlsRefs, TlsLookup } from "./tls-refs";
 import { apiTime, octaviaFilters, type ResourceDescriptor } from "./descriptor";
+import { poolListenerIds } from "./relations";
 
 const UDP_SCTP = ["UDP", "SCTP"];
 
@@ -130,23 +131,15 @@ export type Pool = TreeRecord & {
   operating_status: string;
   created_at: string;
   updated_at: string | null;
-  /**
-   * The listener named by the create (listener_id), whose default pool this pool became. Only read
-   * while the pool is PENDING_CREATE: the create's answer is built from the tree read before the
-   * listener's default_pool_id was set.
-   */
+  /** The listener named by the create (listener_id), whose default pool this pool became. */
   create_listener_id: string | null;
+  /** Carried (relations.ts): the listeners using it, its health monitor. */
+  listener_ids?: string[];
+  healthmonitor_id?: string | null;
+  /** Its members' ids: read by their key range with the pool, never stored on it. */
+  member_ids?: string[];
 };
 
-/** Octavia's Pool.listeners: the listeners using the pool as default pool or through an enabled L7 policy with rules. */
-export function poolListenerIds(tree: Tree, poolId: string): string[] {
-  const ids = new Set(tree.of("listener").filter((l) => l.default_pool_id === poolId).map((l) => l.id));
-  for (const p of tree.of("l7policy")) {
-    if (p.redirect_pool_id !== poolId || p.admin_state_up !== true) continue;
-    if (tree.of("l7rule").some((r) => r.l7policy_id === p.id)) ids.add(String(p.listener_id));
-  }
-  return [...ids].filter((id) => tree.get("listener", id));
-}
 
 const idOnly = (id: string) => ({ id });
 
@@ -176,11 +169,7 @@ export const poolDescriptor: ResourceDescriptor<Pool> = {
     crl_container_id: r.crl_container_ref,
     "health_monitor.id": r.healthmonitor_id,
   }),
-  toResponse: (p, tree) => {
-    const listeners = tree ? poolListenerIds(tree, p.id) : [];
-    if (p.provisioning_status === PENDING_CREATE && p.create_listener_id && !listeners.includes(p.create_listener_id)) {
-      listeners.push(p.create_listener_id);
-    }
+  toResponse: (p) => {
     const sp = p.session_persistence;
     return {
       id: p.id,
@@ -200,11 +189,11 @@ export const poolDescriptor: ResourceDescriptor<Pool> = {
       project_id: p.project_id,
       tenant_id: p.project_id,
       loadbalancers: [idOnly(p.loadbalancer_id)],
-      listeners: listeners.map(idOnly),
+      listeners: (p.listener_ids ?? []).map(idOnly),
       created_at: apiTime(p.created_at),
       updated_at: apiTime(p.updated_at),
-      healthmonitor_id: tree?.of("healthmonitor").find((h) => h.pool_id === p.id)?.id ?? null,
-      members: (tree?.of("member") ?? []).filter((m) => m.pool_id === p.id).map((m) => idOnly(m.id)),
+      healthmonitor_id: p.healthmonitor_id ?? null,
+      members: (p.member_ids ?? []).map(idOnly),
       tags: p.tags,
       tls_container_ref: p.tls_container_ref,
       ca_tls_container_ref: p.ca_tls_container_ref,
@@ -456,11 +445,12 @@ export const poolResource: ChildResource<Pool, PoolPost, PoolPut> = {
       .map((id): ChildRef => ({ kind: "listener", id }));
   },
 
-  /** Octavia deletes the pool's members and health monitor with it (cascade="delete"). */
-  cascade: (record, tree) => [
-    ...tree.of("member").filter((m) => m.pool_id === record.id).map((m) => ({ kind: "member", id: m.id })),
-    ...tree.of("healthmonitor").filter((h) => h.pool_id === record.id).map((h) => ({ kind: "healthmonitor", id: h.id })),
-  ],
+  /**
+   * Octavia deletes the pool's health monitor and members with it (cascade="delete"). The members
+   * are not marked at the lock, as Octavia's API leaves them: its flow deletes them when it ends.
+   */
+  cascade: (record, tree) => tree.of("healthmonitor").filter((h) => h.pool_id === record.id).map((h) => ({ kind: "healthmonitor", id: h.id })),
+  emptiesPools: (record) => [record.id],
 
   /** A pool an L7 policy redirects to cannot be deleted; a listener's default pool can. */
   checkDelete(record, tree) {

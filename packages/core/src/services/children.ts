@@ -1,14 +1,17 @@
 // One mechanism for every object of a load balancer's tree: create, update and delete take the LB's
 // lock in the same transaction that writes the object (and marks its parents PENDING_UPDATE), then
-// start the object's flow; show and list read it with its tree. Per-resource rules come from the
-// ChildResource descriptors in ../resources.
+// start the object's flow; show and list read the object alone (what it shows of its children is
+// carried on it, resources/relations.ts). Per-resource rules come from the ChildResource descriptors
+// in ../resources.
 import { randomUUID } from "node:crypto";
 import { ACTIVE, DELETED, OFFLINE, PENDING_CREATE, PENDING_DELETE, PENDING_UPDATE } from "../constants";
 import { Fault, immutable, notFound } from "../faults";
 import { authorize, listScope, type RequestContext } from "../policy";
-import { LockConflict, QuotaExceeded, type ChildWrite, type QuotaDelta, type TreeRecord } from "../ports";
+import { LockConflict, QuotaExceeded, type ChildWrite, type QuotaDelta, type TreeParts, type TreeRecord } from "../ports";
 import type { ItemSource } from "../query";
 import { Tree, type ChildRef, type ChildResource } from "../resources/child";
+import { applied, relationWrites } from "../resources/relations";
+import { changeSetOf } from "./change-set";
 import { listItem } from "../resources/descriptor";
 import { resolveTlsRefs } from "../resources/tls-refs";
 import { startOrGiveBack, type LockDeps } from "./lock";
@@ -50,11 +53,22 @@ export async function flavorMetadata(deps: LockDeps, flavorId: string | null | u
   }
 }
 
+/** The LB's whole tree (the LB first), 404 if the LB is unknown or DELETED: what the status tree shows. */
 export async function readTree(deps: LockDeps, lbId: string) {
   const { lb, items } = await deps.store.tree(lbId);
   if (!lb || lb.record.provisioning_status === DELETED) throw notFound("Load Balancer", lbId);
   return { versioned: lb, tree: new Tree(lb.record, items) };
 }
+
+/** The LB and the parts of its tree a change reads (404 if the LB is unknown or DELETED). */
+async function readParts(deps: LockDeps, lbId: string, parts: TreeParts) {
+  const { lb, items } = await deps.store.readParts(lbId, parts);
+  if (!lb || lb.record.provisioning_status === DELETED) throw notFound("Load Balancer", lbId);
+  return { versioned: lb, tree: new Tree(lb.record, items) };
+}
+
+/** What most rules read: the structure (every object but members and amphorae). */
+const STRUCTURE: TreeParts = { structure: true };
 
 export interface Change {
   flow: string;
@@ -62,24 +76,39 @@ export interface Change {
   writes: ChildWrite[];
   /** The quota it charges, when not just its puts (`delta`), and the net increase checked against the limits (`check`). */
   quota?: { delta?: QuotaDelta; check?: QuotaDelta };
+  /** Pools deleted with all their members (which the flow deletes when it ends). */
+  emptied?: string[];
 }
 
 /**
- * Reads the tree, lets `decide` validate against it and name the writes, takes the LB's lock with
- * them in one transaction and starts the flow. If the LB changed between read and write, decides again.
+ * Reads what the rules need (`parts`), lets `decide` validate against it and name the writes, takes
+ * the LB's lock with them in one transaction and starts the flow. If the LB changed between read and
+ * write, decides again. When the structure was read, the carried fields (relations.ts) its writes
+ * change go in the same transaction, and the flow learns which objects it finishes (change-set.ts).
  * `decide` may read what the tree does not hold (the LB's flavor metadata): the lock's version check
  * still covers the tree it decided on.
  */
-export async function lockedChange(deps: LockDeps, lbId: string, decide: (tree: Tree) => Change | Promise<Change>): Promise<Tree> {
+export async function lockedChange(deps: LockDeps, lbId: string, parts: TreeParts, decide: (tree: Tree) => Change | Promise<Change>): Promise<Tree> {
   for (let attempt = 1; ; attempt++) {
-    const { versioned, tree } = await readTree(deps, lbId);
+    const { versioned, tree } = await readParts(deps, lbId, parts);
     const change = await decide(tree);
     if (versioned.record.provisioning_status !== ACTIVE) throw immutable("Load Balancer", lbId);
     const owner = `${change.flow}-${lbId}-v${versioned.version + 1}`;
     const executionArn = deps.engine.executionArn(change.flow, owner);
     const usage = await charge(deps.quotaLimits, tree.lb.project_id, change.quota?.delta ?? createdBy(change.writes), change.quota?.check);
+    const structure = parts.structure === true;
+    let writes = mergeWrites(change.writes);
+    const rel = structure ? relationWrites(applied(tree, writes)) : { writes: [], lb: {} };
+    writes = withCarried(writes, rel.writes);
+    const after = applied(tree, writes, rel.lb);
+    const changes = changeSetOf(writes, after, structure, change.emptied);
+    const started = { flow: change.flow, execution: owner, executionArn, startedAt: new Date().toISOString(), subject: [change.subject] };
     try {
-      await deps.store.lockWith(lbId, { from: [ACTIVE], to: PENDING_UPDATE, owner, executionArn, expectVersion: versioned.version, usage }, mergeWrites(change.writes));
+      await deps.store.lockWith(
+        lbId,
+        { from: [ACTIVE], to: PENDING_UPDATE, owner, executionArn, expectVersion: versioned.version, usage, set: rel.lb, trail: started },
+        writes,
+      );
     } catch (e) {
       if (e instanceof QuotaExceeded) throw quotaFault(e);
       if (!(e instanceof LockConflict) || attempt >= ATTEMPTS || e.current?.record.provisioning_status !== ACTIVE) {
@@ -93,18 +122,32 @@ export async function lockedChange(deps: LockDeps, lbId: string, decide: (tree: 
     }
     const undo = async () => {
       // Undo the object writes too: a created object goes, updated ones are restored.
-      await deps.store.applyAsOwner(lbId, owner, undoWrites(change.writes, tree));
+      await deps.store.applyAsOwner(lbId, owner, undoWrites(writes, tree));
     };
-    await startOrGiveBack(deps, change.flow, owner, { lbId, owner, subject: [change.subject] }, { provisioning_status: ACTIVE }, undo, usage);
+    const restore = { provisioning_status: ACTIVE, ...Object.fromEntries(Object.keys(rel.lb).map((k) => [k, (tree.lb as unknown as Record<string, unknown>)[k] ?? null])) };
+    await startOrGiveBack(deps, change.flow, owner, { lbId, owner, subject: [change.subject], changes }, restore, undo, usage, started);
     deps.log.info("flow started", { lbId, flow: change.flow, execution: owner, executionArn, subject: change.subject });
-    return tree;
+    return after;
   }
+}
+
+/** Carried-field writes folded into the change's own: into a new object's put, or its one update. */
+function withCarried(writes: ChildWrite[], carried: ChildWrite[]): ChildWrite[] {
+  const out = writes.map((w) => ("put" in w ? { kind: w.kind, put: { ...w.put } } : w));
+  const extra: ChildWrite[] = [];
+  for (const c of carried) {
+    if (!("set" in c)) continue;
+    const put = out.find((w): w is Extract<ChildWrite, { put: unknown }> => "put" in w && w.kind === c.kind && w.put.id === c.id);
+    if (put) Object.assign(put.put, c.set);
+    else extra.push(c);
+  }
+  return mergeWrites([...out, ...extra]);
 }
 
 /** One write per object (a transaction may not touch an item twice): later fields win. */
 export function mergeWrites(writes: ChildWrite[]): ChildWrite[] {
   const out: ChildWrite[] = [];
-  const sets = new Map<string, { kind: string; id: string; set: Record<string, unknown> }>();
+  const sets = new Map<string, Extract<ChildWrite, { set: unknown }>>();
   for (const w of writes) {
     if ("put" in w) {
       out.push(w);
@@ -114,7 +157,7 @@ export function mergeWrites(writes: ChildWrite[]): ChildWrite[] {
     const seen = sets.get(key);
     if (seen) Object.assign(seen.set, w.set);
     else {
-      const copy = { kind: w.kind, id: w.id, set: { ...w.set } };
+      const copy = { ...w, set: { ...w.set } };
       sets.set(key, copy);
       out.push(copy);
     }
@@ -124,11 +167,14 @@ export function mergeWrites(writes: ChildWrite[]): ChildWrite[] {
 
 function undoWrites(writes: ChildWrite[], tree: Tree): ChildWrite[] {
   return writes.map((w) => {
-    if ("put" in w) return { kind: w.kind, id: w.put.id, set: { provisioning_status: DELETED } };
+    if ("put" in w) return { kind: w.kind, id: w.put.id, set: { provisioning_status: DELETED }, ...memberPool(w.kind, w.put) };
     const before = tree.get(w.kind, w.id) ?? {};
-    return { kind: w.kind, id: w.id, set: Object.fromEntries(Object.keys(w.set).map((k) => [k, (before as Record<string, unknown>)[k] ?? null])) };
+    return { ...w, set: Object.fromEntries(Object.keys(w.set).map((k) => [k, (before as Record<string, unknown>)[k] ?? null])) };
   });
 }
+
+/** A member's write names its pool (members are stored under it). */
+export const memberPool = (kind: string, record: Record<string, unknown>) => (kind === "member" ? { pool_id: String(record.pool_id) } : {});
 
 const pendingParents = (refs: ChildRef[]): ChildWrite[] => refs.map((r) => ({ kind: r.kind, id: r.id, set: { provisioning_status: PENDING_UPDATE } }));
 
@@ -138,16 +184,16 @@ export async function createChild<T extends TreeRecord, Post>(
   res: ChildResource<T, Post>,
   body: Post,
   params: Record<string, string> = {},
-): Promise<{ record: T; tree: Tree }> {
+): Promise<{ record: T }> {
   const kind = res.descriptor.kind;
   const lbId = await lbOf(deps, res.parentOf(body, params));
   const id = randomUUID();
-  let record!: T;
-  const tree = await lockedChange(deps, lbId, async (tree) => {
+  const parts = res.reads?.({ action: "create", body, params }) ?? STRUCTURE;
+  const after = await lockedChange(deps, lbId, parts, async (tree) => {
     authorize(ctx, `os_load-balancer_api:${kind}:post`, tree.lb.project_id);
     const flavor = res.readsFlavor?.(body) ? await flavorMetadata(deps, tree.lb.flavor_id) : {};
     const certs = await resolveTlsRefs(deps.certificates, tree.lb.project_id, res.tlsRefs?.({ action: "create", body }));
-    record = res.create({ body, tree, ctx, id, now: new Date().toISOString(), params, flavor, certs });
+    let record = res.create({ body, tree, ctx, id, now: new Date().toISOString(), params, flavor, certs });
     record = {
       ...record,
       project_id: tree.lb.project_id,
@@ -165,7 +211,7 @@ export async function createChild<T extends TreeRecord, Post>(
       ],
     };
   });
-  return { record, tree: new Tree(tree.lb, [...tree.items, { kind, record }]) };
+  return { record: await withMembers(deps, kind, lbId, after.get<T>(kind, id)!) };
 }
 
 async function existing<T extends TreeRecord>(deps: LockDeps, res: ChildResource<T>, id: string, params: Record<string, string>) {
@@ -183,24 +229,23 @@ export async function updateChild<T extends TreeRecord, Put>(
   id: string,
   body: Put,
   params: Record<string, string> = {},
-): Promise<{ record: T; tree: Tree }> {
+): Promise<{ record: T }> {
   const kind = res.descriptor.kind;
-  const { lbId } = await existing(deps, res, id, params);
-  let updated!: T;
-  const tree = await lockedChange(deps, lbId, async (tree) => {
+  const { lbId, record: found } = await existing(deps, res, id, params);
+  const after = await lockedChange(deps, lbId, res.reads?.({ action: "update", record: found }) ?? STRUCTURE, async (tree) => {
     const record = tree.get<T>(kind, id);
     if (!record) throw notFound(res.descriptor.displayName, id);
     authorize(ctx, `os_load-balancer_api:${kind}:put`, tree.lb.project_id);
     const certs = await resolveTlsRefs(deps.certificates, tree.lb.project_id, res.tlsRefs?.({ action: "update", body, record }));
     const set = { ...res.update({ body, record, tree, ctx, certs }), provisioning_status: PENDING_UPDATE };
-    updated = { ...record, ...set };
+    const updated = { ...record, ...set };
     return {
       flow: `${kind}-update`,
       subject: { kind, id },
-      writes: [{ kind, id, set }, ...pendingParents(res.parents(updated, tree)), ...(res.sideEffects?.("update", updated, tree) ?? [])],
+      writes: [{ kind, id, set, ...memberPool(kind, record) }, ...pendingParents(res.parents(updated, tree)), ...(res.sideEffects?.("update", updated, tree) ?? [])],
     };
   });
-  return { record: updated, tree };
+  return { record: await withMembers(deps, kind, lbId, after.get<T>(kind, id)!) };
 }
 
 export async function deleteChild<T extends TreeRecord>(
@@ -211,8 +256,8 @@ export async function deleteChild<T extends TreeRecord>(
   params: Record<string, string> = {},
 ): Promise<void> {
   const kind = res.descriptor.kind;
-  const { lbId } = await existing(deps, res, id, params);
-  await lockedChange(deps, lbId, (tree) => {
+  const { lbId, record: found } = await existing(deps, res, id, params);
+  await lockedChange(deps, lbId, res.reads?.({ action: "delete", record: found }) ?? STRUCTURE, (tree) => {
     const record = tree.get<T>(kind, id);
     if (!record) throw notFound(res.descriptor.displayName, id);
     authorize(ctx, `os_load-balancer_api:${kind}:delete`, tree.lb.project_id);
@@ -222,10 +267,11 @@ export async function deleteChild<T extends TreeRecord>(
       flow: `${kind}-delete`,
       subject: { kind, id },
       writes: [
-        ...gone.map((r) => ({ kind: r.kind, id: r.id, set: { provisioning_status: PENDING_DELETE } })),
+        ...gone.map((r) => ({ kind: r.kind, id: r.id, set: { provisioning_status: PENDING_DELETE }, ...memberPool(r.kind, tree.get(r.kind, r.id) ?? {}) })),
         ...pendingParents(res.parents(record, tree).filter((p) => !gone.some((g) => g.kind === p.kind && g.id === p.id))),
         ...(res.sideEffects?.("delete", record, tree) ?? []),
       ],
+      emptied: res.emptiesPools?.(record) ?? [],
     };
   });
 }
@@ -236,18 +282,21 @@ export async function showChild<T extends TreeRecord>(
   res: ChildResource<T>,
   id: string,
   params: Record<string, string> = {},
-): Promise<{ record: T; tree: Tree }> {
-  const { lbId } = await existing(deps, res, id, params);
-  const { tree } = await readTree(deps, lbId);
-  authorize(ctx, `os_load-balancer_api:${res.descriptor.kind}:get_one`, tree.lb.project_id);
-  const record = tree.get<T>(res.descriptor.kind, id);
-  if (!record) throw notFound(res.descriptor.displayName, id);
-  return { record, tree };
+): Promise<{ record: T }> {
+  const { lbId, record } = await existing(deps, res, id, params);
+  authorize(ctx, `os_load-balancer_api:${res.descriptor.kind}:get_one`, String(record.project_id));
+  return { record: await withMembers(deps, res.descriptor.kind, lbId, record) };
+}
+
+/** A pool as answered: with its members' ids, read by their key range (never stored on the pool). */
+async function withMembers<T extends TreeRecord>(deps: LockDeps, kind: string, lbId: string, record: T): Promise<T> {
+  return kind === "pool" ? { ...record, member_ids: await deps.store.memberIds(lbId, record.id) } : record;
 }
 
 /**
- * The objects of a kind as responses, in storage order. A nested collection (a pool's members) is
- * read from its LB's tree; the others from the project or admin index. Each LB tree is read once.
+ * The objects of a kind as responses, in storage order: each answered from its own item (relations
+ * are carried on it), a pool with its members' key range. A nested collection (a pool's members, a
+ * policy's rules) is read from its parent's part of the tree; the others from the project or admin index.
  */
 export async function childSource<T extends TreeRecord>(
   deps: LockDeps,
@@ -257,16 +306,13 @@ export async function childSource<T extends TreeRecord>(
   params: Record<string, string> = {},
 ): Promise<ItemSource> {
   const kind = res.descriptor.kind;
-  const trees = new Map<string, Promise<Tree | undefined>>();
-  const treeOf = (lbId: string) => {
-    if (!trees.has(lbId)) trees.set(lbId, readTree(deps, lbId).then((t) => t.tree, () => undefined));
-    return trees.get(lbId)!;
-  };
   if (res.scope) {
     const parentId = params[res.scope.param]!;
     const lbId = await lbOf(deps, { kind: res.scope.parentKind, id: parentId });
-    const tree = await treeOf(lbId);
-    if (!tree) throw notFound(displayName(res.scope.parentKind), parentId);
+    const parts: TreeParts = kind === "member" ? { pools: [parentId], poolMembers: true } : STRUCTURE;
+    const { tree } = await readParts(deps, lbId, parts).catch((e: unknown) => {
+      throw e instanceof Fault && e.status === 404 ? notFound(displayName(res.scope!.parentKind), parentId) : e;
+    });
     authorize(ctx, `os_load-balancer_api:${kind}:get_all`, tree.lb.project_id);
     const items = tree
       .of<T>(kind)
@@ -279,15 +325,14 @@ export async function childSource<T extends TreeRecord>(
         start = list.findIndex((r) => r.id === after) + 1;
         if (start === 0) throw new Fault(400, `Supplied pagination marker '${after}' is not valid.`);
       }
-      for (const r of list.slice(start)) yield listItem(res.descriptor, r, tree);
+      for (const r of list.slice(start)) yield listItem(res.descriptor, r);
     };
   }
   const source = deps.store.children(kind, listScope(ctx, kind, projectFilter));
   return async function* (order, after) {
     for await (const r of source(order, after)) {
       const rec = r as T;
-      const tree = await treeOf(String(rec.loadbalancer_id));
-      if (tree) yield listItem(res.descriptor, rec, tree);
+      yield listItem(res.descriptor, await withMembers(deps, kind, String(rec.loadbalancer_id), rec));
     }
   };
 }

@@ -1,6 +1,6 @@
 // The flow trail (an Ottava extension beyond Octavia): every flow run on a load balancer, with its
-// start, end, outcome, the ASL state that failed and its error. The start is recorded where every
-// locked flow starts (startOrGiveBack in ./lock.ts), the end by the flows' final tasks; the API reads
+// start, end, outcome, the ASL state that failed and its error. The start is written in the
+// transaction that takes the lock (LockRequest.trail), the end by the flows' final tasks; the API reads
 // it at GET /v2/lbaas/loadbalancers/{id}/flows. Recording them also emits the flow metrics
 // (FlowsStarted, FlowsSucceeded, FlowsFailed, FlowDuration; dimension `flow`).
 import { DELETED } from "../constants";
@@ -31,14 +31,9 @@ export async function getFlowTrail(
   return { flows: await deps.store.flowTrail(lbId, limit) };
 }
 
-/** Records a flow's start (and counts it: FlowsStarted); never fails the caller (a trail that cannot be written is logged). */
-export async function recordFlowStart(deps: { store: LoadBalancerStore; log: Logger }, lbId: string, start: FlowStart): Promise<void> {
+/** Counts a flow's start; its trail entry was written in the transaction that took the lock. */
+export function flowStarted(start: FlowStart): void {
   metrics.count("FlowsStarted", 1, { flow: start.flow });
-  try {
-    await deps.store.recordFlowStart(lbId, start);
-  } catch (e) {
-    deps.log.warn("flow trail: start not recorded", { lbId, execution: start.execution, error: String(e) });
-  }
 }
 
 /**

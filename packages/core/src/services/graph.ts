@@ -125,21 +125,21 @@ export function buildGraph(
 export function fullGraphResponse(lb: LoadBalancer, items: TreeItem[]) {
   const tree = new Tree(lb, items);
   const of = (kind: string) => tree.of(kind);
-  const rules = (policyId: string) => of("l7rule").filter((r) => r.l7policy_id === policyId).map((r) => l7RuleResource.descriptor.toResponse(r as never, tree));
+  const rules = (policyId: string) => of("l7rule").filter((r) => r.l7policy_id === policyId).map((r) => l7RuleResource.descriptor.toResponse(r as never));
   const policies = (listenerId: string) =>
     of("l7policy")
       .filter((p) => p.listener_id === listenerId)
-      .map((p) => ({ ...l7PolicyResource.descriptor.toResponse(p as never, tree), rules: rules(p.id) }));
-  const members = (poolId: string) => of("member").filter((m) => m.pool_id === poolId).map((m) => memberResource.descriptor.toResponse(m as never, tree));
+      .map((p) => ({ ...l7PolicyResource.descriptor.toResponse(p as never), rules: rules(p.id) }));
+  const members = (poolId: string) => of("member").filter((m) => m.pool_id === poolId).map((m) => memberResource.descriptor.toResponse(m as never));
   const monitor = (poolId: string) => {
     const hm = of("healthmonitor").find((h) => h.pool_id === poolId);
-    return hm ? healthMonitorResource.descriptor.toResponse(hm as never, tree) : null;
+    return hm ? healthMonitorResource.descriptor.toResponse(hm as never) : null;
   };
   return {
     listeners: of("listener").map((l) => {
-      const { loadbalancers: _omit, ...full } = listenerResource.descriptor.toResponse(l as never, tree);
+      const { loadbalancers: _omit, ...full } = listenerResource.descriptor.toResponse(l as never);
       return { ...full, l7policies: policies(l.id) };
     }),
-    pools: of("pool").map((p) => ({ ...poolResource.descriptor.toResponse(p as never, tree), members: members(p.id), healthmonitor: monitor(p.id) })),
+    pools: of("pool").map((p) => ({ ...poolResource.descriptor.toResponse(p as never), members: members(p.id), healthmonitor: monitor(p.id) })),
   };
 }

@@ -24,6 +24,8 @@ import type { Config } from "../config";
 import type { LoadBalancer, LoadBalancerPost, LoadBalancerPut } from "../resources/loadbalancer";
 import { lockAndStart, startOrGiveBack, type LockDeps } from "./lock";
 import { readTree } from "./children";
+import { WHOLE_TREE } from "./change-set";
+import { withRelations } from "../resources/relations";
 import { buildGraph } from "./graph";
 import { graphTlsRefs, resolveTlsRefs } from "../resources/tls-refs";
 import type { ChildWrite, TreeItem, TreeRecord } from "../ports";
@@ -142,13 +144,18 @@ export async function createLoadBalancer(
     await deps.network.deallocateVip(lb);
     throw e;
   }
+  // What the LB and its objects show of their children is carried on them (relations.ts).
+  const carried = withRelations(new Tree(lb, graph));
+  const stored = carried.lb as unknown as LoadBalancer;
+  graph = carried.items;
   const owner = `create-${id}`;
   const flow = "loadbalancer-create";
+  const started = { flow, execution: owner, executionArn: deps.engine.executionArn(flow, owner), startedAt: new Date().toISOString(), subject: [{ kind: "loadbalancer", id }] };
   // The LB and everything in its graph are charged in the LB's own write (checked under keystone).
   const puts: ChildWrite[] = graph.map((i) => ({ kind: i.kind, put: i.record as TreeRecord & { project_id: string; created_at: string } }));
   const usage = await charge(deps.quotaLimits, projectId, addTo(createdBy(puts), "loadbalancer", 1));
   try {
-    await deps.store.createLoadBalancer(lb, owner, deps.engine.executionArn(flow, owner), usage);
+    await deps.store.createLoadBalancer(stored, owner, started.executionArn, usage, started);
   } catch (e) {
     await deps.network.deallocateVip(lb);
     throw quotaFault(e);
@@ -160,30 +167,24 @@ export async function createLoadBalancer(
     await deps.store.abandonLock(id, owner, restoreError);
     throw e;
   }
-  await startOrGiveBack(deps, flow, owner, { lbId: id, owner, subject: [{ kind: "loadbalancer", id }] }, restoreError);
+  await startOrGiveBack(deps, flow, owner, { lbId: id, owner, subject: started.subject, changes: WHOLE_TREE }, restoreError, undefined, undefined, started);
   deps.log.info("load balancer create accepted", { lbId: id, projectId, topology, execution: owner, objects: graph.length });
-  return { lb, graph };
+  return { lb: stored, graph };
 }
 
+/** One LB: its item alone (its listeners and pools are carried on it). */
 export async function getLoadBalancer(deps: LockDeps, ctx: RequestContext, id: string): Promise<LoadBalancer> {
-  return (await getLoadBalancerTree(deps, ctx, id)).tree.lb;
+  const read = await deps.store.getLoadBalancer(id);
+  if (!read || read.record.provisioning_status === DELETED) throw notFound("Load Balancer", id);
+  authorize(ctx, "os_load-balancer_api:loadbalancer:get_one", read.record.project_id);
+  return read.record;
 }
 
-/** An LB with its tree (one Query), for responses that show its listeners and pools. */
-export async function getLoadBalancerTree(deps: LockDeps, ctx: RequestContext, id: string): Promise<{ tree: Tree }> {
-  const { tree } = await readTree(deps, id);
-  authorize(ctx, "os_load-balancer_api:loadbalancer:get_one", tree.lb.project_id);
-  return { tree };
-}
-
-/** Lists LBs as responses, each with its listeners and pools (one tree Query per LB listed). */
+/** Lists LBs as responses: the index items alone, no read per LB listed. */
 export function listLoadBalancerResponses(deps: LockDeps, ctx: RequestContext, projectFilter: string | undefined): ItemSource {
   const source = deps.store.loadBalancers(listScope(ctx, "loadbalancer", projectFilter));
   return async function* (order, after) {
-    for await (const lb of source(order, after)) {
-      const { lb: current, items } = await deps.store.tree(String(lb.id));
-      if (current) yield listItem(loadBalancerResource, current.record, new Tree(current.record, items));
-    }
+    for await (const lb of source(order, after)) yield listItem(loadBalancerResource, lb as unknown as LoadBalancer);
   };
 }
 
@@ -224,10 +225,10 @@ export async function deleteLoadBalancer(deps: LockDeps, ctx: RequestContext, id
   const read = await deps.store.getLoadBalancer(id);
   if (!read || read.record.provisioning_status === DELETED) throw notFound("Load Balancer", id);
   authorize(ctx, "os_load-balancer_api:loadbalancer:delete", read.record.project_id);
-  if (!cascade && (await deps.store.hasChildren(id))) throw validation(`Cannot delete Load Balancer ${id} - it has children`);
+  if (!cascade && ((read.record.listener_ids?.length ?? 0) > 0 || (read.record.pool_ids?.length ?? 0) > 0)) throw validation(`Cannot delete Load Balancer ${id} - it has children`);
   await lockAndStart(
     deps,
-    { lbId: id, flow: "loadbalancer-delete", verb: "delete", from: [ACTIVE, ERROR], to: PENDING_DELETE, input: { cascade } },
+    { lbId: id, flow: "loadbalancer-delete", verb: "delete", from: [ACTIVE, ERROR], to: PENDING_DELETE, input: { cascade }, wholeTree: true },
     read,
   );
 }
@@ -240,7 +241,8 @@ export async function failoverLoadBalancer(deps: LockDeps, ctx: RequestContext, 
 
 /** GET .../status: the status tree, as Octavia's StatusResponse (pools under the listeners that use them). */
 export async function loadBalancerStatus(deps: LockDeps, ctx: RequestContext, id: string) {
-  const { tree } = await getLoadBalancerTree(deps, ctx, id);
+  const { tree } = await readTree(deps, id);
+  authorize(ctx, "os_load-balancer_api:loadbalancer:get_one", tree.lb.project_id);
   const lb = tree.lb;
   type R = Record<string, unknown> & { id: string };
   const name = (r: R) => (r.name as string | null) ?? "";

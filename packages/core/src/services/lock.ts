@@ -4,11 +4,12 @@
 import { DELETED } from "../constants";
 import { Fault, immutable, notFound } from "../faults";
 import type { Logger } from "../log";
-import { LockConflict, type LoadBalancerStore, type QuotaCharge, type Versioned, type WorkflowEngine } from "../ports";
+import { LockConflict, type FlowStart, type LoadBalancerStore, type QuotaCharge, type Versioned, type WorkflowEngine } from "../ports";
 import type { CertManager } from "../drivers";
 import type { LoadBalancer } from "../resources/loadbalancer";
 import type { QuotaLimits } from "./quota";
-import { recordFlowEnd, recordFlowStart, sanitizeCause } from "./flow-trail";
+import { flowStarted, recordFlowEnd, sanitizeCause } from "./flow-trail";
+import { LB_ONLY, WHOLE_TREE, type FlowChanges } from "./change-set";
 
 export interface LockDeps {
   store: LoadBalancerStore;
@@ -32,6 +33,8 @@ export interface LockedAction {
   prepare?: (lb: Versioned<LoadBalancer>) => Partial<LoadBalancer> | undefined;
   /** Extra flow input. */
   input?: Record<string, unknown>;
+  /** The flow finishes the LB's whole tree (a delete); otherwise the LB alone. */
+  wholeTree?: boolean;
 }
 
 const ATTEMPTS = 5;
@@ -47,9 +50,11 @@ export async function lockAndStart(deps: LockDeps, action: LockedAction, read?: 
     const set = action.prepare?.(current);
     const owner = executionName(action.verb, action.lbId, current.version + 1);
     const executionArn = deps.engine.executionArn(action.flow, owner);
+    const subject = [{ kind: "loadbalancer", id: action.lbId }];
+    const started: FlowStart = { flow: action.flow, execution: owner, executionArn, startedAt: new Date().toISOString(), subject };
     let locked: Versioned<LoadBalancer>;
     try {
-      locked = await deps.store.lock(action.lbId, { from: action.from, to: action.to, owner, executionArn, expectVersion: current.version, set });
+      locked = await deps.store.lock(action.lbId, { from: action.from, to: action.to, owner, executionArn, expectVersion: current.version, set, trail: started });
     } catch (e) {
       if (!(e instanceof LockConflict)) throw e;
       // Someone else wrote between our read and our write: decide again on what is there now.
@@ -59,8 +64,8 @@ export async function lockAndStart(deps: LockDeps, action: LockedAction, read?: 
     }
     const restore: Partial<LoadBalancer> = { provisioning_status: current.record.provisioning_status };
     for (const k of Object.keys(set ?? {}) as (keyof LoadBalancer)[]) (restore as Record<string, unknown>)[k] = current.record[k];
-    const subject = [{ kind: "loadbalancer", id: action.lbId }];
-    await startOrGiveBack(deps, action.flow, owner, { lbId: action.lbId, owner, subject, ...action.input }, restore);
+    const changes: FlowChanges = action.wholeTree ? WHOLE_TREE : LB_ONLY;
+    await startOrGiveBack(deps, action.flow, owner, { lbId: action.lbId, owner, subject, changes, ...action.input }, restore, undefined, undefined, started);
     deps.log.info("flow started", { lbId: action.lbId, flow: action.flow, execution: owner, executionArn });
     return locked;
   }
@@ -68,8 +73,8 @@ export async function lockAndStart(deps: LockDeps, action: LockedAction, read?: 
 
 /**
  * Starts the execution that owns a lock; if it cannot start, releases the lock, restoring `restore`
- * and giving back the quota `charged` with it. Every locked flow starts here, so this is where the
- * LB's flow trail records the start (before the start: a quick flow's end must find it).
+ * and giving back the quota `charged` with it. Every locked flow starts here. The LB's flow trail
+ * has the start already (`started`, written in the lock's transaction: a quick flow's end must find it).
  */
 export async function startOrGiveBack(
   deps: LockDeps,
@@ -77,12 +82,11 @@ export async function startOrGiveBack(
   owner: string,
   input: Record<string, unknown> & { lbId: string },
   restore: Partial<LoadBalancer>,
-  undo?: () => Promise<void>,
-  charged?: QuotaCharge,
+  undo: (() => Promise<void>) | undefined,
+  charged: QuotaCharge | undefined,
+  started: FlowStart,
 ): Promise<void> {
-  const subject = Array.isArray(input.subject) ? (input.subject as { kind: string; id: string }[]) : [{ kind: "loadbalancer", id: input.lbId }];
-  const executionArn = deps.engine.executionArn(flow, owner);
-  await recordFlowStart(deps, input.lbId, { flow, execution: owner, executionArn, startedAt: new Date().toISOString(), subject });
+  flowStarted(started);
   try {
     await deps.engine.start(flow, owner, input);
   } catch (e) {

@@ -40,7 +40,7 @@ export async function batchUpdateMembers(
 ): Promise<void> {
   const lbId = await lbOf(deps, { kind: "pool", id: poolId });
   try {
-    await lockedChange(deps, lbId, async (tree) => {
+    await lockedChange(deps, lbId, { pools: [poolId], poolMembers: true }, async (tree) => {
       // POST + PUT (+ DELETE) since this is all of create, update and delete.
       authorize(ctx, "os_load-balancer_api:member:post", tree.lb.project_id);
       authorize(ctx, "os_load-balancer_api:member:put", tree.lb.project_id);
@@ -54,7 +54,7 @@ export async function batchUpdateMembers(
       if (plan.created.length === 0 && plan.updated.length === 0 && plan.deleted.length === 0) throw new NothingToDo();
       const writes: ChildWrite[] = [
         ...poolMemberWrites(plan, additiveOnly),
-        ...memberParents(tree, poolId).map((p) => ({ kind: p.kind, id: p.id, set: { provisioning_status: PENDING_UPDATE } })),
+        ...memberParents(pool).map((p) => ({ kind: p.kind, id: p.id, set: { provisioning_status: PENDING_UPDATE } })),
       ];
       // Quota on the net increase, as Octavia checks it; the deleted members are given back when the flow ends.
       const net = plan.created.length - (additiveOnly ? 0 : plan.deleted.length);
@@ -128,8 +128,8 @@ export function planPoolMembers(
 export function poolMemberWrites(plan: PoolMemberPlan, additiveOnly: boolean): ChildWrite[] {
   return [
     ...plan.created.map((record) => ({ kind: "member", put: record })),
-    ...plan.updated.map(({ record, set }) => ({ kind: "member", id: record.id, set })),
-    ...(additiveOnly ? [] : plan.deleted.map((m) => ({ kind: "member", id: m.id, set: { provisioning_status: PENDING_DELETE } }))),
+    ...plan.updated.map(({ record, set }) => ({ kind: "member", id: record.id, pool_id: record.pool_id, set })),
+    ...(additiveOnly ? [] : plan.deleted.map((m) => ({ kind: "member", id: m.id, pool_id: m.pool_id, set: { provisioning_status: PENDING_DELETE } }))),
   ];
 }
 

@@ -29,8 +29,8 @@ export const CrossPoolMembersPut = z.array(CrossPoolMember, { error: "Value shou
 /** One member's change, with what restores it: `before` holds the previous values of the fields `set` writes. */
 export type MemberChange =
   | { op: "create"; put: Member }
-  | { op: "update"; id: string; set: Record<string, unknown>; before: Record<string, unknown> }
-  | { op: "delete"; id: string };
+  | { op: "update"; id: string; pool_id: string; set: Record<string, unknown>; before: Record<string, unknown> }
+  | { op: "delete"; id: string; pool_id: string };
 
 export interface ChangeSetChunk {
   changes: MemberChange[];
@@ -42,8 +42,8 @@ export function chunkWrites(chunk: ChangeSetChunk): ChildWrite[] {
     c.op === "create"
       ? { kind: "member", put: c.put }
       : c.op === "update"
-        ? { kind: "member", id: c.id, set: c.set }
-        : { kind: "member", id: c.id, set: { provisioning_status: PENDING_DELETE } },
+        ? { kind: "member", id: c.id, pool_id: c.pool_id, set: c.set }
+        : { kind: "member", id: c.id, pool_id: c.pool_id, set: { provisioning_status: PENDING_DELETE } },
   );
 }
 
@@ -92,7 +92,7 @@ export async function crossPoolUpdateMembers(deps: LockDeps, ctx: RequestContext
       return deps.engine.start(flow, name, { ...input, chunks: chunks.length });
     },
   };
-  await lockedChange({ ...deps, engine }, lbId, async (tree) => {
+  await lockedChange({ ...deps, engine }, lbId, { pools: poolIds, poolMembers: true }, async (tree) => {
     authorize(ctx, CROSS_POOL_POLICY, tree.lb.project_id);
     const pools = poolIds.map((id) => mutableMemberPool(tree, id));
     if (tree.lb.provisioning_status !== ACTIVE) throw immutable("Load Balancer", lbId);
@@ -107,12 +107,13 @@ export async function crossPoolUpdateMembers(deps: LockDeps, ctx: RequestContext
         ...plan.updated.map(({ record, set }): MemberChange => ({
           op: "update",
           id: record.id,
+          pool_id: record.pool_id,
           set,
           before: Object.fromEntries(Object.keys(set).map((k) => [k, (record as Record<string, unknown>)[k] ?? null])),
         })),
-        ...(additiveOnly ? [] : plan.deleted.map((m): MemberChange => ({ op: "delete", id: m.id }))),
+        ...(additiveOnly ? [] : plan.deleted.map((m): MemberChange => ({ op: "delete", id: m.id, pool_id: m.pool_id }))),
       );
-      for (const p of memberParents(tree, pool.id)) parents.set(`${p.kind}#${p.id}`, { kind: p.kind, id: p.id, set: { provisioning_status: PENDING_UPDATE } });
+      for (const p of memberParents(pool)) parents.set(`${p.kind}#${p.id}`, { kind: p.kind, id: p.id, set: { provisioning_status: PENDING_UPDATE } });
     }
     chunks = toChunks(changes);
     // Only the pools and their listeners are written with the lock; the flow applies the member
