@@ -1,11 +1,11 @@
 // Tasks of the cross-pool member batch update flow (flows/member-cross-pool.ts). The change set is
-// read from its chunks (store.getChangeSetChunk), never from the flow's input.
+// read from its chunks (changeSets.getChangeSetChunk), never from the flow's input.
 import { ACTIVE, AMPHORA_ALLOCATED, DELETED, ERROR, chunkWrites, failedFlowEnd, recordFlowEnd, type ChangeSetChunk, type ChildWrite, type TreeRecord } from "@ottava/core";
 import { finishChange } from "./changes";
 import { ignoreLockLost, servedTree, type TaskContext, type TaskHandler } from "./context";
 
 async function chunkOf(ctx: TaskContext, lbId: string, owner: string, n: number): Promise<ChangeSetChunk> {
-  const chunk = (await ctx.store.getChangeSetChunk(lbId, owner, n)) as ChangeSetChunk | undefined;
+  const chunk = (await ctx.changeSets.getChangeSetChunk(lbId, owner, n)) as ChangeSetChunk | undefined;
   if (!chunk) throw new Error(`change set chunk ${n} of ${owner} is missing`);
   return chunk;
 }
@@ -34,7 +34,7 @@ export const applyMemberChunk: TaskHandler = async (input, ctx) => {
 
 /** Success: the change set goes, then the usual finish (PENDING_* → ACTIVE/DELETED, LB ACTIVE, lock released). */
 export const finishCrossPoolChange: TaskHandler = async (input, ctx) => {
-  await ctx.store.deleteChangeSet(input.lbId, input.owner);
+  await ctx.changeSets.deleteChangeSet(input.lbId, input.owner);
   return finishChange(input, ctx);
 };
 
@@ -76,7 +76,7 @@ export const failCrossPoolChange: TaskHandler = async (input, ctx) => {
   const touched = new Set<string>();
   if (restoreFailed) {
     for (let n = 0; n < chunkCount(input); n++) {
-      const chunk = (await ctx.store.getChangeSetChunk(lbId, owner, n).catch(() => undefined)) as ChangeSetChunk | undefined;
+      const chunk = (await ctx.changeSets.getChangeSetChunk(lbId, owner, n).catch(() => undefined)) as ChangeSetChunk | undefined;
       for (const c of chunk?.changes ?? []) touched.add(c.op === "create" ? c.put.id : c.id);
     }
   }
@@ -93,7 +93,7 @@ export const failCrossPoolChange: TaskHandler = async (input, ctx) => {
   const members = new Map(items.filter((i) => i.kind === "member").map((i) => [i.record.id, i.record]));
   let unused = 0;
   for (let n = 0; n < chunkCount(input); n++) {
-    const chunk = (await ctx.store.getChangeSetChunk(lbId, owner, n).catch(() => undefined)) as ChangeSetChunk | undefined;
+    const chunk = (await ctx.changeSets.getChangeSetChunk(lbId, owner, n).catch(() => undefined)) as ChangeSetChunk | undefined;
     for (const c of chunk?.changes ?? []) {
       const now = c.op === "create" ? members.get(c.put.id) : undefined;
       if (c.op === "create" && (!now || (now.provisioning_status === DELETED && now.deleted_by === owner))) unused++;
@@ -105,7 +105,7 @@ export const failCrossPoolChange: TaskHandler = async (input, ctx) => {
   await recordFlowEnd(ctx, lbId, owner, end);
   await ignoreLockLost(ctx, `load balancer ${lbId}`, async () => {
     await ctx.store.applyAsOwner(lbId, owner, writes);
-    await ctx.store.deleteChangeSet(lbId, owner);
+    await ctx.changeSets.deleteChangeSet(lbId, owner);
     await ctx.store.updateLoadBalancer(lbId, owner, { provisioning_status: ACTIVE }, true, { project, delta: { member: -unused } });
   });
   const error = (input.revertError ?? input.error) as { Error?: string; Cause?: string } | undefined;
