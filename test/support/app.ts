@@ -4,18 +4,17 @@ import { createApp } from "@ottava/api";
 import { createLogger, relationWrites, Tree, type ChildWrite } from "@ottava/core";
 import { createTaskContext } from "@ottava/controller";
 import { LocalWorkflowEngine } from "../../packages/local/src/runner";
-import { createCatalog } from "@ottava/db";
 import { freshTable } from "./dynamo";
 
 export const PROJECT = "0a6e2c3c1b5d4e0f9a8b7c6d5e4f3a2b";
 export const SUBNET = "5e6b7c5a-0b7e-4a0e-9d36-1f5b2f3a6a11";
 
 export async function inProcessApp(env: Record<string, string> = {}) {
-  const { config, store } = await freshTable(env);
-  const tasks = createTaskContext(config, store);
+  const { config, ...stores } = await freshTable(env);
+  const tasks = createTaskContext(config, stores);
   const log = createLogger({ service: "test" }, "error");
   const engine = new LocalWorkflowEngine(tasks, log, config.flowConcurrency);
-  const app = createApp({ store, engine, network: tasks.drivers.network, certificates: tasks.drivers.certificates, config, log, catalog: createCatalog(config) });
+  const app = createApp({ ...stores, engine, network: tasks.drivers.network, certificates: tasks.drivers.certificates, config, log });
   const call = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
     const res = await app.request(path, {
       method,
@@ -27,7 +26,7 @@ export async function inProcessApp(env: Record<string, string> = {}) {
   };
   /** Waits for every flow started so far to end. */
   const settle = () => engine.drain();
-  return { app, store, engine, config, call, settle };
+  return { app, ...stores, engine, config, call, settle };
 }
 
 /** Octavia's fault body, as the tests expect it. */

@@ -86,7 +86,7 @@ function amphora(id: string, lbId: string): Amphora {
   };
 }
 
-/** A task context with the store calls these tasks make, a driver that keeps what it is given and a logger that keeps every line. */
+/** A task context with the store and health-manager configuration calls these tasks make, a driver that keeps what it is given and a logger that keeps every line. */
 function context(opts: { amphorae: Amphora[]; topologies: Record<string, string>; heartbeatKey?: string; fail?: (a: Amphora) => boolean }) {
   const pushed = new Map<string, string>();
   const lines: unknown[] = [];
@@ -106,13 +106,15 @@ function context(opts: { amphorae: Amphora[]; topologies: Record<string, string>
       const topology = opts.topologies[id];
       return topology ? { record: { id, topology } as LoadBalancer, version: 1, lockOwner: undefined } : undefined;
     },
+    amphorae: () => async function* () {
+      yield* opts.amphorae as never[];
+    },
+  };
+  const healthManagerConfig = {
     getHealthManagerConfig: async () => ({ controller_ip_port_list: ["192.0.2.10:5555", "[2001:db8::10]:5555"], generation: 3, refresh: { total: 0, done: 0, failed: 0 } }),
     recordAmphoraAgentGeneration: async (_lb: string, id: string, generation: number) => {
       recorded.push([id, generation]);
       return true;
-    },
-    amphorae: () => async function* () {
-      yield* opts.amphorae as never[];
     },
     addHealthManagerRefresh: async () => true,
   };
@@ -128,7 +130,7 @@ function context(opts: { amphorae: Amphora[]; topologies: Record<string, string>
     ...loadConfig({ OTTAVA_LOADBALANCER_TOPOLOGY: "ACTIVE_STANDBY", OTTAVA_HEARTBEAT_INTERVAL: "7", OTTAVA_AMPHORA_AGENT_PORT: "9444" }),
     heartbeatKey: opts.heartbeatKey ?? KEY,
   };
-  const ctx = { store, drivers, config, log } as unknown as TaskContext;
+  const ctx = { store, healthManagerConfig, drivers, config, log } as unknown as TaskContext;
   return { ctx, pushed, lines, lbReads, recorded };
 }
 

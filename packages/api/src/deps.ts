@@ -1,7 +1,10 @@
-// What the API needs: the ports (store, workflow engine, network driver, certificate manager, catalog), settings and a logger.
-import type { CatalogStore, LoadBalancerDeps } from "@ottava/core";
+// What the API needs: the ports (store, flow trail, catalog, change sets, health-manager configuration,
+// workflow engine, network driver, certificate manager), settings and a logger.
+import type { ChangeSetStore, HealthManagerConfigStore, LoadBalancerDeps } from "@ottava/core";
 
 export type ApiDeps = LoadBalancerDeps & {
-  /** Flavors, availability zones, their profiles and quotas: the objects outside any load balancer's tree. */
-  catalog: CatalogStore;
+  /** Where a cross-pool member update stores its change set for its flow. */
+  changeSets: ChangeSetStore;
+  /** The health-manager addresses admins change at /v2/octavia/healthmanager. */
+  healthManagerConfig: HealthManagerConfigStore;
 };

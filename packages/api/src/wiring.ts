@@ -1,20 +1,19 @@
 // The API's dependencies on AWS: DynamoDB, Step Functions, the no-op network driver.
 import { createLogger, loadConfig, type Config, type WorkflowEngine } from "@ottava/core";
 import { createDrivers } from "@ottava/amphora";
-import { StepFunctionsEngine, createStore } from "@ottava/controller";
-import { createCatalog } from "@ottava/db";
+import { StepFunctionsEngine } from "@ottava/controller";
+import { createStores } from "@ottava/db";
 import type { ApiDeps } from "./deps";
 
 export function createDeps(config: Config = loadConfig(), engine?: WorkflowEngine): ApiDeps {
   if (!engine && !config.stateMachineArnPrefix) throw new Error("OTTAVA_STATE_MACHINE_ARN_PREFIX is not set");
   const drivers = createDrivers(config);
   return {
-    store: createStore(config),
+    ...createStores(config),
     engine: engine ?? new StepFunctionsEngine(config.stateMachineArnPrefix!),
     network: drivers.network,
     certificates: drivers.certificates,
     config,
     log: createLogger({ service: "ottava-api" }, config.logLevel),
-    catalog: createCatalog(config),
   };
 }

@@ -182,7 +182,7 @@ describe("update", () => {
     // The change set is gone.
     const { items } = await t.store.tree(lbId);
     expect(items.some((i) => !["pool", "member", "amphora"].includes(i.kind))).toBe(false);
-    expect(await t.store.getChangeSetChunk(lbId, String(start.mock.calls[0]![1]), 0)).toBeUndefined();
+    expect(await t.changeSets.getChangeSetChunk(lbId, String(start.mock.calls[0]![1]), 0)).toBeUndefined();
   });
 
   it("with additive_only=true deletes nothing", async () => {

@@ -14,7 +14,7 @@ import {
   type FlowTrailEntry,
   type WorkflowEngine,
 } from "@ottava/core";
-import { DynamoStore, createClients } from "@ottava/db";
+import { DynamoFlowTrail, createClients } from "@ottava/db";
 import { PROJECT, SUBNET, fault, inProcessApp, pick } from "../../../test/support/app";
 import { captureMetrics } from "../../../test/support/output";
 
@@ -137,37 +137,37 @@ describe("the end of a flow", () => {
     const id = await activeLb(t);
     const [create] = await flows(t, id);
     const again = { outcome: "SUCCEEDED" as const, endedAt: new Date(Date.now() + 60_000).toISOString() };
-    expect(await t.store.recordFlowEnd(id, create!.execution, again)).toBeUndefined();
-    expect(await t.store.recordFlowEnd(id, create!.execution, { ...again, outcome: "REPAIRED", reason: "housekeeping" })).toBeUndefined();
+    expect(await t.trail.recordFlowEnd(id, create!.execution, again)).toBeUndefined();
+    expect(await t.trail.recordFlowEnd(id, create!.execution, { ...again, outcome: "REPAIRED", reason: "housekeeping" })).toBeUndefined();
     expect(await flows(t, id)).toEqual([create]);
 
     // A running entry ends once, whatever the retries.
     const startedAt = new Date().toISOString();
-    await t.store.recordFlowStart(id, { flow: "loadbalancer-update", execution: `probe-${id}`, executionArn: "arn:probe", startedAt, subject: [] });
+    await t.trail.recordFlowStart(id, { flow: "loadbalancer-update", execution: `probe-${id}`, executionArn: "arn:probe", startedAt, subject: [] });
     const end = { outcome: "SUCCEEDED" as const, endedAt: new Date().toISOString() };
     // The end answers the entry it was written to: its flow and start (what the flow metrics need).
-    expect(await t.store.recordFlowEnd(id, `probe-${id}`, end)).toEqual({ flow: "loadbalancer-update", startedAt });
-    expect(await t.store.recordFlowEnd(id, `probe-${id}`, { ...end, endedAt: new Date(Date.now() + 5000).toISOString() })).toBeUndefined();
+    expect(await t.trail.recordFlowEnd(id, `probe-${id}`, end)).toEqual({ flow: "loadbalancer-update", startedAt });
+    expect(await t.trail.recordFlowEnd(id, `probe-${id}`, { ...end, endedAt: new Date(Date.now() + 5000).toISOString() })).toBeUndefined();
     const trail = await flows(t, id);
     expect(trail).toHaveLength(2);
     expect(trail[0]).toMatchObject({ execution: `probe-${id}`, outcome: "SUCCEEDED", ended_at: end.endedAt });
     // A FAILED end replaces a SUCCEEDED one (the finish wrote it, then the release failed), once.
     const failed = { outcome: "FAILED" as const, endedAt: new Date().toISOString(), failedStep: "MarkLoadBalancerActive", error: { error: "X", cause: "y" } };
-    expect(await t.store.recordFlowEnd(id, `probe-${id}`, failed)).toEqual({ flow: "loadbalancer-update", startedAt });
-    expect(await t.store.recordFlowEnd(id, `probe-${id}`, failed)).toBeUndefined();
-    expect(await t.store.recordFlowEnd(id, "no-such-execution", end)).toBeUndefined();
+    expect(await t.trail.recordFlowEnd(id, `probe-${id}`, failed)).toEqual({ flow: "loadbalancer-update", startedAt });
+    expect(await t.trail.recordFlowEnd(id, `probe-${id}`, failed)).toBeUndefined();
+    expect(await t.trail.recordFlowEnd(id, "no-such-execution", end)).toBeUndefined();
     expect((await flows(t, id))[0]).toMatchObject({ outcome: "FAILED", failed_step: "MarkLoadBalancerActive", error: { error: "X", cause: "y" } });
   });
 
   it("keeps the newest entries only", async () => {
     const id = await activeLb(t);
     const { doc } = createClients(t.config.dynamodbEndpoint);
-    const small = new DynamoStore(doc, { tableName: t.config.tableName, expiryAge: 60, flowTrailMax: 3 });
+    const small = new DynamoFlowTrail(doc, { tableName: t.config.tableName, expiryAge: 60, flowTrailMax: 3 });
     for (let i = 1; i <= 4; i++) {
       await small.recordFlowStart(id, { flow: "f", execution: `e${i}`, executionArn: `arn:e${i}`, startedAt: new Date(Date.now() + i * 1000).toISOString(), subject: [] });
     }
     expect((await small.flowTrail(id)).map((f) => f.execution)).toEqual(["e4", "e3", "e2"]);
-    expect((await t.store.flowTrail(id, 2)).map((f) => f.execution)).toEqual(["e4", "e3"]);
+    expect((await t.trail.flowTrail(id, 2)).map((f) => f.execution)).toEqual(["e4", "e3"]);
   });
 
   it("of an execution that could not start is FAILED, and the lock is given back", async () => {
@@ -181,7 +181,7 @@ describe("the end of a flow", () => {
     };
     const out = captureMetrics();
     await expect(
-      lockAndStart({ store: t.store, engine, log }, { lbId: id, flow: "loadbalancer-update", verb: "update", from: ["ACTIVE"], to: "PENDING_UPDATE" }),
+      lockAndStart({ store: t.store, trail: t.trail, catalog: t.catalog, engine, log }, { lbId: id, flow: "loadbalancer-update", verb: "update", from: ["ACTIVE"], to: "PENDING_UPDATE" }),
     ).rejects.toMatchObject({ status: 500 });
     expect(out.emitted("FlowsStarted").map((m) => [m.flow, m.FlowsStarted])).toEqual([["loadbalancer-update", 1]]);
     expect(out.emitted("FlowsFailed").map((m) => [m.flow, m.FlowsFailed])).toEqual([["loadbalancer-update", 1]]);
@@ -243,17 +243,17 @@ describe("authorization (keystone contexts, called at the service)", () => {
 
   it("allows the LB's own project and admins; refuses other projects and global observers with 403", async () => {
     const id = await activeLb(t);
-    const ok = await getFlowTrail({ store: t.store }, ctx(PROJECT, ["load-balancer_member"]), id);
+    const ok = await getFlowTrail({ store: t.store, trail: t.trail }, ctx(PROJECT, ["load-balancer_member"]), id);
     expect(ok.flows.map((e) => e.flow)).toEqual(["loadbalancer-create"]);
-    expect((await getFlowTrail({ store: t.store }, ctx(PROJECT, ["load-balancer_observer"]), id)).flows).toHaveLength(1);
-    expect((await getFlowTrail({ store: t.store }, ctx("another-project", ["admin"]), id)).flows).toHaveLength(1);
+    expect((await getFlowTrail({ store: t.store, trail: t.trail }, ctx(PROJECT, ["load-balancer_observer"]), id)).flows).toHaveLength(1);
+    expect((await getFlowTrail({ store: t.store, trail: t.trail }, ctx("another-project", ["admin"]), id)).flows).toHaveLength(1);
     for (const roles of [["load-balancer_member"], ["load-balancer_global_observer"], ["member", "reader"]]) {
-      const denied = getFlowTrail({ store: t.store }, ctx("another-project", roles), id);
+      const denied = getFlowTrail({ store: t.store, trail: t.trail }, ctx("another-project", roles), id);
       await expect(denied, roles.join()).rejects.toBeInstanceOf(Fault);
       await expect(denied, roles.join()).rejects.toMatchObject({ status: 403 });
     }
     // An unknown LB is a 404 whoever asks.
-    await expect(getFlowTrail({ store: t.store }, ctx("another-project", ["load-balancer_member"]), "nope")).rejects.toMatchObject({ status: 404 });
+    await expect(getFlowTrail({ store: t.store, trail: t.trail }, ctx("another-project", ["load-balancer_member"]), "nope")).rejects.toMatchObject({ status: 404 });
   });
 });
 

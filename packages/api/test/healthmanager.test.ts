@@ -147,7 +147,7 @@ describe("refresh", () => {
   it("the single-amphora config push records the current generation", async () => {
     const t = await inProcessApp();
     const lbs = await createLbs(t, 1);
-    await t.store.putHealthManagerConfig(["192.0.2.60:5555"], 0); // changed without its refresh
+    await t.healthManagerConfig.putHealthManagerConfig(["192.0.2.60:5555"], 0); // changed without its refresh
     const [amp] = await amphoraeOf(t, lbs);
     expect(amp!.agent_generation).toBe(0);
     expect((await t.call("PUT", `/v2/octavia/amphorae/${amp!.id}/config`)).status).toBe(202);

@@ -445,7 +445,7 @@ describe("the vip_sg_ids policy rules", () => {
   });
 
   it("under keystone, default to load-balancer:write and may be restricted alone", async () => {
-    const deps: LoadBalancerDeps = { store: t.store, engine: t.engine, network: noopDrivers().network, config: t.config, log: createLogger({ service: "test" }, "error") };
+    const deps: LoadBalancerDeps = { store: t.store, trail: t.trail, catalog: t.catalog, engine: t.engine, network: noopDrivers().network, config: t.config, log: createLogger({ service: "test" }, "error") };
     const project = "keystone-project";
     const ctx = (roles: string[], policy = new PolicyEnforcer()) =>
       tokenContext("req-test", { projectId: project, userId: "u", roles, systemScope: undefined }, policy);

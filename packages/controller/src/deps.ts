@@ -1,14 +1,9 @@
-// Wiring: the store, drivers and logger a process (a Lambda or the local runtime) gives its tasks.
+// Wiring: the stores, drivers and logger a process (a Lambda or the local runtime) gives its tasks.
 import { createLogger, type Config } from "@ottava/core";
-import { DynamoHousekeepingStore, DynamoStore, createClients } from "@ottava/db";
+import { DynamoHousekeepingStore, createClients, createStores, type Stores } from "@ottava/db";
 import { certGenerator, type CaSource } from "./certs/local";
 import { createDrivers, type LocalDataplane } from "@ottava/amphora";
 import type { TaskContext } from "./tasks/context";
-
-export function createStore(config: Config): DynamoStore {
-  const { doc } = createClients(config.dynamodbEndpoint);
-  return new DynamoStore(doc, { tableName: config.tableName, expiryAge: config.loadBalancerExpiryAge });
-}
 
 export function createHousekeepingStore(config: Config): DynamoHousekeepingStore {
   return new DynamoHousekeepingStore(createClients(config.dynamodbEndpoint).doc, config.tableName);
@@ -25,14 +20,17 @@ export interface TaskContextOptions {
   local?: LocalDataplane | undefined;
 }
 
-export function createTaskContext(config: Config, store = createStore(config), opts: TaskContextOptions = {}): TaskContext {
+export function createTaskContext(config: Config, stores: Stores = createStores(config), opts: TaskContextOptions = {}): TaskContext {
   const log = createLogger({ service: "ottava-controller" }, config.logLevel);
   const certs = certGenerator(config, log, opts.ca);
   // The REST amphora driver's client certificate is issued by the same CA, which the agents are checked against.
   const ca = opts.ca;
   const caCertificate = ca === undefined ? undefined : typeof ca === "function" ? async () => (await ca()).certificate : ca.certificate;
   return {
-    store,
+    store: stores.store,
+    trail: stores.trail,
+    changeSets: stores.changeSets,
+    healthManagerConfig: stores.healthManagerConfig,
     drivers: createDrivers(config, { local: opts.local, certs, log, ...(caCertificate ? { caCertificate } : {}) }),
     config,
     log,

@@ -46,7 +46,7 @@ function checker(app: App, opts: { threshold?: number; onError?: boolean; clock:
   const log = createLogger({ service: "test" }, "info");
   const checks = new DynamoHealthCheckStore(createClients(app.config.dynamodbEndpoint).doc, app.config.tableName);
   return new HealthChecker(
-    { store: app.store, engine: app.engine, log, checks },
+    { store: app.store, trail: app.trail, catalog: app.catalog, engine: app.engine, log, checks },
     { heartbeatTimeout: TIMEOUT, failoverThreshold: opts.threshold, failoverOnError: opts.onError ?? false, interval: 1, now: () => opts.clock.now },
   );
 }

@@ -6,7 +6,7 @@ import { GetCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "@ottava/api";
 import { createLogger, type Amphora, type CaMaterial } from "@ottava/core";
-import { DynamoHousekeepingStore, DynamoRepairStore, createCatalog, createClients, pointerKey } from "@ottava/db";
+import { DynamoHousekeepingStore, DynamoRepairStore, createClients, pointerKey } from "@ottava/db";
 import { noopServerPem } from "@ottava/amphora";
 import { CA_TASKS, FLOW_TASKS, Housekeeping, TASKS, createLocalCa, createTaskContext, purge, rotateCerts, type HousekeepingJobDeps } from "@ottava/controller";
 import { LocalWorkflowEngine } from "../../local/src/runner";
@@ -20,12 +20,13 @@ let ca: CaMaterial;
 
 /** The app in process, as test/support/app.ts builds it, with every log line (debug and up) kept until the test ends. */
 async function app(env: Record<string, string> = {}) {
-  const { config, store } = await freshTable({ OTTAVA_CA_CERTIFICATE: ca.certificate, OTTAVA_CA_PRIVATE_KEY: ca.privateKey, ...env });
+  const { config, ...stores } = await freshTable({ OTTAVA_CA_CERTIFICATE: ca.certificate, OTTAVA_CA_PRIVATE_KEY: ca.privateKey, ...env });
   const lines = captureOutput();
   const log = createLogger({ service: "test" }, "debug");
-  const tasks = { ...createTaskContext(config, store), log };
+  const { store, trail, catalog } = stores;
+  const tasks = { ...createTaskContext(config, stores), log };
   const engine = new LocalWorkflowEngine(tasks, log, config.flowConcurrency);
-  const api = createApp({ store, engine, network: tasks.drivers.network, config, log, catalog: createCatalog(config) });
+  const api = createApp({ ...stores, engine, network: tasks.drivers.network, config, log });
   const call = async (method: string, path: string, body?: unknown) => {
     const res = await api.request(path, {
       method,
@@ -37,7 +38,7 @@ async function app(env: Record<string, string> = {}) {
   };
   const { doc } = createClients(config.dynamodbEndpoint);
   const housekeeping = new DynamoHousekeepingStore(doc, config.tableName);
-  const deps: HousekeepingJobDeps = { housekeeping, store, pending: new DynamoRepairStore(doc, config.tableName), engine, log, config };
+  const deps: HousekeepingJobDeps = { housekeeping, store, trail, catalog, pending: new DynamoRepairStore(doc, config.tableName), engine, log, config };
   return { config, store, engine, call, doc, housekeeping, deps, lines, settle: () => engine.drain() };
 }
 type App = Awaited<ReturnType<typeof app>>;

@@ -23,13 +23,13 @@ describe("stuck-state repair", () => {
     const pending = new DynamoRepairStore(createClients(t.config.dynamodbEndpoint).doc, t.config.tableName);
     const later = new Date(Date.now() + 120_000);
     // The runner that started it knows it is running: nothing to repair.
-    expect((await repairStuck({ store: t.store, engine: t.engine, log, pending }, later)).repaired).toEqual([]);
+    expect((await repairStuck({ store: t.store, trail: t.trail, catalog: t.catalog, engine: t.engine, log, pending }, later)).repaired).toEqual([]);
     // Within the grace period nothing is repaired either, whatever the engine says.
-    const restarted = new LocalWorkflowEngine(createTaskContext(t.config, t.store), log, 1);
-    expect((await repairStuck({ store: t.store, engine: restarted, log, pending }, new Date())).repaired).toEqual([]);
+    const restarted = new LocalWorkflowEngine(createTaskContext(t.config, t), log, 1);
+    expect((await repairStuck({ store: t.store, trail: t.trail, catalog: t.catalog, engine: restarted, log, pending }, new Date())).repaired).toEqual([]);
 
     // A runner that never heard of it (the process that ran it stopped): repaired.
-    const result = await repairStuck({ store: t.store, engine: restarted, log, pending }, later);
+    const result = await repairStuck({ store: t.store, trail: t.trail, catalog: t.catalog, engine: restarted, log, pending }, later);
     expect(result.repaired).toEqual([lbId]);
     const lb = await t.store.getLoadBalancer(lbId);
     expect(lb?.record.provisioning_status).toBe("ERROR");
@@ -40,7 +40,7 @@ describe("stuck-state repair", () => {
     expect(trail.body.flows[0]).toMatchObject({ flow: "listener-create", outcome: "REPAIRED" });
     expect(trail.body.flows[0].reason).toMatch(/execution not found/);
     // Nothing is left to repair, and the LB can be deleted again.
-    expect((await repairStuck({ store: t.store, engine: restarted, log, pending }, later)).repaired).toEqual([]);
+    expect((await repairStuck({ store: t.store, trail: t.trail, catalog: t.catalog, engine: restarted, log, pending }, later)).repaired).toEqual([]);
     expect((await t.call("DELETE", `/v2/lbaas/loadbalancers/${lbId}?cascade=true`)).status).toBe(204);
   }, 90_000);
 });

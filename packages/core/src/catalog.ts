@@ -67,6 +67,10 @@ export interface CatalogStore {
   upsert<K extends CatalogKind>(kind: K, key: string, set: Partial<CatalogRecords[K]>): Promise<CatalogRecords[K]>;
   /** Deletes an object, and its reference from its parent, in one transaction. */
   delete(kind: CatalogKind, key: string, opts?: CatalogWriteOptions): Promise<void>;
+  /** A flavor and its profile (what creates and resizes read); undefined if either is missing. */
+  getFlavor(id: string): Promise<{ flavor: Flavor; profile: FlavorProfile } | undefined>;
+  /** An availability zone and its profile; undefined if either is missing. */
+  getAvailabilityZone(name: string): Promise<{ zone: AvailabilityZone; profile: AvailabilityZoneProfile } | undefined>;
   /** Does a load balancer that is not DELETED have `field` = `value` (a flavor id, an availability zone name)? */
   loadBalancersUsing(field: "flavor_id" | "availability_zone", value: string): Promise<boolean>;
 }

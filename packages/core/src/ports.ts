@@ -4,7 +4,6 @@ import type { ItemSource } from "./query";
 import type { LoadBalancer } from "./resources/loadbalancer";
 import type { Amphora } from "./resources/amphora";
 import type { QuotaField } from "./resources/quota";
-import type { AvailabilityZone, AvailabilityZoneProfile, Flavor, FlavorProfile } from "./resources/flavor";
 
 /** A record as read, with the version the lock protocol conditions on. */
 export interface Versioned<T> {
@@ -107,7 +106,7 @@ export interface TreeParts {
   claims?: readonly MemberClaim[];
 }
 
-/** Persistence of the load-balancer tree. The lock is the LB item's provisioning_status + lock_owner. */
+/** Persistence of the load-balancer tree and its amphorae. The lock is the LB item's provisioning_status + lock_owner. */
 export interface LoadBalancerStore {
   getLoadBalancer(id: string): Promise<Versioned<LoadBalancer> | undefined>;
   /** Every project's LBs (project undefined) or one project's, in storage order; DELETED ones are not listed. */
@@ -150,13 +149,34 @@ export interface LoadBalancerStore {
   /** Changes an amphora without the LB's lock, on the condition that its status is one of `from`; false if it was not. */
   updateAmphoraIf(lbId: string, id: string, from: readonly string[], set: Partial<Amphora>): Promise<boolean>;
 
-  getFlavor(id: string): Promise<{ flavor: Flavor; profile: FlavorProfile } | undefined>;
-  putFlavorProfile(profile: FlavorProfile): Promise<void>;
-  putFlavor(flavor: Flavor): Promise<void>;
-  getAvailabilityZone(name: string): Promise<{ zone: AvailabilityZone; profile: AvailabilityZoneProfile } | undefined>;
-  putAvailabilityZoneProfile(profile: AvailabilityZoneProfile): Promise<void>;
-  putAvailabilityZone(zone: AvailabilityZone): Promise<void>;
+  /**
+   * As the LB's lock owner: writes `set` on the LB item in one conditional update, unless one of the
+   * attributes in `unless` already has the value given there; false if the condition failed (the
+   * lock is not held by `owner`, or an `unless` attribute matched). Nothing is written then.
+   */
+  markLoadBalancerUnless(id: string, owner: string, set: Record<string, unknown>, unless: Record<string, string>): Promise<boolean>;
+}
 
+/** The flow trail (an Ottava extension): every flow run on a load balancer, with how it ended. */
+export interface FlowTrailStore {
+  /**
+   * Records that an execution started on the LB, as an item of the LB's partition (in no index,
+   * purged with the LB); only the newest entries are kept.
+   */
+  recordFlowStart(lbId: string, start: FlowStart): Promise<void>;
+  /**
+   * Records how an execution ended, once: only a RUNNING entry takes an end (a FAILED end may also
+   * replace a SUCCEEDED one, when the release after it failed); answers the entry that took the end
+   * (its flow and start), undefined if nothing was written (no such entry, or it had ended).
+   * `lbDeleted`: the LB is going DELETED, its whole trail expires with it.
+   */
+  recordFlowEnd(lbId: string, execution: string, end: FlowEnd): Promise<FlowEnded | undefined>;
+  /** The LB's trail, newest first, at most `limit` entries. */
+  flowTrail(lbId: string, limit?: number): Promise<FlowTrailEntry[]>;
+}
+
+/** A flow's data too big for its input (a cross-pool member update's change set). */
+export interface ChangeSetStore {
   /**
    * A flow's change set, too big for its input: numbered JSON chunks in the LB's partition (out of
    * every index, purged by TTL), written as the holder of the LB's lock `owner`.
@@ -166,13 +186,10 @@ export interface LoadBalancerStore {
   getChangeSetChunk(lbId: string, owner: string, n: number): Promise<unknown | undefined>;
   /** Removes `owner`'s change set (every chunk). */
   deleteChangeSet(lbId: string, owner: string): Promise<void>;
-  /**
-   * As the LB's lock owner: writes `set` on the LB item in one conditional update, unless one of the
-   * attributes in `unless` already has the value given there; false if the condition failed (the
-   * lock is not held by `owner`, or an `unless` attribute matched). Nothing is written then.
-   */
-  markLoadBalancerUnless(id: string, owner: string, set: Record<string, unknown>, unless: Record<string, string>): Promise<boolean>;
+}
 
+/** The health-manager addresses admins set ([health_manager] controller_ip_port_list), and which generation each amphora's agent has. */
+export interface HealthManagerConfigStore {
   /** The health-manager configuration item; undefined until an admin first changed it. */
   getHealthManagerConfig(): Promise<HealthManagerConfig | undefined>;
   /**
@@ -188,21 +205,6 @@ export interface LoadBalancerStore {
    * of the amphora item, only if it is not DELETED and has no newer generation); false if not.
    */
   recordAmphoraAgentGeneration(lbId: string, id: string, generation: number, at: string): Promise<boolean>;
-
-  /**
-   * The flow trail (an Ottava extension): records that an execution started on the LB, as an item
-   * of the LB's partition (in no index, purged with the LB); only the newest entries are kept.
-   */
-  recordFlowStart(lbId: string, start: FlowStart): Promise<void>;
-  /**
-   * Records how an execution ended, once: only a RUNNING entry takes an end (a FAILED end may also
-   * replace a SUCCEEDED one, when the release after it failed); answers the entry that took the end
-   * (its flow and start), undefined if nothing was written (no such entry, or it had ended).
-   * `lbDeleted`: the LB is going DELETED, its whole trail expires with it.
-   */
-  recordFlowEnd(lbId: string, execution: string, end: FlowEnd): Promise<FlowEnded | undefined>;
-  /** The LB's trail, newest first, at most `limit` entries. */
-  flowTrail(lbId: string, limit?: number): Promise<FlowTrailEntry[]>;
 }
 
 /** How a flow run ended: REPAIRED is written by housekeeping for an execution that died holding the lock. */

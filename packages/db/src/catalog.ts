@@ -11,17 +11,21 @@ import {
 import {
   CatalogConflict,
   invalidMarker,
+  type AvailabilityZone,
+  type AvailabilityZoneProfile,
   type CatalogConflictReason,
   type CatalogKind,
   type CatalogRecords,
   type CatalogStore,
   type CatalogWriteOptions,
   type Config,
+  type Flavor,
+  type FlavorProfile,
   type ItemSource,
   type SortDir,
 } from "@ottava/core";
 import { createClients, retryConflicts, type TransactItem } from "./client";
-import { LOADBALANCER, updateExpression } from "./items";
+import { LOADBALANCER, toRecord, updateExpression } from "./items";
 import { INDEXES, SHARDS } from "./table";
 import { queryIndex } from "./query";
 
@@ -190,6 +194,19 @@ export class DynamoCatalog implements CatalogStore {
     }
   }
 
+  // Records as toRecord strips items (refs and rev kept), as these reads have always answered them.
+  async getFlavor(id: string) {
+    const flavor = await this.getItem("flavor", id);
+    const profile = flavor && (await this.getItem("flavorprofile", String(flavor.flavor_profile_id)));
+    return flavor && profile ? { flavor: toRecord<Flavor>(flavor), profile: toRecord<FlavorProfile>(profile) } : undefined;
+  }
+
+  async getAvailabilityZone(name: string) {
+    const zone = await this.getItem("availabilityzone", name);
+    const profile = zone && (await this.getItem("availabilityzoneprofile", String(zone.availability_zone_profile_id)));
+    return zone && profile ? { zone: toRecord<AvailabilityZone>(zone), profile: toRecord<AvailabilityZoneProfile>(profile) } : undefined;
+  }
+
   /**
    * Load balancers are the other engineers' items: not DELETED ones are in byShard under
    * "loadbalancer#<shard>", so the 8 shards are queried with a filter. An admin-only delete's check.
@@ -213,7 +230,6 @@ export class DynamoCatalog implements CatalogStore {
     unreferenced: boolean,
   ) {
     update.ExpressionAttributeNames["#rev"] = REV;
-    // Items written before the catalog existed (store.ts putFlavor) have no revision yet.
     let condition = "attribute_exists(pk) AND attribute_not_exists(#rev)";
     if (current[REV] !== undefined) {
       update.ExpressionAttributeValues[":rev"] = current[REV];

@@ -1,9 +1,14 @@
-// @ottava/db: the table and its layout, the store, the catalog, the stores of the jobs, and DynamoDB metering.
+// @ottava/db: the table and its layout, the store, the flow trail, change sets, the health-manager
+// configuration, the catalog, the stores of the jobs, and DynamoDB metering.
 export * from "./client";
 export * from "./metering";
 export * from "./table";
 export * from "./items";
 export * from "./store";
+export * from "./flow-trail";
+export * from "./changesets";
+export * from "./healthmanager-config";
+export * from "./stores";
 export * from "./catalog";
 export * from "./query";
 export * from "./healthcheck";

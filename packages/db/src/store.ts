@@ -1,25 +1,14 @@
-// The DynamoDB adapter of the LoadBalancerStore port: one generic mechanism over StoredKind descriptors.
+// The DynamoDB adapter of the LoadBalancerStore port (the tree, its lock and its amphorae): one
+// generic mechanism over StoredKind descriptors.
 import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
 import { unmarshall } from "@aws-sdk/util-dynamodb";
-import {
-  BatchGetCommand,
-  DeleteCommand,
-  GetCommand,
-  PutCommand,
-  TransactWriteCommand,
-  UpdateCommand,
-  type DynamoDBDocumentClient,
-} from "@aws-sdk/lib-dynamodb";
+import { BatchGetCommand, PutCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import {
   DELETED,
   LockConflict,
   LockLost,
   invalidMarker,
   type Amphora,
-  type AvailabilityZone,
-  type AvailabilityZoneProfile,
-  type Flavor,
-  type FlavorProfile,
   type ItemSource,
   type LoadBalancer,
   type LoadBalancerStore,
@@ -29,16 +18,11 @@ import {
   type ChildWrite,
   type TreeItem,
   type TreeParts,
+  type FlowStart,
   type TreeRecord,
-  type HealthManagerConfig,
-  type HealthManagerRefresh,
   type QuotaCharge,
   type QuotaDelta,
   QuotaExceeded,
-  type FlowEnd,
-  type FlowEnded,
-  type FlowStart,
-  type FlowTrailEntry,
 } from "@ottava/core";
 import { MAX_TRANSACTION, retryConflicts, type TransactItem } from "./client";
 import { queryAll, queryIndex } from "./query";
@@ -64,33 +48,19 @@ import {
   updateExpression,
   type StoredKind,
 } from "./items";
-import { INDEXES, SHARDS, TTL_ATTRIBUTE } from "./table";
+import { getItem, lockLostOr, ownerCheck, partition } from "./owner";
+import { trailItem } from "./flow-trail";
+import { INDEXES, SHARDS } from "./table";
 import { exceededFields, usageKey, usageUpdate } from "./usage";
 
 type Item = Record<string, unknown>;
-/** The health-manager configuration item. */
-const HM_PK = "CONFIG#healthmanager";
-const HM_SK = "CONFIG";
 
 export interface StoreOptions {
   tableName: string;
   /** Seconds a DELETED record stays before TTL purges it. */
   expiryAge: number;
   now?: () => Date;
-  /** Flow-trail entries kept per load balancer (the newest); default FLOW_TRAIL_MAX. */
-  flowTrailMax?: number;
 }
-
-/**
- * Sort-key prefix of a load balancer's flow-trail entries: `~FLOW#<started_at>#<execution>`. The `~`
- * sorts them after every other item of the partition, so reads of the tree stop before them
- * (`sk < "~"`) and never pay for the trail.
- */
-export const FLOW_PREFIX = "~FLOW#";
-/** Every item of an LB's tree sorts below this sort key; the flow trail above it. */
-export const TRAIL_BOUND = "~";
-/** Flow-trail entries kept per load balancer by default. */
-export const FLOW_TRAIL_MAX = 100;
 
 export class DynamoStore implements LoadBalancerStore {
   private readonly table: string;
@@ -107,7 +77,7 @@ export class DynamoStore implements LoadBalancerStore {
   // ---- load balancers -------------------------------------------------------------------------
 
   async getLoadBalancer(id: string): Promise<Versioned<LoadBalancer> | undefined> {
-    const item = await this.getItem(treePk(id), LB_SK);
+    const item = await getItem(this.doc, this.table, treePk(id), LB_SK);
     return item && versioned<LoadBalancer>(item);
   }
 
@@ -156,7 +126,7 @@ export class DynamoStore implements LoadBalancerStore {
   }
 
   async quotaUsage(project: string): Promise<QuotaDelta> {
-    const item = await this.getItem(usageKey(project).pk, usageKey(project).sk);
+    const item = await getItem(this.doc, this.table, usageKey(project).pk, usageKey(project).sk);
     const { pk: _pk, sk: _sk, ...counts } = item ?? {};
     return counts as QuotaDelta;
   }
@@ -250,7 +220,7 @@ export class DynamoStore implements LoadBalancerStore {
 
   async readParts(lbId: string, parts: TreeParts): Promise<{ lb: Versioned<LoadBalancer> | undefined; items: TreeItem[] }> {
     // The LB first: whatever changes after this read takes the lock and moves its version.
-    const lbItem = await this.getItem(treePk(lbId), LB_SK);
+    const lbItem = await getItem(this.doc, this.table, treePk(lbId), LB_SK);
     if (!lbItem) return { lb: undefined, items: [] };
     const pk = treePk(lbId);
     const reads: Promise<Item[]>[] = [];
@@ -272,7 +242,7 @@ export class DynamoStore implements LoadBalancerStore {
       ...(parts.claims ?? []).map((c) => ({ pk, sk: claimSk(c.pool_id, c.address, c.protocol_port) })),
     ];
     if (keys.length) reads.push(this.getItems(keys));
-    if (parts.poolMembers) for (const p of parts.pools ?? []) reads.push(this.partition(lbId, memberRange(p)));
+    if (parts.poolMembers) for (const p of parts.pools ?? []) reads.push(partition(this.doc, this.table, lbId, memberRange(p)));
     const read = (await Promise.all(reads)).flat();
     // A claim names the member holding the address; that member is read (it may be DELETED: then the claim is free).
     const claimed = read.filter((i) => String(i.sk).startsWith("MEMBERADDR#"));
@@ -320,7 +290,7 @@ export class DynamoStore implements LoadBalancerStore {
   async tree(lbId: string): Promise<{ lb: Versioned<LoadBalancer> | undefined; items: TreeItem[] }> {
     let lb: Versioned<LoadBalancer> | undefined;
     const items: TreeItem[] = [];
-    for (const item of await this.partition(lbId)) {
+    for (const item of await partition(this.doc, this.table, lbId)) {
       if (item.sk === LB_SK) lb = versioned<LoadBalancer>(item);
       else {
         const k = kindOfSk(String(item.sk));
@@ -373,7 +343,7 @@ export class DynamoStore implements LoadBalancerStore {
     for (let i = 0; i < items.length; i += MAX_TRANSACTION - 1) {
       const chunk = items.slice(i, i + MAX_TRANSACTION - 1);
       try {
-        await retryConflicts(() => this.doc.send(new TransactWriteCommand({ TransactItems: [this.ownerCheck(lbId, owner), ...chunk] })));
+        await retryConflicts(() => this.doc.send(new TransactWriteCommand({ TransactItems: [ownerCheck(this.table, lbId, owner), ...chunk] })));
       } catch (e) {
         throw lockLostOr(e, `objects of load balancer ${lbId}`);
       }
@@ -431,7 +401,7 @@ export class DynamoStore implements LoadBalancerStore {
   }
 
   async amphoraeOf(lbId: string): Promise<Amphora[]> {
-    return (await this.partition(lbId, `${AMPHORA.prefix}#`)).map((i) => toRecord<Amphora>(i));
+    return (await partition(this.doc, this.table, lbId, `${AMPHORA.prefix}#`)).map((i) => toRecord<Amphora>(i));
   }
 
   async createAmphora(a: Amphora, owner: string): Promise<void> {
@@ -441,7 +411,7 @@ export class DynamoStore implements LoadBalancerStore {
         this.doc.send(
           new TransactWriteCommand({
             TransactItems: [
-              this.ownerCheck(a.loadbalancer_id, owner),
+              ownerCheck(this.table, a.loadbalancer_id, owner),
               {
                 Put: {
                   TableName: this.table,
@@ -490,289 +460,13 @@ export class DynamoStore implements LoadBalancerStore {
     }
   }
 
-  // ---- flavors and availability zones -----------------------------------------------------------
-
-  async getFlavor(id: string) {
-    const flavor = await this.getItem(`FLAVOR#${id}`, "FLAVOR");
-    const profile = flavor && (await this.getItem(`FLAVORPROFILE#${flavor.flavor_profile_id}`, "FLAVORPROFILE"));
-    return flavor && profile ? { flavor: toRecord<Flavor>(flavor), profile: toRecord<FlavorProfile>(profile) } : undefined;
-  }
-
-  async putFlavorProfile(p: FlavorProfile) {
-    await this.doc.send(new PutCommand({ TableName: this.table, Item: { ...p, pk: `FLAVORPROFILE#${p.id}`, sk: "FLAVORPROFILE", kind: "flavorprofile" } }));
-  }
-
-  async putFlavor(f: Flavor) {
-    await this.doc.send(new PutCommand({ TableName: this.table, Item: { ...f, pk: `FLAVOR#${f.id}`, sk: "FLAVOR", kind: "flavor" } }));
-  }
-
-  async getAvailabilityZone(name: string) {
-    const zone = await this.getItem(`AZ#${name}`, "AZ");
-    const profile = zone && (await this.getItem(`AZPROFILE#${zone.availability_zone_profile_id}`, "AZPROFILE"));
-    return zone && profile ? { zone: toRecord<AvailabilityZone>(zone), profile: toRecord<AvailabilityZoneProfile>(profile) } : undefined;
-  }
-
-  async putAvailabilityZoneProfile(p: AvailabilityZoneProfile) {
-    await this.doc.send(new PutCommand({ TableName: this.table, Item: { ...p, pk: `AZPROFILE#${p.id}`, sk: "AZPROFILE", kind: "availabilityzoneprofile" } }));
-  }
-
-  async putAvailabilityZone(z: AvailabilityZone) {
-    await this.doc.send(new PutCommand({ TableName: this.table, Item: { ...z, pk: `AZ#${z.name}`, sk: "AZ", kind: "availabilityzone" } }));
-  }
-
-  // ---- health-manager configuration (amphora agent configuration refresh) -----------------------
-
-  async getHealthManagerConfig(): Promise<HealthManagerConfig | undefined> {
-    const item = await this.getItem(HM_PK, HM_SK);
-    if (!item) return undefined;
-    return {
-      controller_ip_port_list: (item.controller_ip_port_list as string[] | undefined) ?? [],
-      generation: Number(item.generation ?? 0),
-      refresh: { total: Number(item.refresh_total ?? 0), done: Number(item.refresh_done ?? 0), failed: Number(item.refresh_failed ?? 0) },
-    };
-  }
-
-  async putHealthManagerConfig(list: string[], expect: number): Promise<boolean> {
-    try {
-      await this.doc.send(
-        new PutCommand({
-          TableName: this.table,
-          Item: {
-            pk: HM_PK,
-            sk: HM_SK,
-            kind: "healthmanager",
-            controller_ip_port_list: list,
-            generation: expect + 1,
-            refresh_total: 0,
-            refresh_done: 0,
-            refresh_failed: 0,
-            updated_at: this.now().toISOString(),
-          },
-          ConditionExpression: expect === 0 ? "attribute_not_exists(pk) OR #g = :g" : "#g = :g",
-          ExpressionAttributeNames: { "#g": "generation" },
-          ExpressionAttributeValues: { ":g": expect },
-        }),
-      );
-      return true;
-    } catch (e) {
-      if (e instanceof ConditionalCheckFailedException) return false;
-      throw e;
-    }
-  }
-
-  async addHealthManagerRefresh(generation: number, add: Partial<HealthManagerRefresh>): Promise<boolean> {
-    const parts = (["total", "done", "failed"] as const).filter((k) => add[k]);
-    if (parts.length === 0) return true;
-    const names: Record<string, string> = { "#g": "generation" };
-    const values: Record<string, unknown> = { ":g": generation };
-    for (const k of parts) {
-      names[`#${k}`] = `refresh_${k}`;
-      values[`:${k}`] = add[k];
-    }
-    try {
-      await this.doc.send(
-        new UpdateCommand({
-          TableName: this.table,
-          Key: { pk: HM_PK, sk: HM_SK },
-          UpdateExpression: `ADD ${parts.map((k) => `#${k} :${k}`).join(", ")}`,
-          ConditionExpression: "#g = :g",
-          ExpressionAttributeNames: names,
-          ExpressionAttributeValues: values,
-        }),
-      );
-      return true;
-    } catch (e) {
-      if (e instanceof ConditionalCheckFailedException) return false;
-      throw e;
-    }
-  }
-
-  async recordAmphoraAgentGeneration(lbId: string, id: string, generation: number, at: string): Promise<boolean> {
-    try {
-      await retryConflicts(() =>
-        this.doc.send(
-          new UpdateCommand({
-            TableName: this.table,
-            Key: { pk: treePk(lbId), sk: childSk(AMPHORA, id) },
-            UpdateExpression: "SET #ag = :g, #at = :at",
-            ConditionExpression: "attribute_exists(pk) AND #st <> :deleted AND (attribute_not_exists(#ag) OR #ag < :g)",
-            ExpressionAttributeNames: { "#ag": "agent_generation", "#at": "agent_config_at", "#st": "status" },
-            ExpressionAttributeValues: { ":g": generation, ":at": at, ":deleted": DELETED },
-          }),
-        ),
-      );
-      return true;
-    } catch (e) {
-      if (e instanceof ConditionalCheckFailedException) return false;
-      throw e;
-    }
-  }
-
-  // ---- change sets (a flow's data too big for its input) ----------------------------------------
-
-  private changeSetSk = (owner: string, n?: number) => `CHANGESET#${owner}#${n === undefined ? "" : String(n).padStart(5, "0")}`;
-
-  async putChangeSetChunks(lbId: string, owner: string, chunks: unknown[]): Promise<void> {
-    // A week at least: longer than any execution lives; no index attributes, so in no index.
-    const expires = Math.floor(this.now().getTime() / 1000) + Math.max(this.opts.expiryAge, 7 * 24 * 3600);
-    for (let n = 0; n < chunks.length; n++) {
-      const item = { pk: treePk(lbId), sk: this.changeSetSk(owner, n), kind: "changeset", data: JSON.stringify(chunks[n]), expires_at: expires };
-      try {
-        await retryConflicts(() => this.doc.send(new TransactWriteCommand({ TransactItems: [this.ownerCheck(lbId, owner), { Put: { TableName: this.table, Item: item } }] })));
-      } catch (e) {
-        throw lockLostOr(e, `change set of load balancer ${lbId}`);
-      }
-    }
-  }
-
-  async getChangeSetChunk(lbId: string, owner: string, n: number): Promise<unknown | undefined> {
-    const item = await this.getItem(treePk(lbId), this.changeSetSk(owner, n));
-    return item ? JSON.parse(String(item.data)) : undefined;
-  }
-
-  async deleteChangeSet(lbId: string, owner: string): Promise<void> {
-    for (const item of await this.partition(lbId, this.changeSetSk(owner))) {
-      await this.doc.send(new DeleteCommand({ TableName: this.table, Key: { pk: item.pk, sk: item.sk } }));
-    }
-  }
-
-  // ---- the flow trail (an Ottava extension) -----------------------------------------------------
-  // One item per execution in the LB's partition, `~FLOW#<started_at>#<execution>` (newest last in
-  // key order, after every tree item), in no index; the newest `flowTrailMax` are kept; they expire
-  // with the LB.
-
-  async recordFlowStart(lbId: string, start: FlowStart): Promise<void> {
-    await this.doc.send(new PutCommand({ TableName: this.table, Item: trailItem(lbId, start) }));
-  }
-
-  async recordFlowEnd(lbId: string, execution: string, end: FlowEnd): Promise<FlowEnded | undefined> {
-    const keys = await this.flowKeys(lbId);
-    // Prune here, in the flow, off the request path: the newest entries stay, older ones go.
-    for (const old of keys.slice(this.opts.flowTrailMax ?? FLOW_TRAIL_MAX)) {
-      if (old.execution !== execution) await this.doc.send(new DeleteCommand({ TableName: this.table, Key: { pk: old.pk, sk: old.sk } }));
-    }
-    const key = keys.find((k) => k.execution === execution);
-    let written: FlowEnded | undefined;
-    if (key) {
-      const update = updateExpression({
-        outcome: end.outcome,
-        ended_at: end.endedAt,
-        failed_step: end.failedStep ?? null,
-        error: end.error ?? null,
-        reason: end.reason ?? null,
-      });
-      // Only a running entry ends (so a retried final task writes its end once); a FAILED end may
-      // replace a SUCCEEDED one: the finish step wrote it, then failed to release the lock.
-      const from = end.outcome === "FAILED" ? ["RUNNING", "SUCCEEDED"] : ["RUNNING"];
-      update.ExpressionAttributeNames["#o"] = "outcome";
-      update.ExpressionAttributeNames["#x"] = "execution";
-      update.ExpressionAttributeValues[":x"] = execution;
-      from.forEach((o, i) => (update.ExpressionAttributeValues[`:from${i}`] = o));
-      try {
-        const { Attributes: was } = await retryConflicts(() =>
-          this.doc.send(
-            new UpdateCommand({
-              TableName: this.table,
-              Key: { pk: key.pk, sk: key.sk },
-              ...update,
-              ConditionExpression: `attribute_exists(pk) AND #x = :x AND #o IN (${from.map((_, i) => `:from${i}`).join(", ")})`,
-              ReturnValues: "ALL_OLD",
-            }),
-          ),
-        );
-        written = { flow: String(was?.flow ?? ""), startedAt: String(was?.started_at ?? "") };
-      } catch (e) {
-        if (!(e instanceof ConditionalCheckFailedException)) throw e;
-      }
-    }
-    if (end.lbDeleted) {
-      // The LB goes DELETED: its trail expires with it (as its other items, by TTL).
-      const expires = Math.floor(this.now().getTime() / 1000) + this.opts.expiryAge;
-      for (const k of await this.flowKeys(lbId)) {
-        await this.doc
-          .send(
-            new UpdateCommand({
-              TableName: this.table,
-              Key: { pk: k.pk, sk: k.sk },
-              UpdateExpression: "SET #t = :t",
-              ConditionExpression: "attribute_exists(pk)",
-              ExpressionAttributeNames: { "#t": TTL_ATTRIBUTE },
-              ExpressionAttributeValues: { ":t": expires },
-            }),
-          )
-          .catch((e) => {
-            if (!(e instanceof ConditionalCheckFailedException)) throw e; // pruned meanwhile
-          });
-      }
-    }
-    return written;
-  }
-
-  async flowTrail(lbId: string, limit?: number): Promise<FlowTrailEntry[]> {
-    const max = Math.max(1, Math.min(limit ?? Infinity, this.opts.flowTrailMax ?? FLOW_TRAIL_MAX));
-    const items = await queryAll(
-      this.doc,
-      {
-        TableName: this.table,
-        KeyConditionExpression: "pk = :pk AND begins_with(sk, :p)",
-        ExpressionAttributeValues: { ":pk": treePk(lbId), ":p": FLOW_PREFIX },
-        ScanIndexForward: false,
-        ConsistentRead: true,
-      },
-      max,
-    );
-    return items.map(flowEntry);
-  }
-
-  /** The keys (and execution names) of an LB's trail entries, newest first. */
-  private async flowKeys(lbId: string): Promise<{ pk: string; sk: string; execution: string }[]> {
-    const items = await queryAll(this.doc, {
-      TableName: this.table,
-      KeyConditionExpression: "pk = :pk AND begins_with(sk, :p)",
-      ExpressionAttributeValues: { ":pk": treePk(lbId), ":p": FLOW_PREFIX },
-      ProjectionExpression: "pk, sk, #x",
-      ExpressionAttributeNames: { "#x": "execution" },
-      ScanIndexForward: false,
-      ConsistentRead: true,
-    });
-    return items.map((i) => ({ pk: String(i.pk), sk: String(i.sk), execution: String(i.execution) }));
-  }
-
   // ---- the generic mechanism -----------------------------------------------------------------
-
-  private async getItem(pk: string, sk: string): Promise<Item | undefined> {
-    const out = await this.doc.send(new GetCommand({ TableName: this.table, Key: { pk, sk }, ConsistentRead: true }));
-    return out.Item;
-  }
 
   /** Finds an object by its id alone: a consistent read of its pointer, then of the object. */
   private async getById(id: string, k: StoredKind): Promise<Item | undefined> {
-    const ptr = await this.getItem(pointerKey(id).pk, pointerKey(id).sk);
+    const ptr = await getItem(this.doc, this.table, pointerKey(id).pk, pointerKey(id).sk);
     if (!ptr || ptr.kind !== k.kind) return undefined;
-    return this.getItem(String(ptr.ref_pk), String(ptr.ref_sk));
-  }
-
-  /** The whole tree of a load balancer (or the part whose sort key starts with `prefix`): one Query. */
-  private async partition(lbId: string, prefix?: string): Promise<Item[]> {
-    return queryAll(this.doc, {
-      TableName: this.table,
-      // The flow trail (sorted last) is no part of the tree: whole-partition reads stop before it.
-      KeyConditionExpression: prefix ? "pk = :pk AND begins_with(sk, :p)" : "pk = :pk AND sk < :trail",
-      ExpressionAttributeValues: prefix ? { ":pk": treePk(lbId), ":p": prefix } : { ":pk": treePk(lbId), ":trail": TRAIL_BOUND },
-      ConsistentRead: true,
-    });
-  }
-
-  /** The condition that the writer still holds the LB's lock. */
-  private ownerCheck(lbId: string, owner: string) {
-    return {
-      ConditionCheck: {
-        TableName: this.table,
-        Key: { pk: treePk(lbId), sk: LB_SK },
-        ConditionExpression: "attribute_exists(pk) AND lock_owner = :owner",
-        ExpressionAttributeValues: { ":owner": owner },
-      },
-    };
+    return getItem(this.doc, this.table, String(ptr.ref_pk), String(ptr.ref_sk));
   }
 
   /**
@@ -796,7 +490,7 @@ export class DynamoStore implements LoadBalancerStore {
           this.doc.send(
             new TransactWriteCommand({
               TransactItems: [
-                this.ownerCheck(lbId, owner),
+                ownerCheck(this.table, lbId, owner),
                 { Update: { TableName: this.table, Key: key, ...update, ConditionExpression: "attribute_exists(pk)" } },
               ],
             }),
@@ -854,52 +548,12 @@ export class DynamoStore implements LoadBalancerStore {
   }
 }
 
-/** A flow-trail start entry: `~FLOW#<started_at>#<execution>` in the LB's partition, RUNNING. */
-export function trailItem(lbId: string, start: FlowStart): Item {
-  return {
-    pk: treePk(lbId),
-    sk: `${FLOW_PREFIX}${start.startedAt}#${start.execution}`,
-    kind: "flow",
-    flow: start.flow,
-    execution: start.execution,
-    execution_arn: start.executionArn,
-    started_at: start.startedAt,
-    outcome: "RUNNING",
-    subject: start.subject,
-  };
-}
-
 function versioned<T>(item: Item): Versioned<T> {
   return {
     record: toRecord<T>(item),
     version: Number(item.version ?? 0),
     lockOwner: item.lock_owner as string | undefined,
     executionArn: item.execution_arn as string | undefined,
-  };
-}
-
-function lockLostOr(e: unknown, what: string): unknown {
-  const name = (e as { name?: string })?.name;
-  if (e instanceof ConditionalCheckFailedException || name === "TransactionCanceledException") {
-    const reasons = (e as { CancellationReasons?: { Code?: string }[] }).CancellationReasons;
-    if (!reasons || reasons.some((r) => r?.Code === "ConditionalCheckFailed")) return new LockLost(what);
-  }
-  return e;
-}
-
-function flowEntry(i: Item): FlowTrailEntry {
-  const error = i.error as { error?: string | null; cause?: string | null } | null | undefined;
-  return {
-    flow: String(i.flow),
-    execution: String(i.execution),
-    execution_arn: String(i.execution_arn),
-    started_at: String(i.started_at),
-    ended_at: (i.ended_at as string | undefined) ?? null,
-    outcome: i.outcome as FlowTrailEntry["outcome"],
-    reason: (i.reason as string | undefined) ?? null,
-    failed_step: (i.failed_step as string | undefined) ?? null,
-    error: error ? { error: error.error ?? null, cause: error.cause ?? null } : null,
-    subject: (i.subject as FlowTrailEntry["subject"] | undefined) ?? [],
   };
 }
 

@@ -45,8 +45,8 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   const preflight = localDrivers ? import("@ottava/amphora").then(({ LocalDataplane }) => LocalDataplane.preflight(opts.config)) : undefined;
   const [
     { createApp },
-    { createStore, createTaskContext, startHeartbeatReceiver, HealthChecker, Housekeeping, createHousekeepingDeps },
-    { createCatalog, createClients, ensureTable, enableDynamoMetering, DynamoHealthCheckStore, DynamoVipStore },
+    { createTaskContext, startHeartbeatReceiver, HealthChecker, Housekeeping, createHousekeepingDeps },
+    { createStores, createClients, ensureTable, enableDynamoMetering, DynamoHealthCheckStore, DynamoVipStore },
     { LocalWorkflowEngine },
     { LocalDataplane },
   ] = await Promise.all([
@@ -87,7 +87,8 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   };
   try {
     await ensureTable(createClients(config.dynamodbEndpoint).client, config.tableName);
-    const store = createStore(config);
+    const stores = createStores(config);
+    const { store, trail, catalog } = stores;
     // Without OTTAVA_HEARTBEAT_KEY, a local key (kept in <data dir>/heartbeat_key, never logged).
     const heartbeatKey = config.heartbeatKey ?? localHeartbeatKey(dataDir);
     if (localDrivers) {
@@ -97,13 +98,14 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
         config,
         dataDir: planeDir,
         store,
+        healthManagerConfig: stores.healthManagerConfig,
         vips: new DynamoVipStore(createClients(config.dynamodbEndpoint).doc, config.tableName),
         heartbeat: { key: heartbeatKey, localReceiver: () => (heartbeats?.port ? { host: receiverHost, port: heartbeats.port } : undefined) },
         log: createLogger({ service: "ottava-dataplane" }, config.logLevel),
       });
     }
     // Amphora certificates: the settings' CA, else a local one kept in <data dir>/ca (in memory with --in-memory).
-    const tasks = createTaskContext(config, store, { ca: () => loadOrCreateLocalCa(opts.inMemory ? undefined : dataDir), local: dataplane });
+    const tasks = createTaskContext(config, stores, { ca: () => loadOrCreateLocalCa(opts.inMemory ? undefined : dataDir), local: dataplane });
     const engine = new LocalWorkflowEngine(tasks, log, config.flowConcurrency);
     // The health manager: the heartbeat receiver (with OTTAVA_HEARTBEAT_KEY) and the health check.
     const healthLog = createLogger({ service: "ottava-health" }, config.logLevel);
@@ -115,7 +117,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     }
     const checks = new DynamoHealthCheckStore(createClients(config.dynamodbEndpoint).doc, config.tableName);
     healthChecker = new HealthChecker(
-      { store, engine, log: healthLog, checks },
+      { store, trail, catalog, engine, log: healthLog, checks },
       {
         heartbeatTimeout: config.heartbeatTimeout,
         failoverThreshold: config.failoverThreshold,
@@ -128,7 +130,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     housekeeping = new Housekeeping(createHousekeepingDeps(config, engine, createLogger({ service: "ottava-housekeeping" }, config.logLevel)));
     housekeeping.start();
     const api = createLogger({ service: "ottava-api" }, config.logLevel);
-    const app = createApp({ store, engine, network: tasks.drivers.network, certificates: tasks.drivers.certificates, config, log: api, catalog: createCatalog(config) });
+    const app = createApp({ ...stores, engine, network: tasks.drivers.network, certificates: tasks.drivers.certificates, config, log: api });
     const port = await new Promise<number>((ok, fail) => {
       server = serve({ fetch: app.fetch, hostname: config.bindHost, port: config.bindPort }, (info) => ok(info.port));
       server.once("error", fail);

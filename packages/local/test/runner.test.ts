@@ -22,13 +22,14 @@ const SUBNET = "5e6b7c5a-0b7e-4a0e-9d36-1f5b2f3a6a11";
 const body = { admin_state_up: true, vip_subnet_id: SUBNET, additional_vips: [], listeners: [], pools: [] };
 
 async function setup(env: Record<string, string> = {}) {
-  const { config, store } = await freshTable(env);
-  const tasks = createTaskContext(config, store);
+  const { config, ...stores } = await freshTable(env);
+  const { store, trail, catalog } = stores;
+  const tasks = createTaskContext(config, stores);
   const log = createLogger({}, "error");
   const engine = new LocalWorkflowEngine(tasks, log);
-  const deps: LoadBalancerDeps = { store, engine, network: tasks.drivers.network, config, log };
+  const deps: LoadBalancerDeps = { store, trail, catalog, engine, network: tasks.drivers.network, config, log };
   const lastRun = async (id: string) => engine.wait((await store.getLoadBalancer(id))!.executionArn!);
-  return { store, engine, deps, lastRun };
+  return { store, catalog, engine, deps, lastRun };
 }
 
 describe("load balancer flows", () => {
@@ -118,9 +119,9 @@ describe("topology", () => {
 
   it("a flavor's loadbalancer_topology wins over the setting", async () => {
     const s = await setup();
-    await s.store.putFlavorProfile({ id: "fp1", name: "ha", provider_name: "amphora", flavor_data: '{"loadbalancer_topology": "ACTIVE_STANDBY"}' });
+    await s.catalog.create("flavorprofile", { id: "fp1", name: "ha", provider_name: "amphora", flavor_data: '{"loadbalancer_topology": "ACTIVE_STANDBY"}' });
     const flavorId = "6f8a3c1e-2b4d-4e5f-8a9b-0c1d2e3f4a5b";
-    await s.store.putFlavor({ id: flavorId, name: "ha", description: "", enabled: true, flavor_profile_id: "fp1" });
+    await s.catalog.create("flavor", { id: flavorId, name: "ha", description: "", enabled: true, flavor_profile_id: "fp1" });
     const { lb } = await createLoadBalancer(s.deps, ctx, { ...body, flavor_id: flavorId });
     await s.lastRun(lb.id);
     expect(await s.store.amphoraeOf(lb.id)).toHaveLength(2);
@@ -149,12 +150,12 @@ describe("failures", () => {
 
 describe("the local runner", () => {
   it("runs at most `concurrency` executions at once, queueing the rest", async () => {
-    const { config, store } = await freshTable({ OTTAVA_NOOP_LATENCY: "compute.build:100" });
+    const { config, ...stores } = await freshTable({ OTTAVA_NOOP_LATENCY: "compute.build:100" });
     const lines = captureOutput();
     const log = createLogger({ service: "runner" }, "info");
-    const tasks = { ...createTaskContext(config, store), log: createLogger({}, "error") };
+    const tasks = { ...createTaskContext(config, stores), log: createLogger({}, "error") };
     const engine = new LocalWorkflowEngine(tasks, log, 1);
-    const deps: LoadBalancerDeps = { store, engine, network: tasks.drivers.network, config, log: createLogger({}, "error") };
+    const deps: LoadBalancerDeps = { store: stores.store, trail: stores.trail, catalog: stores.catalog, engine, network: tasks.drivers.network, config, log: createLogger({}, "error") };
     for (let i = 0; i < 3; i++) await createLoadBalancer(deps, ctx, body);
     await engine.drain();
     const events = jsonLines(lines)

@@ -4,7 +4,7 @@ import { readFile, unlink, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ACTIVE, AMPHORA_ALLOCATED, DELETED, PENDING_DELETE, Tree, type AmphoraDriver, type CertManager, type Config, type LoadBalancer, type LoadBalancerStore, type Logger } from "@ottava/core";
+import { ACTIVE, AMPHORA_ALLOCATED, DELETED, PENDING_DELETE, Tree, type AmphoraDriver, type CertManager, type Config, type LoadBalancer, type HealthManagerConfigStore, type LoadBalancerStore, type Logger } from "@ottava/core";
 import { LocalAmphoraDriver } from "./amphora";
 import { LocalComputeDriver } from "./compute";
 import { AmphoraHost } from "./host";
@@ -17,6 +17,8 @@ export interface LocalDataplaneOptions {
   /** The amphorae live in <dataDir>/amphorae. */
   dataDir: string;
   store: LoadBalancerStore;
+  /** The health-manager addresses admins set: what the local amphorae's agents are configured with. */
+  healthManagerConfig: HealthManagerConfigStore;
   /** Where the network driver records its addresses (packages/db's DynamoVipStore). */
   vips: VipAllocations;
   /** The heartbeat key and the local receiver's address (once it listens); without it amphorae send no heartbeats. */
@@ -134,7 +136,7 @@ export class LocalDataplane {
       store: this.opts.store,
       certificates,
       // currentHealthManagerConfig's list: the table's, else the setting's.
-      controllers: async () => (await this.opts.store.getHealthManagerConfig())?.controller_ip_port_list ?? this.opts.config.controllerIpPortList,
+      controllers: async () => (await this.opts.healthManagerConfig.getHealthManagerConfig())?.controller_ip_port_list ?? this.opts.config.controllerIpPortList,
       range: this.range,
       secret: this.opts.heartbeat?.key,
       log: this.opts.log,

@@ -3,8 +3,7 @@
 // health. Stops cleanly on SIGTERM (ECS stops tasks with it).
 import { createServer } from "node:http";
 import { createLogger, loadConfig } from "@ottava/core";
-import { DynamoHealthCheckStore, createClients } from "@ottava/db";
-import { createStore } from "../deps";
+import { DynamoHealthCheckStore, createClients, createStores } from "@ottava/db";
 import { createDrivers } from "@ottava/amphora";
 import { StepFunctionsEngine } from "../engine-sfn";
 import { HealthChecker } from "../jobs/healthcheck";
@@ -16,11 +15,11 @@ const config = loadConfig();
 if (!config.stateMachineArnPrefix) throw new Error("OTTAVA_STATE_MACHINE_ARN_PREFIX must be set (the stacks set it)");
 if (!config.heartbeatKey) throw new Error("OTTAVA_HEARTBEAT_KEY must be set (the SST secret HeartbeatKey)");
 const log = createLogger({ service: "ottava-health" }, config.logLevel);
-const store = createStore(config);
+const { store, trail, catalog } = createStores(config);
 const engine = new StepFunctionsEngine(config.stateMachineArnPrefix);
 const receiver = (await startHeartbeatReceiver(config, { compute: createDrivers(config).compute, log }))!;
 const checker = new HealthChecker(
-  { store, engine, log, checks: new DynamoHealthCheckStore(createClients(config.dynamodbEndpoint).doc, config.tableName) },
+  { store, trail, catalog, engine, log, checks: new DynamoHealthCheckStore(createClients(config.dynamodbEndpoint).doc, config.tableName) },
   { heartbeatTimeout: config.heartbeatTimeout, failoverThreshold: config.failoverThreshold, failoverOnError: config.failoverOnError, interval: config.healthCheckInterval },
 );
 checker.start();

@@ -6,6 +6,8 @@
 import {
   purgeDeleted,
   repairStuck,
+  type CatalogStore,
+  type FlowTrailStore,
   type LoadBalancerStore,
   type RepairStore,
   rotateExpiringCerts,
@@ -17,18 +19,21 @@ import {
   type RotateResult,
   type WorkflowEngine,
 } from "@ottava/core";
-import { DynamoRepairStore, createClients } from "@ottava/db";
-import { createHousekeepingStore, createStore } from "../deps";
+import { DynamoRepairStore, createClients, createStores } from "@ottava/db";
+import { createHousekeepingStore } from "../deps";
 
 export type HousekeepingJobDeps = HousekeepingDeps & {
   store: LoadBalancerStore;
+  trail: FlowTrailStore;
+  catalog: CatalogStore;
   pending: RepairStore;
   config: Pick<Config, "loadBalancerExpiryAge" | "amphoraExpiryAge" | "certExpiryBuffer" | "cleanupInterval" | "certInterval">;
 };
 
 export function createHousekeepingDeps(config: Config, engine: WorkflowEngine, log: Logger): HousekeepingJobDeps {
   const pending = new DynamoRepairStore(createClients(config.dynamodbEndpoint).doc, config.tableName);
-  return { housekeeping: createHousekeepingStore(config), store: createStore(config), pending, engine, log, config };
+  const { store, trail, catalog } = createStores(config);
+  return { housekeeping: createHousekeepingStore(config), store, trail, catalog, pending, engine, log, config };
 }
 
 const settingsOf = (config: HousekeepingJobDeps["config"]): HousekeepingSettings => ({

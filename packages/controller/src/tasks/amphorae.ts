@@ -199,7 +199,7 @@ export const postVipPlug: TaskHandler = async (input, ctx) => {
   const agent = await currentHealthManagerConfig(ctx); // a new amphora starts with the current health-manager addresses
   for (const a of await planned(ctx, input)) {
     await ctx.drivers.amphora.postVipPlug(lb, a);
-    await ctx.store.recordAmphoraAgentGeneration(lb.id, a.id, agent.generation, new Date().toISOString());
+    await ctx.healthManagerConfig.recordAmphoraAgentGeneration(lb.id, a.id, agent.generation, new Date().toISOString());
   }
   return null;
 };
@@ -243,7 +243,7 @@ export const updateAmphoraAgentConfig: TaskHandler = async (input, ctx) => {
   if (!a || a.status === DELETED) return null;
   const cfg = await currentHealthManagerConfig(ctx);
   await ctx.drivers.amphora.updateAgentConfig(a, await renderAmphoraAgentConfig(ctx, a, cfg.controller_ip_port_list));
-  await ctx.store.recordAmphoraAgentGeneration(a.loadbalancer_id, a.id, cfg.generation, new Date().toISOString());
+  await ctx.healthManagerConfig.recordAmphoraAgentGeneration(a.loadbalancer_id, a.id, cfg.generation, new Date().toISOString());
   ctx.log.info("amphora agent configuration updated", { amphoraId: a.id, generation: cfg.generation });
   return null;
 };

@@ -1,11 +1,30 @@
-// What every task handler is given: the store, the drivers, the settings, a logger, and what issues
+// What every task handler is given: the stores, the drivers, the settings, a logger, and what issues
 // and records amphora certificates.
 import { createHash } from "node:crypto";
-import { LockLost, PENDING_DELETE, Tree, type AmphoraCertStore, type CertGenerator, type Config, type LoadBalancer, type LoadBalancerStore, type Logger } from "@ottava/core";
+import {
+  LockLost,
+  PENDING_DELETE,
+  Tree,
+  type AmphoraCertStore,
+  type CertGenerator,
+  type ChangeSetStore,
+  type Config,
+  type FlowTrailStore,
+  type HealthManagerConfigStore,
+  type LoadBalancer,
+  type LoadBalancerStore,
+  type Logger,
+} from "@ottava/core";
 import type { Drivers } from "@ottava/core";
 
 export interface TaskContext {
   store: LoadBalancerStore;
+  /** Where the flows' final tasks record how they ended. */
+  trail: FlowTrailStore;
+  /** The change sets the API stored for a flow (cross-pool member updates). */
+  changeSets: ChangeSetStore;
+  /** The health-manager addresses the amphora agents are configured with, and each agent's generation. */
+  healthManagerConfig: HealthManagerConfigStore;
   drivers: Drivers;
   config: Config;
   log: Logger;

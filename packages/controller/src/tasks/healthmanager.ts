@@ -88,7 +88,7 @@ async function refreshOne(ctx: TaskContext, a: AgentAmphora, agent: AgentPush, t
       return "failed";
     }
   }
-  if (await ctx.store.recordAmphoraAgentGeneration(a.loadbalancer_id, a.id, agent.generation, new Date().toISOString())) return "done";
+  if (await ctx.healthManagerConfig.recordAmphoraAgentGeneration(a.loadbalancer_id, a.id, agent.generation, new Date().toISOString())) return "done";
   const now = (await ctx.store.getAmphora(a.id)) as AgentAmphora | undefined;
   return !now || now.status === DELETED ? "skipped" : "done"; // else it already has a newer generation
 }
@@ -120,7 +120,7 @@ const refreshAgentConfigPage: TaskHandler = async (input, ctx) => {
   const failedIds = page.filter((_, i) => outcomes[i] === "failed").map((a) => a.id);
   const done = outcomes.filter((o) => o === "done").length;
   if (failedIds.length > 0) ctx.log.error("amphorae whose agent configuration could not be refreshed", { generation, amphorae: failedIds });
-  const counted = await ctx.store.addHealthManagerRefresh(generation, { total: done + failedIds.length, done, failed: failedIds.length });
+  const counted = await ctx.healthManagerConfig.addHealthManagerRefresh(generation, { total: done + failedIds.length, done, failed: failedIds.length });
   if (!counted) {
     ctx.log.info("health manager refresh superseded by a newer generation", { generation });
     return stop;

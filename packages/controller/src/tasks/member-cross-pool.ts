@@ -1,5 +1,5 @@
 // Tasks of the cross-pool member batch update flow (flows/member-cross-pool.ts). The member changes
-// are read from the change set's chunks (store.getChangeSetChunk), never from the flow's input, and
+// are read from the change set's chunks (changeSets.getChangeSetChunk), never from the flow's input, and
 // each task reads only the members a chunk names, never the tree.
 import {
   ACTIVE,
@@ -20,7 +20,7 @@ import { failureWrites, finishChange } from "./changes";
 import { ignoreLockLost, servedTree, type TaskContext, type TaskHandler } from "./context";
 
 async function chunkOf(ctx: TaskContext, lbId: string, owner: string, n: number): Promise<ChangeSetChunk> {
-  const chunk = (await ctx.store.getChangeSetChunk(lbId, owner, n)) as ChangeSetChunk | undefined;
+  const chunk = (await ctx.changeSets.getChangeSetChunk(lbId, owner, n)) as ChangeSetChunk | undefined;
   if (!chunk) throw new Error(`change set chunk ${n} of ${owner} is missing`);
   return chunk;
 }
@@ -39,7 +39,7 @@ async function membersOf(ctx: TaskContext, lbId: string, changes: MemberChange[]
 async function allChanges(ctx: TaskContext, input: Record<string, unknown> & { lbId: string; owner: string }): Promise<MemberChange[]> {
   const out: MemberChange[] = [];
   for (let n = 0; n < chunkCount(input); n++) {
-    const chunk = (await ctx.store.getChangeSetChunk(input.lbId, input.owner, n).catch(() => undefined)) as ChangeSetChunk | undefined;
+    const chunk = (await ctx.changeSets.getChangeSetChunk(input.lbId, input.owner, n).catch(() => undefined)) as ChangeSetChunk | undefined;
     out.push(...(chunk?.changes ?? []));
   }
   return out;
@@ -72,7 +72,7 @@ export const finishCrossPoolChange: TaskHandler = async (input, ctx) => {
     done: { provisioning_status: c.op === "delete" ? DELETED : ACTIVE },
   }));
   const changes = input.changes as ChangeSet;
-  await ctx.store.deleteChangeSet(input.lbId, input.owner);
+  await ctx.changeSets.deleteChangeSet(input.lbId, input.owner);
   return finishChange({ ...input, changes: { ...changes, refs: [...changes.refs, ...members] } }, ctx);
 };
 
@@ -135,7 +135,7 @@ export const failCrossPoolChange: TaskHandler = async (input, ctx) => {
   await recordFlowEnd(ctx, lbId, owner, end);
   await ignoreLockLost(ctx, `load balancer ${lbId}`, async () => {
     await ctx.store.applyAsOwner(lbId, owner, writes);
-    await ctx.store.deleteChangeSet(lbId, owner);
+    await ctx.changeSets.deleteChangeSet(lbId, owner);
     await ctx.store.updateLoadBalancer(lbId, owner, { provisioning_status: ACTIVE }, true, { project, delta: { member: -unused } });
   });
   const error = (input.revertError ?? input.error) as { Error?: string; Cause?: string } | undefined;

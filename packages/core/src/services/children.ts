@@ -43,7 +43,7 @@ export async function lbOf(deps: LockDeps, ref: ChildRef): Promise<string> {
  */
 export async function flavorMetadata(deps: LockDeps, flavorId: string | null | undefined): Promise<Record<string, unknown>> {
   if (!flavorId) return {};
-  const found = await deps.store.getFlavor(flavorId);
+  const found = await deps.catalog.getFlavor(flavorId);
   if (!found) return {};
   try {
     const data: unknown = JSON.parse(found.profile.flavor_data ?? "null");

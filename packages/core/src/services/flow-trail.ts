@@ -8,7 +8,7 @@ import { notFound } from "../faults";
 import type { Logger } from "../log";
 import { metrics } from "../metrics";
 import { authorize, type RequestContext } from "../policy";
-import type { FlowEnd, FlowStart, FlowTrailEntry, LoadBalancerStore } from "../ports";
+import type { FlowEnd, FlowStart, FlowTrailEntry, FlowTrailStore, LoadBalancerStore } from "../ports";
 
 export const FLOW_TRAIL_POLICY = "os_load-balancer_api:loadbalancer:get_flows";
 
@@ -20,7 +20,7 @@ export const ITERATION_FAILED = "IterationFailed";
 
 /** GET /v2/lbaas/loadbalancers/{id}/flows: the LB's flow runs, newest first (admins and the LB's project only). */
 export async function getFlowTrail(
-  deps: { store: LoadBalancerStore },
+  deps: { store: LoadBalancerStore; trail: FlowTrailStore },
   ctx: RequestContext,
   lbId: string,
   limit?: number,
@@ -28,7 +28,7 @@ export async function getFlowTrail(
   const lb = await deps.store.getLoadBalancer(lbId);
   if (!lb || lb.record.provisioning_status === DELETED) throw notFound("Load Balancer", lbId);
   authorize(ctx, FLOW_TRAIL_POLICY, lb.record.project_id);
-  return { flows: await deps.store.flowTrail(lbId, limit) };
+  return { flows: await deps.trail.flowTrail(lbId, limit) };
 }
 
 /** Counts a flow's start; its trail entry was written in the transaction that took the lock. */
@@ -41,10 +41,10 @@ export function flowStarted(start: FlowStart): void {
  * FlowsSucceeded, or FlowsFailed (FAILED, or REPAIRED: the execution died holding the lock), and
  * FlowDuration from the entry's start to `end.endedAt` (not for REPAIRED: that end is the repair's).
  */
-export async function recordFlowEnd(deps: { store: LoadBalancerStore; log: Logger }, lbId: string, execution: string, end: FlowEnd): Promise<void> {
+export async function recordFlowEnd(deps: { trail: FlowTrailStore; log: Logger }, lbId: string, execution: string, end: FlowEnd): Promise<void> {
   let ended;
   try {
-    ended = await deps.store.recordFlowEnd(lbId, execution, end);
+    ended = await deps.trail.recordFlowEnd(lbId, execution, end);
   } catch (e) {
     deps.log.warn("flow trail: end not recorded", { lbId, execution, outcome: end.outcome, error: String(e) });
     return;

@@ -5,7 +5,7 @@
 import { z } from "zod";
 import type { Config } from "../config";
 import { Fault } from "../faults";
-import type { HealthManagerConfig } from "../ports";
+import type { HealthManagerConfig, HealthManagerConfigStore } from "../ports";
 import { authorize, type RequestContext } from "../policy";
 import { parseRoot } from "../validation";
 import type { LockDeps } from "./lock";
@@ -15,7 +15,7 @@ const LIST = "controller_ip_port_list";
 /** How many times a change is re-read and tried again when a concurrent change moved the generation. */
 const MAX_ATTEMPTS = 50;
 
-export type HealthManagerDeps = LockDeps & { config: Config };
+export type HealthManagerDeps = LockDeps & { config: Config; healthManagerConfig: HealthManagerConfigStore };
 
 /** "ip:port": IPv4 or [IPv6], port 1..65535. */
 export function isIpPort(v: string): boolean {
@@ -36,9 +36,9 @@ const ipPortList = z
 
 
 /** The stored configuration, or the settings' initial one (generation 0). */
-export async function currentHealthManagerConfig(deps: { store: LockDeps["store"]; config: Config }): Promise<HealthManagerConfig> {
+export async function currentHealthManagerConfig(deps: { healthManagerConfig: HealthManagerConfigStore; config: Config }): Promise<HealthManagerConfig> {
   return (
-    (await deps.store.getHealthManagerConfig()) ?? {
+    (await deps.healthManagerConfig.getHealthManagerConfig()) ?? {
       controller_ip_port_list: [...deps.config.controllerIpPortList],
       generation: 0,
       refresh: { total: 0, done: 0, failed: 0 },
@@ -60,7 +60,7 @@ export async function putHealthManager(deps: HealthManagerDeps, ctx: RequestCont
   const list = parseRoot("healthmanager", LIST, ipPortList, raw) as string[];
   for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
     const current = await currentHealthManagerConfig(deps);
-    if (await deps.store.putHealthManagerConfig(list, current.generation)) {
+    if (await deps.healthManagerConfig.putHealthManagerConfig(list, current.generation)) {
       const generation = current.generation + 1;
       const name = refreshExecutionName(generation);
       try {

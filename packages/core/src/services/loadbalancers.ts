@@ -70,7 +70,7 @@ export async function createLoadBalancer(
   let flavor: Record<string, unknown> = {};
   let provider = body.provider ?? undefined;
   if (body.flavor_id) {
-    const found = await deps.store.getFlavor(body.flavor_id);
+    const found = await deps.catalog.getFlavor(body.flavor_id);
     if (!found) throw validation("Invalid flavor_id.");
     if (!found.flavor.enabled) throw new Fault(400, `The selected flavor is not allowed in this deployment: ${body.flavor_id}`);
     if (provider !== undefined && provider !== found.profile.provider_name) {
@@ -85,7 +85,7 @@ export async function createLoadBalancer(
   provider ??= DEFAULT_PROVIDER;
   if (!(provider in ENABLED_PROVIDERS)) throw new Fault(400, `Provider '${provider}' is not enabled.`);
   if (body.availability_zone) {
-    const az = await deps.store.getAvailabilityZone(body.availability_zone);
+    const az = await deps.catalog.getAvailabilityZone(body.availability_zone);
     if (!az) throw validation("Invalid availability zone.");
     if (!az.zone.enabled) throw new Fault(400, `The selected availability_zone is not allowed in this deployment: ${body.availability_zone}`);
   }

@@ -4,7 +4,8 @@
 import { DELETED } from "../constants";
 import { Fault, immutable, notFound } from "../faults";
 import type { Logger } from "../log";
-import { LockConflict, type FlowStart, type LoadBalancerStore, type QuotaCharge, type Versioned, type WorkflowEngine } from "../ports";
+import { LockConflict, type FlowStart, type FlowTrailStore, type LoadBalancerStore, type QuotaCharge, type Versioned, type WorkflowEngine } from "../ports";
+import type { CatalogStore } from "../catalog";
 import type { CertManager } from "../drivers";
 import type { LoadBalancer } from "../resources/loadbalancer";
 import type { QuotaLimits } from "./quota";
@@ -13,6 +14,10 @@ import { LB_ONLY, WHOLE_TREE, type FlowChanges } from "./change-set";
 
 export interface LockDeps {
   store: LoadBalancerStore;
+  /** Where every locked flow's start is recorded (startOrGiveBack). */
+  trail: FlowTrailStore;
+  /** Flavors, availability zones, their profiles and quotas: the objects outside any load balancer's tree. */
+  catalog: CatalogStore;
   engine: WorkflowEngine;
   log: Logger;
   /** The project's quota limits where they are enforced (keystone); absent under noauth. */

@@ -8,7 +8,7 @@ import { z } from "zod";
 import { ACTIVE, PENDING_DELETE, PENDING_UPDATE } from "../constants";
 import { immutable, validation } from "../faults";
 import { authorize, type RequestContext } from "../policy";
-import type { ChildWrite, WorkflowEngine } from "../ports";
+import type { ChangeSetStore, ChildWrite, WorkflowEngine } from "../ports";
 import { MemberPost, memberParents, mutableMemberPool, type Member } from "../resources/member";
 import { uuid } from "../validation";
 import { flavorMetadata, lbOf, lockedChange } from "./children";
@@ -71,7 +71,7 @@ export function toChunks(changes: MemberChange[]): ChangeSetChunk[] {
  * listeners PENDING_UPDATE), stores the change set under the lock, and starts ONE flow that applies
  * it. Answers when the flow has started; nothing is written if anything is refused.
  */
-export async function crossPoolUpdateMembers(deps: LockDeps, ctx: RequestContext, members: CrossPoolMember[], additiveOnly: boolean): Promise<void> {
+export async function crossPoolUpdateMembers(deps: LockDeps & { changeSets: ChangeSetStore }, ctx: RequestContext, members: CrossPoolMember[], additiveOnly: boolean): Promise<void> {
   if (members.length === 0) throw validation("The members list must name at least one member (with its pool_id).");
   const poolIds = [...new Set(members.map((m) => m.pool_id))];
   const lbIds = new Set<string>();
@@ -88,7 +88,7 @@ export async function crossPoolUpdateMembers(deps: LockDeps, ctx: RequestContext
     executionArn: (flow, name) => deps.engine.executionArn(flow, name),
     describe: (arn) => deps.engine.describe(arn),
     start: async (flow, name, input) => {
-      await deps.store.putChangeSetChunks(lbId, name, chunks);
+      await deps.changeSets.putChangeSetChunks(lbId, name, chunks);
       return deps.engine.start(flow, name, { ...input, chunks: chunks.length });
     },
   };

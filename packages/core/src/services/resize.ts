@@ -33,7 +33,7 @@ export async function resizeLoadBalancer(deps: LockDeps, ctx: RequestContext, id
   if (!read || read.record.provisioning_status === DELETED) throw notFound("Load Balancer", id);
   authorize(ctx, "os_load-balancer_api:loadbalancer:put_resize", read.record.project_id);
   const flavorId = body.new_flavor_id;
-  const found = await deps.store.getFlavor(flavorId);
+  const found = await deps.catalog.getFlavor(flavorId);
   if (!found) throw validation("Invalid new_flavor_id.");
   if (!found.flavor.enabled) throw new Fault(400, `The selected flavor is not allowed in this deployment: ${flavorId}`);
   const data = flavorData(found.profile.flavor_data);
