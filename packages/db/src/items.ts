@@ -27,8 +27,6 @@ export const TREE_KINDS: Record<string, StoredKind> = Object.fromEntries(
 /** The kind of a tree item by its sort key; undefined for what is not a record (a member's address claim). */
 export const kindOfSk = (sk: string) => Object.values(TREE_KINDS).find((k) => sk.startsWith(`${k.prefix}#`));
 
-/** Kinds whose presence makes an LB "have children". */
-export const CHILD_PREFIXES = ["LISTENER#", "POOL#"];
 
 /** The partition of a load balancer's whole tree. */
 export const treePk = (lbId: string) => `LB#${lbId}`;
