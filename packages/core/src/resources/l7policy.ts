@@ -155,6 +155,7 @@ export const l7PolicyDescriptor: ResourceDescriptor<L7Policy> = {
     { admin_state_up: "enabled" },
   ),
   model: (p) => ({ enabled: p.admin_state_up }),
+  listReads: { tenant_id: ["project_id"], rules: null, enabled: ["admin_state_up"] },
   toResponse: (p, tree) => {
     const rules = [...(tree?.of<L7Rule>("l7rule").filter((r) => r.l7policy_id === p.id) ?? []), ...(p[INLINE_RULES] ?? [])];
     return {

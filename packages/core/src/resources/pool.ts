@@ -176,6 +176,19 @@ export const poolDescriptor: ResourceDescriptor<Pool> = {
     crl_container_id: r.crl_container_ref,
     "health_monitor.id": r.healthmonitor_id,
   }),
+  listReads: {
+    tenant_id: ["project_id"],
+    loadbalancers: ["loadbalancer_id"],
+    listeners: null,
+    healthmonitor_id: null,
+    members: null,
+    enabled: ["admin_state_up"],
+    load_balancer_id: ["loadbalancer_id"],
+    tls_certificate_id: ["tls_container_ref"],
+    ca_tls_certificate_id: ["ca_tls_container_ref"],
+    crl_container_id: ["crl_container_ref"],
+    "health_monitor.id": null,
+  },
   toResponse: (p, tree) => {
     const listeners = tree ? poolListenerIds(tree, p.id) : [];
     if (p.provisioning_status === PENDING_CREATE && p.create_listener_id && !listeners.includes(p.create_listener_id)) {

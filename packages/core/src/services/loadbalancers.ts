@@ -179,8 +179,8 @@ export async function getLoadBalancerTree(deps: LockDeps, ctx: RequestContext, i
 /** Lists LBs as responses, each with its listeners and pools (one tree Query per LB listed). */
 export function listLoadBalancerResponses(deps: LockDeps, ctx: RequestContext, projectFilter: string | undefined): ItemSource {
   const source = deps.store.loadBalancers(listScope(ctx, "loadbalancer", projectFilter));
-  return async function* (order, after) {
-    for await (const lb of source(order, after)) {
+  return async function* (order, after, query) {
+    for await (const lb of source(order, after, query)) {
       const { lb: current, items } = await deps.store.tree(String(lb.id));
       if (current) yield listItem(loadBalancerResource, current.record, new Tree(current.record, items));
     }
