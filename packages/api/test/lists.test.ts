@@ -177,6 +177,12 @@ describe("a non-default order", () => {
     const marker = byNameDesc[12]!.id;
     expect((await get(`${LBS}?sort=name:desc&limit=4&marker=${marker}`)).loadbalancers).toEqual(byNameDesc.slice(13, 17));
     expect((await get(`${LBS}?sort=name:desc&limit=4&marker=${marker}&page_reverse=true`)).loadbalancers).toEqual(byNameDesc.slice(8, 12));
+    // A project's partition is read in segments of its time span at once: every item once.
+    const projectOrder = byNameDesc.filter((l) => l.project_id === PROJECT);
+    expect((await get(`${LBS}?sort=name:desc&project_id=${PROJECT}&limit=1000`)).loadbalancers).toEqual(projectOrder);
+    expect((await get(`${LBS}?sort=name:asc&project_id=${PROJECT}&limit=1000`)).loadbalancers).toEqual(
+      [...projectOrder].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : a.id < b.id ? -1 : 1)),
+    );
     const mine = byNameDesc.filter((l) => l.project_id === PROJECT && l.name.startsWith("filler"));
     expect((await get(`${LBS}?sort=name:desc&project_id=${PROJECT}&name=filler-3&name=filler-4&limit=3`)).loadbalancers).toEqual(
       mine.filter((l) => l.name === "filler-3" || l.name === "filler-4").slice(0, 3),

@@ -19,7 +19,12 @@ export interface Partition {
   pk: string;
   /** Only items of this project (a server-side filter: the partition holds every project's). */
   project?: string;
+  /** Only sort keys in this range (both ends included): a segment of the partition. */
+  between?: [string, string];
 }
+
+/** Queries a projected read of a whole scope runs at once (its partitions split into segments to reach it). */
+const PARALLEL_READS = 8;
 
 /**
  * The partitions that hold a list's items: one project's byProject partition, or for every project
@@ -48,7 +53,12 @@ async function* queryPartition(
   const names: Record<string, string> = { "#pk": keys.pk };
   const values: Record<string, unknown> = { ":pk": p.pk };
   let condition = "#pk = :pk";
-  if (after !== undefined) {
+  if (p.between) {
+    names["#sk"] = keys.sk;
+    values[":lo"] = p.between[0];
+    values[":hi"] = p.between[1];
+    condition += " AND #sk BETWEEN :lo AND :hi";
+  } else if (after !== undefined) {
     names["#sk"] = keys.sk;
     values[":after"] = after;
     condition += ` AND #sk ${order === "asc" ? ">" : "<"} :after`;
@@ -104,8 +114,9 @@ export async function* selectedPage(
   select: Selection,
 ): AsyncGenerator<Item> {
   const projection = [...new Set(["pk", "sk", "id", "created_at", ...select.attributes])];
+  const segmented = (await Promise.all(parts.map((p) => segments(doc, table, p, Math.ceil(PARALLEL_READS / parts.length))))).flat();
   const read = await Promise.all(
-    parts.map(async (p) => {
+    segmented.map(async (p) => {
       const items: Item[] = [];
       for await (const item of queryPartition(doc, table, p, "asc", undefined, projection)) items.push(item);
       return items;
@@ -114,6 +125,7 @@ export async function* selectedPage(
   const keys = new Map<string, { pk: unknown; sk: unknown }>();
   const partial: Item[] = [];
   for (const item of read.flat()) {
+    if (keys.has(String(item.id))) continue;
     keys.set(String(item.id), { pk: item.pk, sk: item.sk });
     partial.push(toRecord<Item>(item));
   }
@@ -135,6 +147,41 @@ export async function* selectedPage(
     // An item deleted since the index was read has left the list.
     if (item && item[k.statusField] !== DELETED) yield toRecord<Item>(item);
   }
+}
+
+/**
+ * A partition split into `n` segments of its sort keys (`<created_at>#<id>`) by equal spans of time
+ * between its first and last key, so that a whole read runs as `n` Queries at once rather than one
+ * after another, 1 MB at a time. A boundary is a bare instant, which no key equals (every key goes on
+ * with `#<id>`), so each key falls in exactly one segment. Objects created after the two reads of the
+ * ends may be missed, as the index itself may miss them (it is eventually consistent).
+ */
+async function segments(doc: DynamoDBDocumentClient, table: string, p: Partition, n: number): Promise<Partition[]> {
+  if (n <= 1) return [p];
+  const sk = INDEXES[p.index].sk;
+  const end = async (order: SortDir) => {
+    const out = await doc.send(
+      new QueryCommand({
+        TableName: table,
+        IndexName: p.index,
+        KeyConditionExpression: "#pk = :pk",
+        ExpressionAttributeNames: { "#pk": INDEXES[p.index].pk, "#sk": sk },
+        ExpressionAttributeValues: { ":pk": p.pk },
+        ProjectionExpression: "#sk",
+        ScanIndexForward: order === "asc",
+        Limit: 1,
+      }),
+    );
+    return out.Items?.[0]?.[sk] as string | undefined;
+  };
+  const [first, last] = await Promise.all([end("asc"), end("desc")]);
+  if (first === undefined || last === undefined) return []; // an empty partition
+  const from = Date.parse(first.split("#")[0]!);
+  const to = Date.parse(last.split("#")[0]!);
+  if (!(to > from)) return [{ ...p, between: [first, last] }];
+  const cuts = Array.from({ length: n - 1 }, (_, i) => new Date(from + ((to - from) * (i + 1)) / n).toISOString());
+  const bounds = [first, ...cuts, last];
+  return bounds.slice(0, -1).map((lo, i) => ({ ...p, between: [lo, bounds[i + 1]!] as [string, string] }));
 }
 
 /** k-way merge of sorted streams. */

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { startDynamoDbLocal } from "../../local/src/dynamodb-local";
 import { DescribeTableCommand, DescribeTimeToLiveCommand, GetItemCommand } from "@aws-sdk/client-dynamodb";
-import { ACTIVE, DELETED, ERROR, LockConflict, LockLost, PENDING_CREATE, PENDING_UPDATE, type ChildWrite, type LoadBalancer, listPage, parseListQuery } from "@ottava/core";
+import { ACTIVE, DELETED, ERROR, LockConflict, LockLost, PENDING_CREATE, PENDING_UPDATE, type ChildWrite, type LoadBalancer, lightItems, listPage, loadBalancerResource, parseListQuery } from "@ottava/core";
 import { DynamoStore, INDEXES, createClients, ensureTable } from "@ottava/db";
 import { freshTable } from "../../../test/support/dynamo";
 
@@ -160,6 +160,20 @@ describe("lists", () => {
     const raw = await createClients(endpoint).client.send(new GetItemCommand({ TableName: tableName, Key: { pk: { S: `LB#${rec.id}` }, sk: { S: "LB" } } }));
     expect(Number(raw.Item!.expires_at!.N)).toBeGreaterThan(Date.now() / 1000);
     expect(raw.Item!.gsi1pk).toBeUndefined();
+  });
+
+  it("in a non-default order read the scope projected, in segments of its time span, each item once", async () => {
+    const project = `seg-${randomUUID()}`;
+    // Several objects on each whole second of 0..8: exactly on the segments' bounds (8 segments of 1 s).
+    const made: string[] = [];
+    for (let i = 0; i < 27; i++) made.push((await activeLb({ project_id: project, name: `n${i % 5}`, created_at: new Date(Date.UTC(2032, 0, 1, 0, 0, i % 9)).toISOString() })).id);
+    const q = (s: string) => parseListQuery([...new URLSearchParams(s).entries()], loadBalancerResource.attributes, loadBalancerResource.filters, 1000);
+    for (const query of ["sort=name:desc", "sort=name:asc,created_at:desc", `sort=id&limit=5&marker=${made[13]}`, `sort=name:desc&limit=4&marker=${made[7]}&page_reverse=true`, "sort=name&name=n1&name=n3"]) {
+      const whole = await listPage(store.loadBalancers(project), q(query), "http://h/x");
+      const light = await listPage(store.loadBalancers(project), q(query), "http://h/x", lightItems(loadBalancerResource));
+      expect(light.items.map((i) => i.id), query).toEqual(whole.items.map((i) => i.id));
+    }
+    expect((await listPage(store.loadBalancers(project), q("sort=name:desc"), "http://h/x", lightItems(loadBalancerResource))).items).toHaveLength(27);
   });
 
   it("answer an unknown marker with Octavia's 400", async () => {
