@@ -1,6 +1,6 @@
 // Small helpers shared by the route modules: bodies, queries, list pages.
 import type { Context } from "hono";
-import { listItem, listPage, notJson, parseListQuery, selectFields, type ItemSource, type ListQuery, type ResourceDescriptor } from "@ottava/core";
+import { lightItems, listItem, listPage, notJson, parseListQuery, selectFields, type ItemSource, type ListQuery, type ResourceDescriptor } from "@ottava/core";
 import type { Env } from "./middleware/context";
 
 export async function jsonBody(c: Context<Env>): Promise<unknown> {
@@ -29,7 +29,7 @@ export async function listResponse<T>(
   const q = parseListQuery(queryPairs(c), d.attributes, d.filters, maxLimit);
   const shaped = await source(projectFilter(d, q));
   const url = new URL(c.req.url);
-  const page = await listPage(shaped, q, `${url.origin}${url.pathname}`);
+  const page = await listPage(shaped, q, `${url.origin}${url.pathname}`, lightItems(d));
   return c.json({ [d.collection]: page.items.map((i) => selectFields(i, q.fields)), [`${d.collection}_links`]: page.links });
 }
 
@@ -41,7 +41,7 @@ export const projectFilter = (d: ResourceDescriptor<unknown>, q: ListQuery) => {
 
 /** Maps a source of records to a source of list items. */
 export function listItems<T>(source: ItemSource, d: ResourceDescriptor<T>): ItemSource {
-  return (order, after) => mapAsync(source(order, after), (r) => listItem(d, r as T));
+  return (order, after, query) => mapAsync(source(order, after, query), (r) => listItem(d, r as T));
 }
 
 /** GET on one object, with `fields=` as Octavia's get_one. */

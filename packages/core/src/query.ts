@@ -173,8 +173,46 @@ function compareValues(a: unknown, b: unknown): number {
 /**
  * Where the items come from: the storage adapter yields a project's (or every project's) items in
  * storage order, (created_at, id) ascending or descending, starting after `after` (an item id) if given.
+ * `query` says more of what the list asks; a source may ignore it (listPage filters what it yields
+ * either way), and a source that wraps another passes it on.
  */
-export type ItemSource = (order: SortDir, after: string | undefined) => AsyncIterable<Item>;
+export type ItemSource = (order: SortDir, after: string | undefined, query?: SourceQuery) => AsyncIterable<Item>;
+
+export interface SourceQuery {
+  /**
+   * The list keeps only items whose stored `name` is one of these (each a non-empty string): the source
+   * may yield only those (still in storage order, after `after`).
+   */
+  names?: string[];
+  /** A page in a non-default order, chosen from partial items: see Selection. */
+  select?: Selection;
+}
+
+/**
+ * How a source that can read partial items serves a non-default order: it reads every item of its
+ * scope (or of `names`) with only `attributes` (and `id`, `created_at`), hands them to `page` (in any
+ * order), and then yields the whole items of the ids `page` answers, in that order (leaving out any
+ * that has gone meanwhile). `page` may throw (an unknown marker). A source that does not call `page`
+ * yields its items as usual.
+ */
+export interface Selection {
+  attributes: string[];
+  page(items: Item[]): string[];
+}
+
+/**
+ * How list items are made from stored records that carry only some attributes (for Selection): a
+ * resource's (`lightItems` in resources/descriptor.ts).
+ */
+export interface LightItems {
+  /**
+   * The stored attributes a list item's key (a response field, or a filter's data-model value) is
+   * made of; undefined when it takes more than the object's own record (its relations).
+   */
+  reads(key: string): readonly string[] | undefined;
+  /** The list item of a record that carries `attributes` only: right in every key whose reads are among them. */
+  item(record: Item, attributes: readonly string[]): Item;
+}
 
 export interface Page {
   items: Item[];
@@ -183,36 +221,77 @@ export interface Page {
 
 /**
  * One page of a list. In storage order only `limit` matching items (plus one to spot the end) are read;
- * any other order reads the whole (project's) set once and sorts it in memory.
+ * a `name` filter lets the source read only the items of those names. Any other order reads the whole
+ * (project's) set once and sorts it in memory: with `light` (how the resource's list items are made
+ * from partial records), a source that can reads only what the sort keys and filters need, and then
+ * the page's whole items.
  */
-export async function listPage(source: ItemSource, q: ListQuery, url: string): Promise<Page> {
+export async function listPage(source: ItemSource, q: ListQuery, url: string, light?: LightItems): Promise<Page> {
   const order = storageOrder(q);
+  const names = indexedNames(q);
   let items: Item[];
   if (order) {
     // Forward: after the marker in the requested order. Reverse: before it, read backwards.
     const readOrder: SortDir = q.pageReverse ? (order === "asc" ? "desc" : "asc") : order;
     items = [];
-    for await (const item of source(readOrder, q.marker)) {
+    for await (const item of source(readOrder, q.marker, names && { names })) {
       if (!matches(item, q)) continue;
       items.push(item);
       if (items.length >= q.limit) break;
     }
     if (q.pageReverse) items.reverse();
   } else {
+    const attributes = light && lightAttributes(light, q);
+    let selected = false;
+    const select: Selection | undefined = attributes && {
+      attributes,
+      page: (partial) => {
+        selected = true;
+        const made = partial.map((r) => ({ id: r.id, item: light!.item(r, attributes) }));
+        const chosen = sortedPage(made.filter((m) => matches(m.item, q)), (m) => m.item, q);
+        return chosen.map((m) => String(m.id));
+      },
+    };
     const all: Item[] = [];
-    for await (const item of source("asc", undefined)) if (matches(item, q)) all.push(item);
-    all.sort(compareBy(q.sort));
-    let start = 0;
-    let end = all.length;
-    if (q.marker !== undefined) {
-      const at = all.findIndex((i) => i.id === q.marker);
-      if (at < 0) throw invalidMarker(q.marker);
-      if (q.pageReverse) end = at;
-      else start = at + 1;
-    }
-    items = q.pageReverse ? all.slice(Math.max(start, end - q.limit), end) : all.slice(start, start + q.limit);
+    for await (const item of source("asc", undefined, names || select ? { names, select } : undefined)) all.push(item);
+    items = selected ? all : sortedPage(all.filter((i) => matches(i, q)), (i) => i, q);
   }
   return { items, links: pageLinks(items, q, url) };
+}
+
+/** The page of `all` (the items that passed the filters) in the query's order: sorted, then cut at the marker and the limit. */
+function sortedPage<T>(all: T[], item: (t: T) => Item, q: ListQuery): T[] {
+  const compare = compareBy(q.sort);
+  all.sort((a, b) => compare(item(a), item(b)));
+  let start = 0;
+  let end = all.length;
+  if (q.marker !== undefined) {
+    const at = all.findIndex((t) => item(t).id === q.marker);
+    if (at < 0) throw invalidMarker(q.marker);
+    if (q.pageReverse) end = at;
+    else start = at + 1;
+  }
+  return q.pageReverse ? all.slice(Math.max(start, end - q.limit), end) : all.slice(start, start + q.limit);
+}
+
+/** The names a query keeps (`?name=`), when a name index can serve them: none empty (an empty name is no index key). */
+function indexedNames(q: ListQuery): string[] | undefined {
+  const wanted = q.filters.name;
+  if (!wanted || wanted.length === 0 || wanted.some((n) => n === "")) return undefined;
+  return [...new Set(wanted)];
+}
+
+/** The stored attributes the query's sort keys, filters and tag filters read; undefined if one takes more than the record. */
+function lightAttributes(light: LightItems, q: ListQuery): string[] | undefined {
+  const { all, any, notAll, notAny } = q.tags;
+  const keys = [...q.sort.map((s) => s.key), ...Object.keys(q.filters), ...(all.length + any.length + notAll.length + notAny.length ? ["tags"] : [])];
+  const out = new Set<string>();
+  for (const key of keys) {
+    const reads = light.reads(key);
+    if (!reads) return undefined;
+    for (const a of reads) out.add(a);
+  }
+  return [...out];
 }
 
 /** Octavia's page links: `previous` whenever a marker was given, `next` when the page is full. */

@@ -78,16 +78,43 @@ export function shardOf(id: string): number {
 
 export const orderKey = (createdAt: string, id: string) => `${createdAt}#${id}`;
 
-/** Index attributes of a live item; a record in PENDING_* is also in the pending index. */
-export function indexAttributes(k: StoredKind, rec: { id: string; project_id: string; created_at: string }, status: string) {
+/**
+ * Index attributes of a live item; a record in PENDING_* is also in the pending index, a record with
+ * a name (a non-empty string) in the name index.
+ */
+export function indexAttributes(k: StoredKind, rec: { id: string; project_id: string; created_at: string; name?: unknown }, status: string) {
   const order = orderKey(rec.created_at, rec.id);
   return {
     [INDEXES.byProject.pk]: `${k.kind}#${rec.project_id}`,
     [INDEXES.byProject.sk]: order,
     [INDEXES.byShard.pk]: `${k.kind}#${shardOf(rec.id)}`,
     [INDEXES.byShard.sk]: order,
+    ...(isIndexedName(rec.name) ? { [INDEXES.byName.pk]: namePartition(k.kind, rec.name), [INDEXES.byName.sk]: order } : {}),
     ...pendingAttributes(k, rec.id, status).set,
   };
+}
+
+/** byName index: the partition of a kind's live items named `name`. */
+export const namePartition = (kind: string, name: string) => `${kind}#${name}`;
+/** Only a name that is a non-empty string is indexed (`?name=` with an empty value reads the lists' own index). */
+export const isIndexedName = (name: unknown): name is string => typeof name === "string" && name !== "";
+
+/** A value an update copies from another attribute of the same item (`SET a = b`). */
+export class CopyOf {
+  constructor(readonly attribute: string) {}
+}
+
+/**
+ * What an update that sets `set` does to the name index: a new non-empty name moves the item to that
+ * name's partition (its sort key copied from the byProject one, which every live item has), an empty
+ * or null name takes it out. Nothing when `name` is not written, or when the item goes DELETED (which
+ * removes every index key: statusAttributes).
+ */
+export function nameAttributes(k: StoredKind, set: Record<string, unknown>): { set: Record<string, unknown>; remove: string[] } {
+  if (!Object.hasOwn(set, "name") || set[k.statusField] === DELETED) return { set: {}, remove: [] };
+  const name = set.name;
+  if (!isIndexedName(name)) return { set: {}, remove: [INDEXES.byName.pk, INDEXES.byName.sk] };
+  return { set: { [INDEXES.byName.pk]: namePartition(k.kind, name), [INDEXES.byName.sk]: new CopyOf(INDEXES.byProject.sk) }, remove: [] };
 }
 
 /** The heartbeat index attributes of an amphora last heard at `at` (ISO): written with its last_heartbeat. */
@@ -165,8 +192,13 @@ export function updateExpression(set: Record<string, unknown>, remove: string[] 
   for (const [k, v] of Object.entries(set)) {
     if (v === undefined) continue;
     names[`#s${i}`] = k;
-    values[`:s${i}`] = v;
-    sets.push(`#s${i} = :s${i}`);
+    if (v instanceof CopyOf) {
+      names[`#c${i}`] = v.attribute;
+      sets.push(`#s${i} = #c${i}`);
+    } else {
+      values[`:s${i}`] = v;
+      sets.push(`#s${i} = :s${i}`);
+    }
     i++;
   }
   const removes = remove

@@ -10,6 +10,7 @@ import {
   invalidMarker,
   type Amphora,
   type ItemSource,
+  type SourceQuery,
   type LoadBalancer,
   type LoadBalancerStore,
   type LockRequest,
@@ -25,7 +26,8 @@ import {
   QuotaExceeded,
 } from "@ottava/core";
 import { MAX_TRANSACTION, retryConflicts, type TransactItem } from "./client";
-import { queryAll, queryIndex } from "./query";
+import { queryAll } from "./query";
+import { inStorageOrder, partitions, selectedPage } from "./lists";
 import {
   AMPHORA,
   amphoraAttributes,
@@ -40,6 +42,7 @@ import {
   LOADBALANCER,
   childSk,
   indexAttributes,
+  nameAttributes,
   orderKey,
   pointerKey,
   statusAttributes,
@@ -50,7 +53,6 @@ import {
 } from "./items";
 import { getItem, lockLostOr, ownerCheck, partition } from "./owner";
 import { trailItem } from "./flow-trail";
-import { INDEXES, SHARDS } from "./table";
 import { exceededFields, usageKey, usageUpdate } from "./usage";
 
 type Item = Record<string, unknown>;
@@ -152,16 +154,18 @@ export class DynamoStore implements LoadBalancerStore {
   /** The conditional update that takes an LB's lock (see README: the lock protocol). */
   private lockUpdate(id: string, req: LockRequest) {
     const status = statusAttributes(LOADBALANCER, id, req.to, this.now(), this.opts.expiryAge);
+    const named = nameAttributes(LOADBALANCER, { ...(req.set ?? {}), provisioning_status: req.to });
     const update = updateExpression(
       {
         ...(req.set ?? {}),
+        ...named.set,
         ...status.set,
         provisioning_status: req.to,
         lock_owner: req.owner,
         execution_arn: req.executionArn,
         updated_at: this.now().toISOString(),
       },
-      status.remove,
+      [...named.remove, ...status.remove],
     );
     update.ExpressionAttributeNames["#ps"] = "provisioning_status";
     update.ExpressionAttributeNames["#v"] = "version";
@@ -179,7 +183,8 @@ export class DynamoStore implements LoadBalancerStore {
       TableName: this.table,
       Key: { pk: treePk(id), sk: LB_SK },
       ...update,
-      UpdateExpression: `${update.UpdateExpression}, #v = #v + :one`,
+      // (After the SET clause's first action: a REMOVE clause (a cleared name's index keys) may follow it.)
+      UpdateExpression: update.UpdateExpression.replace(/^SET /, "SET #v = #v + :one, "),
       ConditionExpression: condition,
       ReturnValuesOnConditionCheckFailure: "ALL_OLD" as const,
     };
@@ -189,7 +194,8 @@ export class DynamoStore implements LoadBalancerStore {
     const status = restore.provisioning_status
       ? statusAttributes(LOADBALANCER, id, restore.provisioning_status, this.now(), this.opts.expiryAge)
       : { set: {}, remove: [] };
-    await this.lbOwnerWrite(id, owner, { ...restore, ...status.set }, [...status.remove, "lock_owner", "execution_arn"], usage).catch((e) => {
+    const named = nameAttributes(LOADBALANCER, restore); // a restored name goes back to its index partition
+    await this.lbOwnerWrite(id, owner, { ...restore, ...named.set, ...status.set }, [...named.remove, ...status.remove, "lock_owner", "execution_arn"], usage).catch((e) => {
       if (!(e instanceof LockLost)) throw e;
     });
   }
@@ -198,7 +204,8 @@ export class DynamoStore implements LoadBalancerStore {
     const status = set.provisioning_status
       ? statusAttributes(LOADBALANCER, id, set.provisioning_status, this.now(), this.opts.expiryAge)
       : { set: {}, remove: [] };
-    await this.lbOwnerWrite(id, owner, { ...set, ...status.set, updated_at: this.now().toISOString() }, [...status.remove, ...(release ? ["lock_owner"] : [])], usage);
+    const named = nameAttributes(LOADBALANCER, set);
+    await this.lbOwnerWrite(id, owner, { ...set, ...named.set, ...status.set, updated_at: this.now().toISOString() }, [...named.remove, ...status.remove, ...(release ? ["lock_owner"] : [])], usage);
   }
 
   /**
@@ -376,7 +383,8 @@ export class DynamoStore implements LoadBalancerStore {
     }
     const status = w.set[k.statusField];
     const extra = typeof status === "string" ? statusAttributes(k, w.id, status, this.now(), this.opts.expiryAge) : { set: {}, remove: [] };
-    const update = updateExpression({ ...w.set, ...extra.set, updated_at: this.now().toISOString() }, extra.remove);
+    const named = nameAttributes(k, w.set);
+    const update = updateExpression({ ...w.set, ...named.set, ...extra.set, updated_at: this.now().toISOString() }, [...named.remove, ...extra.remove]);
     return [
       {
         Update: {
@@ -508,19 +516,20 @@ export class DynamoStore implements LoadBalancerStore {
    */
   private source(k: StoredKind, project: string | undefined, find: (id: string) => Promise<{ id: string; created_at: string } | undefined>): ItemSource {
     const self = this;
-    return async function* (order: SortDir, after: string | undefined) {
+    return async function* (order: SortDir, after: string | undefined, query?: SourceQuery) {
+      // `?name=`: the byName partitions of those names; else the project's, or every shard (src/lists.ts).
+      const parts = partitions(k, project, query?.names);
+      if (query?.select) {
+        yield* selectedPage(self.doc, self.table, k, parts, query.select);
+        return;
+      }
       let from: string | undefined;
       if (after !== undefined) {
         const marker = await find(after);
         if (!marker) throw invalidMarker(after);
         from = orderKey(marker.created_at, marker.id);
       }
-      const streams =
-        project !== undefined
-          ? [queryIndex(self.doc, self.table, "byProject", `${k.kind}#${project}`, order, from)]
-          : Array.from({ length: SHARDS }, (_, s) => queryIndex(self.doc, self.table, "byShard", `${k.kind}#${s}`, order, from));
-      const sortKey = project !== undefined ? INDEXES.byProject.sk : INDEXES.byShard.sk;
-      for await (const item of merge(streams, (i) => String(i[sortKey]), order)) yield toRecord<Item>(item);
+      for await (const item of inStorageOrder(self.doc, self.table, parts, order, from)) yield toRecord<Item>(item);
     };
   }
 
@@ -561,26 +570,3 @@ function unmarshallItem(raw: Record<string, unknown>): Item {
   // ReturnValuesOnConditionCheckFailure comes back in the low-level attribute-value format.
   return unmarshall(raw as never);
 }
-
-/** k-way merge of sorted streams. */
-async function* merge(streams: AsyncGenerator<Item>[], key: (i: Item) => string, order: SortDir): AsyncGenerator<Item> {
-  const heads = await Promise.all(streams.map((s) => s.next()));
-  for (;;) {
-    let best = -1;
-    for (let i = 0; i < heads.length; i++) {
-      const h = heads[i]!;
-      if (h.done) continue;
-      if (best < 0) {
-        best = i;
-        continue;
-      }
-      const a = key(h.value);
-      const b = key(heads[best]!.value as Item);
-      if (order === "asc" ? a < b : a > b) best = i;
-    }
-    if (best < 0) return;
-    yield heads[best]!.value as Item;
-    heads[best] = await streams[best]!.next();
-  }
-}
-

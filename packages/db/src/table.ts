@@ -28,6 +28,8 @@ export const INDEXES = {
    * deletion time (purge), live amphorae by certificate expiry (rotation).
    */
   housekeeping: { pk: "gsi5pk", sk: "gsi5sk" },
+  /** Live items of a kind by name (`<kind>#<name>`), oldest first: `?name=` lists read only the matches. */
+  byName: { pk: "gsi6pk", sk: "gsi6sk" },
 } as const;
 
 /** Write sharding of the admin index. Listing every project reads all shards and merges them. */

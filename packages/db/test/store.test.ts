@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { startDynamoDbLocal } from "../../local/src/dynamodb-local";
 import { DescribeTableCommand, DescribeTimeToLiveCommand, GetItemCommand } from "@aws-sdk/client-dynamodb";
-import { ACTIVE, DELETED, ERROR, LockConflict, LockLost, PENDING_CREATE, PENDING_UPDATE, type LoadBalancer, listPage, parseListQuery } from "@ottava/core";
+import { ACTIVE, DELETED, ERROR, LockConflict, LockLost, PENDING_CREATE, PENDING_UPDATE, type ChildWrite, type LoadBalancer, lightItems, listPage, loadBalancerResource, parseListQuery } from "@ottava/core";
 import { DynamoStore, INDEXES, createClients, ensureTable } from "@ottava/db";
 import { freshTable } from "../../../test/support/dynamo";
 
@@ -162,10 +162,125 @@ describe("lists", () => {
     expect(raw.Item!.gsi1pk).toBeUndefined();
   });
 
+  it("in a non-default order read the scope projected, in segments of its time span, each item once", async () => {
+    const project = `seg-${randomUUID()}`;
+    // Several objects on each whole second of 0..8: exactly on the segments' bounds (8 segments of 1 s).
+    const made: string[] = [];
+    for (let i = 0; i < 27; i++) made.push((await activeLb({ project_id: project, name: `n${i % 5}`, created_at: new Date(Date.UTC(2032, 0, 1, 0, 0, i % 9)).toISOString() })).id);
+    const q = (s: string) => parseListQuery([...new URLSearchParams(s).entries()], loadBalancerResource.attributes, loadBalancerResource.filters, 1000);
+    for (const query of ["sort=name:desc", "sort=name:asc,created_at:desc", `sort=id&limit=5&marker=${made[13]}`, `sort=name:desc&limit=4&marker=${made[7]}&page_reverse=true`, "sort=name&name=n1&name=n3"]) {
+      const whole = await listPage(store.loadBalancers(project), q(query), "http://h/x");
+      const light = await listPage(store.loadBalancers(project), q(query), "http://h/x", lightItems(loadBalancerResource));
+      expect(light.items.map((i) => i.id), query).toEqual(whole.items.map((i) => i.id));
+    }
+    expect((await listPage(store.loadBalancers(project), q("sort=name:desc"), "http://h/x", lightItems(loadBalancerResource))).items).toHaveLength(27);
+  });
+
   it("answer an unknown marker with Octavia's 400", async () => {
     await expect(listPage(store.loadBalancers("p1"), parseListQuery([["marker", "nope"]], ["id", "created_at"], {}, 1000), "http://h/x")).rejects.toThrow(
       "Supplied pagination marker 'nope' is not valid.",
     );
+  });
+});
+
+describe("the name index", () => {
+  const q = (s: string) =>
+    parseListQuery([...new URLSearchParams(s).entries()], ["id", "created_at", "project_id", "name"], { project_id: "project_id", name: "name" }, 1000);
+  const ids = async (project: string | undefined, s: string, source = store.loadBalancers(project)) =>
+    (await listPage(source, q(s), "http://h/x")).items.map((i) => String(i.id));
+  const raw = async (pk: string, sk: string) =>
+    (await createClients(endpoint).client.send(new GetItemCommand({ TableName: tableName, Key: { pk: { S: pk }, sk: { S: sk } }, ConsistentRead: true }))).Item!;
+  const rename = async (id: string, name: string | null, owner = `u-${randomUUID()}`) => {
+    const v = (await store.getLoadBalancer(id))!.version;
+    await store.lock(id, { from: [ACTIVE], to: PENDING_UPDATE, owner, executionArn: "arn", expectVersion: v, set: { name } });
+    await store.updateLoadBalancer(id, owner, { provisioning_status: ACTIVE }, true);
+  };
+
+  it("holds a live named item under <kind>#<name>, in storage order; a nameless one not", async () => {
+    const name = `n-${randomUUID()}`;
+    const rec = await activeLb({ name });
+    const item = await raw(`LB#${rec.id}`, "LB");
+    expect(item[INDEXES.byName.pk]!.S).toBe(`loadbalancer#${name}`);
+    expect(item[INDEXES.byName.sk]!.S).toBe(item[INDEXES.byProject.sk]!.S);
+    for (const nameless of [null, ""]) {
+      const other = await activeLb({ name: nameless });
+      expect((await raw(`LB#${other.id}`, "LB"))[INDEXES.byName.pk]).toBeUndefined();
+    }
+  });
+
+  it("answers ?name= for a project and for every project, one or several names, paged both ways", async () => {
+    const [n1, n2, p, other] = [`a-${randomUUID()}`, `b-${randomUUID()}`, `p-${randomUUID()}`, `o-${randomUUID()}`];
+    const at = (i: number) => new Date(Date.UTC(2031, 0, 1, 0, 0, i)).toISOString();
+    const mine: string[] = [];
+    const theirs: string[] = [];
+    for (let i = 0; i < 6; i++) {
+      mine.push((await activeLb({ project_id: p, name: i % 2 ? n2 : n1, created_at: at(2 * i) })).id);
+      theirs.push((await activeLb({ project_id: other, name: n1, created_at: at(2 * i + 1) })).id);
+    }
+    await activeLb({ project_id: p, name: `c-${randomUUID()}` });
+    const mineN1 = mine.filter((_, i) => i % 2 === 0);
+    expect(await ids(p, `name=${n1}`)).toEqual(mineN1);
+    expect(await ids(p, `name=${n1}&name=${n2}`)).toEqual(mine);
+    expect(await ids(p, `name=nomatch-${randomUUID()}`)).toEqual([]);
+    // Every project's: the two projects' items merged in storage order.
+    expect(await ids(undefined, `name=${n1}`)).toEqual(mineN1.flatMap((id, i) => [id, theirs[2 * i]!, theirs[2 * i + 1]!]));
+    // Paging: forward after a marker, backwards before it, descending.
+    expect(await ids(p, `name=${n1}&name=${n2}&limit=2&marker=${mine[1]}`)).toEqual(mine.slice(2, 4));
+    expect(await ids(p, `name=${n1}&name=${n2}&limit=2&marker=${mine[4]}&page_reverse=true`)).toEqual(mine.slice(2, 4));
+    expect(await ids(p, `name=${n1}&name=${n2}&sort=created_at:desc,id:desc&limit=3`)).toEqual([...mine].reverse().slice(0, 3));
+    await expect(ids(p, `name=${n1}&marker=nope`)).rejects.toThrow("Supplied pagination marker 'nope' is not valid.");
+  });
+
+  it("follows renames: the lock's new name, null, a restored name; DELETED leaves it", async () => {
+    const [before, after] = [`x-${randomUUID()}`, `y-${randomUUID()}`];
+    const rec = await activeLb({ name: before });
+    await rename(rec.id, after);
+    expect(await ids(undefined, `name=${before}`)).toEqual([]);
+    expect(await ids(undefined, `name=${after}`)).toEqual([rec.id]);
+    const item = await raw(`LB#${rec.id}`, "LB");
+    expect(item[INDEXES.byName.sk]!.S).toBe(item[INDEXES.byProject.sk]!.S);
+    await rename(rec.id, null);
+    expect(await ids(undefined, `name=${after}`)).toEqual([]);
+    expect((await raw(`LB#${rec.id}`, "LB"))[INDEXES.byName.pk]).toBeUndefined();
+    // A lock whose flow cannot start gives the old name back, and its index entry.
+    await rename(rec.id, before);
+    const v = (await store.getLoadBalancer(rec.id))!.version;
+    await store.lock(rec.id, { from: [ACTIVE], to: PENDING_UPDATE, owner: "u", executionArn: "arn", expectVersion: v, set: { name: after } });
+    expect(await ids(undefined, `name=${after}`)).toEqual([rec.id]);
+    await store.abandonLock(rec.id, "u", { provisioning_status: ACTIVE, name: before });
+    expect(await ids(undefined, `name=${after}`)).toEqual([]);
+    expect(await ids(undefined, `name=${before}`)).toEqual([rec.id]);
+    const v2 = (await store.getLoadBalancer(rec.id))!.version;
+    await store.lock(rec.id, { from: [ACTIVE], to: "PENDING_DELETE", owner: "d", executionArn: "arn", expectVersion: v2 });
+    await store.updateLoadBalancer(rec.id, "d", { provisioning_status: DELETED }, true);
+    expect(await ids(undefined, `name=${before}`)).toEqual([]);
+    expect((await raw(`LB#${rec.id}`, "LB"))[INDEXES.byName.pk]).toBeUndefined();
+    // A rename refused by the lock's condition (the LB is DELETED) is the lock conflict it always was.
+    await expect(store.lock(rec.id, { from: [ACTIVE], to: PENDING_UPDATE, owner: "late", executionArn: "arn", set: { name: after } })).rejects.toBeInstanceOf(LockConflict);
+  });
+
+  it("follows a child's renames too", async () => {
+    const lbRec = await activeLb();
+    const [n1, n2] = [`l-${randomUUID()}`, `m-${randomUUID()}`];
+    const listener = { id: randomUUID(), project_id: "p1", loadbalancer_id: lbRec.id, name: n1, provisioning_status: ACTIVE, created_at: new Date().toISOString() };
+    const write = async (writes: ChildWrite[]) => {
+      const owner = `w-${randomUUID()}`;
+      await store.lockWith(lbRec.id, { from: [ACTIVE], to: PENDING_UPDATE, owner, executionArn: "arn" }, writes);
+      await store.updateLoadBalancer(lbRec.id, owner, { provisioning_status: ACTIVE }, true);
+    };
+    const listeners = (s: string) => ids(undefined, s, store.children("listener", undefined));
+    await write([{ kind: "listener", put: listener }]);
+    expect(await listeners(`name=${n1}`)).toEqual([listener.id]);
+    await write([{ kind: "listener", id: listener.id, set: { name: n2 } }]);
+    expect(await listeners(`name=${n1}`)).toEqual([]);
+    expect(await listeners(`name=${n2}`)).toEqual([listener.id]);
+    await write([{ kind: "listener", id: listener.id, set: { name: "" } }]);
+    expect(await listeners(`name=${n2}`)).toEqual([]);
+    await write([{ kind: "listener", id: listener.id, set: { name: n1 } }]);
+    await write([{ kind: "listener", id: listener.id, set: { provisioning_status: DELETED, name: n2 } }]);
+    expect(await listeners(`name=${n1}`)).toEqual([]);
+    expect(await listeners(`name=${n2}`)).toEqual([]);
+    expect((await raw(`LB#${lbRec.id}`, `LISTENER#${listener.id}`))[INDEXES.byName.pk]).toBeUndefined();
   });
 });
 

@@ -44,6 +44,7 @@ export const amphoraResource: ResourceDescriptor<Amphora> = {
     { loadbalancer_id: "load_balancer_id", project_id: "load_balancer.project_id" },
   ),
   model: (a) => ({ load_balancer_id: a.loadbalancer_id, "load_balancer.project_id": a.project_id }),
+  listReads: { load_balancer_id: ["loadbalancer_id"], "load_balancer.project_id": ["project_id"] },
   toResponse: (a) => ({
     id: a.id,
     loadbalancer_id: a.loadbalancer_id,

@@ -1,5 +1,5 @@
 // What the generic API machinery (lookup, lists, faults) needs to know of a resource.
-import { MODEL_VALUES } from "../query";
+import { MODEL_VALUES, type LightItems } from "../query";
 
 export interface ResourceDescriptor<T> {
   /** Storage kind, also the prefix of its keys. */
@@ -25,6 +25,13 @@ export interface ResourceDescriptor<T> {
    * children comes from the object's own record (relations.ts), so no tree is read to answer it.
    */
   toResponse(item: T): Record<string, unknown>;
+  /**
+   * For lists in a non-default order, which read only what the sort keys and filters need: the stored
+   * attributes of each response field and `model` value that is not made of the attribute of the same
+   * name alone; null for those made of more than the object's own record (relations), whose lists
+   * read whole items. Proven against whole-item lists by packages/api/test/filters.test.ts ("in a non-default order").
+   */
+  listReads?: Readonly<Record<string, readonly string[] | null>>;
 }
 
 /** Octavia answers times as naive UTC ISO 8601 to the second: "2024-05-01T12:34:56". */
@@ -40,4 +47,26 @@ export const octaviaFilters = (same: readonly string[], translated: Record<strin
 export function listItem<T>(d: ResourceDescriptor<T>, item: T): Record<string, unknown> {
   const response = d.toResponse(item);
   return Object.assign(response, { [MODEL_VALUES]: d.model?.(item, response) ?? {} });
+}
+
+/**
+ * How a resource's list items are made from partial records (listPage's LightItems): `toResponse`
+ * and `model` on the record, where every attribute it does not carry reads as an empty list (which
+ * every response builder takes without failing), so the keys whose attributes it carries are right.
+ */
+export function lightItems<T>(d: ResourceDescriptor<T>): LightItems {
+  return {
+    reads: (key) => {
+      const declared = d.listReads && Object.hasOwn(d.listReads, key) ? d.listReads[key] : [key];
+      return declared ?? undefined;
+    },
+    item: (record, attributes) => {
+      const carried = new Set(attributes);
+      const padded = new Proxy(record, {
+        get: (target, key, receiver) =>
+          typeof key === "string" && !carried.has(key) && key !== "id" && key !== "created_at" ? [] : Reflect.get(target, key, receiver),
+      });
+      return listItem(d, padded as T);
+    },
+  };
 }

@@ -138,6 +138,13 @@ export const healthMonitorDescriptor: ResourceDescriptor<HealthMonitor> = {
     { admin_state_up: "enabled", max_retries: "rise_threshold", max_retries_down: "fall_threshold" },
   ),
   model: (h) => ({ enabled: h.admin_state_up, rise_threshold: h.max_retries, fall_threshold: h.max_retries_down, pool_id: h.pool_id }),
+  listReads: {
+    tenant_id: ["project_id"],
+    pools: ["pool_id"],
+    enabled: ["admin_state_up"],
+    rise_threshold: ["max_retries"],
+    fall_threshold: ["max_retries_down"],
+  },
   toResponse: (h) => ({
     id: h.id,
     name: h.name ?? "",

@@ -159,6 +159,7 @@ export const l7PolicyDescriptor: ResourceDescriptor<L7Policy> = {
     { admin_state_up: "enabled" },
   ),
   model: (p) => ({ enabled: p.admin_state_up }),
+  listReads: { tenant_id: ["project_id"], rules: ["rule_ids"], enabled: ["admin_state_up"] },
   toResponse: (p) => {
     return {
       id: p.id,

@@ -229,6 +229,7 @@ export const l7RuleDescriptor: ResourceDescriptor<L7Rule> = {
   ),
   model: (r) => ({ enabled: r.admin_state_up, l7policy_id: r.l7policy_id }),
   // L7RuleResponse: no l7policy_id.
+  listReads: { tenant_id: ["project_id"], enabled: ["admin_state_up"] },
   toResponse: (r) => ({
     id: r.id,
     type: r.type,

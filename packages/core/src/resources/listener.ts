@@ -254,6 +254,15 @@ export const listenerDescriptor: ResourceDescriptor<Listener> = {
     client_crl_container_id: l.client_crl_container_ref,
     peer_port: l.peer_port ?? null,
   }),
+  listReads: {
+    l7policies: ["l7policy_ids"],
+    loadbalancers: ["loadbalancer_id"],
+    enabled: ["admin_state_up"],
+    load_balancer_id: ["loadbalancer_id"],
+    tls_certificate_id: ["default_tls_container_ref"],
+    client_ca_tls_certificate_id: ["client_ca_tls_container_ref"],
+    client_crl_container_id: ["client_crl_container_ref"],
+  },
   toResponse: (l) => ({
     id: l.id,
     name: l.name ?? "",

@@ -107,6 +107,7 @@ export const memberDescriptor: ResourceDescriptor<Member> = {
   ),
   model: (m) => ({ enabled: m.admin_state_up, ip_address: m.address, pool_id: m.pool_id }),
   // MemberResponse: no pool_id, no tenant_id.
+  listReads: { enabled: ["admin_state_up"], ip_address: ["address"] },
   toResponse: (m) => ({
     id: m.id,
     name: m.name ?? "",

@@ -169,6 +169,20 @@ export const poolDescriptor: ResourceDescriptor<Pool> = {
     crl_container_id: r.crl_container_ref,
     "health_monitor.id": r.healthmonitor_id,
   }),
+  listReads: {
+    tenant_id: ["project_id"],
+    loadbalancers: ["loadbalancer_id"],
+    listeners: ["listener_ids"],
+    healthmonitor_id: ["healthmonitor_id"],
+    // Read by their key range with each whole pool.
+    members: null,
+    enabled: ["admin_state_up"],
+    load_balancer_id: ["loadbalancer_id"],
+    tls_certificate_id: ["tls_container_ref"],
+    ca_tls_certificate_id: ["ca_tls_container_ref"],
+    crl_container_id: ["crl_container_ref"],
+    "health_monitor.id": ["healthmonitor_id"],
+  },
   toResponse: (p) => {
     const sp = p.session_persistence;
     return {

@@ -329,8 +329,8 @@ export async function childSource<T extends TreeRecord>(
     };
   }
   const source = deps.store.children(kind, listScope(ctx, kind, projectFilter));
-  return async function* (order, after) {
-    for await (const r of source(order, after)) {
+  return async function* (order, after, query) {
+    for await (const r of source(order, after, query)) {
       const rec = r as T;
       yield listItem(res.descriptor, await withMembers(deps, kind, String(rec.loadbalancer_id), rec));
     }

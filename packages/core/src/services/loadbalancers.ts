@@ -183,8 +183,8 @@ export async function getLoadBalancer(deps: LockDeps, ctx: RequestContext, id: s
 /** Lists LBs as responses: the index items alone, no read per LB listed. */
 export function listLoadBalancerResponses(deps: LockDeps, ctx: RequestContext, projectFilter: string | undefined): ItemSource {
   const source = deps.store.loadBalancers(listScope(ctx, "loadbalancer", projectFilter));
-  return async function* (order, after) {
-    for await (const lb of source(order, after)) yield listItem(loadBalancerResource, lb as unknown as LoadBalancer);
+  return async function* (order, after, query) {
+    for await (const lb of source(order, after, query)) yield listItem(loadBalancerResource, lb as unknown as LoadBalancer);
   };
 }
 
