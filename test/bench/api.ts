@@ -31,7 +31,7 @@
 // million calls and one flow at the list prices in PRICES (assumed, not measured), beside the
 // always-on servers of an Octavia deployment.
 //
-//   npm run bench:api              # the sizes (about 15 minutes on 2 cores today)
+//   npm run bench:api              # the sizes (about 20 minutes on 2 cores today, most of it the lookups)
 //   npm run bench:api -- --quick   # 200-member trees, a table of 1,000, fewer samples
 //
 // The exit code is 1 when a budget is missed (after everything is printed).
