@@ -1,4 +1,4 @@
-// API benchmark (`npm run bench:api`): latency and DynamoDB use of each Octavia API operation and its flow, on small and big trees and tables, checked against the performance budgets.
+// API benchmark (`npm run bench:api`): latency, throughput, DynamoDB use and AWS cost of each Octavia API operation and its flow, on small and big trees and tables, checked against the performance budgets.
 //
 // The local stack runs in this process (DynamoDB Local in memory, startRuntime with metering, the
 // no-op data plane), so that the DynamoDB meter of @ottava/db can be read: every request of a flow
@@ -9,20 +9,35 @@
 // measured. A mutation's latency runs from sending it until its flow has ended (the load balancer
 // ACTIVE again), seen in process rather than by polling.
 //
+// Reads are timed in RUNS runs at each concurrency, each alternating with a run of its floor (the
+// same DynamoDB reads alone): latency percentiles and throughput (requests answered per second of the
+// run's wall time) are the median of the runs, since this machine is shared and noisy. Mutations are
+// timed in one run. The name lookup and the sorted list (slow until the name index lands) take few
+// samples, and stop after the first run that overran its time cap.
+//
 // Sizes: a tree of 10 members (1 listener, 1 pool) and one of 1000 (20 listeners, 20 pools of 50),
 // a table of 100 load balancers and one of 10,000. One tree of each size is created through the API;
-// the others are copies of it written straight into the table (BatchWriteItem, in the table's
-// layout: items.ts's keys and index attributes, id pointers, quota usage). The reads and the LB
-// creates are measured first, at 100 and then at 10,000 load balancers (the same first page of the
-// list at both sizes); the mutations last, taking the trees in turn (each adds to the tree it uses:
-// a listener, a pool, a member; a small tree's cross-pool update, 30 members, so each is used once).
+// the others are copies of it written straight into the table (BatchWriteItem; see copyTree: every
+// item of the template's partition, ids replaced, index attributes recomputed for records, the id
+// pointers the template had, quota usage). The reads and the LB creates are measured first, at 100
+// and then at 10,000 load balancers (the same first page of the list at both sizes); the mutations
+// last, taking the trees in turn (each adds to the tree it uses: a listener, a pool, a member; a
+// small tree's cross-pool update, 30 members, so each is used once).
 //
-//   npm run bench:api              # the issue's sizes (about 5 minutes on 2 cores)
+// Cost model: while an operation is counted, the bench also notes the API request's time in the
+// server (its Lambda's duration), each flow's Step Functions state transitions (states entered and
+// retries, from the local runner's event log of the real ASL: Map iterations included) and each task
+// invocation's time (a task Lambda's duration); with the DynamoDB units AWS would bill, it prices one
+// million calls and one flow at the list prices in PRICES (assumed, not measured), beside the
+// always-on servers of an Octavia deployment.
+//
+//   npm run bench:api              # the issue's sizes (about 20 minutes on 2 cores today, most of it the lookups)
 //   npm run bench:api -- --quick   # 200-member trees, a table of 1,000, fewer samples
 //
 // The exit code is 1 when a budget is missed (after everything is printed).
 import { randomUUID } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
+import { subscribe } from "node:diagnostics_channel";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { request as httpRequest } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -59,6 +74,55 @@ const COUNT_RUNS = { read: 3, mutation: 2 };
 const CROSS_POOL_MEMBERS = 40;
 /** Budgets on latency: the big size's p50 within this factor of the small one's. */
 const LATENCY_BUDGET = 1.25;
+/** Timed runs of each read measurement (alternating with its floor's); the median of the runs is reported. */
+const RUNS = 3;
+/** Throughput budgets at 10 clients: GET one LB ≥ this share of its floor (a bare GetItem loop). */
+const GET_FLOOR_SHARE = 2 / 3;
+/** The list page of 100 at 10 clients: at least this many requests a second, and this share of its floor's. */
+const LIST_RPS = 55;
+const LIST_FLOOR_SHARE = 1 / 2;
+/** The name lookup and the sorted list: each p50 within this at the big table, ms. */
+const LOOKUP_BUDGET_MS = 1000;
+/** LB list requests that want a name index: a name that matches nothing, and the list sorted by name. */
+const LOOKUPS = [
+  { op: "name lookup, no match (limit 10)", path: "/v2/lbaas/loadbalancers?name=bench-no-such-name&limit=10" },
+  { op: "list sorted by name desc (limit 10)", path: "/v2/lbaas/loadbalancers?sort=name:desc&limit=10" },
+] as const;
+/** Their samples, least samples and time cap per run (few: each reads the whole table today), and counting runs. */
+const LOOKUP_TIMING: Timing = { samples: { 1: 5, 10: 20 }, min: { 1: 1, 10: 10 }, cap: QUICK ? 2_000 : 10_000, countRuns: 1, stopWhenSlow: true };
+
+// ---- prices: the cost model's assumptions (AWS list prices, not measured) -----------------------
+
+/**
+ * On-demand list prices in us-east-1 as stated in issue 12 (November 2026; DynamoDB's since its
+ * November 2024 cut), and the always-on servers an Octavia deployment needs. Not checked by the
+ * bench: change them here.
+ */
+const PRICES = {
+  date: "November 2026 (issue 12's figures; DynamoDB on-demand since the November 2024 price cut)",
+  region: "us-east-1",
+  /** DynamoDB on-demand, per request unit. */
+  dynamoWriteUnit: 0.625 / 1e6,
+  dynamoReadUnit: 0.125 / 1e6,
+  /** Lambda, x86_64: per request and per GB-second. */
+  lambdaRequest: 0.2 / 1e6,
+  lambdaGbSecond: 0.0000166667,
+  /** Step Functions Standard, per state transition. */
+  sfnTransition: 0.025 / 1000,
+  /** API Gateway HTTP API, per request (the first 300 million a month). */
+  apiRequest: 1.0 / 1e6,
+  hoursPerMonth: 730,
+  /** Octavia's always-on servers, per hour each. */
+  octavia: [
+    { what: "controllers (API, worker, health manager, housekeeping)", count: 3, instance: "EC2 m6i.large", hourly: 0.096 },
+    { what: "MySQL", count: 1, instance: "RDS db.m6i.large Multi-AZ", hourly: 0.342 },
+    { what: "RabbitMQ", count: 1, instance: "Amazon MQ mq.m5.large, single instance", hourly: 0.288 },
+  ],
+  /** Ottava's own always-on part (the heartbeat receiver, stacks/health.ts): Fargate (Linux, x86) and its Network Load Balancer. */
+  fargateVcpuHour: 0.04048,
+  fargateGbHour: 0.004445,
+  nlbHour: 0.0225,
+};
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/;
@@ -239,57 +303,123 @@ async function treeOf(b: Bench, lbId: string): Promise<Tree> {
   return { lbId, pools, ports, crossPooled: false, uses: 0, busy: false };
 }
 
-/** The template's tree items (not its flow trail), as stored. */
-async function templateItems(b: Bench, lbId: string): Promise<Record<string, unknown>[]> {
-  const { queryAll } = await import("@ottava/db");
-  return queryAll(b.doc, {
-    TableName: TABLE,
-    KeyConditionExpression: "pk = :pk AND sk < :trail",
-    ExpressionAttributeValues: { ":pk": `LB#${lbId}`, ":trail": "~" },
-    ConsistentRead: true,
-  });
+type Db = typeof import("@ottava/db");
+
+/** A tree's record kind: the load balancer's, or one of TREE_KINDS (with an id); undefined for any other item of the partition. */
+function recordKind(db: Db, item: Record<string, unknown>) {
+  if (typeof item.id !== "string") return undefined;
+  if (item.sk === db.LB_SK || item.kind === db.LOADBALANCER.kind) return db.LOADBALANCER;
+  return db.TREE_KINDS[String(item.kind)];
+}
+
+/** What copyTree copies of a template tree. */
+interface Template {
+  tree: Tree;
+  /** Every item of its partition below the flow trail, as stored: records and whatever else the layout keeps there. */
+  items: Record<string, unknown>[];
+  /** The id pointers (`ID#<id>`) of its records that have one, by record id. */
+  pointers: Map<string, Record<string, unknown>>;
+  /** The ids the tree owns, replaced in every copy: its records', those in its items' keys, and the ports and server it holds. */
+  owned: Set<string>;
 }
 
 /**
- * Writes `count` copies of a template tree: new ids for the load balancer, its children and the ports
- * and server it owns, `created_at` spread over the past (so that lists are ordered as if created one
- * by one), index attributes recomputed by the layout's own functions, an id pointer per child, and
- * the quota usage raised by what was added. Answers the copies' trees.
+ * Reads a template tree as stored: its partition (not its flow trail), and the id pointers of its
+ * records. Warns about items elsewhere in the table that name the tree's ids (other than those
+ * pointers): copies would lack them.
  */
-async function copyTree(b: Bench, template: Tree, items: Record<string, unknown>[], count: number, since: number): Promise<Tree[]> {
+async function templateOf(b: Bench, tree: Tree): Promise<Template> {
+  const db = await import("@ottava/db");
+  const { BatchGetCommand, ScanCommand } = await import("@aws-sdk/lib-dynamodb");
+  const items: Record<string, unknown>[] = await db.queryAll(b.doc, {
+    TableName: TABLE,
+    KeyConditionExpression: "pk = :pk AND sk < :trail",
+    ExpressionAttributeValues: { ":pk": db.treePk(tree.lbId), ":trail": db.TRAIL_BOUND },
+    ConsistentRead: true,
+  });
+  const owned = new Set<string>([tree.lbId]);
+  const uuids = (text: string) => text.match(new RegExp(UUID.source, "g")) ?? [];
+  for (const item of items) {
+    if (recordKind(db, item)) owned.add(String(item.id));
+    for (const id of uuids(`${String(item.pk)} ${String(item.sk)}`)) owned.add(id);
+    for (const [k, v] of Object.entries(item)) if ((k.endsWith("_port_id") || k === "compute_id") && typeof v === "string" && UUID.test(v)) owned.add(v);
+  }
+  // The pointers the records have (the layout decides which have one).
+  const pointers = new Map<string, Record<string, unknown>>();
+  const ids = items.filter((i) => recordKind(db, i)).map((i) => String(i.id));
+  for (let i = 0; i < ids.length; i += 100) {
+    let keys: Record<string, unknown>[] = ids.slice(i, i + 100).map((id) => db.pointerKey(id));
+    while (keys.length) {
+      const out = await b.doc.send(new BatchGetCommand({ RequestItems: { [TABLE]: { Keys: keys, ConsistentRead: true } } }));
+      for (const p of out.Responses?.[TABLE] ?? []) pointers.set(String(p.pk).slice("ID#".length), p);
+      keys = (out.UnprocessedKeys?.[TABLE]?.Keys ?? []) as Record<string, unknown>[];
+      if (keys.length) await sleep(20);
+    }
+  }
+  // Anything else naming the tree (the table holds only the templates yet: one Scan is cheap).
+  const pattern = new RegExp([...owned].join("|"));
+  const elsewhere = new Map<string, number>();
+  let start: Record<string, unknown> | undefined;
+  do {
+    const out = await b.doc.send(new ScanCommand({ TableName: TABLE, ExclusiveStartKey: start }));
+    for (const item of out.Items ?? []) {
+      const pk = String(item.pk);
+      if (pk === db.treePk(tree.lbId) || (pk.startsWith("ID#") && pointers.has(pk.slice(3)))) continue;
+      if (!pattern.test(JSON.stringify(item))) continue;
+      const family = pk.replace(new RegExp(UUID.source, "g"), "<id>");
+      elsewhere.set(family, (elsewhere.get(family) ?? 0) + 1);
+    }
+    start = out.LastEvaluatedKey;
+  } while (start);
+  if (elsewhere.size) {
+    log(`  WARNING: copyTree copies the tree's partition and id pointers only; other items name the tree ${tree.lbId}: ${[...elsewhere].map(([f, n]) => `${n} × ${f}`).join(", ")}`);
+  }
+  return { tree, items, pointers, owned };
+}
+
+/**
+ * Writes `count` copies of a template tree, every item of its partition copied generically: the
+ * tree's ids (template.owned) replaced by new ones everywhere (keys, attributes, lists of child ids),
+ * as text; for records (the load balancer, and kinds in TREE_KINDS), `created_at` spread over time
+ * (so that lists are ordered as if created one by one) and the index attributes recomputed by the
+ * layout's own functions; every other item (uniqueness items and the like) as it is, ids replaced.
+ * A record gets an id pointer when the template's had one: the template's, ids replaced, pointing at
+ * the copy's keys. Raises the quota usage by the records added. Answers the copies' trees.
+ */
+async function copyTree(b: Bench, template: Template, count: number, since: number): Promise<Tree[]> {
   const db = await import("@ottava/db");
   const { usageUpdate } = await import("../../packages/db/src/usage");
   const { BatchWriteCommand, UpdateCommand } = await import("@aws-sdk/lib-dynamodb");
-  const owned = new Set<string>([template.lbId]);
-  for (const item of items) {
-    owned.add(String(item.id));
-    for (const [k, v] of Object.entries(item)) if ((k.endsWith("_port_id") || k === "compute_id") && typeof v === "string" && UUID.test(v)) owned.add(v);
-  }
-  const pattern = new RegExp([...owned].join("|"), "g");
-  const json = items.map((i) => JSON.stringify(i));
+  const pattern = new RegExp([...template.owned].join("|"), "g");
+  const json = template.items.map((i) => JSON.stringify(i));
+  const pointerJson = new Map([...template.pointers].map(([id, p]) => [id, JSON.stringify(p)]));
   const puts: Record<string, unknown>[] = [];
   const trees: Tree[] = [];
   for (let n = 0; n < count; n++) {
-    const ids = new Map([...owned].map((id) => [id, randomUUID()]));
+    const ids = new Map([...template.owned].map((id) => [id, randomUUID()]));
+    const replace = (text: string) => JSON.parse(text.replace(pattern, (id) => ids.get(id)!)) as Record<string, unknown>;
     const createdAt = new Date(since + n * 1000).toISOString();
-    for (const text of json) {
-      const item = JSON.parse(text.replace(pattern, (id) => ids.get(id)!)) as Record<string, unknown>;
-      for (const k of db.KEY_ATTRIBUTES) if (k !== "pk" && k !== "sk") delete item[k];
-      item.created_at = createdAt;
-      const kind = item.sk === db.LB_SK ? db.LOADBALANCER : db.TREE_KINDS[String(item.kind)]!;
-      const rec = item as { id: string; project_id: string; created_at: string };
-      Object.assign(item, db.indexAttributes(kind, rec, String(item[kind.statusField])));
-      if (kind === db.AMPHORA) {
-        if (typeof item.cert_expiration === "string") Object.assign(item, db.certAttributes(rec.id, item.cert_expiration));
-        if (typeof item.last_heartbeat === "string") Object.assign(item, db.heartbeatAttributes(rec.id, item.last_heartbeat));
+    template.items.forEach((original, i) => {
+      const item = replace(json[i]!);
+      const kind = recordKind(db, original);
+      if (kind) {
+        for (const k of db.KEY_ATTRIBUTES) if (k !== "pk" && k !== "sk") delete item[k];
+        item.created_at = createdAt;
+        const rec = item as { id: string; project_id: string; created_at: string };
+        Object.assign(item, db.indexAttributes(kind, rec, String(item[kind.statusField])));
+        if (kind === db.AMPHORA) {
+          if (typeof item.cert_expiration === "string") Object.assign(item, db.certAttributes(rec.id, item.cert_expiration));
+          if (typeof item.last_heartbeat === "string") Object.assign(item, db.heartbeatAttributes(rec.id, item.last_heartbeat));
+        }
+        const pointer = pointerJson.get(String(original.id));
+        if (pointer) puts.push({ ...replace(pointer), ref_pk: item.pk, ref_sk: item.sk });
       }
       puts.push(item);
-      if (kind !== db.LOADBALANCER) puts.push({ ...db.pointerKey(rec.id), kind: kind.kind, ref_pk: item.pk, ref_sk: item.sk });
-    }
+    });
     trees.push({
-      lbId: ids.get(template.lbId)!,
-      pools: template.pools.map((p) => ({ id: ids.get(p.id)!, members: p.members.map((m) => ({ ...m })) })),
-      ports: new Set(template.ports),
+      lbId: ids.get(template.tree.lbId)!,
+      pools: template.tree.pools.map((p) => ({ id: ids.get(p.id)!, members: p.members.map((m) => ({ ...m })) })),
+      ports: new Set(template.tree.ports),
       crossPooled: false,
       uses: 0,
       busy: false,
@@ -311,7 +441,7 @@ async function copyTree(b: Bench, template: Tree, items: Record<string, unknown>
       }
     }),
   );
-  const of = (kind: string) => items.filter((i) => i.kind === kind).length * count;
+  const of = (kind: string) => template.items.filter((i) => recordKind(db, i)?.kind === kind).length * count;
   const usage = usageUpdate(TABLE, { project: PROJECT, delta: { load_balancer: count, listener: of("listener"), pool: of("pool"), member: of("member") } });
   if (usage) await b.doc.send(new UpdateCommand(usage));
   return trees;
@@ -329,13 +459,34 @@ interface Use extends MeterCounts {
   perObjectReads: number;
 }
 
+/** A timed run: each request's latency (ms), and the requests answered per second of the run's wall time. */
+interface Run {
+  times: number[];
+  rps: number;
+  wallMs: number;
+}
+
+/** A flow's use of Step Functions and of the task Lambdas (per request of the operation, mean of the counting runs). */
+interface FlowUse {
+  executions: number;
+  /** State transitions as Step Functions Standard bills them: states entered, and retries. */
+  transitions: number;
+  /** Task invocations (each a Lambda invocation on AWS), their time and their time rounded up per invocation to the ms (as Lambda bills). */
+  tasks: number;
+  taskMs: number;
+  taskBilledMs: number;
+}
+
 interface Measurement {
   op: string;
   size: string;
-  latency: Partial<Record<Clients, number[]>>;
-  floor: Partial<Record<Clients, number[]>>;
+  latency: Partial<Record<Clients, Run[]>>;
+  floor: Partial<Record<Clients, Run[]>>;
   api?: Use;
   flow?: Use;
+  /** The API request's own time in the server (from its arrival to the end of its response), ms: each sample at 1 client. */
+  serverMs: number[];
+  flowUse?: FlowUse;
   /** Requests (or their flows) that failed while timed. */
   failures: string[];
 }
@@ -362,14 +513,102 @@ function useOf(rows: MeterRow[], scope: string, runs: number): Use {
   return u;
 }
 
+// ---- what the cost model needs besides DynamoDB: server time, state transitions, task time ----
+
+/** Server-side times of the API requests answered while set (the counting runs and the timed runs at 1 client). */
+let serverTimes: number[] | undefined;
+/** The flows started while set are counted into it (the counting runs). */
+let flowUse: FlowUse | undefined;
+
+/** Times every request the runtime's HTTP server answers (node:http's diagnostics channels). */
+function timeServer() {
+  const started = new WeakMap<object, bigint>();
+  subscribe("http.server.request.start", (msg) => {
+    if (serverTimes) started.set((msg as { response: object }).response, process.hrtime.bigint());
+  });
+  subscribe("http.server.response.finish", (msg) => {
+    const t0 = started.get((msg as { response: object }).response);
+    if (t0 !== undefined && serverTimes) serverTimes.push(Number(process.hrtime.bigint() - t0) / 1e6);
+  });
+}
+
+/**
+ * Counts each flow execution of the local runner (the real ASL in aws-local-stepfunctions): the
+ * states it enters and the retries, read from the execution's event log (a Map's iterations
+ * included: they reach the root's log), and each Task's handler call and time. Only executions
+ * started while `flowUse` is set are counted, into it; the execution ends once its log is read.
+ */
+async function countFlows() {
+  const { StateMachine } = await import("aws-local-stepfunctions");
+  type RunFn = (this: unknown, input: unknown, options?: Record<string, any>) => { abort(): void; result: Promise<unknown>; eventLogs: AsyncGenerator<{ type: string }> };
+  const proto = StateMachine.prototype as unknown as { run: RunFn };
+  const run = proto.run;
+  proto.run = function (input, options) {
+    const use = flowUse;
+    // A Map iteration (run with its root's abort signal) is counted through its root's log.
+    if (!use || options?._rootAbortSignal) return run.call(this, input, options);
+    use.executions++;
+    const handlers = Object.fromEntries(
+      Object.entries((options?.overrides?.taskResourceLocalHandlers ?? {}) as Record<string, (i: unknown) => Promise<unknown>>).map(([state, handler]) => [
+        state,
+        async (i: unknown) => {
+          const t0 = process.hrtime.bigint();
+          try {
+            return await handler(i);
+          } finally {
+            const taken = Number(process.hrtime.bigint() - t0) / 1e6;
+            use.tasks++;
+            use.taskMs += taken;
+            use.taskBilledMs += Math.max(1, Math.ceil(taken));
+          }
+        },
+      ]),
+    );
+    const out = run.call(this, input, { ...options, overrides: { ...options?.overrides, taskResourceLocalHandlers: handlers } });
+    const read = (async () => {
+      for await (const e of out.eventLogs) if (e.type === "StateEntered" || e.type === "StateRetried") use.transitions++;
+    })();
+    const result = out.result.then(
+      (v) => read.then(() => v),
+      (e) => read.then(() => Promise.reject(e)),
+    );
+    return { ...out, result };
+  };
+}
+
+/** The memory (MB) of the API's and of the task Lambdas as stacks/ declares it; SST's default (1024 MB) where it does not. */
+function lambdaMemory(): { api: number; task: number; note: string } {
+  const SST_DEFAULT = 1024;
+  const declared = (file: string) => {
+    try {
+      const text = readFileSync(new URL(`../../stacks/${file}`, import.meta.url), "utf8");
+      const m = /memory:\s*"(\d+)\s*(MB|GB)"/.exec(text);
+      return { mb: m ? Number(m[1]) * (m[2] === "GB" ? 1024 : 1) : undefined, arm: /architecture:\s*"arm64"/.test(text) };
+    } catch {
+      return { mb: undefined, arm: false };
+    }
+  };
+  const api = declared("api.ts");
+  const task = declared("flows.ts");
+  const note =
+    `API Lambda ${api.mb ?? SST_DEFAULT} MB (${api.mb ? "stacks/api.ts" : "SST's default: stacks/api.ts declares none"}), ` +
+    `task Lambdas ${task.mb ?? SST_DEFAULT} MB (${task.mb ? "stacks/flows.ts" : "SST's default: stacks/flows.ts declares none"})` +
+    (api.arm || task.arm ? "; the stacks declare arm64 but x86_64 prices are used" : ", x86_64");
+  return { api: api.mb ?? SST_DEFAULT, task: task.mb ?? SST_DEFAULT, note };
+}
+
 /**
  * Counts one operation: `runs` requests, one at a time, with the meter on; each run's API and flow
- * requests kept apart. Answers the requests of the last run as sent (for floors).
+ * requests kept apart, and the API request's server time, its flows' transitions and task times
+ * noted. Answers the requests of the last run as sent (for floors).
  */
 async function count(b: Bench, m: Measurement, runs: number, once: (run: number) => Promise<void>): Promise<Record<string, unknown>[][]> {
   const sent: Record<string, unknown>[][] = [];
+  const use: FlowUse = { executions: 0, transitions: 0, tasks: 0, taskMs: 0, taskBilledMs: 0 };
   b.meter.reset();
   b.meter.active = true;
+  serverTimes = m.serverMs;
+  flowUse = use;
   try {
     for (let run = 0; run < runs; run++) {
       const mine: Record<string, unknown>[] = [];
@@ -385,23 +624,42 @@ async function count(b: Bench, m: Measurement, runs: number, once: (run: number)
     }
   } finally {
     b.meter.active = false;
+    serverTimes = undefined;
+    flowUse = undefined;
   }
   const rows = b.meter.rows();
   m.api = useOf(rows, "", runs);
   const flow = useOf(rows, "flow", runs);
   if (flow.requests > 0) m.flow = flow;
+  if (use.executions > 0) {
+    m.flowUse = { executions: use.executions / runs, transitions: use.transitions / runs, tasks: use.tasks / runs, taskMs: use.taskMs / runs, taskBilledMs: use.taskBilledMs / runs };
+  }
   return sent;
 }
 
+/** How a measurement is timed: samples at 1 and 10 clients (in total), least samples, time cap (ms) per run, counting runs. */
+interface Timing {
+  samples: Record<Clients, number>;
+  min: Record<Clients, number>;
+  cap: number;
+  countRuns: number;
+  /** No further run after one that overran its cap (a slow read, timed once). */
+  stopWhenSlow?: boolean;
+}
+
+const READ_TIMING: Timing = { samples: READ_SAMPLES, min: MIN_SAMPLES, cap: TIME_CAP, countRuns: COUNT_RUNS.read };
+const MUTATION_TIMING: Timing = { samples: MUTATION_SAMPLES, min: MIN_SAMPLES, cap: TIME_CAP, countRuns: COUNT_RUNS.mutation };
+
 /**
- * Latency of `total` requests from `clients` concurrent clients (each its own sequence), fewer when
- * TIME_CAP has passed (but at least MIN_SAMPLES, or `total` if smaller): milliseconds each.
+ * One run: `total` requests from `clients` concurrent clients (each its own sequence), fewer when the
+ * time cap has passed (but at least the least samples, or `total` if smaller).
  */
-async function load(m: Measurement, clients: Clients, total: number, once: (client: number, i: number) => Promise<void>): Promise<number[]> {
+async function load(m: Measurement, clients: Clients, timing: Timing, once: (client: number, i: number) => Promise<void>): Promise<Run> {
   const times: number[] = [];
-  const per = Math.ceil(total / clients);
-  const least = Math.min(per, Math.ceil(MIN_SAMPLES[clients] / clients));
-  const until = Date.now() + TIME_CAP;
+  const per = Math.ceil(timing.samples[clients] / clients);
+  const least = Math.min(per, Math.ceil(timing.min[clients] / clients));
+  const t0 = process.hrtime.bigint();
+  const until = Date.now() + timing.cap;
   await Promise.all(
     Array.from({ length: clients }, async (_, c) => {
       for (let i = 0; i < per && (i < least || Date.now() < until); i++) {
@@ -416,7 +674,8 @@ async function load(m: Measurement, clients: Clients, total: number, once: (clie
       }
     }),
   );
-  return times;
+  const wallMs = Number(process.hrtime.bigint() - t0) / 1e6;
+  return { times, rps: times.length / (wallMs / 1000), wallMs };
 }
 
 const pct = (xs: number[] | undefined, q: number) => {
@@ -424,28 +683,48 @@ const pct = (xs: number[] | undefined, q: number) => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.max(0, Math.ceil(q * s.length) - 1))]!;
 };
+const median = (xs: number[]) => pct(xs, 0.5);
+/** A percentile of the runs: the median of each run's. */
+const runPct = (runs: Run[] | undefined, q: number) => (runs?.length ? median(runs.map((r) => pct(r.times, q))) : NaN);
+/** Throughput of the runs: the median of each run's. */
+const runRps = (runs: Run[] | undefined) => (runs?.length ? median(runs.map((r) => r.rps)) : NaN);
+const samples = (runs: Run[] | undefined) => (runs ?? []).reduce((n, r) => n + r.times.length, 0);
 
 function measurement(op: string, size: string): Measurement {
-  const m: Measurement = { op, size, latency: {}, floor: {}, failures: [] };
+  const m: Measurement = { op, size, latency: {}, floor: {}, serverMs: [], failures: [] };
   results.push(m);
   return m;
 }
 
-async function measureRead(b: Bench, op: string, size: string, path: string, floor?: (sent: Record<string, unknown>[]) => Promise<() => Promise<void>>) {
+/**
+ * A read: counted, then timed at 1 and 10 clients in RUNS runs each, each run followed by one of its
+ * floor (the same DynamoDB reads alone, built from the last counting run's requests) when it has one.
+ */
+async function measureRead(b: Bench, op: string, size: string, path: string, floor?: (sent: Record<string, unknown>[]) => Promise<() => Promise<void>>, timing = READ_TIMING) {
   const m = measurement(op, size);
   log(`  ${op} (${size}) at ${elapsed()}`);
-  const sent = await count(b, m, COUNT_RUNS.read, async () => void (await read(b, path)));
-  for (const c of CLIENTS) m.latency[c] = await load(m, c, READ_SAMPLES[c], async () => void (await read(b, path)));
-  if (floor) {
-    const bare = await floor(sent[sent.length - 1]!);
-    for (const c of CLIENTS) m.floor[c] = await load(m, c, READ_SAMPLES[c], bare);
+  const sent = await count(b, m, timing.countRuns, async () => void (await read(b, path)));
+  const bare = floor ? await floor(sent[sent.length - 1]!) : undefined;
+  for (const c of CLIENTS) {
+    const runs: Run[] = (m.latency[c] = []);
+    const floors: Run[] = (m.floor[c] = []);
+    for (let i = 0; i < RUNS; i++) {
+      if (c === 1) serverTimes = m.serverMs;
+      try {
+        runs.push(await load(m, c, timing, async () => void (await read(b, path))));
+      } finally {
+        serverTimes = undefined;
+      }
+      if (bare) floors.push(await load(m, c, timing, bare));
+      if (timing.stopWhenSlow && runs[i]!.wallMs > timing.cap) break;
+    }
   }
   return m;
 }
 
 /**
  * A mutation, each request on a target `take` hands out (a tree no other client is working on, the
- * least used one): counted, then timed at 1 and 10 clients.
+ * least used one): counted, then timed at 1 and 10 clients (one run each).
  */
 async function measureMutation<T>(b: Bench, op: string, size: string, take: () => { target: T; release(): void }, once: (target: T, n: number) => Promise<void>) {
   const m = measurement(op, size);
@@ -459,8 +738,15 @@ async function measureMutation<T>(b: Bench, op: string, size: string, take: () =
       release();
     }
   };
-  await count(b, m, COUNT_RUNS.mutation, run);
-  for (const c of CLIENTS) m.latency[c] = await load(m, c, MUTATION_SAMPLES[c], run);
+  await count(b, m, MUTATION_TIMING.countRuns, run);
+  for (const c of CLIENTS) {
+    if (c === 1) serverTimes = m.serverMs;
+    try {
+      m.latency[c] = [await load(m, c, MUTATION_TIMING, run)];
+    } finally {
+      serverTimes = undefined;
+    }
+  }
   return m;
 }
 
@@ -500,6 +786,8 @@ async function reads(b: Bench, table: string, small: Tree[], big: Tree[], withSt
   await measureRead(b, "GET one LB", `${n.bigTree}, ${table}`, `/v2/lbaas/loadbalancers/${big[0]!.lbId}`, get(big[0]!));
   // The list's floor: its index Queries (the page itself), not what it reads per listed object.
   await measureRead(b, "list page of 100", table, "/v2/lbaas/loadbalancers?limit=100", (sent) => queriesFloor(b, sent, (q) => q.IndexName !== undefined));
+  // The name lookup and the sorted list: no floor (what they should cost depends on the index to come).
+  for (const l of LOOKUPS) await measureRead(b, l.op, table, l.path, undefined, LOOKUP_TIMING);
   if (withStatus) {
     for (const [t, size] of [[small[0]!, n.smallTree], [big[0]!, n.bigTree]] as const) {
       await measureRead(b, "GET status tree", size, `/v2/lbaas/loadbalancers/${t.lbId}/status`, (sent) => queriesFloor(b, sent, () => true));
@@ -569,6 +857,8 @@ const num = (x: number) => (Number.isInteger(x) ? String(x) : x.toFixed(1));
 /** "1 request", "14 items". */
 const counted = (x: number, word: string) => `${num(x)} ${word}${x === 1 ? "" : "s"}`;
 const ratio = (a: number, b: number) => (b > 0 && Number.isFinite(a) ? `${(a / b).toFixed(2)}×` : "–");
+/** Requests a second. */
+const rate = (x: number) => (Number.isFinite(x) ? (x < 10 ? x.toFixed(2) : x.toFixed(0)) : "–");
 /** DynamoDB's figure, and AWS's where it differs. */
 const units = (reported: number, computed: number) => (Math.abs(reported - computed) < 0.05 ? num(reported) : `${num(reported)} (AWS ${num(computed)})`);
 const both = (api: number | undefined, flow: number | undefined, f: (x: number) => string = num) => `${api === undefined ? "–" : f(api)} / ${flow === undefined ? "–" : f(flow)}`;
@@ -579,14 +869,19 @@ function report(): string[] {
   p(`Octavia API on the local stack (in process, DynamoDB Local in memory, no-op data plane), HTTP without keep-alive; ${QUICK ? "--quick sizes" : "the issue's sizes"}; run of ${((Date.now() - began) / 60000).toFixed(1)} min.`);
   p(`Latency in ms; a mutation's runs until its flow has ended (ACTIVE). Floors: the same DynamoDB reads alone, at the same concurrency (GET: GetItem of the LB by key; list: the index Queries of the page; status: the Queries the request made; each floor's Queries sent at once).`);
   p();
-  p("| Operation | Size | n (1 / 10 clients) | p50, 1 client | p99, 1 client | p50, 10 clients | p99, 10 clients | floor p50 (1 / 10) | vs floor (1 / 10) |");
-  p("|---|---|---:|---:|---:|---:|---:|---:|---:|");
+  p(`Reads: the median of ${RUNS} runs at each concurrency (each run's percentile, and its requests answered per second of wall time), fewer when a slow lookup overran its time cap; mutations: one run.`);
+  p();
+  p("| Operation | Size | n (1 / 10 clients) | runs | p50, 1 client | p99, 1 client | p50, 10 clients | p99, 10 clients | req/s, 10 clients | floor p50 (1 / 10) | floor req/s, 10 clients | p50 vs floor (1 / 10) | req/s vs floor |");
+  p("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
   for (const m of results) {
-    const f1 = pct(m.floor[1], 0.5);
-    const f10 = pct(m.floor[10], 0.5);
+    const f1 = runPct(m.floor[1], 0.5);
+    const f10 = runPct(m.floor[10], 0.5);
+    const floored = (m.floor[1]?.length ?? 0) > 0;
     p(
-      `| ${m.op} | ${m.size} | ${m.latency[1]?.length ?? 0} / ${m.latency[10]?.length ?? 0} | ${ms(pct(m.latency[1], 0.5))} | ${ms(pct(m.latency[1], 0.99))} | ${ms(pct(m.latency[10], 0.5))} | ${ms(pct(m.latency[10], 0.99))} | ` +
-        `${m.floor[1] ? `${ms(f1)} / ${ms(f10)}` : "–"} | ${m.floor[1] ? `${ratio(pct(m.latency[1], 0.5), f1)} / ${ratio(pct(m.latency[10], 0.5), f10)}` : "–"} |`,
+      `| ${m.op} | ${m.size} | ${samples(m.latency[1])} / ${samples(m.latency[10])} | ${m.latency[1]?.length ?? 0} / ${m.latency[10]?.length ?? 0} | ` +
+        `${ms(runPct(m.latency[1], 0.5))} | ${ms(runPct(m.latency[1], 0.99))} | ${ms(runPct(m.latency[10], 0.5))} | ${ms(runPct(m.latency[10], 0.99))} | ${rate(runRps(m.latency[10]))} | ` +
+        `${floored ? `${ms(f1)} / ${ms(f10)}` : "–"} | ${floored ? rate(runRps(m.floor[10])) : "–"} | ` +
+        `${floored ? `${ratio(runPct(m.latency[1], 0.5), f1)} / ${ratio(runPct(m.latency[10], 0.5), f10)}` : "–"} | ${floored ? ratio(runRps(m.latency[10]), runRps(m.floor[10])) : "–"} |`,
     );
   }
   p();
@@ -625,11 +920,113 @@ function report(): string[] {
       if (!s || !g) continue;
       const total = (m: Measurement, k: keyof Use) => (m.api?.[k] ?? 0) + (m.flow?.[k] ?? 0);
       p(
-        `| ${op} | ${bigSize} / ${smallSize} | ${ratio(pct(g.latency[1], 0.5), pct(s.latency[1], 0.5))} | ${ratio(pct(g.latency[10], 0.5), pct(s.latency[10], 0.5))} | ` +
+        `| ${op} | ${bigSize} / ${smallSize} | ${ratio(runPct(g.latency[1], 0.5), runPct(s.latency[1], 0.5))} | ${ratio(runPct(g.latency[10], 0.5), runPct(s.latency[10], 0.5))} | ` +
           `${ratio(total(g, "requests"), total(s, "requests"))} | ${ratio(total(g, "items"), total(s, "items"))} | ${ratio(total(g, "computedRead"), total(s, "computedRead"))} | ${ratio(total(g, "computedWrite"), total(s, "computedWrite"))} |`,
       );
     }
   }
+  return out;
+}
+
+// ---- cost model -----------------------------------------------------------------------------
+
+/** What one call of an operation costs on AWS, in dollars, by service; and its flow alone (per execution). */
+interface Cost {
+  apiMs: number;
+  gateway: number;
+  apiLambda: number;
+  dynamo: number;
+  sfn: number;
+  tasks: number;
+  total: number;
+  perFlow: number | undefined;
+}
+
+function costOf(m: Measurement, memory: { api: number; task: number }): Cost {
+  const gbSeconds = (ms: number, mb: number) => (ms / 1000) * (mb / 1024);
+  const units = (u: Use | undefined) => (u ? u.computedRead * PRICES.dynamoReadUnit + u.computedWrite * PRICES.dynamoWriteUnit : 0);
+  const apiMs = median(m.serverMs);
+  const gateway = PRICES.apiRequest;
+  const apiLambda = PRICES.lambdaRequest + gbSeconds(Math.max(1, Math.ceil(apiMs)), memory.api) * PRICES.lambdaGbSecond;
+  const f = m.flowUse;
+  const sfn = (f?.transitions ?? 0) * PRICES.sfnTransition;
+  const tasks = f ? f.tasks * PRICES.lambdaRequest + gbSeconds(f.taskBilledMs, memory.task) * PRICES.lambdaGbSecond : 0;
+  const dynamo = units(m.api) + units(m.flow);
+  const perFlow = f && f.executions > 0 ? (sfn + tasks + units(m.flow)) / f.executions : undefined;
+  return { apiMs, gateway, apiLambda, dynamo, sfn, tasks, total: gateway + apiLambda + dynamo + sfn + tasks, perFlow };
+}
+
+/** Ottava's always-on heartbeat receiver as stacks/health.ts declares it (its Fargate tasks), a month. */
+function healthManagerMonthly(): { monthly: number; note: string } {
+  let cpu = 0.5;
+  let gb = 1;
+  let tasks = 2;
+  try {
+    const text = readFileSync(new URL("../../stacks/health.ts", import.meta.url), "utf8");
+    cpu = Number(/cpu:\s*"([\d.]+) vCPU"/.exec(text)?.[1] ?? cpu);
+    gb = Number(/memory:\s*"([\d.]+) GB"/.exec(text)?.[1] ?? gb);
+    tasks = Number(/min:\s*(\d+)/.exec(text)?.[1] ?? tasks);
+  } catch {
+    // The defaults above: the declaration when this was written.
+  }
+  const fargate = tasks * (cpu * PRICES.fargateVcpuHour + gb * PRICES.fargateGbHour) * PRICES.hoursPerMonth;
+  const nlb = PRICES.nlbHour * PRICES.hoursPerMonth;
+  return {
+    monthly: fargate + nlb,
+    note:
+      `${tasks} Fargate tasks × (${cpu} vCPU, ${gb} GB) at $${PRICES.fargateVcpuHour}/vCPU-h and $${PRICES.fargateGbHour}/GB-h = ${dollars(fargate)}, ` +
+      `and their Network Load Balancer at $${PRICES.nlbHour}/h = ${dollars(nlb)} (its capacity units extra)`,
+  };
+}
+
+const dollars = (x: number) => `$${x.toLocaleString("en", { minimumFractionDigits: 2, maximumFractionDigits: 2 })}`;
+/** A small amount with 3 significant digits ($0.0000123). */
+const cents = (x: number | undefined) => (x === undefined ? "–" : x === 0 ? "$0" : `$${x.toPrecision(3)}`);
+
+function costReport(): string[] {
+  const memory = lambdaMemory();
+  const out: string[] = [];
+  const p = (s = "") => out.push(s);
+  const octavia = PRICES.octavia.reduce((t, o) => t + o.count * o.hourly * PRICES.hoursPerMonth, 0);
+  p(
+    `Cost model: AWS on-demand list prices in ${PRICES.region} as of ${PRICES.date}, assumed by the bench (not measured): ` +
+      `DynamoDB $${(PRICES.dynamoReadUnit * 1e6).toFixed(3)} per million read request units and $${(PRICES.dynamoWriteUnit * 1e6).toFixed(3)} per million write request units; ` +
+      `Lambda $${(PRICES.lambdaRequest * 1e6).toFixed(2)} per million requests and $${PRICES.lambdaGbSecond} per GB-second (${memory.note}); ` +
+      `Step Functions Standard $${(PRICES.sfnTransition * 1000).toFixed(3)} per 1,000 state transitions; API Gateway HTTP API $${(PRICES.apiRequest * 1e6).toFixed(2)} per million requests.`,
+  );
+  p(
+    `Measured here: the request units AWS would bill (from item sizes, index writes included; API request and flow), the API request's time in the server ` +
+      `(median at 1 client: its Lambda's billed duration, rounded up to the ms), each flow's state transitions (states entered and retries, Map iterations included) ` +
+      `and task invocations with their time (each a Lambda invocation, rounded up to the ms), means of the counting runs. Times are this machine's against DynamoDB Local ` +
+      `on loopback: on AWS each DynamoDB round trip is slower and cold starts add to them, so the Lambda figures are low estimates; the free tiers are left out.`,
+  );
+  p();
+  p("| Operation | Size | API ms | RRU / WRU a call | transitions / task calls / task ms a call | $ a million calls: API Gateway | API Lambda | DynamoDB | Step Functions | task Lambdas | total | $ one flow | calls a month = Octavia's fixed cost |");
+  p("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+  for (const m of results) {
+    const c = costOf(m, memory);
+    const f = m.flowUse;
+    const rru = (m.api?.computedRead ?? 0) + (m.flow?.computedRead ?? 0);
+    const wru = (m.api?.computedWrite ?? 0) + (m.flow?.computedWrite ?? 0);
+    const M = (x: number) => dollars(x * 1e6);
+    p(
+      `| ${m.op} | ${m.size} | ${ms(c.apiMs)} | ${num(rru)} / ${num(wru)} | ${f ? `${num(f.transitions)} / ${num(f.tasks)} / ${ms(f.taskMs)}` : "–"} | ` +
+        `${M(c.gateway)} | ${M(c.apiLambda)} | ${M(c.dynamo)} | ${M(c.sfn)} | ${M(c.tasks)} | **${M(c.total)}** | ${cents(c.perFlow)} | ${(octavia / c.total / 1e6).toFixed(0)} million |`,
+    );
+  }
+  p();
+  p(`Always-on cost of an Octavia deployment, list prices assumed by the bench (on-demand, ${PRICES.region}, ${PRICES.hoursPerMonth} h a month), not measured:`);
+  p();
+  p("| Octavia component | Instances | $ an hour each | $ a month |");
+  p("|---|---|---:|---:|");
+  for (const o of PRICES.octavia) p(`| ${o.what} | ${o.count} × ${o.instance} | $${o.hourly.toFixed(3)} | ${dollars(o.count * o.hourly * PRICES.hoursPerMonth)} |`);
+  p(`| **total** | | | **${dollars(octavia)}** |`);
+  p();
+  const hm = healthManagerMonthly();
+  p(
+    `Ottava's own always-on part, also assumed: the heartbeat receiver (stacks/health.ts), ${hm.note}: ${dollars(hm.monthly)} a month; ` +
+      `the scheduled housekeeping Lambdas (two runs a minute) and DynamoDB storage are not priced here.`,
+  );
   return out;
 }
 
@@ -679,8 +1076,8 @@ function budgets(): Budget[] {
   const within = (name: string, small: Measurement | undefined, big: Measurement | undefined) => {
     if (!small || !big) return;
     for (const c of CLIENTS) {
-      const r = pct(big.latency[c], 0.5) / pct(small.latency[c], 0.5);
-      out.push({ name: `${name}, ${c} client${c > 1 ? "s" : ""}`, ok: r <= LATENCY_BUDGET, detail: `${r.toFixed(2)}× (${ms(pct(big.latency[c], 0.5))} vs ${ms(pct(small.latency[c], 0.5))} ms)` });
+      const r = runPct(big.latency[c], 0.5) / runPct(small.latency[c], 0.5);
+      out.push({ name: `${name}, ${c} client${c > 1 ? "s" : ""}`, ok: r <= LATENCY_BUDGET, detail: `${r.toFixed(2)}× (${ms(runPct(big.latency[c], 0.5))} vs ${ms(runPct(small.latency[c], 0.5))} ms)` });
     }
   };
   for (const tree of [n.smallTree, n.bigTree]) {
@@ -688,6 +1085,36 @@ function budgets(): Budget[] {
   }
   within(`list p50 at ${n.bigTable} within ${LATENCY_BUDGET}× of ${n.smallTable}`, find("list page of 100", n.smallTable), find("list page of 100", n.bigTable));
   within(`GET p50 of an LB of ${BIG_MEMBERS} members within ${LATENCY_BUDGET}× of one of ${SMALL_MEMBERS}`, find("GET one LB", `${n.smallTree}, ${n.smallTable}`), find("GET one LB", `${n.bigTree}, ${n.smallTable}`));
+  // Throughput at 10 clients (medians of the runs), against the bare loop of the same DynamoDB reads.
+  const share = (x: number) => `${(x * 100).toFixed(0)} %`;
+  for (const m of results.filter((m) => m.op === "GET one LB")) {
+    const got = runRps(m.latency[10]);
+    const bare = runRps(m.floor[10]);
+    out.push({
+      name: `GET one LB at 10 clients ≥ ${share(GET_FLOOR_SHARE)} of the bare GetItem loop's throughput (${m.size})`,
+      ok: got >= GET_FLOOR_SHARE * bare,
+      detail: `${rate(got)} vs ${rate(bare)} req/s: ${share(got / bare)}`,
+    });
+  }
+  for (const m of results.filter((m) => m.op === "list page of 100")) {
+    const got = runRps(m.latency[10]);
+    const bare = runRps(m.floor[10]);
+    out.push({ name: `list page of 100 at 10 clients ≥ ${LIST_RPS} req/s (${m.size})`, ok: got >= LIST_RPS, detail: `${rate(got)} req/s` });
+    out.push({
+      name: `list page of 100 at 10 clients ≥ ${share(LIST_FLOOR_SHARE)} of the bare loop of its Queries (${m.size})`,
+      ok: got >= LIST_FLOOR_SHARE * bare,
+      detail: `${rate(got)} vs ${rate(bare)} req/s: ${share(got / bare)}`,
+    });
+  }
+  // The name lookup and the sorted list at the big table.
+  for (const l of LOOKUPS) {
+    const m = find(l.op, n.bigTable);
+    if (!m) continue;
+    for (const c of CLIENTS) {
+      const p50 = runPct(m.latency[c], 0.5);
+      out.push({ name: `${l.op} p50 at ${n.bigTable}, ${c} client${c > 1 ? "s" : ""} ≤ ${LOOKUP_BUDGET_MS} ms`, ok: p50 <= LOOKUP_BUDGET_MS, detail: `${ms(p50)} ms (${samples(m.latency[c])} samples)` });
+    }
+  }
   return out;
 }
 
@@ -696,25 +1123,28 @@ function budgets(): Budget[] {
 async function main() {
   const n = sizeNames();
   log(`bench:api — trees of ${SMALL_MEMBERS} and ${BIG_MEMBERS} members (${POOLS} pools), tables of ${SMALL_TABLE} and ${BIG_TABLE} LBs, ${CLIENTS.join(" and ")} clients${QUICK ? " (--quick)" : ""}`);
+  timeServer();
+  await countFlows();
   const b = await startBench();
   try {
     log(`stack ready at ${elapsed()}; building the trees…`);
     const smallTemplate = await createTemplate(b, SMALL_MEMBERS, 1);
     const bigTemplate = await createTemplate(b, BIG_MEMBERS, POOLS);
-    const smallItems = await templateItems(b, smallTemplate.lbId);
-    const bigItems = await templateItems(b, bigTemplate.lbId);
+    const smallCopy = await templateOf(b, smallTemplate);
+    const bigCopy = await templateOf(b, bigTemplate);
     // Creation times, one second apart: the first table's copies in the past, the filling's in the
     // future, so that the oldest 100 (the first page of a list) are the same at both table sizes.
     const now = Date.now();
-    const big = [bigTemplate, ...(await copyTree(b, bigTemplate, bigItems, BIG_TREES - 1, now - 3_600_000))];
-    const small = [smallTemplate, ...(await copyTree(b, smallTemplate, smallItems, SMALL_TABLE - BIG_TREES - 1, now - 3_600_000 + BIG_TREES * 1000))];
+    const big = [bigTemplate, ...(await copyTree(b, bigCopy, BIG_TREES - 1, now - 3_600_000))];
+    const small = [smallTemplate, ...(await copyTree(b, smallCopy, SMALL_TABLE - BIG_TREES - 1, now - 3_600_000 + BIG_TREES * 1000))];
     log(`table of ${SMALL_TABLE} LBs ready (${BIG_TREES} of ${BIG_MEMBERS} members, ${small.length} of ${SMALL_MEMBERS}) at ${elapsed()}; measuring…`);
 
     // Warm-up (Node's and DynamoDB Local's JIT), not measured: the first measurement would pay for it.
     const warm = [`/v2/lbaas/loadbalancers/${small[0]!.lbId}`, `/v2/lbaas/loadbalancers/${big[0]!.lbId}/status`, "/v2/lbaas/loadbalancers?limit=100"];
     for (const path of warm) {
-      const m: Measurement = { op: "warm-up", size: path, latency: {}, floor: {}, failures: [] };
-      await load(m, 10, path.includes("limit") ? 20 : 200, async () => void (await read(b, path)));
+      const m: Measurement = { op: "warm-up", size: path, latency: {}, floor: {}, serverMs: [], failures: [] };
+      const total = path.includes("limit") ? 20 : 200;
+      await load(m, 10, { ...READ_TIMING, samples: { 1: total, 10: total } }, async () => void (await read(b, path)));
       if (m.failures.length) throw new Error(`warm-up: ${m.failures[0]}`);
     }
 
@@ -723,13 +1153,14 @@ async function main() {
     await creates(b, n.smallTable);
     log(`filling the table to ${BIG_TABLE} LBs…`);
     const t0 = Date.now();
-    await copyTree(b, smallTemplate, smallItems, BIG_TABLE - SMALL_TABLE - created, now + 3_600_000);
+    await copyTree(b, smallCopy, BIG_TABLE - SMALL_TABLE - created, now + 3_600_000);
     log(`table of ${BIG_TABLE} LBs ready in ${((Date.now() - t0) / 1000).toFixed(0)} s; measuring…`);
     await reads(b, n.bigTable, small, big, false);
     await creates(b, n.bigTable);
     await mutations(b, small, big);
 
     const lines = report();
+    lines.push("", ...costReport());
     const checks = budgets();
     lines.push("", "Budgets:", "");
     for (const c of checks) lines.push(`  ${c.ok ? "PASS" : "FAIL"}  ${c.name}: ${c.detail}`);

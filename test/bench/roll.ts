@@ -7,6 +7,11 @@
 // Clients poll GET /v2/lbaas/loadbalancers/{id} every 100 ms until ACTIVE; a 409 is counted and the
 // request retried after the next poll. Only the roll is measured (not the stack start nor the build).
 //
+// Targets (issue 12), checked and printed; the exit code is 1 when one is missed: (c) rolls all the
+// nodes within 60 s at the default 50 nodes (pro rata with --nodes: 1.2 s a node); (a) takes at most
+// 0.3 s per member change (each accepted DELETE or POST, waiting included; Octavia takes 1.06 s per
+// member change on a pool of 20). A way not run is not checked.
+//
 //   npm run bench:roll                 # 50 nodes (1000 members)
 //   npm run bench:roll -- --nodes 5    # a quick look
 //   npm run bench:roll -- --ways c     # only some of the ways (a, b, c)
@@ -16,6 +21,12 @@ const SUBNET = "5e6b7c5a-0b7e-4a0e-9d36-1f5b2f3a6a11";
 const POOLS = 20;
 const PORT = 80;
 const POLL_MS = 100;
+/** Targets: (c)'s wall time for the default 50 nodes (pro rata for other counts), and (a)'s per member change. */
+const DEFAULT_NODES = 50;
+const TARGET_C_MS = 60_000;
+const TARGET_A_PER_CHANGE_MS = 300;
+/** Octavia's time per member change on a pool of 20 (the comparison the (a) target comes from). */
+const OCTAVIA_PER_CHANGE_MS = 1060;
 
 function arg(name: string): string | undefined {
   const i = process.argv.indexOf(`--${name}`);
@@ -23,7 +34,7 @@ function arg(name: string): string | undefined {
   const eq = process.argv.find((a) => a.startsWith(`--${name}=`));
   return eq?.slice(name.length + 3);
 }
-const NODES = Number(arg("nodes") ?? 50);
+const NODES = Number(arg("nodes") ?? DEFAULT_NODES);
 if (!Number.isInteger(NODES) || NODES < 1 || NODES > 250) throw new Error(`--nodes must be an integer in 1..250, got ${arg("nodes")}`);
 const WAYS = (arg("ways") ?? "abc").split("").filter((w) => "abc".includes(w)) as Way[];
 
@@ -244,7 +255,35 @@ async function main() {
       `| ${LABEL[r.way]} | ${fmtS(r.wallMs)} | ${r.requests} | ${r.mutating} | ${r.flows} | ${r.conflicts} | ${c ? ratio(r.wallMs, c.wallMs) : "n/a"} | ${c ? ratio(r.requests, c.requests) : "n/a"} |`,
     );
   }
-  if (rows.some((r) => !r.ok || r.flowsFailed)) process.exitCode = 1;
+
+  // Targets.
+  const checks: { name: string; ok: boolean; detail: string }[] = [];
+  if (c) {
+    const target = (TARGET_C_MS * NODES) / DEFAULT_NODES;
+    checks.push({
+      name: `(c) rolls ${NODES} nodes within ${fmtS(target)}${NODES === DEFAULT_NODES ? "" : ` (${fmtS(TARGET_C_MS)} for ${DEFAULT_NODES} nodes, pro rata)`}`,
+      ok: c.wallMs <= target,
+      detail: `${fmtS(c.wallMs)} (${fmtS(c.wallMs / NODES)} a node)`,
+    });
+  }
+  const a = results.a;
+  if (a) {
+    const perChange = a.wallMs / a.accepted;
+    checks.push({
+      name: `(a) ≤ ${(TARGET_A_PER_CHANGE_MS / 1000).toFixed(1)} s per member change (Octavia: ${(OCTAVIA_PER_CHANGE_MS / 1000).toFixed(2)} s on a pool of 20)`,
+      ok: perChange <= TARGET_A_PER_CHANGE_MS,
+      detail: `${(perChange / 1000).toFixed(2)} s (${fmtS(a.wallMs)} for ${a.accepted} member changes): ${ratio(OCTAVIA_PER_CHANGE_MS, perChange)} faster than Octavia`,
+    });
+  }
+  console.log("");
+  console.log("Targets:");
+  console.log("");
+  for (const k of checks) console.log(`  ${k.ok ? "PASS" : "FAIL"}  ${k.name}: ${k.detail}`);
+  if (checks.length === 0) console.log("  (none: neither (a) nor (c) was run)");
+  const missed = checks.filter((k) => !k.ok).length;
+  console.log("");
+  console.log(missed ? `${missed} of ${checks.length} targets missed.` : `All ${checks.length} targets met.`);
+  if (missed || rows.some((r) => !r.ok || r.flowsFailed)) process.exitCode = 1;
 }
 
 main().catch((e) => {
