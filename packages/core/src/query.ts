@@ -186,6 +186,8 @@ export interface SourceQuery {
   names?: string[];
   /** A page in a non-default order, chosen from partial items: see Selection. */
   select?: Selection;
+  /** The page's size: a source may read that many (and a little more) before it reads on. */
+  limit?: number;
 }
 
 /**
@@ -234,7 +236,7 @@ export async function listPage(source: ItemSource, q: ListQuery, url: string, li
     // Forward: after the marker in the requested order. Reverse: before it, read backwards.
     const readOrder: SortDir = q.pageReverse ? (order === "asc" ? "desc" : "asc") : order;
     items = [];
-    for await (const item of source(readOrder, q.marker, names && { names })) {
+    for await (const item of source(readOrder, q.marker, { ...(names ? { names } : {}), limit: q.limit })) {
       if (!matches(item, q)) continue;
       items.push(item);
       if (items.length >= q.limit) break;

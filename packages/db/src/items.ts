@@ -46,7 +46,8 @@ export const memberRange = (poolId: string) => `${MEMBER.prefix}#${poolId}#`;
  * holding `member_id`. Written with every member; a claim whose member is DELETED is free again (so
  * no delete has to remove it). Sorts outside every kind's prefix, so tree reads leave it out.
  */
-export const claimSk = (poolId: string, address: string, port: number) => `MEMBERADDR#${poolId}#${address}#${port}`;
+export const CLAIM_PREFIX = "MEMBERADDR#";
+export const claimSk = (poolId: string, address: string, port: number) => `${CLAIM_PREFIX}${poolId}#${address}#${port}`;
 /**
  * The structure of a tree: every object but members (and their claims) and amphorae, in two key
  * ranges around them (HM#, L7POLICY#, L7RULE#, LB, LISTENER# sort before MEMBER; POOL# after it).

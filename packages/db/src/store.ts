@@ -2,7 +2,7 @@
 // generic mechanism over StoredKind descriptors.
 import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
 import { unmarshall } from "@aws-sdk/util-dynamodb";
-import { BatchGetCommand, PutCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import { BatchGetCommand, PutCommand, TransactGetCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import {
   DELETED,
   LockConflict,
@@ -35,6 +35,7 @@ import {
   POOL,
   STRUCTURE_RANGES,
   TREE_KINDS,
+  CLAIM_PREFIX,
   claimSk,
   memberRange,
   kindOfSk,
@@ -226,10 +227,20 @@ export class DynamoStore implements LoadBalancerStore {
   }
 
   async readParts(lbId: string, parts: TreeParts): Promise<{ lb: Versioned<LoadBalancer> | undefined; items: TreeItem[] }> {
-    // The LB first: whatever changes after this read takes the lock and moves its version.
-    const lbItem = await getItem(this.doc, this.table, treePk(lbId), LB_SK);
-    if (!lbItem) return { lb: undefined, items: [] };
     const pk = treePk(lbId);
+    const keys = [
+      ...(parts.structure ? [] : (parts.pools ?? []).map((p) => ({ pk, sk: childSk(POOL, p) }))),
+      ...(parts.members ?? []).map((m) => ({ pk, sk: childSk(MEMBER, m.id, m.pool_id) })),
+      ...(parts.claims ?? []).map((c) => ({ pk, sk: claimSk(c.pool_id, c.address, c.protocol_port) })),
+    ];
+    // Items by key alone (a member's pool, the member, its claim): one snapshot with the LB.
+    if (!parts.structure && !parts.poolMembers && keys.length < MAX_TRANSACTION) {
+      const [lbItem, ...read] = await this.snapshot([{ pk, sk: LB_SK }, ...keys]);
+      return lbItem ? { lb: versioned<LoadBalancer>(lbItem), items: await this.withClaimHolders(pk, read.filter((i): i is Item => i !== undefined)) } : { lb: undefined, items: [] };
+    }
+    // Otherwise the LB first: whatever changes after this read takes the lock and moves its version.
+    const lbItem = await getItem(this.doc, this.table, pk, LB_SK);
+    if (!lbItem) return { lb: undefined, items: [] };
     const reads: Promise<Item[]>[] = [];
     if (parts.structure) {
       for (const r of STRUCTURE_RANGES) {
@@ -243,19 +254,18 @@ export class DynamoStore implements LoadBalancerStore {
         );
       }
     }
-    const keys = [
-      ...(parts.structure ? [] : (parts.pools ?? []).map((p) => ({ pk, sk: childSk(POOL, p) }))),
-      ...(parts.members ?? []).map((m) => ({ pk, sk: childSk(MEMBER, m.id, m.pool_id) })),
-      ...(parts.claims ?? []).map((c) => ({ pk, sk: claimSk(c.pool_id, c.address, c.protocol_port) })),
-    ];
     if (keys.length) reads.push(this.getItems(keys));
     if (parts.poolMembers) for (const p of parts.pools ?? []) reads.push(partition(this.doc, this.table, lbId, memberRange(p)));
-    const read = (await Promise.all(reads)).flat();
-    // A claim names the member holding the address; that member is read (it may be DELETED: then the claim is free).
-    const claimed = read.filter((i) => String(i.sk).startsWith("MEMBERADDR#"));
-    const holders = claimed.length
-      ? await this.getItems(claimed.map((c) => ({ pk, sk: childSk(MEMBER, String(c.member_id), String(c.pool_id)) })))
-      : [];
+    return { lb: versioned<LoadBalancer>(lbItem), items: await this.withClaimHolders(pk, (await Promise.all(reads)).flat()) };
+  }
+
+  /**
+   * The records among items read, with the member each claim names (it may be DELETED: then the
+   * claim is free); claims themselves are no records.
+   */
+  private async withClaimHolders(pk: string, read: Item[]): Promise<TreeItem[]> {
+    const claimed = read.filter((i) => String(i.sk).startsWith(CLAIM_PREFIX));
+    const holders = claimed.length ? await this.getItems(claimed.map((c) => ({ pk, sk: childSk(MEMBER, String(c.member_id), String(c.pool_id)) }))) : [];
     const items: TreeItem[] = [];
     const seen = new Set<string>();
     for (const item of [...read, ...holders]) {
@@ -264,7 +274,13 @@ export class DynamoStore implements LoadBalancerStore {
       seen.add(String(item.sk));
       items.push({ kind: k.kind, record: toRecord<TreeRecord>(item) });
     }
-    return { lb: versioned<LoadBalancer>(lbItem), items };
+    return items;
+  }
+
+  /** Items by key in one serializable read (TransactGetItems): undefined where absent. */
+  private async snapshot(keys: { pk: string; sk: string }[]): Promise<(Item | undefined)[]> {
+    const out = await retryConflicts(() => this.doc.send(new TransactGetCommand({ TransactItems: keys.map((Key) => ({ Get: { TableName: this.table, Key } })) })));
+    return (out.Responses ?? []).map((r) => r.Item as Item | undefined);
   }
 
   async memberIds(lbId: string, poolId: string): Promise<string[]> {
@@ -529,7 +545,7 @@ export class DynamoStore implements LoadBalancerStore {
         if (!marker) throw invalidMarker(after);
         from = orderKey(marker.created_at, marker.id);
       }
-      for await (const item of inStorageOrder(self.doc, self.table, parts, order, from)) yield toRecord<Item>(item);
+      for await (const item of inStorageOrder(self.doc, self.table, parts, order, from, query?.limit)) yield toRecord<Item>(item);
     };
   }
 
