@@ -40,12 +40,17 @@ export function createLogger(base: Record<string, unknown> = {}, level: Level = 
   );
 }
 
-function wrap(logger: PowertoolsLogger): Logger {
+/**
+ * A child's fields go on each of its lines at top level, as persistent keys would: a child costs
+ * nothing until it writes (every request has one; Powertools' createChild builds a whole logger).
+ */
+function wrap(logger: PowertoolsLogger, keys: Record<string, unknown> = {}): Logger {
+  const line = (fields?: Record<string, unknown>) => ({ ...keys, ...fields });
   return {
-    debug: (message, fields) => logger.debug(message, fields ?? {}),
-    info: (message, fields) => logger.info(message, fields ?? {}),
-    warn: (message, fields) => logger.warn(message, fields ?? {}),
-    error: (message, fields) => logger.error(message, fields ?? {}),
-    child: (fields) => wrap(logger.createChild({ persistentKeys: fields })),
+    debug: (message, fields) => logger.debug(message, line(fields)),
+    info: (message, fields) => logger.info(message, line(fields)),
+    warn: (message, fields) => logger.warn(message, line(fields)),
+    error: (message, fields) => logger.error(message, line(fields)),
+    child: (fields) => wrap(logger, { ...keys, ...fields }),
   };
 }

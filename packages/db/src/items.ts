@@ -173,7 +173,12 @@ export function amphoraAttributes(
   return out;
 }
 
+/**
+ * A load balancer in PENDING_* is in the pending index (what stuck-state repair reads; its tree is
+ * repaired with it). Other kinds never are: their status changes write no index entry.
+ */
 function pendingAttributes(k: StoredKind, id: string, status: string) {
+  if (k !== LOADBALANCER) return { set: {} as Record<string, unknown>, remove: [] as string[] };
   if (PENDING_STATUSES.includes(status)) {
     return { set: { [INDEXES.pending.pk]: `PENDING#${shardOf(id)}`, [INDEXES.pending.sk]: `${k.kind}#${id}` }, remove: [] as string[] };
   }

@@ -7,6 +7,7 @@ import { ERROR, PENDING_STATUSES } from "../constants";
 import { LockLost, type ChildWrite } from "../ports";
 import type { LockDeps } from "./lock";
 import { recordFlowEnd } from "./flow-trail";
+import { memberPool } from "./children";
 
 export interface RepairStore {
   /** Ids of the load balancers the pending index holds (in PENDING_*). */
@@ -34,7 +35,7 @@ export async function repairStuck(deps: LockDeps & { pending: RepairStore }, now
     const writes: ChildWrite[] = [];
     for (const { kind, record } of items) {
       const field = kind === "amphora" ? "status" : "provisioning_status";
-      if (PENDING_STATUSES.includes(String(record[field]))) writes.push({ kind, id: record.id, set: { [field]: ERROR } });
+      if (PENDING_STATUSES.includes(String(record[field]))) writes.push({ kind, id: record.id, set: { [field]: ERROR }, ...memberPool(kind, record) });
     }
     try {
       await deps.store.applyAsOwner(id, owner, writes);
