@@ -11,7 +11,7 @@ type Item = Record<string, unknown>;
 /** Items a storage-order Query asks for at a time, at most (the list stops reading once its page is full). */
 const PAGE = 100;
 /** Items asked of each partition beyond its share of a page, so that most pages need no second Query. */
-const SHARE_MARGIN = 4;
+const SHARE_MARGIN = 2;
 /** Keys a BatchGetItem takes at most. */
 const BATCH = 100;
 
@@ -95,7 +95,7 @@ async function* queryPartition(
         ExclusiveStartKey: start,
       }),
     );
-    size = Math.min(PAGE, size * 2);
+    size = Math.min(PAGE, size + firstPage);
     for (const item of out.Items ?? []) yield item;
     start = out.LastEvaluatedKey;
   } while (start);
@@ -104,8 +104,8 @@ async function* queryPartition(
 /**
  * The items of `parts` in storage order, merged (each partition is read as far as the caller reads).
  * For a page of `limit`, each of k partitions is first asked for its share (limit / k, and a little
- * more), then for twice as many each time the merge runs out of it: a page of 100 over 8 shards reads
- * about 130 items, not 800.
+ * more), then for one share more each time the merge runs out of it (so a filter that passes few
+ * items soon reads in large Queries): a page of 100 over 8 shards reads about 130 items, not 800.
  */
 export function inStorageOrder(
   doc: DynamoDBDocumentClient,
