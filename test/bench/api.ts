@@ -511,7 +511,9 @@ function useOf(rows: MeterRow[], scope: string, runs: number): Use {
     u.estimated += c.estimated / runs;
     u.errors += c.errors / runs;
     const partitionQuery = r.op === "Query" && r.target.startsWith("LB# ");
-    if (partitionQuery && !r.target.includes("begins_with") && !r.target.endsWith("(next page)")) u.treeReads += c.requests / runs;
+    // A whole tree is the partition below the flow trail (`sk < "~"`); a pool's members (`begins_with`)
+    // and the structure (`BETWEEN` its two ranges) are parts of it.
+    if (partitionQuery && r.target.includes("sk < ") && !r.target.endsWith("(next page)")) u.treeReads += c.requests / runs;
     if (r.op === "GetItem" || r.op === "BatchGetItem" || (partitionQuery && !r.target.endsWith("(next page)"))) u.perObjectReads += c.requests / runs;
   }
   return u;

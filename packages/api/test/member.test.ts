@@ -165,6 +165,19 @@ describe("create", () => {
     await addMember(t, other.poolId, { address: "192.0.2.5", protocol_port: 80 });
   });
 
+  it("frees an address and port once its member is deleted (its claim then names a DELETED member)", async () => {
+    const { poolId } = await activePool();
+    const first = await addMember(t, poolId, { address: "192.0.2.6", protocol_port: 80 });
+    expect((await t.call("DELETE", `${members(poolId)}/${first.id}`)).status).toBe(204);
+    await t.settle();
+    const second = await addMember(t, poolId, { address: "192.0.2.6", protocol_port: 80 });
+    expect(second.id).not.toBe(first.id);
+    expect(pick(await t.call("POST", members(poolId), { member: { address: "192.0.2.6", protocol_port: 80 } }))).toEqual(
+      fault(409, "Another member on this pool is already using ip 192.0.2.6 on protocol_port 80"),
+    );
+    expect((await list(poolId)).map((m) => m.id)).toEqual([second.id]);
+  });
+
   it("refuses a member of a pool that is not ACTIVE", async () => {
     const { lbId, poolId } = await activePool();
     await seed(t, lbId, [{ kind: "pool", id: poolId, set: { provisioning_status: "ERROR" } }]);

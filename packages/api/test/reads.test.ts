@@ -1,0 +1,98 @@
+// What the API and the flows read, counted on the DynamoDB client (counts hold on any machine, and
+// are what AWS bills): a GET reads the object's item alone, a list page no item per listed object, a
+// member change its pool's part of the tree whatever the pool holds, and a flow the tree at most once.
+import { beforeAll, describe, expect, it } from "vitest";
+import { enableDynamoMetering, type DynamoMeter, type MeterRow } from "@ottava/db";
+import { inProcessApp, SUBNET } from "../../../test/support/app";
+
+type App = Awaited<ReturnType<typeof inProcessApp>>;
+const LBS = "/v2/lbaas/loadbalancers";
+let t: App;
+let meter: DynamoMeter;
+
+/** The requests `fn` makes: the API request's (scope "") and its flows' ("flow"), by operation and target. */
+async function metered(fn: () => Promise<unknown>): Promise<{ api: MeterRow[]; flow: MeterRow[] }> {
+  await t.settle();
+  meter.reset();
+  await fn();
+  await t.settle();
+  const rows = meter.rows();
+  return { api: rows.filter((r) => r.scope === ""), flow: rows.filter((r) => r.scope === "flow") };
+}
+const requests = (rows: MeterRow[], pred: (r: MeterRow) => boolean = () => true) => rows.filter(pred).reduce((n, r) => n + r.counts.requests, 0);
+const items = (rows: MeterRow[]) => rows.reduce((n, r) => n + r.counts.items, 0);
+/** A read of a whole tree: its partition below the flow trail. */
+const wholeTree = (r: MeterRow) => r.op === "Query" && r.target.startsWith("LB# ") && r.target.includes("sk < ");
+
+/** An ACTIVE LB with two listener/pool pairs of `members` members each. */
+async function tree(members: number) {
+  const listeners = [0, 1].map((i) => ({
+    protocol: "HTTP",
+    protocol_port: 80 + i,
+    default_pool: {
+      name: `p${i}`,
+      protocol: "HTTP",
+      lb_algorithm: "ROUND_ROBIN",
+      members: Array.from({ length: members }, (_, k) => ({ address: `10.${i}.${Math.floor(k / 250)}.${(k % 250) + 1}`, protocol_port: 80 })),
+    },
+  }));
+  const res = await t.call("POST", LBS, { loadbalancer: { vip_subnet_id: SUBNET, listeners } });
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  await t.settle();
+  const lb = (await t.call("GET", `${LBS}/${res.body.loadbalancer.id}`)).body.loadbalancer;
+  return { lbId: lb.id as string, poolId: lb.pools[0].id as string, listenerId: lb.listeners[0].id as string };
+}
+
+beforeAll(async () => {
+  meter = enableDynamoMetering();
+  t = await inProcessApp();
+  // Every execution starts in the meter's "flow" scope, so a flow's requests are told from the API's.
+  const start = t.engine.start.bind(t.engine);
+  t.engine.start = (flow, name, input) => meter.scope("flow", () => start(flow, name, input));
+});
+
+describe("reads that do not grow with the tree", () => {
+  it("GET of a load balancer is one GetItem of one item, whatever its tree holds; its listeners and pools are on it", async () => {
+    for (const size of [1, 60]) {
+      const { lbId } = await tree(size);
+      let shown: Record<string, unknown> = {};
+      const use = await metered(async () => (shown = (await t.call("GET", `${LBS}/${lbId}`)).body.loadbalancer));
+      expect(use.api.map((r) => r.op)).toEqual(["GetItem"]);
+      expect(items(use.api)).toBe(1);
+      expect((shown.listeners as unknown[]).length).toBe(2);
+      expect((shown.pools as unknown[]).length).toBe(2);
+    }
+  });
+
+  it("a list page reads its index Queries only, no item per listed load balancer", async () => {
+    await tree(1);
+    const use = await metered(async () => expect((await t.call("GET", `${LBS}?limit=100`)).status).toBe(200));
+    expect(requests(use.api, (r) => r.op !== "Query" || !/^by(Project|Shard) /.test(r.target))).toBe(0);
+  });
+
+  it("a member create reads its pool's part of the tree: the same requests and items for a pool of 1 and of 60, and its flow reads the tree once", async () => {
+    const counts = [];
+    for (const size of [1, 60]) {
+      const { poolId } = await tree(size);
+      const use = await metered(async () => expect((await t.call("POST", `/v2/lbaas/pools/${poolId}/members`, { member: { address: "192.0.2.50", protocol_port: 80 } })).status).toBe(201));
+      expect(requests(use.api)).toBeLessThanOrEqual(6);
+      expect(requests(use.api, wholeTree)).toBe(0);
+      expect(requests(use.flow, wholeTree)).toBe(1);
+      counts.push({ requests: requests(use.api), items: items(use.api) });
+    }
+    expect(counts[1]).toEqual(counts[0]);
+  });
+
+  it("a listener update reads the structure, not the members; its flow finishes by its change set (one tree read: the configuration push)", async () => {
+    const small = await tree(1);
+    const big = await tree(60);
+    const read = [];
+    for (const { listenerId } of [small, big]) {
+      const use = await metered(async () => expect((await t.call("PUT", `/v2/lbaas/listeners/${listenerId}`, { listener: { name: "renamed" } })).status).toBe(200));
+      expect(requests(use.api, wholeTree)).toBe(0);
+      expect(requests(use.flow, wholeTree)).toBe(1);
+      read.push(items(use.api));
+    }
+    expect(read[1]).toBe(read[0]);
+  });
+});
