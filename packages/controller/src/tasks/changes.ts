@@ -11,6 +11,7 @@ import {
   PENDING_UPDATE,
   WHOLE_TREE,
   addTo,
+  changeRefs,
   failedFlowEnd,
   recordFlowEnd,
   releasedAtEnd,
@@ -60,12 +61,12 @@ async function successWrites(ctx: TaskContext, lbId: string, owner: string, chan
   }
   const members = await emptiedMembers(ctx, lbId, owner, changes);
   const writes: ChildWrite[] = [
-    ...changes.refs.map((r): ChildWrite => ({ kind: r.kind, id: r.id, ...(r.pool_id ? { pool_id: r.pool_id } : {}), set: { ...r.done, ...(r.done.provisioning_status === DELETED ? { deleted_by: owner } : {}) } })),
+    ...changeRefs(changes).map((r): ChildWrite => ({ kind: r.kind, id: r.id, ...(r.pool_id ? { pool_id: r.pool_id } : {}), set: { ...r.done, ...(r.done.provisioning_status === DELETED ? { deleted_by: owner } : {}) } })),
     ...members.map((w) => ({ ...w, set: { ...("set" in w ? w.set : {}), deleted_by: owner } })),
     ...changes.relations,
   ];
   const released: QuotaDelta = {};
-  for (const r of changes.refs) if (r.done.provisioning_status === DELETED) addTo(released, r.kind, -1);
+  for (const r of changeRefs(changes)) if (r.done.provisioning_status === DELETED) addTo(released, r.kind, -1);
   addTo(released, "member", -members.length);
   return { writes: mergeSets(writes), lbSet: changes.lb, project: undefined, released };
 }
@@ -142,7 +143,7 @@ export async function failureWrites(ctx: TaskContext, lbId: string, changes: Flo
     }
     return writes;
   }
-  return changes.refs.map((r) => ({
+  return changeRefs(changes).map((r) => ({
     kind: r.kind,
     id: r.id,
     ...(r.pool_id ? { pool_id: r.pool_id } : {}),

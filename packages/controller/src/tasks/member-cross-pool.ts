@@ -9,6 +9,7 @@ import {
   chunkWrites,
   failedFlowEnd,
   recordFlowEnd,
+  withRefs,
   type ChangeRef,
   type ChangeSet,
   type ChangeSetChunk,
@@ -73,7 +74,7 @@ export const finishCrossPoolChange: TaskHandler = async (input, ctx) => {
   }));
   const changes = input.changes as ChangeSet;
   await ctx.changeSets.deleteChangeSet(input.lbId, input.owner);
-  return finishChange({ ...input, changes: { ...changes, refs: [...changes.refs, ...members] } }, ctx);
+  return finishChange({ ...input, changes: withRefs(changes, members) }, ctx);
 };
 
 /**

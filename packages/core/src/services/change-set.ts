@@ -15,8 +15,19 @@ export interface ChangeRef {
   done: Record<string, unknown>;
 }
 
+/**
+ * The objects of one kind (one pool's members) that end alike, by id: a flow's input stays small
+ * (about 40 bytes an object) however many members a batch names, well within Step Functions' 256 KB.
+ */
+export interface ChangeGroup {
+  kind: string;
+  pool_id?: string;
+  done: Record<string, unknown>;
+  ids: string[];
+}
+
 export interface ChangeSet {
-  refs: ChangeRef[];
+  groups: ChangeGroup[];
   /** Pools deleted with every member they have: the flow deletes the members, read by their key range. */
   emptied: string[];
   /** Carried fields that change when the DELETED objects go: on their objects, and on the LB. */
@@ -51,14 +62,32 @@ export function changeSetOf(writes: readonly ChildWrite[], after: Tree, structur
     const pool = w.kind === "member" ? { pool_id: String(record?.pool_id) } : {};
     refs.push({ kind: w.kind, id, ...pool, done: { provisioning_status: deleted ? DELETED : ACTIVE, ...online } });
   }
-  if (!structure) return { refs, emptied, relations: [], lb: {} };
+  if (!structure) return { groups: grouped(refs), emptied, relations: [], lb: {} };
   const gone = refs.filter((r) => r.done.provisioning_status === DELETED).map((r) => ({ kind: r.kind, id: r.id, set: { provisioning_status: DELETED } }));
   const rel = relationWrites(applied(after, gone));
-  return { refs, emptied, relations: rel.writes, lb: rel.lb };
+  return { groups: grouped(refs), emptied, relations: rel.writes, lb: rel.lb };
+}
+
+/** The objects of a change set, one by one. */
+export const changeRefs = (set: ChangeSet): ChangeRef[] =>
+  set.groups.flatMap((g) => g.ids.map((id) => ({ kind: g.kind, id, ...(g.pool_id ? { pool_id: g.pool_id } : {}), done: g.done })));
+
+/** A change set with more objects (a cross-pool update's members, known to its flow). */
+export const withRefs = (set: ChangeSet, refs: ChangeRef[]): ChangeSet => ({ ...set, groups: grouped([...changeRefs(set), ...refs]) });
+
+function grouped(refs: ChangeRef[]): ChangeGroup[] {
+  const groups = new Map<string, ChangeGroup>();
+  for (const r of refs) {
+    const key = JSON.stringify([r.kind, r.pool_id ?? null, r.done]);
+    const g = groups.get(key) ?? { kind: r.kind, ...(r.pool_id ? { pool_id: r.pool_id } : {}), done: r.done, ids: [] };
+    g.ids.push(r.id);
+    groups.set(key, g);
+  }
+  return [...groups.values()];
 }
 
 /** The change set of the LB flows that finish its whole tree (create and delete): the flow reads the tree. */
 export const WHOLE_TREE = "tree" as const;
 export type FlowChanges = ChangeSet | typeof WHOLE_TREE;
 /** An LB flow that changes the LB alone (update, failover, resize). */
-export const LB_ONLY: ChangeSet = { refs: [], emptied: [], relations: [], lb: {} };
+export const LB_ONLY: ChangeSet = { groups: [], emptied: [], relations: [], lb: {} };
