@@ -12,6 +12,8 @@ import {
   WHOLE_TREE,
   addTo,
   changeRefs,
+  memberPool,
+  mergeWrites,
   failedFlowEnd,
   recordFlowEnd,
   releasedAtEnd,
@@ -34,7 +36,7 @@ async function emptiedMembers(ctx: TaskContext, lbId: string, owner: string, set
   // A retry also counts the members it already deleted (deleted_by), so the quota comes back once.
   return items
     .filter((i) => i.kind === "member" && (i.record.provisioning_status !== DELETED || i.record.deleted_by === owner))
-    .map((i) => ({ kind: "member", id: i.record.id, pool_id: String(i.record.pool_id), set: { provisioning_status: DELETED } }));
+    .map((i) => ({ kind: "member", id: i.record.id, pool_id: String(i.record.pool_id), set: { provisioning_status: DELETED, deleted_by: owner } }));
 }
 
 /**
@@ -53,7 +55,7 @@ async function successWrites(ctx: TaskContext, lbId: string, owner: string, chan
       if (!to || s === DELETED || to === s) continue;
       const by = to === DELETED ? { deleted_by: owner } : {};
       const online = to === ACTIVE ? selfReported(kind, record) : {};
-      writes.push({ kind, id: record.id, set: { provisioning_status: to, ...online, ...by }, ...(kind === "member" ? { pool_id: String(record.pool_id) } : {}) });
+      writes.push({ kind, id: record.id, set: { provisioning_status: to, ...online, ...by }, ...memberPool(kind, record) });
     }
     // What the deleted objects gave back, counted before the writes (and, on a retry, from the
     // objects this execution already marked), applied with the write that ends the lock.
@@ -62,26 +64,14 @@ async function successWrites(ctx: TaskContext, lbId: string, owner: string, chan
   const members = await emptiedMembers(ctx, lbId, owner, changes);
   const writes: ChildWrite[] = [
     ...changeRefs(changes).map((r): ChildWrite => ({ kind: r.kind, id: r.id, ...(r.pool_id ? { pool_id: r.pool_id } : {}), set: { ...r.done, ...(r.done.provisioning_status === DELETED ? { deleted_by: owner } : {}) } })),
-    ...members.map((w) => ({ ...w, set: { ...("set" in w ? w.set : {}), deleted_by: owner } })),
+    ...members,
     ...changes.relations,
   ];
   const released: QuotaDelta = {};
   for (const r of changeRefs(changes)) if (r.done.provisioning_status === DELETED) addTo(released, r.kind, -1);
   addTo(released, "member", -members.length);
-  return { writes: mergeSets(writes), lbSet: changes.lb, project: undefined, released };
-}
-
-/** One write per object: a DELETED object's carried fields go in its own write. */
-function mergeSets(writes: ChildWrite[]): ChildWrite[] {
-  const by = new Map<string, Extract<ChildWrite, { set: unknown }>>();
-  for (const w of writes) {
-    if (!("set" in w)) continue;
-    const key = `${w.kind}#${w.id}`;
-    const seen = by.get(key);
-    if (seen) seen.set = { ...w.set, ...seen.set };
-    else by.set(key, { ...w });
-  }
-  return [...by.values()];
+  // One write per object: a surviving object's carried fields join its own write.
+  return { writes: mergeWrites(writes), lbSet: changes.lb, project: undefined, released };
 }
 
 /**
@@ -131,15 +121,14 @@ export const failChange: TaskHandler = async (input, ctx) => {
 
 /** The subject to ERROR, the rest of what the change moved to PENDING_* back to ACTIVE. */
 export async function failureWrites(ctx: TaskContext, lbId: string, changes: FlowChanges, subject: Ref[]): Promise<ChildWrite[]> {
-  const pool = (kind: string, record: Record<string, unknown>) => (kind === "member" ? { pool_id: String(record.pool_id) } : {});
   if (changes === WHOLE_TREE) {
     const { items } = await ctx.store.tree(lbId);
     const writes: ChildWrite[] = [];
     for (const { kind, record } of items) {
       if (kind === "amphora") continue;
       const s = String(record.provisioning_status);
-      if (subject.some((r) => same(r, { kind, id: record.id }))) writes.push({ kind, id: record.id, set: { provisioning_status: ERROR }, ...pool(kind, record) });
-      else if (s.startsWith("PENDING_")) writes.push({ kind, id: record.id, set: { provisioning_status: ACTIVE }, ...pool(kind, record) });
+      if (subject.some((r) => same(r, { kind, id: record.id }))) writes.push({ kind, id: record.id, set: { provisioning_status: ERROR }, ...memberPool(kind, record) });
+      else if (s.startsWith("PENDING_")) writes.push({ kind, id: record.id, set: { provisioning_status: ACTIVE }, ...memberPool(kind, record) });
     }
     return writes;
   }
