@@ -134,22 +134,10 @@ export class DynamoStore implements LoadBalancerStore {
     return counts as QuotaDelta;
   }
 
+  /** The lock alone (with its trail entry and usage): lockWith's transaction, then the LB as locked (a transaction answers no item). */
   async lock(id: string, req: LockRequest): Promise<Versioned<LoadBalancer>> {
-    if (req.usage || req.trail) {
-      await this.lockWith(id, req, []);
-      return (await this.getLoadBalancer(id))!;
-    }
-    try {
-      const out = await retryConflicts(() =>
-        this.doc.send(new UpdateCommand({ ...this.lockUpdate(id, req), ReturnValues: "ALL_NEW", ReturnValuesOnConditionCheckFailure: "ALL_OLD" })),
-      );
-      return versioned<LoadBalancer>(out.Attributes!);
-    } catch (e) {
-      if (e instanceof ConditionalCheckFailedException) {
-        throw new LockConflict(e.Item ? versioned<LoadBalancer>(unmarshallItem(e.Item)) : undefined);
-      }
-      throw e;
-    }
+    await this.lockWith(id, req, []);
+    return (await this.getLoadBalancer(id))!;
   }
 
   /** The conditional update that takes an LB's lock (see README: the lock protocol). */

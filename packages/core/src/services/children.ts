@@ -125,7 +125,7 @@ export async function lockedChange(deps: LockDeps, lbId: string, parts: TreePart
       await deps.store.applyAsOwner(lbId, owner, undoWrites(writes, tree));
     };
     const restore = { provisioning_status: ACTIVE, ...Object.fromEntries(Object.keys(rel.lb).map((k) => [k, (tree.lb as unknown as Record<string, unknown>)[k] ?? null])) };
-    await startOrGiveBack(deps, change.flow, owner, { lbId, owner, subject: [change.subject], changes }, restore, undo, usage, started);
+    await startOrGiveBack(deps, started, { lbId, owner, subject: [change.subject], changes }, restore, undo, usage);
     deps.log.info("flow started", { lbId, flow: change.flow, execution: owner, executionArn, subject: change.subject });
     return after;
   }

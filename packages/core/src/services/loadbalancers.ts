@@ -167,7 +167,7 @@ export async function createLoadBalancer(
     await deps.store.abandonLock(id, owner, restoreError);
     throw e;
   }
-  await startOrGiveBack(deps, flow, owner, { lbId: id, owner, subject: started.subject, changes: WHOLE_TREE }, restoreError, undefined, undefined, started);
+  await startOrGiveBack(deps, started, { lbId: id, owner, subject: started.subject, changes: WHOLE_TREE }, restoreError);
   deps.log.info("load balancer create accepted", { lbId: id, projectId, topology, execution: owner, objects: graph.length });
   return { lb: stored, graph };
 }

@@ -14,7 +14,7 @@ import { LB_ONLY, WHOLE_TREE, type FlowChanges } from "./change-set";
 
 export interface LockDeps {
   store: LoadBalancerStore;
-  /** Where every locked flow's start is recorded (startOrGiveBack). */
+  /** The LB's flow trail: a flow that cannot start records its end there (startOrGiveBack). */
   trail: FlowTrailStore;
   /** Flavors, availability zones, their profiles and quotas: the objects outside any load balancer's tree. */
   catalog: CatalogStore;
@@ -70,7 +70,7 @@ export async function lockAndStart(deps: LockDeps, action: LockedAction, read?: 
     const restore: Partial<LoadBalancer> = { provisioning_status: current.record.provisioning_status };
     for (const k of Object.keys(set ?? {}) as (keyof LoadBalancer)[]) (restore as Record<string, unknown>)[k] = current.record[k];
     const changes: FlowChanges = action.wholeTree ? WHOLE_TREE : LB_ONLY;
-    await startOrGiveBack(deps, action.flow, owner, { lbId: action.lbId, owner, subject, changes, ...action.input }, restore, undefined, undefined, started);
+    await startOrGiveBack(deps, started, { lbId: action.lbId, owner, subject, changes, ...action.input }, restore);
     deps.log.info("flow started", { lbId: action.lbId, flow: action.flow, execution: owner, executionArn });
     return locked;
   }
@@ -83,14 +83,13 @@ export async function lockAndStart(deps: LockDeps, action: LockedAction, read?: 
  */
 export async function startOrGiveBack(
   deps: LockDeps,
-  flow: string,
-  owner: string,
+  started: FlowStart,
   input: Record<string, unknown> & { lbId: string },
   restore: Partial<LoadBalancer>,
-  undo: (() => Promise<void>) | undefined,
-  charged: QuotaCharge | undefined,
-  started: FlowStart,
+  undo?: () => Promise<void>,
+  charged?: QuotaCharge,
 ): Promise<void> {
+  const { flow, execution: owner } = started;
   flowStarted(started);
   try {
     await deps.engine.start(flow, owner, input);
