@@ -9,16 +9,22 @@ export interface StoredKind {
   prefix: string;
   /** The attribute that carries the lifecycle status (provisioning_status, or status for amphorae). */
   statusField: string;
+  /**
+   * Listed only under its parent (a pool's members, a policy's rules: Octavia has no top-level list of
+   * them), read from the tree: never in the list indexes (byProject, byShard, byName), so that none of
+   * its writes also writes index copies (on AWS each is billed as a write of the whole item).
+   */
+  nested?: true;
 }
 
 export const LOADBALANCER: StoredKind = { kind: "loadbalancer", prefix: "LB", statusField: "provisioning_status" };
 export const AMPHORA: StoredKind = { kind: "amphora", prefix: "AMP", statusField: "status" };
 export const LISTENER: StoredKind = { kind: "listener", prefix: "LISTENER", statusField: "provisioning_status" };
 export const POOL: StoredKind = { kind: "pool", prefix: "POOL", statusField: "provisioning_status" };
-export const MEMBER: StoredKind = { kind: "member", prefix: "MEMBER", statusField: "provisioning_status" };
+export const MEMBER: StoredKind = { kind: "member", prefix: "MEMBER", statusField: "provisioning_status", nested: true };
 export const HEALTHMONITOR: StoredKind = { kind: "healthmonitor", prefix: "HM", statusField: "provisioning_status" };
 export const L7POLICY: StoredKind = { kind: "l7policy", prefix: "L7POLICY", statusField: "provisioning_status" };
-export const L7RULE: StoredKind = { kind: "l7rule", prefix: "L7RULE", statusField: "provisioning_status" };
+export const L7RULE: StoredKind = { kind: "l7rule", prefix: "L7RULE", statusField: "provisioning_status", nested: true };
 
 /** Every kind that lives in a load balancer's partition, by kind name. */
 export const TREE_KINDS: Record<string, StoredKind> = Object.fromEntries(
@@ -81,9 +87,10 @@ export const orderKey = (createdAt: string, id: string) => `${createdAt}#${id}`;
 
 /**
  * Index attributes of a live item; a record in PENDING_* is also in the pending index, a record with
- * a name (a non-empty string) in the name index.
+ * a name (a non-empty string) in the name index. A nested kind is in no list index.
  */
 export function indexAttributes(k: StoredKind, rec: { id: string; project_id: string; created_at: string; name?: unknown }, status: string) {
+  if (k.nested) return pendingAttributes(k, rec.id, status).set;
   const order = orderKey(rec.created_at, rec.id);
   return {
     [INDEXES.byProject.pk]: `${k.kind}#${rec.project_id}`,
@@ -109,10 +116,10 @@ export class CopyOf {
  * What an update that sets `set` does to the name index: a new non-empty name moves the item to that
  * name's partition (its sort key copied from the byProject one, which every live item has), an empty
  * or null name takes it out. Nothing when `name` is not written, or when the item goes DELETED (which
- * removes every index key: statusAttributes).
+ * removes every index key: statusAttributes), or for a nested kind.
  */
 export function nameAttributes(k: StoredKind, set: Record<string, unknown>): { set: Record<string, unknown>; remove: string[] } {
-  if (!Object.hasOwn(set, "name") || set[k.statusField] === DELETED) return { set: {}, remove: [] };
+  if (k.nested || !Object.hasOwn(set, "name") || set[k.statusField] === DELETED) return { set: {}, remove: [] };
   const name = set.name;
   if (!isIndexedName(name)) return { set: {}, remove: [INDEXES.byName.pk, INDEXES.byName.sk] };
   return { set: { [INDEXES.byName.pk]: namePartition(k.kind, name), [INDEXES.byName.sk]: new CopyOf(INDEXES.byProject.sk) }, remove: [] };

@@ -282,6 +282,27 @@ describe("the name index", () => {
     expect(await listeners(`name=${n2}`)).toEqual([]);
     expect((await raw(`LB#${lbRec.id}`, `LISTENER#${listener.id}`))[INDEXES.byName.pk]).toBeUndefined();
   });
+
+  it("holds no member or L7 rule (nested: listed from the tree), named or renamed", async () => {
+    const lbRec = await activeLb();
+    const now = new Date().toISOString();
+    const pool = { id: randomUUID(), project_id: "p1", loadbalancer_id: lbRec.id, name: `p-${randomUUID()}`, provisioning_status: ACTIVE, created_at: now };
+    const member = { id: randomUUID(), project_id: "p1", pool_id: pool.id, address: "10.0.0.9", protocol_port: 80, name: `m-${randomUUID()}`, provisioning_status: ACTIVE, created_at: now };
+    const rule = { id: randomUUID(), project_id: "p1", l7policy_id: randomUUID(), provisioning_status: ACTIVE, created_at: now };
+    const write = async (writes: ChildWrite[]) => {
+      const owner = `w-${randomUUID()}`;
+      await store.lockWith(lbRec.id, { from: [ACTIVE], to: PENDING_UPDATE, owner, executionArn: "arn", expectVersion: (await store.getLoadBalancer(lbRec.id))!.version }, writes);
+      await store.updateLoadBalancer(lbRec.id, owner, { provisioning_status: ACTIVE }, true);
+    };
+    const listKeys = Object.values(INDEXES).flatMap((i) => [i.pk, i.sk]);
+    const indexed = async (sk: string) => Object.keys(await raw(`LB#${lbRec.id}`, sk)).filter((a) => listKeys.includes(a));
+    await write([{ kind: "pool", put: pool }, { kind: "member", put: member }, { kind: "l7rule", put: rule }]);
+    expect(await indexed(`POOL#${pool.id}`)).toEqual(expect.arrayContaining([INDEXES.byProject.pk, INDEXES.byShard.pk, INDEXES.byName.pk]));
+    expect(await indexed(`MEMBER#${pool.id}#${member.id}`)).toEqual([]);
+    expect(await indexed(`L7RULE#${rule.id}`)).toEqual([]);
+    await write([{ kind: "member", id: member.id, pool_id: pool.id, set: { name: `n-${randomUUID()}`, provisioning_status: PENDING_UPDATE } }]);
+    expect(await indexed(`MEMBER#${pool.id}#${member.id}`)).toEqual([]);
+  });
 });
 
 describe("transaction conflicts", () => {

@@ -110,7 +110,7 @@ export function planPoolMembers(
       memberAddressNotReserved(m.address);
       createdBodies.push(m);
     } else {
-      updated.push({ record, set: updateOf(m) });
+      updated.push({ record, set: changedOf(record, updateOf(m)) });
     }
   }
   const deleted = old.filter((m) => !wanted.has(keyOf(m.address, m.protocol_port)));
@@ -122,6 +122,15 @@ export function planPoolMembers(
   checkMemberAddressFamilies(tree, pool, sent);
   const created = createdBodies.map((b, i) => newMember(b, tree, pool, randomUUID(), now, vnicTypes[i]!));
   return { pool, created, updated, deleted };
+}
+
+/**
+ * What of an update changes the stored member: its provisioning status always, the rest only where it
+ * differs (a resubmitted member is mostly unchanged; the record after the write is the same either way).
+ */
+function changedOf(record: Member, set: Record<string, unknown>): Record<string, unknown> {
+  const now = record as unknown as Record<string, unknown>;
+  return Object.fromEntries(Object.entries(set).filter(([k, v]) => k === "provisioning_status" || JSON.stringify(now[k] ?? null) !== JSON.stringify(v)));
 }
 
 /** The member writes of a plan: puts, updates and (unless additive only) PENDING_DELETE. */
