@@ -1,6 +1,7 @@
 // Builds the Hono app: the Octavia v2 API, with /v2.0 as an alias of /v2.
 import { Hono } from "hono";
-import { createLogger, enforcedQuotaLimits } from "@ottava/core";
+import { bodyLimit } from "hono/body-limit";
+import { bodyTooLarge, createLogger, enforcedQuotaLimits } from "@ottava/core";
 import { createAuth } from "./auth";
 import type { ApiDeps } from "./deps";
 import { requestContext, type Env } from "./middleware/context";
@@ -23,6 +24,9 @@ export function createApp(apiDeps: ApiDeps): Hono<Env> {
   const deps: ApiDeps = { ...apiDeps, quotaLimits: enforcedQuotaLimits(apiDeps) };
   const app = new Hono<Env>({ strict: false });
   app.use("*", requestContext(log, createAuth(deps.config, log)));
+  // Before anything reads a body: a larger one is refused (413) without being read whole.
+  const maxSize = deps.config.maxRequestBodySize;
+  app.use("*", bodyLimit({ maxSize, onError: () => { throw bodyTooLarge(maxSize); } }));
   app.onError(onError);
   app.notFound(notFoundHandler);
   app.route("/", versionRoutes);

@@ -1,11 +1,13 @@
 // Small helpers shared by the route modules: bodies, queries, list pages.
 import type { Context } from "hono";
-import { lightItems, listItem, listPage, notJson, parseListQuery, selectFields, type ItemSource, type ListQuery, type ResourceDescriptor } from "@ottava/core";
+import { checkBodyDepth, lightItems, listItem, listPage, notJson, parseListQuery, selectFields, type ItemSource, type ListQuery, type ResourceDescriptor } from "@ottava/core";
 import type { Env } from "./middleware/context";
 
+/** The request's JSON body ({} when empty); its size was bounded by the app's bodyLimit, its depth is here. */
 export async function jsonBody(c: Context<Env>): Promise<unknown> {
   const text = await c.req.text();
   if (text.trim() === "") return {};
+  checkBodyDepth(text);
   try {
     return JSON.parse(text);
   } catch {

@@ -3,186 +3,14 @@
 // number, UUID, list or object) and a nested object (a wrong type for every scalar field).
 // Each must answer 400 with Octavia's fault body and leave the table exactly as it was.
 import { beforeAll, describe, expect, it } from "vitest";
-import { ScanCommand } from "@aws-sdk/lib-dynamodb";
-import type { z } from "zod";
-import * as core from "@ottava/core";
-import { createClients } from "@ottava/db";
 import { SUBNET, inProcessApp } from "../../../test/support/app";
+import { ENDPOINTS, createFixtures, ids, tableSnapshot } from "./support/endpoints";
 
 let t: Awaited<ReturnType<typeof inProcessApp>>;
-const ids: Record<string, string> = {};
-
-interface Endpoint {
-  name: string;
-  method: "POST" | "PUT";
-  path: () => string;
-  root: string;
-  schema: z.ZodObject;
-  /** A body the endpoint accepts (the probes replace one field at a time). */
-  valid: () => Record<string, unknown>;
-  /** The root holds a list of such objects (member batch update). */
-  list?: boolean;
-}
-
-/** A body schema's object (some resources wrap theirs in a pre-processing pipe). */
-function schema(name: string): z.ZodObject {
-  let s = (core as unknown as Record<string, z.ZodType>)[name]!;
-  while (!("shape" in s)) s = (s as unknown as { def: { out: z.ZodType } }).def.out;
-  return s as z.ZodObject;
-}
-
-const ENDPOINTS: Endpoint[] = [
-  { name: "loadbalancer create", method: "POST", path: () => "/v2/lbaas/loadbalancers", root: "loadbalancer", schema: schema("LoadBalancerPost"), valid: () => ({ vip_subnet_id: SUBNET }) },
-  { name: "loadbalancer update", method: "PUT", path: () => `/v2/lbaas/loadbalancers/${ids.lb}`, root: "loadbalancer", schema: schema("LoadBalancerPut"), valid: () => ({}) },
-  {
-    name: "listener create",
-    method: "POST",
-    path: () => "/v2/lbaas/listeners",
-    root: "listener",
-    schema: schema("ListenerPost"),
-    valid: () => ({ loadbalancer_id: ids.lb, protocol: "HTTP", protocol_port: 8080 }),
-  },
-  { name: "listener update", method: "PUT", path: () => `/v2/lbaas/listeners/${ids.listener}`, root: "listener", schema: schema("ListenerPut"), valid: () => ({ name: "x" }) },
-  {
-    name: "pool create",
-    method: "POST",
-    path: () => "/v2/lbaas/pools",
-    root: "pool",
-    schema: schema("PoolPost"),
-    valid: () => ({ loadbalancer_id: ids.lb, protocol: "HTTP", lb_algorithm: "ROUND_ROBIN" }),
-  },
-  { name: "pool update", method: "PUT", path: () => `/v2/lbaas/pools/${ids.pool}`, root: "pool", schema: schema("PoolPut"), valid: () => ({ name: "x" }) },
-  {
-    name: "member create",
-    method: "POST",
-    path: () => `/v2/lbaas/pools/${ids.pool}/members`,
-    root: "member",
-    schema: schema("MemberPost"),
-    valid: () => ({ address: "192.0.2.77", protocol_port: 80 }),
-  },
-  { name: "member update", method: "PUT", path: () => `/v2/lbaas/pools/${ids.pool}/members/${ids.member}`, root: "member", schema: schema("MemberPut"), valid: () => ({ name: "x" }) },
-  {
-    name: "member batch update",
-    method: "PUT",
-    path: () => `/v2/lbaas/pools/${ids.pool}/members`,
-    root: "members",
-    list: true,
-    schema: schema("MemberPost"),
-    valid: () => ({ address: "192.0.2.78", protocol_port: 80 }),
-  },
-  {
-    name: "cross-pool member update",
-    method: "PUT",
-    path: () => "/v2/lbaas/pools/members",
-    root: "members",
-    list: true,
-    schema: schema("CrossPoolMember"),
-    valid: () => ({ pool_id: ids.pool, address: "192.0.2.79", protocol_port: 80 }),
-  },
-  {
-    name: "health monitor create",
-    method: "POST",
-    path: () => "/v2/lbaas/healthmonitors",
-    root: "healthmonitor",
-    schema: schema("HealthMonitorPost"),
-    valid: () => ({ pool_id: ids.pool2, type: "HTTP", delay: 5, timeout: 3, max_retries: 3 }),
-  },
-  {
-    name: "health monitor update",
-    method: "PUT",
-    path: () => `/v2/lbaas/healthmonitors/${ids.hm}`,
-    root: "healthmonitor",
-    schema: schema("HealthMonitorPut"),
-    valid: () => ({ name: "x" }),
-  },
-  {
-    name: "l7policy create",
-    method: "POST",
-    path: () => "/v2/lbaas/l7policies",
-    root: "l7policy",
-    schema: schema("L7PolicyPost"),
-    valid: () => ({ listener_id: ids.listener, action: "REJECT" }),
-  },
-  { name: "l7policy update", method: "PUT", path: () => `/v2/lbaas/l7policies/${ids.l7policy}`, root: "l7policy", schema: schema("L7PolicyPut"), valid: () => ({ name: "x" }) },
-  {
-    name: "l7rule create",
-    method: "POST",
-    path: () => `/v2/lbaas/l7policies/${ids.l7policy}/rules`,
-    root: "rule",
-    schema: schema("L7RulePost"),
-    valid: () => ({ type: "PATH", compare_type: "STARTS_WITH", value: "/x" }),
-  },
-  {
-    name: "l7rule update",
-    method: "PUT",
-    path: () => `/v2/lbaas/l7policies/${ids.l7policy}/rules/${ids.l7rule}`,
-    root: "rule",
-    schema: schema("L7RulePut"),
-    valid: () => ({ value: "/y" }),
-  },
-  {
-    name: "flavor profile create",
-    method: "POST",
-    path: () => "/v2/lbaas/flavorprofiles",
-    root: "flavorprofile",
-    schema: schema("FlavorProfilePost"),
-    valid: () => ({ name: "fp", provider_name: "amphora", flavor_data: "{}" }),
-  },
-  { name: "flavor profile update", method: "PUT", path: () => `/v2/lbaas/flavorprofiles/${ids.flavorprofile}`, root: "flavorprofile", schema: schema("FlavorProfilePut"), valid: () => ({}) },
-  { name: "flavor create", method: "POST", path: () => "/v2/lbaas/flavors", root: "flavor", schema: schema("FlavorPost"), valid: () => ({ name: "f2", flavor_profile_id: ids.flavorprofile }) },
-  { name: "flavor update", method: "PUT", path: () => `/v2/lbaas/flavors/${ids.flavor}`, root: "flavor", schema: schema("FlavorPut"), valid: () => ({}) },
-  {
-    name: "availability zone profile create",
-    method: "POST",
-    path: () => "/v2/lbaas/availabilityzoneprofiles",
-    root: "availability_zone_profile",
-    schema: schema("AvailabilityZoneProfilePost"),
-    valid: () => ({ name: "azp", provider_name: "amphora", availability_zone_data: "{}" }),
-  },
-  {
-    name: "availability zone create",
-    method: "POST",
-    path: () => "/v2/lbaas/availabilityzones",
-    root: "availability_zone",
-    schema: schema("AvailabilityZonePost"),
-    valid: () => ({ name: "az2", availability_zone_profile_id: ids.azprofile }),
-  },
-  { name: "availability zone update", method: "PUT", path: () => "/v2/lbaas/availabilityzones/az1", root: "availability_zone", schema: schema("AvailabilityZonePut"), valid: () => ({}) },
-];
-
-async function tableSnapshot(): Promise<string[]> {
-  const { doc } = createClients(t.config.dynamodbEndpoint);
-  const items: Record<string, unknown>[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const out = await doc.send(new ScanCommand({ TableName: t.config.tableName, ExclusiveStartKey: start, ConsistentRead: true }));
-    items.push(...(out.Items ?? []));
-    start = out.LastEvaluatedKey;
-  } while (start);
-  return items.map((i) => JSON.stringify(i)).sort();
-}
-
-async function created(path: string, root: string, body: Record<string, unknown>): Promise<string> {
-  const res = await t.call("POST", path, { [root]: body });
-  expect(res.status, JSON.stringify(res.body)).toBe(201);
-  await t.settle();
-  return res.body[root].id;
-}
 
 beforeAll(async () => {
   t = await inProcessApp();
-  ids.lb = await created("/v2/lbaas/loadbalancers", "loadbalancer", { vip_subnet_id: SUBNET });
-  ids.listener = await created("/v2/lbaas/listeners", "listener", { loadbalancer_id: ids.lb, protocol: "HTTP", protocol_port: 80 });
-  ids.pool = await created("/v2/lbaas/pools", "pool", { loadbalancer_id: ids.lb, protocol: "HTTP", lb_algorithm: "ROUND_ROBIN" });
-  ids.pool2 = await created("/v2/lbaas/pools", "pool", { loadbalancer_id: ids.lb, protocol: "HTTP", lb_algorithm: "ROUND_ROBIN" });
-  ids.member = await created(`/v2/lbaas/pools/${ids.pool}/members`, "member", { address: "192.0.2.10", protocol_port: 80 });
-  ids.hm = await created("/v2/lbaas/healthmonitors", "healthmonitor", { pool_id: ids.pool, type: "HTTP", delay: 5, timeout: 3, max_retries: 3 });
-  ids.l7policy = await created("/v2/lbaas/l7policies", "l7policy", { listener_id: ids.listener, action: "REJECT" });
-  ids.l7rule = await created(`/v2/lbaas/l7policies/${ids.l7policy}/rules`, "rule", { type: "PATH", compare_type: "STARTS_WITH", value: "/a" });
-  ids.flavorprofile = await created("/v2/lbaas/flavorprofiles", "flavorprofile", { name: "fp", provider_name: "amphora", flavor_data: "{}" });
-  ids.flavor = await created("/v2/lbaas/flavors", "flavor", { name: "f1", flavor_profile_id: ids.flavorprofile });
-  ids.azprofile = await created("/v2/lbaas/availabilityzoneprofiles", "availability_zone_profile", { name: "azp", provider_name: "amphora", availability_zone_data: "{}" });
-  await created("/v2/lbaas/availabilityzones", "availability_zone", { name: "az1", availability_zone_profile_id: ids.azprofile });
+  await createFixtures(t);
 });
 
 function expectFault(res: { status: number; body: unknown }, what: string) {
@@ -194,7 +22,7 @@ describe.each(ENDPOINTS)("$name", (e) => {
   const wrap = (inner: Record<string, unknown>) => ({ [e.root]: e.list ? [inner] : inner });
 
   it("answers every bad input with a 400 fault and changes nothing", async () => {
-    const before = await tableSnapshot();
+    const before = await tableSnapshot(t);
     expectFault(await t.call(e.method, e.path(), `{"${e.root}": {`), "malformed JSON");
     expectFault(await t.call(e.method, e.path(), wrap({ ...e.valid(), no_such_field: 1 })), "unknown field");
     expectFault(await t.call(e.method, e.path(), { ...wrap(e.valid()), bogus_root: {} }), "unknown root field");
@@ -202,8 +30,43 @@ describe.each(ENDPOINTS)("$name", (e) => {
       expectFault(await t.call(e.method, e.path(), wrap({ ...e.valid(), [field]: "x".repeat(5000) })), `${field}: oversized string`);
       expectFault(await t.call(e.method, e.path(), wrap({ ...e.valid(), [field]: { nested: [1, 2] } })), `${field}: nested object`);
     }
-    const after = await tableSnapshot();
+    const after = await tableSnapshot(t);
     expect(after.filter((i) => !before.includes(i)), "items written or changed").toEqual([]);
     expect(after.length, "items count").toBe(before.length);
+  });
+});
+
+describe("numbers, depth and size", () => {
+  const listener = (extra: string) => `{"listener": {"loadbalancer_id": "${ids.lb}", "protocol": "HTTP", "protocol_port": 8081, ${extra}}}`;
+
+  it("bounds every integer by Octavia's 32-bit columns, refuses infinities, deep and oversized bodies, and changes nothing", async () => {
+    const before = await tableSnapshot(t);
+    for (const [extra, says] of [
+      ['"connection_limit": 1e308', "Value should be lower or equal to 2147483647"],
+      ['"connection_limit": 2147483648', "Value should be lower or equal to 2147483647"],
+      ['"timeout_client_data": "99999999999999999999"', "Value should be lower or equal to"],
+      ['"connection_limit": -1e400', "cannot convert float infinity to integer"],
+      ['"hsts_max_age": 1e400', "cannot convert float infinity to integer"],
+    ]) {
+      const res = await t.call("POST", "/v2/lbaas/listeners", listener(extra!));
+      expectFault(res, extra!);
+      expect((res.body as { faultstring: string }).faultstring, extra).toContain(says);
+    }
+    const quota = await t.call("PUT", `/v2/lbaas/quotas/${ids.lb}`, '{"quota": {"member": 1e400}}');
+    expectFault(quota, "quota infinity");
+    // Refused before parsing: nothing recurses over 5,000 levels.
+    for (const deep of ["[".repeat(5000) + "]".repeat(5000), `{"loadbalancer": ${'{"a": '.repeat(5000)}1${"}".repeat(5000)}}`]) {
+      const res = await t.call("POST", "/v2/lbaas/loadbalancers", deep);
+      expectFault(res, "deep body");
+      expect(res.body).toEqual({ faultcode: "Client", faultstring: "Request body nests deeper than 32 levels", debuginfo: null });
+    }
+    // Brackets inside strings are text, not depth.
+    const named = await t.call("PUT", `/v2/lbaas/listeners/${ids.listener}`, { listener: { description: "[".repeat(300) } });
+    expect(named.status, JSON.stringify(named.body)).toBe(400); // too long a description: the validator's 400, not the depth's
+    expect(named.body.faultstring).not.toContain("nests deeper");
+    const big = await t.call("POST", "/v2/lbaas/loadbalancers", JSON.stringify({ loadbalancer: { vip_subnet_id: SUBNET, description: "x".repeat(t.config.maxRequestBodySize) } }));
+    expect(big).toMatchObject({ status: 413, body: { faultcode: "Client", faultstring: `Request is too large: the body may hold at most ${t.config.maxRequestBodySize} bytes.`, debuginfo: null } });
+    const after = await tableSnapshot(t);
+    expect(after).toEqual(before);
   });
 });

@@ -1,5 +1,5 @@
 // Every setting is an environment variable OTTAVA_<NAME>, named after Octavia's option where one exists.
-import { LOAD_BALANCER_EXPIRY_AGE, PAGINATION_MAX_LIMIT, TOPOLOGIES, type Topology } from "./constants";
+import { LOAD_BALANCER_EXPIRY_AGE, MAX_REQUEST_BODY_SIZE, PAGINATION_MAX_LIMIT, TOPOLOGIES, type Topology } from "./constants";
 
 export interface Config {
   /** [api_settings] auth_strategy: noauth (every caller an admin, quotas not enforced) or keystone. */
@@ -21,6 +21,8 @@ export interface Config {
   bindPort: number;
   /** [api_settings] pagination_max_limit. */
   paginationMaxLimit: number;
+  /** [oslo_middleware] max_request_body_size: the largest request body in bytes (413 beyond; Octavia sets none). */
+  maxRequestBodySize: number;
   /**
    * [networking] denylist_vip_networks: network IDs refused for a load balancer's VIP ("Supplied VIP
    * network_id is not allowed by the configuration of this deployment."), compared case-insensitively; empty: none.
@@ -209,6 +211,7 @@ export function loadConfig(env: Env = process.env): Config {
     bindHost: get("BIND_HOST") ?? "127.0.0.1",
     bindPort: int("BIND_PORT", 9876),
     paginationMaxLimit: int("PAGINATION_MAX_LIMIT", PAGINATION_MAX_LIMIT, 1),
+    maxRequestBodySize: int("MAX_REQUEST_BODY_SIZE", MAX_REQUEST_BODY_SIZE, 1),
     denylistVipNetworks: (get("DENYLIST_VIP_NETWORKS") ?? "").split(",").map((s) => s.trim()).filter(Boolean),
     loadbalancerTopology: oneOf("LOADBALANCER_TOPOLOGY", TOPOLOGIES, "SINGLE"),
     loadBalancerExpiryAge: int("LOAD_BALANCER_EXPIRY_AGE", LOAD_BALANCER_EXPIRY_AGE),

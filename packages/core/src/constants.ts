@@ -195,3 +195,17 @@ export const HB_RESTARTING = "RESTARTING";
 
 /** [health_manager] heartbeat_interval (Octavia's default): a heartbeat processed this late is ignored. */
 export const HEARTBEAT_INTERVAL = 10;
+
+/** What Octavia's Integer columns hold (MySQL INT, signed 32-bit): the bounds of every integer field without narrower ones. */
+export const MIN_INT32 = -2147483648;
+export const MAX_INT32 = 2147483647;
+
+/**
+ * Request bodies: how deeply they may nest, and their default size limit in bytes (oslo.middleware's
+ * `max_request_body_size` names the setting; Octavia itself sets none). The deepest body Octavia takes,
+ * a fully populated load balancer create, nests 9 levels (loadbalancer, listeners, a listener,
+ * l7policies, a policy, rules, a rule, tags, and the root); 4 MiB holds some 25,000 members in one
+ * batch and still fits, base64-encoded with its event, in the 6 MB a synchronous Lambda invocation takes.
+ */
+export const MAX_BODY_DEPTH = 32;
+export const MAX_REQUEST_BODY_SIZE = 4 * 1024 * 1024;

@@ -85,7 +85,7 @@ export function parseListQuery(
   for (const [key, value] of params) {
     if (key === "fields") {
       fields = [...(fields ?? []), ...value.split(",").filter((f) => f !== "")];
-    } else if (key in TAG_PARAMS) {
+    } else if (Object.hasOwn(TAG_PARAMS, key)) {
       tags[TAG_PARAMS[key as keyof typeof TAG_PARAMS]].push(...value.split(",").filter((t) => t !== ""));
     } else if (!AUXILIARY.has(key)) {
       const attribute = Object.hasOwn(filterKeys, key) ? filterKeys[key] : undefined;

@@ -1,5 +1,6 @@
 // Request-body validation: zod schemas whose messages are wsme's, as Octavia's API answers them.
 import { z } from "zod";
+import { MAX_BODY_DEPTH, MAX_INT32, MIN_INT32 } from "./constants";
 import { Fault, invalidInput } from "./faults";
 
 const UUID_RE = /^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$/i;
@@ -88,6 +89,27 @@ export function parseRoot<T extends z.ZodTypeAny>(argument: string, root: string
 /** A body that is not JSON, answered as Octavia does. */
 export const notJson = () => new Fault(400, "Request is not in valid JSON format");
 
+/** A body over the size limit: 413, in oslo.middleware's sizelimit words. */
+export const bodyTooLarge = (limit: number) => new Fault(413, `Request is too large: the body may hold at most ${limit} bytes.`);
+
+/**
+ * Refuses JSON text that nests deeper than MAX_BODY_DEPTH, before it is parsed: nothing that reads a
+ * body (the parser, validation, a fault message quoting it) then recurses deeper than that. One pass,
+ * no recursion; strings are skipped (their brackets are text).
+ */
+export function checkBodyDepth(text: string): void {
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text.charCodeAt(i);
+    if (ch === 0x22) {
+      // A string: to its closing quote, stepping over escapes.
+      for (i++; i < text.length && text.charCodeAt(i) !== 0x22; i++) if (text.charCodeAt(i) === 0x5c) i++;
+    } else if (ch === 0x7b || ch === 0x5b) {
+      if (++depth > MAX_BODY_DEPTH) throw new Fault(400, `Request body nests deeper than ${MAX_BODY_DEPTH} levels`);
+    } else if (ch === 0x7d || ch === 0x5d) depth--;
+  }
+}
+
 function unknownAttributes(argument: string, attrs: readonly string[]): Fault {
   const what = attrs.length > 1 ? "Unknown attributes" : "Unknown attribute";
   return new Fault(400, `${what} for argument ${argument}: ${attrs.join(", ")}`);
@@ -131,6 +153,8 @@ function pyString(s: string): string {
 }
 
 function pyNumber(n: number): string {
+  // JSON's 1e400 is a float infinity to Python.
+  if (!Number.isFinite(n)) return Number.isNaN(n) ? "nan" : n > 0 ? "inf" : "-inf";
   // JSON cannot tell 1 from 1.0 apart here; integers are written as Python ints.
   if (Number.isInteger(n) && Math.abs(n) < 1e16) return String(n);
   const a = Math.abs(n);
@@ -146,23 +170,28 @@ function pyNumber(n: number): string {
 export function pythonInt(v: unknown): number | string {
   if (v === undefined || v === null) return "Mandatory field missing.";
   if (typeof v === "boolean") return v ? 1 : 0;
-  if (typeof v === "number") return Math.trunc(v);
+  // JSON's 1e400 is a float infinity to Python (and to JavaScript).
+  if (typeof v === "number") return Number.isFinite(v) ? Math.trunc(v) : "cannot convert float infinity to integer";
   if (typeof v === "string") {
-    return /^\s*[+-]?\d+(_\d+)*\s*$/.test(v) ? parseInt(v.replace(/_/g, ""), 10) : `invalid literal for int() with base 10: ${pyRepr(v)}`;
+    return /^\s*[+-]?\d+(_\d+)*\s*$/.test(v) ? Number(v.replace(/[\s_]/g, "")) : `invalid literal for int() with base 10: ${pyRepr(v)}`;
   }
   return `int() argument must be a string, a bytes-like object or a real number, not '${Array.isArray(v) ? "list" : "dict"}'`;
 }
 
-/** wsme IntegerType(minimum, maximum): Python's int() of the JSON value, then the range. */
-export const integer = (min?: number, max?: number) =>
+/**
+ * wsme IntegerType(minimum, maximum): Python's int() of the JSON value, then the range; without a
+ * bound of its own, the range Octavia's Integer column holds (32-bit), which its database would refuse
+ * beyond (Ottava answers 400, not the 500 of a database error).
+ */
+export const integer = (min = MIN_INT32, max = MAX_INT32) =>
   z.unknown().transform((v, ctx) => {
     const n = pythonInt(v);
     const problem =
       typeof n === "string"
         ? n
-        : min !== undefined && n < min
+        : n < min
           ? `Value should be greater or equal to ${min}`
-          : max !== undefined && n > max
+          : n > max
             ? `Value should be lower or equal to ${max}`
             : undefined;
     if (problem === undefined) return n as number;

@@ -5,7 +5,7 @@ import { z } from "zod";
 import { MAX_QUOTA, MIN_QUOTA } from "../constants";
 import type { CatalogDescriptor } from "../catalog";
 import { Fault, invalidInput } from "../faults";
-import { body, parseRoot, pyRepr } from "../validation";
+import { body, parseRoot, pyRepr, pythonInt } from "../validation";
 import { octaviaFilters } from "./descriptor";
 
 export const QUOTA_FIELDS = ["load_balancer", "listener", "member", "pool", "health_monitor", "l7policy", "l7rule"] as const;
@@ -52,17 +52,9 @@ export function parseQuotaPut(raw: unknown): Partial<QuotaValues> {
 /** wsme's IntegerType(minimum=-1, maximum=2000000000): Python's int() of the JSON value, then the bounds. */
 function quotaInt(attr: string, v: unknown, raw: unknown): number | null {
   if (v === null) return null;
-  let n: number;
+  const n = pythonInt(v);
   // wsme reports a failed int() against the whole body ("quotas"), in Python's words.
-  const notInt = (reason: string) => invalidInput("quotas", pyRepr(raw), reason);
-  if (typeof v === "boolean") n = v ? 1 : 0;
-  else if (typeof v === "number") n = Math.trunc(v);
-  else if (typeof v === "string") {
-    if (!/^\s*[+-]?\d+(?:_\d+)*\s*$/.test(v)) throw notInt(`invalid literal for int() with base 10: ${pyRepr(v)}`);
-    n = Number(v.replace(/[\s_]/g, ""));
-  } else {
-    throw notInt(`int() argument must be a string, a bytes-like object or a real number, not '${Array.isArray(v) ? "list" : "dict"}'`);
-  }
+  if (typeof n === "string") throw invalidInput("quotas", pyRepr(raw), n);
   if (n < MIN_QUOTA) throw invalidInput(attr, n, `Value should be greater or equal to ${MIN_QUOTA}`);
   if (n > MAX_QUOTA) throw invalidInput(attr, n, `Value should be lower or equal to ${MAX_QUOTA}`);
   return n;
