@@ -13,6 +13,10 @@ const USAGE = `Usage: npm start -- [options]
   --data-dir DIR    where DynamoDB Local keeps its data, and the local amphorae theirs (OTTAVA_DATA_DIR, default .ottava)
   --dataplane NAME  noop (nothing is balanced) or haproxy: each amphora a local HAProxy process, each VIP
                     a loopback address of OTTAVA_LOCAL_VIP_RANGE (OTTAVA_DATAPLANE, default noop)
+  --heartbeat-port PORT  the UDP port amphora heartbeats are received on (OTTAVA_HEARTBEAT_PORT, default 5555;
+                    0 picks a free one)
+  --vip-range CIDR  the loopback addresses the haproxy data plane hands out as VIPs (OTTAVA_LOCAL_VIP_RANGE,
+                    default 127.0.100.0/24); a second stack on this machine needs a range of its own
   --cli-standin PORT  also answer, on 127.0.0.1:PORT, the Neutron and Keystone look-ups the openstack
                     CLI makes without a cloud (its clouds.yaml auth.endpoint; OTTAVA_CLI_STANDIN_PORT)
   -h, --help        this text
@@ -26,6 +30,8 @@ async function main() {
       "in-memory": { type: "boolean" },
       "data-dir": { type: "string" },
       dataplane: { type: "string" },
+      "heartbeat-port": { type: "string" },
+      "vip-range": { type: "string" },
       "cli-standin": { type: "string" },
       help: { type: "boolean", short: "h" },
     },
@@ -38,6 +44,8 @@ async function main() {
   if (values.host !== undefined) env.OTTAVA_BIND_HOST = values.host;
   if (values.port !== undefined) env.OTTAVA_BIND_PORT = values.port;
   if (values.dataplane !== undefined) env.OTTAVA_DATAPLANE = values.dataplane;
+  if (values["heartbeat-port"] !== undefined) env.OTTAVA_HEARTBEAT_PORT = values["heartbeat-port"];
+  if (values["vip-range"] !== undefined) env.OTTAVA_LOCAL_VIP_RANGE = values["vip-range"];
   const config = loadConfig(env);
   const inMemory = values["in-memory"] ?? ["1", "true", "yes"].includes((env.OTTAVA_IN_MEMORY ?? "").toLowerCase());
   const dataDir = values["data-dir"] ?? env.OTTAVA_DATA_DIR ?? ".ottava";
@@ -49,6 +57,7 @@ async function main() {
 
   const runtime = await startRuntime({ config, inMemory, dataDir });
   process.stdout.write(`Ottava is serving the Octavia v2 API on ${runtime.url}\n`);
+  if (runtime.heartbeatPort !== undefined) process.stdout.write(`Receiving amphora heartbeats on udp ${config.bindHost}:${runtime.heartbeatPort}\n`);
   if (standIn) process.stdout.write(`Answering the openstack CLI's Neutron and Keystone look-ups on ${standIn.url}\n`);
 
   let stopping = false;

@@ -109,7 +109,9 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     const engine = new LocalWorkflowEngine(tasks, log, config.flowConcurrency);
     // The health manager: the heartbeat receiver (with OTTAVA_HEARTBEAT_KEY) and the health check.
     const healthLog = createLogger({ service: "ottava-health" }, config.logLevel);
-    heartbeats = await startHeartbeatReceiver({ ...config, heartbeatKey }, { compute: tasks.drivers.compute, log: healthLog }, { heartbeatInterval: config.heartbeatInterval });
+    heartbeats = await startHeartbeatReceiver({ ...config, heartbeatKey }, { compute: tasks.drivers.compute, log: healthLog }, { heartbeatInterval: config.heartbeatInterval }).catch(
+      portTaken(`the heartbeat port ${config.bindHost}:${config.heartbeatPort}/udp`, "--heartbeat-port (OTTAVA_HEARTBEAT_PORT)"),
+    );
     if (dataplane) {
       // What the previous run served (its ACTIVE load balancers) is served again before the API answers.
       const restored = await dataplane.restore(tasks.drivers.amphora);
@@ -134,7 +136,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     const port = await new Promise<number>((ok, fail) => {
       server = serve({ fetch: app.fetch, hostname: config.bindHost, port: config.bindPort }, (info) => ok(info.port));
       server.once("error", fail);
-    });
+    }).catch(portTaken(`the API port ${config.bindHost}:${config.bindPort}`, "--port (OTTAVA_BIND_PORT)"));
     const host = config.bindHost.includes(":") ? `[${config.bindHost}]` : config.bindHost;
     const url = `http://${host}:${port}`;
     log.info("Ottava ready", { url, ms: Date.now() - started });
@@ -177,3 +179,9 @@ function localHeartbeatKey(dataDir: string): string {
   }
   return readFileSync(file, "utf8").trim();
 }
+
+/** A port another process holds: say which, and the flag that gives this stack another (0: a free one). */
+const portTaken = (what: string, flag: string) => (e: unknown): never => {
+  if ((e as { code?: string })?.code === "EADDRINUSE") throw new Error(`${what} is taken (another Ottava?): give this one another with ${flag}; 0 picks a free one`);
+  throw e;
+};
