@@ -78,7 +78,7 @@ export function withFaultLabel<T>(label: string, fn: () => T): T {
 export class DynamoFaults {
   readonly rules: FaultRule[];
   private readonly matched: number[];
-  /** Requests seen (each attempt of a retried call is one), by operation. */
+  /** Requests seen (each attempt of a retried call is one), by operation, and by `operation@label` for labelled ones. */
   readonly requests = new Map<string, number>();
   /** Faults injected, in order. */
   readonly injected: { op: string; label: string | undefined; fault: DynamoFault }[] = [];
@@ -91,6 +91,7 @@ export class DynamoFaults {
   /** Counts a request and answers the fault to inject, if any (the first rule whose request this is). */
   decide(op: string, label: string | undefined): DynamoFault | undefined {
     this.requests.set(op, (this.requests.get(op) ?? 0) + 1);
+    if (label !== undefined) this.requests.set(`${op}@${label}`, (this.requests.get(`${op}@${label}`) ?? 0) + 1);
     let chosen: DynamoFault | undefined;
     this.rules.forEach((r, i) => {
       if ((r.op !== "*" && r.op !== op) || (r.label !== undefined && r.label !== label)) return;
@@ -102,9 +103,10 @@ export class DynamoFaults {
     return chosen;
   }
 
-  /** Requests seen of an operation (every operation without one). */
-  attempts(op?: string): number {
-    return op === undefined ? [...this.requests.values()].reduce((a, b) => a + b, 0) : (this.requests.get(op) ?? 0);
+  /** Requests seen of an operation (of every one without it), or of an operation under a label. */
+  attempts(op?: string, label?: string): number {
+    if (op === undefined) return [...this.requests].reduce((n, [k, v]) => (k.includes("@") ? n : n + v), 0);
+    return this.requests.get(label === undefined ? op : `${op}@${label}`) ?? 0;
   }
 }
 
