@@ -3,7 +3,7 @@
 // leaves nothing PENDING_*. Each faulted request goes through a second app on the same table, whose
 // fault counts start at its first request; the first app (no faults) sets up and checks.
 import { beforeAll, describe, expect, it } from "vitest";
-import { createLogger, repairStuck } from "@ottava/core";
+import { createLogger, lockAndStart, repairStuck } from "@ottava/core";
 import { DynamoRepairStore, createClients } from "@ottava/db";
 import { fault, inProcessApp, pick, PROJECT, SUBNET } from "../../../test/support/app";
 import { captureOutput, jsonLines } from "../../../test/support/output";
@@ -164,6 +164,17 @@ describe("API writes that take the lock", () => {
     expect(live(items, "pool").map((i) => i.record.provisioning_status)).toEqual(["ACTIVE"]);
     expect(live(items, "member")).toEqual([]);
     expect(await newestFlow(lbId)).toMatchObject({ flow: "member-cross-pool-update", outcome: "FAILED", reason: "the execution could not be started" });
+  });
+
+  it("a flow start that fails for any other reason is still the 500 it was, with the lock given back", async () => {
+    const lbId = await activeLb();
+    const engine = { executionArn: (flow: string, name: string) => base.engine.executionArn(flow, name), describe: async () => undefined, start: async () => Promise.reject(new Error("no such state machine")) };
+    const deps = { store: base.store, trail: base.trail, catalog: base.catalog, engine, log: createLogger({ service: "test" }, "error") };
+    await expect(lockAndStart(deps, { lbId, flow: "loadbalancer-update", verb: "update", from: ["ACTIVE"], to: "PENDING_UPDATE" })).rejects.toMatchObject({
+      status: 500,
+      message: "Provider 'amphora' reports error: the controller could not start the flow.",
+    });
+    expect((await nothingHeld(lbId)).lb.record.provisioning_status).toBe("ACTIVE");
   });
 
   it("a fully populated create whose second chunk of objects fails: the LB and the objects written go to ERROR, unlocked; 503; it can be deleted", async () => {
