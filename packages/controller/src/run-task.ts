@@ -1,12 +1,20 @@
 // Runs one task with its structured log lines (task, LB, execution), the same on Lambda and locally.
 // Before anything else it checks that the execution still holds the LB's lock: a stale or duplicate
 // execution must not touch the cloud either, so its forward tasks fail and its reverts do nothing.
-import { LockLost } from "@ottava/core";
+// An error of DynamoDB (or another service) being unavailable, once the SDK's own retries are spent,
+// leaves as TransientError, which the flow's Retry retries (flows/builder.ts) before its Catch.
+import { LockLost, TransientError, isUnavailable, unavailableReason } from "@ottava/core";
+import { withFaultLabel } from "@ottava/db";
 import { COMPENSATION_TASKS } from "./flows";
 import { TASKS } from "./registry";
 import type { FlowInput, TaskContext } from "./tasks/context";
 
 export async function runTask(task: string, input: FlowInput & Record<string, unknown>, ctx: TaskContext): Promise<unknown> {
+  // Injected DynamoDB faults may name a task (OTTAVA_DYNAMODB_FAULTS `GetItem@finishChange:…`): its requests carry its name.
+  return ctx.config?.dynamodbFaults ? withFaultLabel(task, () => run(task, input, ctx)) : run(task, input, ctx);
+}
+
+async function run(task: string, input: FlowInput & Record<string, unknown>, ctx: TaskContext): Promise<unknown> {
   const handler = TASKS[task];
   if (!handler) throw new Error(`unknown task ${task}`);
   const log = ctx.log.child({ task, lbId: input.lbId, execution: input.owner });
@@ -25,7 +33,12 @@ export async function runTask(task: string, input: FlowInput & Record<string, un
     log.debug("task done", { ms: Date.now() - started });
     return out;
   } catch (e) {
-    const err = e as Error;
+    const err = e as Error & { $metadata?: { attempts?: number } };
+    if (isUnavailable(e)) {
+      const reason = unavailableReason(e);
+      log.warn("task failed: service unavailable; the flow retries it", { error: reason, cause: err.message, attempts: err.$metadata?.attempts, ms: Date.now() - started });
+      throw new TransientError(`${reason}: ${err.message}`);
+    }
     log.warn("task failed", { error: err.name, cause: err.message, ms: Date.now() - started });
     throw e;
   }

@@ -55,6 +55,8 @@ export interface Config {
   noopFaults: string;
   /** The no-op drivers' simulated latency: "driver.method:MS,...". */
   noopLatency: string;
+  /** Injected DynamoDB faults, for tests: "<Operation|*>[@<task>]:<fault>[:<N>|:<from>-<to>|:<rate>],..." (@ottava/db faults.ts); empty: none, the SDK's own request handler untouched. */
+  dynamodbFaults: string;
   /** Prefix of the state machine ARNs on AWS; the flow name is appended. */
   stateMachineArnPrefix: string | undefined;
   /** Local runner: how many flow executions run at once. */
@@ -225,6 +227,7 @@ export function loadConfig(env: Env = process.env): Config {
     haproxyBinary: get("HAPROXY_BINARY") ?? "/usr/sbin/haproxy",
     noopFaults: get("NOOP_FAULTS") ?? "",
     noopLatency: get("NOOP_LATENCY") ?? "",
+    dynamodbFaults: get("DYNAMODB_FAULTS") ?? "",
     stateMachineArnPrefix: get("STATE_MACHINE_ARN_PREFIX"),
     flowConcurrency: int("FLOW_CONCURRENCY", 16, 1),
     logLevel: oneOf("LOG_LEVEL", ["debug", "info", "warn", "error"] as const, "info"),

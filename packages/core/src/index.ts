@@ -1,5 +1,6 @@
 export * from "./constants";
 export * from "./faults";
+export * from "./unavailable";
 export * from "./validation";
 export * from "./query";
 export * from "./policy";

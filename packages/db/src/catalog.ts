@@ -25,6 +25,7 @@ import {
   type SortDir,
 } from "@ottava/core";
 import { createClients, retryConflicts, type TransactItem } from "./client";
+import type { DynamoFaults } from "./faults";
 import { LOADBALANCER, toRecord, updateExpression } from "./items";
 import { INDEXES, SHARDS } from "./table";
 import { queryIndex } from "./query";
@@ -310,7 +311,7 @@ export class DynamoCatalog implements CatalogStore {
   }
 }
 
-/** The catalog of a process, on the table its configuration names. */
-export function createCatalog(config: Config): DynamoCatalog {
-  return new DynamoCatalog(createClients(config.dynamodbEndpoint).doc, config.tableName);
+/** The catalog of a process, on the table its configuration names (with the process's injected DynamoDB faults, if any). */
+export function createCatalog(config: Config, faults: DynamoFaults | string = config.dynamodbFaults): DynamoCatalog {
+  return new DynamoCatalog(createClients(config.dynamodbEndpoint, faults).doc, config.tableName);
 }

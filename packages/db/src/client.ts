@@ -1,6 +1,7 @@
 // The DynamoDB clients, for AWS or for DynamoDB Local.
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { DynamoDBDocumentClient, type TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
+import { DynamoFaults, faultingHandler } from "./faults";
 import { addMetering, dynamoMeter, dynamoMeteringEnabled } from "./metering";
 
 /** One item of a TransactWriteItems request. */
@@ -8,12 +9,21 @@ export type TransactItem = NonNullable<ConstructorParameters<typeof TransactWrit
 /** DynamoDB's limit of items in one transaction. */
 export const MAX_TRANSACTION = 100;
 
-export function createClients(endpoint?: string): { client: DynamoDBClient; doc: DynamoDBDocumentClient } {
+/**
+ * A DynamoDB client and its document client. `faults` (OTTAVA_DYNAMODB_FAULTS: a setting, or the
+ * DynamoFaults several clients share) wraps the SDK's request handler with the injected faults
+ * (faults.ts); without it, or when it is empty, the SDK's handler is used as it is.
+ */
+export function createClients(endpoint?: string, faults?: string | DynamoFaults): { client: DynamoDBClient; doc: DynamoDBDocumentClient } {
   const client = new DynamoDBClient(
     endpoint
       ? { endpoint, region: process.env.AWS_REGION ?? "us-east-1", credentials: { accessKeyId: "local", secretAccessKey: "local" } }
       : {},
   );
+  // Below the retry middleware: every attempt goes through it. (The handler the SDK built, wrapped
+  // before the first request: each request reads it from the configuration.)
+  const injected = typeof faults === "string" ? (faults.trim() ? new DynamoFaults(faults) : undefined) : faults;
+  if (injected) client.config.requestHandler = faultingHandler(client.config.requestHandler, injected);
   // The SDK's logger middleware filters every input and output for a logger we never give it (a
   // no-op logger still gets the filtered copies): a measurable share of each call's CPU, for nothing.
   client.middlewareStack.remove("loggerMiddleware");

@@ -2,6 +2,7 @@
 // its configuration names.
 import type { Config } from "@ottava/core";
 import { createClients } from "./client";
+import { DynamoFaults } from "./faults";
 import { createCatalog, type DynamoCatalog } from "./catalog";
 import { DynamoChangeSets } from "./changesets";
 import { DynamoFlowTrail } from "./flow-trail";
@@ -15,16 +16,20 @@ export interface Stores {
   changeSets: DynamoChangeSets;
   healthManagerConfig: DynamoHealthManagerConfig;
   catalog: DynamoCatalog;
+  /** The injected faults their clients share (OTTAVA_DYNAMODB_FAULTS), with what went through; undefined when none are set. */
+  dynamoFaults: DynamoFaults | undefined;
 }
 
 export function createStores(config: Config): Stores {
-  const { doc } = createClients(config.dynamodbEndpoint);
+  const dynamoFaults = config.dynamodbFaults ? new DynamoFaults(config.dynamodbFaults) : undefined;
+  const { doc } = createClients(config.dynamodbEndpoint, dynamoFaults);
   const opts = { tableName: config.tableName, expiryAge: config.loadBalancerExpiryAge };
   return {
     store: new DynamoStore(doc, opts),
     trail: new DynamoFlowTrail(doc, opts),
     changeSets: new DynamoChangeSets(doc, opts),
     healthManagerConfig: new DynamoHealthManagerConfig(doc, opts),
-    catalog: createCatalog(config),
+    catalog: createCatalog(config, dynamoFaults),
+    dynamoFaults,
   };
 }

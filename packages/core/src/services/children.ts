@@ -7,14 +7,14 @@ import { randomUUID } from "node:crypto";
 import { ACTIVE, DELETED, OFFLINE, PENDING_CREATE, PENDING_DELETE, PENDING_UPDATE } from "../constants";
 import { Fault, immutable, notFound } from "../faults";
 import { authorize, listScope, type RequestContext } from "../policy";
-import { LockConflict, QuotaExceeded, type ChildWrite, type QuotaDelta, type TreeParts, type TreeRecord } from "../ports";
+import { LockConflict, QuotaExceeded, type ChildWrite, type QuotaDelta, type TreeItem, type TreeParts, type TreeRecord } from "../ports";
 import type { ItemSource } from "../query";
 import { Tree, type ChildRef, type ChildResource } from "../resources/child";
 import { applied, relationWrites } from "../resources/relations";
 import { changeSetOf } from "./change-set";
 import { listItem } from "../resources/descriptor";
 import { resolveTlsRefs } from "../resources/tls-refs";
-import { startOrGiveBack, type LockDeps } from "./lock";
+import { giveBackIfTaken, startOrGiveBack, type LockDeps } from "./lock";
 import { charge, createdBy, quotaFault } from "./quota";
 
 const ATTEMPTS = 5;
@@ -103,6 +103,7 @@ export async function lockedChange(deps: LockDeps, lbId: string, parts: TreePart
     const after = applied(tree, writes, rel.lb);
     const changes = changeSetOf(writes, after, structure, change.emptied);
     const started = { flow: change.flow, execution: owner, executionArn, startedAt: new Date().toISOString(), subject: [change.subject] };
+    const restore = { provisioning_status: ACTIVE, ...Object.fromEntries(Object.keys(rel.lb).map((k) => [k, (tree.lb as unknown as Record<string, unknown>)[k] ?? null])) };
     try {
       await deps.store.lockWith(
         lbId,
@@ -111,12 +112,15 @@ export async function lockedChange(deps: LockDeps, lbId: string, parts: TreePart
       );
     } catch (e) {
       if (e instanceof QuotaExceeded) throw quotaFault(e);
-      if (!(e instanceof LockConflict) || attempt >= ATTEMPTS || e.current?.record.provisioning_status !== ACTIVE) {
-        if (e instanceof LockConflict) {
-          if (!e.current || e.current.record.provisioning_status === DELETED) throw notFound("Load Balancer", lbId);
-          throw immutable("Load Balancer", lbId);
-        }
+      if (!(e instanceof LockConflict)) {
+        // A change too big for one transaction writes the rest after the lock's: when one of those
+        // failed, the lock is held and part of the change written. Undo what went through, give it back.
+        await giveBackIfTaken(deps, lbId, owner, e, restore, { charged: usage, undo: (items) => undoWrites(writtenOf(writes, items), tree) });
         throw e;
+      }
+      if (attempt >= ATTEMPTS || e.current?.record.provisioning_status !== ACTIVE) {
+        if (!e.current || e.current.record.provisioning_status === DELETED) throw notFound("Load Balancer", lbId);
+        throw immutable("Load Balancer", lbId);
       }
       continue;
     }
@@ -124,7 +128,6 @@ export async function lockedChange(deps: LockDeps, lbId: string, parts: TreePart
       // Undo the object writes too: a created object goes, updated ones are restored.
       await deps.store.applyAsOwner(lbId, owner, undoWrites(writes, tree));
     };
-    const restore = { provisioning_status: ACTIVE, ...Object.fromEntries(Object.keys(rel.lb).map((k) => [k, (tree.lb as unknown as Record<string, unknown>)[k] ?? null])) };
     await startOrGiveBack(deps, started, { lbId, owner, subject: [change.subject], changes }, restore, undo, usage);
     deps.log.info("flow started", { lbId, flow: change.flow, execution: owner, executionArn, subject: change.subject });
     return after;
@@ -163,6 +166,12 @@ export function mergeWrites(writes: ChildWrite[]): ChildWrite[] {
     }
   }
   return out;
+}
+
+/** The writes of a change that may have gone through, as the tree now shows: every update, and the puts of objects that exist. */
+function writtenOf(writes: ChildWrite[], items: TreeItem[]): ChildWrite[] {
+  const present = new Set(items.map((i) => `${i.kind}#${i.record.id}`));
+  return writes.filter((w) => !("put" in w) || present.has(`${w.kind}#${w.put.id}`));
 }
 
 function undoWrites(writes: ChildWrite[], tree: Tree): ChildWrite[] {

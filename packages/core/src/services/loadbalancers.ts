@@ -22,8 +22,8 @@ import { authorize, listScope, type RequestContext } from "../policy";
 import type { ItemSource } from "../query";
 import type { Config } from "../config";
 import type { LoadBalancer, LoadBalancerPost, LoadBalancerPut } from "../resources/loadbalancer";
-import { lockAndStart, startOrGiveBack, type LockDeps } from "./lock";
-import { readTree } from "./children";
+import { giveBackIfTaken, lockAndStart, startOrGiveBack, type LockDeps } from "./lock";
+import { memberPool, readTree } from "./children";
 import { WHOLE_TREE } from "./change-set";
 import { withRelations } from "../resources/relations";
 import { buildGraph } from "./graph";
@@ -164,7 +164,10 @@ export async function createLoadBalancer(
   try {
     await deps.store.applyAsOwner(id, owner, puts);
   } catch (e) {
-    await deps.store.abandonLock(id, owner, restoreError);
+    // The graph's objects that were written go to ERROR with the LB (a create that fails leaves ERROR, never PENDING_*).
+    const failed = (items: TreeItem[]): ChildWrite[] =>
+      items.filter((i) => i.kind !== "amphora" && i.record.provisioning_status === PENDING_CREATE).map((i) => ({ kind: i.kind, id: i.record.id, set: { provisioning_status: ERROR }, ...memberPool(i.kind, i.record) }));
+    await giveBackIfTaken(deps, id, owner, e, restoreError, { undo: failed });
     throw e;
   }
   await startOrGiveBack(deps, started, { lbId: id, owner, subject: started.subject, changes: WHOLE_TREE }, restoreError);
