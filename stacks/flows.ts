@@ -22,7 +22,6 @@ export const stateMachineName = (flow: FlowName) => `${$app.name}-${$app.stage}-
  * timeout while the function still runs and writes under the flow's lock.
  */
 export const TASK_FUNCTION_TIMEOUT = `${TASK_FUNCTION_TIMEOUT_SECONDS} seconds` as const;
-const TASK_FUNCTION_MEMORY = "512 MB";
 
 /** The secrets (SSM parameters) a task's function reads, from the lists in packages/controller/src/flows/task-secrets.ts. */
 function storedSecretsOf(task: string, plan: DeployPlan): StoredSecret[] {
@@ -50,7 +49,7 @@ export function createFlows(table: Table, network: Network, secrets: Secrets) {
           handler: "packages/controller/src/lambda.handler",
           runtime: RUNTIME,
           timeout: TASK_FUNCTION_TIMEOUT,
-          memory: TASK_FUNCTION_MEMORY,
+          memory: "512 MB", // test/bench/api.ts reads this literal for its Lambda prices
           link: [table],
           environment: {
             ...shared,
