@@ -1,10 +1,16 @@
 // The Octavia v2 API: one Lambda (Hono) behind an API Gateway HTTP API, every route to it.
+// Authentication is decided by the deploy (stacks/config.ts): keystone by default, the service user's
+// password read from its SSM parameter; noauth only on a stage that opted in, and then the route takes
+// AWS_IAM authorization, so no anonymous caller from the internet is ever an admin.
 import { FLOW_NAMES } from "../packages/controller/src/flows/index";
 import { stateMachineName, type Flows } from "./flows";
-import { RUNTIME, keystoneEnvironment, sharedEnvironment } from "./settings";
+import type { Secrets } from "./secrets";
+import { LOG_RETENTION, RUNTIME, TRACING, deploy, sharedEnvironment, xrayPolicy } from "./settings";
 import type { Table } from "./table";
 
-export function createApi(table: Table, flows: Flows) {
+export function createApi(table: Table, flows: Flows, secrets: Secrets) {
+  const plan = deploy();
+  const keystone = plan.authStrategy === "keystone";
   const region = aws.getRegionOutput().region;
   const accountId = aws.getCallerIdentityOutput().accountId;
   // StepFunctionsEngine appends the flow name to this prefix: the state machines are named to match.
@@ -19,22 +25,32 @@ export function createApi(table: Table, flows: Flows) {
     ...(policyFile ? { copyFiles: [{ from: policyFile, to: "policy-overrides" }] } : {}),
     environment: {
       ...sharedEnvironment(),
-      ...keystoneEnvironment(),
+      OTTAVA_AUTH_STRATEGY: plan.authStrategy,
+      // Keystone: where tokens are validated and as whom; the password is a parameter the function reads.
+      ...(keystone ? secrets.plain(["KeystoneUrl", "KeystoneUsername", "KeystoneProjectName"]) : {}),
+      ...(keystone ? secrets.environment(["KeystonePassword"]) : {}),
       ...(policyFile ? { OTTAVA_POLICY_FILE: "/var/task/policy-overrides" } : {}),
       OTTAVA_TABLE_NAME: table.name,
       OTTAVA_STATE_MACHINE_ARN_PREFIX: stateMachineArnPrefix,
     },
     permissions: [
       // Start flows, and read their executions back (status checks, housekeeping).
-      { actions: ["states:StartExecution"], resources: flows.machines.map((m) => m.arn) },
+      { actions: ["states:StartExecution"], resources: flows.machines.map((m) => m.machine.arn) },
       {
         actions: ["states:DescribeExecution"],
         resources: FLOW_NAMES.map((flow) => $interpolate`arn:aws:states:${region}:${accountId}:execution:${stateMachineName(flow)}:*`),
       },
+      ...secrets.permissions(keystone ? ["KeystonePassword"] : []),
     ],
+    logging: { retention: LOG_RETENTION },
+    policies: xrayPolicy().apply((arn) => [arn]),
+    transform: { function: TRACING },
   });
 
-  const api = new sst.aws.ApiGatewayV2("Api");
-  api.route("$default", fn.arn);
-  return api;
+  const api = new sst.aws.ApiGatewayV2("Api", { accessLog: { retention: LOG_RETENTION } });
+  // noauth: only requests signed with AWS credentials the account allows execute-api:Invoke get through.
+  api.route("$default", fn.arn, plan.apiIamAuth ? { auth: { iam: true } } : {});
+  return { api, fn };
 }
+
+export type Api = ReturnType<typeof createApi>;

@@ -2,8 +2,12 @@
 // The ASL is the JSONPath definition the local runner executes (packages/controller/src/flows), with the
 // task functions' ARNs filled in; SST's StepFunctions builders emit JSONata, which that runner cannot run.
 import { FLOW_NAMES, FLOW_TASKS, definitionOf, tasksOf, type FlowName } from "../packages/controller/src/flows/index";
-import { CA_TASKS } from "../packages/controller/src/flows/amphora-cert-rotate";
-import { RUNTIME, caEnvironment, sharedEnvironment } from "./settings";
+import { TASK_FUNCTION_TIMEOUT_SECONDS } from "../packages/controller/src/flows/builder";
+import { taskSecrets } from "../packages/controller/src/flows/task-secrets";
+import type { DeployPlan, StoredSecret } from "./config";
+import type { Network } from "./network";
+import type { Secrets } from "./secrets";
+import { LOG_RETENTION, LOG_RETENTION_DAYS, RUNTIME, TRACING, deploy, sharedEnvironment, xrayPolicy } from "./settings";
 import type { Table } from "./table";
 
 /** Resource names: "computeCreate" → "ComputeCreate", "loadbalancer-create" → "LoadbalancerCreate". */
@@ -12,27 +16,59 @@ const pascal = (s: string) => s.split("-").map((w) => w.charAt(0).toUpperCase() 
 /** The state machine's name; the API finds it as OTTAVA_STATE_MACHINE_ARN_PREFIX + flow (see stacks/api.ts). */
 export const stateMachineName = (flow: FlowName) => `${$app.name}-${$app.stage}-${flow}`;
 
-export function createFlows(table: Table) {
-  // Only the tasks that sign amphora certificates see the CA (SST secrets).
-  const ca = caEnvironment();
+/**
+ * A task function's timeout: shorter than its Task state's TimeoutSeconds (TASK_TIMEOUT_SECONDS) by
+ * construction, so a slow task ends as a Lambda error the state's Retry and Catch handle, never as a state
+ * timeout while the function still runs and writes under the flow's lock.
+ */
+export const TASK_FUNCTION_TIMEOUT = `${TASK_FUNCTION_TIMEOUT_SECONDS} seconds` as const;
+
+/** The secrets (SSM parameters) a task's function reads, from the lists in packages/controller/src/flows/task-secrets.ts. */
+function storedSecretsOf(task: string, plan: DeployPlan): StoredSecret[] {
+  const needs = taskSecrets(task);
+  return [
+    ...(needs.ca ? (["CaPrivateKey", "CaPrivateKeyPassphrase"] as const) : []),
+    ...(needs.agent && plan.amphoraDriver === "rest" ? (["ClientCert"] as const) : []),
+    ...(needs.heartbeatKey ? (["HeartbeatKey"] as const) : []),
+  ];
+}
+
+export function createFlows(table: Table, network: Network, secrets: Secrets) {
+  const plan = deploy();
+  const shared = sharedEnvironment();
+  const ca = secrets.plain(["CaCertificate"]);
   // Every task function runs the same entry point; OTTAVA_TASK says which task it is.
   const functions = Object.fromEntries(
-    FLOW_TASKS.map((task) => [
-      task,
-      new sst.aws.Function(`Task${pascal(task)}`, {
-        handler: "packages/controller/src/lambda.handler",
-        runtime: RUNTIME,
-        timeout: "2 minutes", // The ASL gives each Task 120 s.
-        memory: "512 MB",
-        link: [table],
-        environment: {
-          ...sharedEnvironment(),
-          ...((CA_TASKS as readonly string[]).includes(task) ? ca : {}),
-          OTTAVA_TASK: task,
-          OTTAVA_TABLE_NAME: table.name,
-        },
-      }),
-    ]),
+    FLOW_TASKS.map((task) => {
+      const needs = taskSecrets(task);
+      const stored = storedSecretsOf(task, plan);
+      const callsAgents = needs.agent && network.agentCallers !== undefined;
+      return [
+        task,
+        new sst.aws.Function(`Task${pascal(task)}`, {
+          handler: "packages/controller/src/lambda.handler",
+          runtime: RUNTIME,
+          timeout: TASK_FUNCTION_TIMEOUT,
+          memory: "512 MB", // test/bench/api.ts reads this literal for its Lambda prices
+          link: [table],
+          environment: {
+            ...shared,
+            // The tasks that sign get the CA's certificate (its key is a parameter, below).
+            ...(needs.ca ? ca : {}),
+            // Those that call agents check them against the CA ([haproxy_amphora] server_ca) unless the deployer set another.
+            ...(callsAgents && !needs.ca && !shared.OTTAVA_SERVER_CA ? { OTTAVA_SERVER_CA: ca.OTTAVA_CA_CERTIFICATE! } : {}),
+            ...secrets.environment(stored),
+            OTTAVA_TASK: task,
+            OTTAVA_TABLE_NAME: table.name,
+          },
+          permissions: secrets.permissions(stored),
+          ...(callsAgents ? { vpc: network.agentCallers } : {}),
+          logging: { retention: LOG_RETENTION },
+          policies: xrayPolicy().apply((arn) => [arn]),
+          transform: { function: TRACING },
+        }),
+      ];
+    }),
   );
 
   const machines = FLOW_NAMES.map((flow) => {
@@ -70,22 +106,26 @@ export function createFlows(table: Table) {
         ],
       }),
     });
+    // Tracing: the state machine sends its traces to X-Ray (AWS's managed policy; X-Ray takes no narrower resource).
+    const tracing = new aws.iam.RolePolicyAttachment(`Flow${pascal(flow)}Tracing`, { role: role.name, policyArn: xrayPolicy() });
 
     // The /aws/vendedlogs/ prefix keeps the log group's resource policy small when there are many.
     const logGroup = new aws.cloudwatch.LogGroup(`Flow${pascal(flow)}Logs`, {
       name: `/aws/vendedlogs/states/${name}`,
-      retentionInDays: 30,
+      retentionInDays: LOG_RETENTION_DAYS,
     });
 
     const arns = $resolve(Object.fromEntries(tasks.map((t) => [t, functions[t]!.arn])));
-    return new aws.sfn.StateMachine(`Flow${pascal(flow)}`, {
+    const machine = new aws.sfn.StateMachine(`Flow${pascal(flow)}`, {
       name,
       type: "STANDARD", // Standard workflows: execution names are idempotency keys, and runs may last an hour.
       roleArn: role.arn,
       definition: arns.apply((a) => JSON.stringify(definitionOf(flow, (task) => a[task]!))),
       // Errors only, without inputs or outputs: the state already lives in the table.
       loggingConfiguration: { logDestination: $interpolate`${logGroup.arn}:*`, level: "ERROR", includeExecutionData: false },
-    }, { dependsOn: [policy] }); // Creating it checks that the role may already write the logs.
+      tracingConfiguration: { enabled: true },
+    }, { dependsOn: [policy, tracing] }); // Creating it checks that the role may already write the logs.
+    return { flow, machine };
   });
 
   return { functions, machines };

@@ -4,30 +4,26 @@
 // run (the health check takes a DynamoDB lease, so one checks at a time; any of them receives).
 // The NLB's private addresses (one per subnet) are the health-manager addresses amphorae send their
 // heartbeats to: set them with PUT /v2/octavia/healthmanager. See README, "Health manager on AWS".
+// The tasks run in the VPC's security group, which admits the management network's heartbeats
+// (stacks/network.ts: an NLB keeps the client address for UDP, so the tasks see the amphorae's own).
 import { FLOW_NAMES } from "../packages/controller/src/flows/index";
 import { stateMachineName } from "./flows";
-import { sharedEnvironment } from "./settings";
+import type { Network } from "./network";
+import type { Secrets } from "./secrets";
+import { LOG_RETENTION, deploy, sharedEnvironment } from "./settings";
 import type { Table } from "./table";
 
-export function createHealthManager(table: Table, stateMachineArnPrefix: $util.Input<string>) {
+/** The port of the tasks' GET /healthcheck, which the NLB checks them on (UDP cannot be checked). */
+const HEALTH_PORT = 8080;
+
+export function createHealthManager(table: Table, stateMachineArnPrefix: $util.Input<string>, network: Network, secrets: Secrets) {
+  const plan = deploy();
   const region = aws.getRegionOutput().region;
   const accountId = aws.getCallerIdentityOutput().accountId;
-  const port = Number(process.env.OTTAVA_HEARTBEAT_PORT || 5555);
-  const vpc = new sst.aws.Vpc("Vpc");
-  const cluster = new sst.aws.Cluster("Cluster", { vpc });
-  // UDP targets see the amphorae's own addresses (an NLB always keeps the client address for UDP), and
-  // the tasks' security group admits only the VPC's range: admit the management network's heartbeats.
-  const mgmtCidr = process.env.OTTAVA_AMPHORA_MGMT_CIDR;
-  if (mgmtCidr) {
-    new aws.vpc.SecurityGroupIngressRule("HeartbeatIngress", {
-      securityGroupId: vpc.securityGroups.apply((groups) => groups[0]!),
-      cidrIpv4: mgmtCidr,
-      ipProtocol: "udp",
-      fromPort: port,
-      toPort: port,
-    });
-  }
-  const heartbeatKey = new sst.Secret("HeartbeatKey");
+  const port = plan.heartbeatPort;
+  const cluster = new sst.aws.Cluster("Cluster", { vpc: network.vpc });
+  // The heartbeat key reaches the container through the task definition's secrets, from its SSM parameter.
+  const heartbeatKey = secrets.parameters.HeartbeatKey!;
 
   const service = new sst.aws.Service("HealthManager", {
     cluster,
@@ -40,10 +36,14 @@ export function createHealthManager(table: Table, stateMachineArnPrefix: $util.I
       ...sharedEnvironment(),
       OTTAVA_TABLE_NAME: table.name,
       OTTAVA_STATE_MACHINE_ARN_PREFIX: stateMachineArnPrefix,
-      OTTAVA_HEARTBEAT_KEY: heartbeatKey.value,
       OTTAVA_HEARTBEAT_PORT: String(port),
       OTTAVA_BIND_HOST: "0.0.0.0",
+      // Not a setting: the key's parameter version, so a changed key makes a new task definition (ECS
+      // reads `secrets` when a task starts) and the service replaces its tasks.
+      HEARTBEAT_KEY_VERSION: $interpolate`${heartbeatKey.version}`,
     },
+    ssm: { OTTAVA_HEARTBEAT_KEY: heartbeatKey.arn },
+    logging: { retention: LOG_RETENTION },
     permissions: [
       // The health check starts amphora-failover flows (under the LB's lock, as the API does).
       {
@@ -61,9 +61,39 @@ export function createHealthManager(table: Table, stateMachineArnPrefix: $util.I
     transform: {
       // A UDP target cannot be health-checked over UDP: the service answers GET /healthcheck on 8080.
       target: (args) => {
-        args.healthCheck = { protocol: "HTTP", port: "8080", path: "/healthcheck", interval: 10, healthyThreshold: 2, unhealthyThreshold: 2 };
+        args.healthCheck = { protocol: "HTTP", port: String(HEALTH_PORT), path: "/healthcheck", interval: 10, healthyThreshold: 2, unhealthyThreshold: 2 };
+      },
+      // What ECS starts the task with: the key's parameter alone (SST's default reads any parameter and secret).
+      executionRole: (args) => {
+        args.inlinePolicies = [
+          {
+            name: "inline",
+            policy: $jsonStringify({
+              Version: "2012-10-17",
+              Statement: [
+                { Effect: "Allow", Action: "ssm:GetParameters", Resource: [heartbeatKey.arn] },
+                {
+                  Effect: "Allow",
+                  Action: "kms:Decrypt",
+                  Resource: [secrets.key.arn],
+                  Condition: { StringEquals: { "kms:ViaService": $interpolate`ssm.${region}.amazonaws.com` } },
+                },
+              ],
+            }),
+          },
+        ];
       },
     },
   });
-  return { service, vpc };
+
+  // The container's log group (SST names it; a stage deployed before keeps the name it had). Under
+  // `sst dev` the service runs nowhere in AWS: no task definition, no log group.
+  const logGroupName = $dev
+    ? undefined
+    : service.nodes.taskDefinition.containerDefinitions.apply(
+        (defs) => (JSON.parse(defs) as { logConfiguration: { options: Record<string, string> } }[])[0]!.logConfiguration.options["awslogs-group"]!,
+      );
+  return { service, logGroupName };
 }
+
+export type HealthManager = ReturnType<typeof createHealthManager>;

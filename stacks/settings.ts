@@ -1,15 +1,39 @@
-// What every function shares: its runtime, and the OTTAVA_* settings passed through from the deployer's
-// environment (see packages/core/src/config.ts for what each means).
+// What every function shares: its runtime, its logs' retention, tracing, and the OTTAVA_* settings passed
+// through from the deployer's environment (see packages/core/src/config.ts for what each means).
+import { deployPlan, type DeployPlan } from "./config";
 
 /** A Lambda runtime AWS still supports; the code needs Node >= 20.11 (package.json engines). */
 export const RUNTIME = "nodejs22.x";
 
+/** How long every log is kept: the functions', the health manager's, the API's access log and the flows'. */
+export const LOG_RETENTION = "1 month";
+/** LOG_RETENTION in days, for the log groups the stacks make themselves (CloudWatch's retentionInDays). */
+export const LOG_RETENTION_DAYS = 30;
+
+/** X-Ray active tracing, for a Lambda function (its `transform.function`). */
+export const TRACING = { tracingConfig: { mode: "Active" } };
+/** What a traced function or state machine may do with X-Ray: AWS's managed policy (X-Ray takes no resource narrower than "*"). */
+export const xrayPolicy = () => $interpolate`arn:${aws.getPartitionOutput().partition}:iam::aws:policy/AWSXRayDaemonWriteAccess`;
+
+let plan: DeployPlan | undefined;
+/**
+ * This deploy's decisions (stacks/config.ts), from the deployer's environment; the first call stops the
+ * deploy, before anything is created, if a setting or secret is missing. Production stages are those the
+ * app protects (sst.config.ts).
+ */
+export function deploy(): DeployPlan {
+  plan ??= deployPlan(process.env, $app.stage, $app.protect);
+  return plan;
+}
+
 /**
  * The settings that mean something on AWS. The local-only ones (BIND_HOST, BIND_PORT, DYNAMODB_ENDPOINT,
- * FLOW_CONCURRENCY) are left out; TABLE_NAME and STATE_MACHINE_ARN_PREFIX are set by the stacks.
+ * FLOW_CONCURRENCY) are left out; TABLE_NAME and STATE_MACHINE_ARN_PREFIX are set by the stacks, and so
+ * is AUTH_STRATEGY, on the API alone (stacks/config.ts decides it; under keystone every other process
+ * would ask for the Keystone settings it has no use for). Secrets are never passed through: see
+ * stacks/secrets.ts.
  */
 const PASSED_THROUGH = [
-  "OTTAVA_AUTH_STRATEGY",
   "OTTAVA_KEYSTONE_USER_DOMAIN_NAME",
   "OTTAVA_KEYSTONE_PROJECT_DOMAIN_NAME",
   "OTTAVA_TOKEN_CACHE_TIME",
@@ -37,8 +61,7 @@ const PASSED_THROUGH = [
   "OTTAVA_CERT_VALIDITY_TIME",
   "OTTAVA_CERT_EXPIRY_BUFFER",
   "OTTAVA_AMPHORA_EXPIRY_AGE",
-  // The heartbeat receiver's UDP port. Its key, OTTAVA_HEARTBEAT_KEY, is a secret, never passed through:
-  // `new sst.Secret("HeartbeatKey").value` (`npx sst secret set HeartbeatKey ... --stage <stage>`).
+  // The heartbeat receiver's UDP port. Its key, OTTAVA_HEARTBEAT_KEY, is a secret (stacks/secrets.ts).
   "OTTAVA_HEARTBEAT_PORT",
   "OTTAVA_HEARTBEAT_TIMEOUT",
   "OTTAVA_HEALTH_CHECK_INTERVAL",
@@ -46,7 +69,7 @@ const PASSED_THROUGH = [
   "OTTAVA_FAILOVER_ON_ERROR",
   // The REST amphora driver: the agents' port, its calls' timeouts and retries, the CA the agents are
   // checked against (public) and the interface of link-local amphora addresses. Its client certificate,
-  // OTTAVA_CLIENT_CERT, is a secret, never passed through.
+  // OTTAVA_CLIENT_CERT, is a secret (stacks/secrets.ts).
   "OTTAVA_AMPHORA_DRIVER",
   "OTTAVA_AMPHORA_AGENT_PORT",
   "OTTAVA_REST_REQUEST_CONN_TIMEOUT",
@@ -71,33 +94,3 @@ export function sharedEnvironment(): Record<string, string> {
   return env;
 }
 
-/**
- * Under OTTAVA_AUTH_STRATEGY=keystone, where the API validates tokens and as whom: from SST secrets
- * (`npx sst secret set KeystonePassword ... --stage <stage>`), never from code, the deployer's
- * environment or logs. Pulumi keeps them encrypted in its state; Lambda keeps them encrypted at rest.
- */
-export function keystoneEnvironment(): Record<string, $util.Input<string>> {
-  if (process.env.OTTAVA_AUTH_STRATEGY !== "keystone") return {};
-  return {
-    OTTAVA_KEYSTONE_URL: new sst.Secret("KeystoneUrl").value,
-    OTTAVA_KEYSTONE_USERNAME: new sst.Secret("KeystoneUsername").value,
-    OTTAVA_KEYSTONE_PASSWORD: new sst.Secret("KeystonePassword").value,
-    OTTAVA_KEYSTONE_PROJECT_NAME: new sst.Secret("KeystoneProjectName").value,
-  };
-}
-
-/**
- * The CA amphora certificates are signed with (OTTAVA_CA_CERTIFICATE, OTTAVA_CA_PRIVATE_KEY and its
- * passphrase), from SST secrets: `npx sst secret set CaCertificate "$(cat ca.pem)"`, `CaPrivateKey`,
- * `CaPrivateKeyPassphrase` (set it to "" for an unencrypted key). Given only to the tasks that sign.
- * Lambda's environment holds 4 KB in all: an EC P-256 or RSA 2048 CA fits, RSA 4096 does not.
- */
-let ca: Record<string, $util.Input<string>> | undefined;
-export function caEnvironment(): Record<string, $util.Input<string>> {
-  ca ??= {
-    OTTAVA_CA_CERTIFICATE: new sst.Secret("CaCertificate").value,
-    OTTAVA_CA_PRIVATE_KEY: new sst.Secret("CaPrivateKey").value,
-    OTTAVA_CA_PRIVATE_KEY_PASSPHRASE: new sst.Secret("CaPrivateKeyPassphrase", "").value,
-  };
-  return ca;
-}

@@ -10,10 +10,13 @@ export function createTable() {
     globalIndexes: Object.fromEntries(Object.entries(INDEXES).map(([name, k]) => [name, { hashKey: k.pk, rangeKey: k.sk, projection: "all" as const }])),
     ttl: TTL_ATTRIBUTE,
     transform: {
-      // The table is the only state Ottava has: keep 35 days of restore points. SST 4.17 turns this on
-      // by default; saying it here keeps it on if a later SST changes its default.
       table: (args) => {
+        // The table is the only state Ottava has: keep 35 days of restore points. SST 4.17 turns this on
+        // by default; saying it here keeps it on if a later SST changes its default.
         args.pointInTimeRecovery = { enabled: true };
+        // On production stages (those sst.config.ts protects) DynamoDB refuses to delete the table
+        // until this is turned off by hand, whatever a deploy or `sst remove` asks.
+        args.deletionProtectionEnabled = $app.protect;
       },
     },
   });

@@ -1,5 +1,17 @@
+// The API's Lambda entry. Its settings are made on the first request (configLoader): under keystone
+// that reads the service user's password from its SSM parameter (OTTAVA_KEYSTONE_PASSWORD_PARAMETER),
+// once per cold start; under noauth nothing is read and the SSM client is never loaded.
 import { handle } from "hono/aws-lambda";
+import { configLoader } from "@ottava/core";
 import { createApp } from "./app";
 import { createDeps } from "./wiring";
 
-export const handler = handle(createApp(createDeps()));
+type Handler = ReturnType<typeof handle>;
+
+const config = configLoader();
+let app: Handler | undefined;
+
+export const handler: Handler = async (event, context) => {
+  app ??= handle(createApp(createDeps(await config())));
+  return app(event, context);
+};

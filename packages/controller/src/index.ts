@@ -10,4 +10,4 @@ export * from "./jobs/healthcheck";
 export * from "./health/receiver";
 export * from "./jobs/housekeeping";
 export { caFromConfig, certGenerator, createLocalCa, LocalCertGenerator, type CaSource } from "./certs/local";
-export { CA_TASKS } from "./flows/amphora-cert-rotate";
+export * from "./flows/task-secrets";

@@ -142,6 +142,16 @@ export interface KeystoneSettings {
 
 type Env = Record<string, string | undefined>;
 
+/**
+ * The settings that are secrets. Each may instead be named by OTTAVA_<NAME>_PARAMETER, an SSM parameter
+ * that the processes on AWS read before their settings (configLoader in ./secrets); locally each is set
+ * itself, as any other setting.
+ */
+export const SECRET_SETTINGS = ["KEYSTONE_PASSWORD", "HEARTBEAT_KEY", "CA_PRIVATE_KEY", "CA_PRIVATE_KEY_PASSPHRASE", "CLIENT_CERT"] as const;
+export type SecretSetting = (typeof SECRET_SETTINGS)[number];
+/** The setting that names where a secret is kept: OTTAVA_CA_PRIVATE_KEY_PARAMETER for CA_PRIVATE_KEY. */
+export const parameterSetting = (name: SecretSetting) => `OTTAVA_${name}_PARAMETER`;
+
 export const DATAPLANES = ["noop", "haproxy"] as const;
 export type Dataplane = (typeof DATAPLANES)[number];
 export const AMPHORA_DRIVERS = ["noop", "rest", "local"] as const;
@@ -184,6 +194,12 @@ export function loadConfig(env: Env = process.env): Config {
     if (/^(false|0|no|off)$/i.test(raw)) return false;
     throw new Error(`OTTAVA_${name} must be true or false, not '${raw}'`);
   };
+  // A secret named by its parameter but not read (a process that does not read parameters, e.g. npm
+  // start) would otherwise run as if the secret were not set at all.
+  const unread = SECRET_SETTINGS.filter((name) => get(`${name}_PARAMETER`) !== undefined && get(name) === undefined);
+  if (unread.length) {
+    throw new Error(`${unread.map(parameterSetting).join(", ")}: this process does not read secrets from parameters; set ${unread.map((n) => `OTTAVA_${n}`).join(", ")} instead`);
+  }
   const authStrategy = oneOf("AUTH_STRATEGY", ["noauth", "keystone"] as const, "noauth");
   const dataplane = oneOf("DATAPLANE", DATAPLANES, "noop");
   let keystone: KeystoneSettings | undefined;

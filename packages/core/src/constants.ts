@@ -24,6 +24,12 @@ export const AMPHORA_BOOTING = "BOOTING";
 export const AMPHORA_READY = "READY";
 /** The health manager stopped failing it over: too many amphorae went stale at once. */
 export const AMPHORA_FAILOVER_STOPPED = "FAILOVER_STOPPED";
+/**
+ * The `alert` field of the ERROR line the health check writes on every pass that stops failovers
+ * because too many amphorae are stale at once (failover_threshold). On AWS a log metric filter counts
+ * these lines and an alarm watches the count (stacks/alarms.ts).
+ */
+export const FAILOVER_THRESHOLD_ALERT = "amphora.failover.threshold";
 export const AMPHORA_STATUSES = [AMPHORA_ALLOCATED, AMPHORA_BOOTING, AMPHORA_READY, ACTIVE, PENDING_CREATE, PENDING_DELETE, DELETED, ERROR, AMPHORA_FAILOVER_STOPPED] as const;
 export const ROLE_MASTER = "MASTER";
 export const ROLE_BACKUP = "BACKUP";

@@ -5,6 +5,7 @@ export * from "./validation";
 export * from "./query";
 export * from "./policy";
 export * from "./config";
+export * from "./secrets";
 export * from "./log";
 export * from "./metrics";
 export * from "./ports";

@@ -15,6 +15,3 @@ export const amphoraCertRotate: FlowSpec = {
   // Well under the age at which housekeeping takes an unreleased claim for abandoned (CERT_ROTATION_STALE).
   timeoutSeconds: 900,
 };
-
-/** The task functions that sign certificates: on AWS only they are given the CA (its secrets). */
-export const CA_TASKS = ["computeCreate", "uploadAmphoraCert"] as const;

@@ -62,7 +62,16 @@ export const RETRY = [
     BackoffRate: 2,
   },
 ];
-const TASK_TIMEOUT = 120;
+/** Every Task state's TimeoutSeconds. */
+export const TASK_TIMEOUT_SECONDS = 120;
+/**
+ * How much sooner a task's Lambda times out than its state (stacks/flows.ts sets the function's timeout
+ * to TASK_FUNCTION_TIMEOUT_SECONDS). A slow task so ends as the Lambda's own error, which the state's
+ * Retry and Catch handle (the reverts run), never as a state timeout while the Lambda still runs and
+ * writes under the flow's lock after the flow has moved on.
+ */
+export const TASK_TIMEOUT_MARGIN_SECONDS = 10;
+export const TASK_FUNCTION_TIMEOUT_SECONDS = TASK_TIMEOUT_SECONDS - TASK_TIMEOUT_MARGIN_SECONDS;
 
 const isMap = (s: Step | MapStep): s is MapStep => "itemsPath" in s;
 const resultPath = (p: string | null | undefined) => (p === undefined || p === null ? null : p);
@@ -75,7 +84,7 @@ export function buildDefinition(spec: FlowSpec, arn: TaskArn): Record<string, un
     Resource: arn(spec.onFailure),
     ResultPath: null,
     Retry: RETRY,
-    TimeoutSeconds: TASK_TIMEOUT,
+    TimeoutSeconds: TASK_TIMEOUT_SECONDS,
     Catch: [{ ErrorEquals: ["States.ALL"], ResultPath: "$.onFailureError", Next: "Failed" }],
     Next: "Failed",
   };
@@ -96,7 +105,7 @@ function chain(steps: (Step | MapStep)[], arn: TaskArn, states: Record<string, S
         Resource: arn(s.revert),
         ResultPath: null,
         Retry: RETRY,
-        TimeoutSeconds: TASK_TIMEOUT,
+        TimeoutSeconds: TASK_TIMEOUT_SECONDS,
         // A revert that fails is logged by its handler; the remaining reverts still run.
         Catch: [{ ErrorEquals: ["States.ALL"], ResultPath: "$.revertError", Next: below }],
         Next: below,
@@ -145,7 +154,7 @@ function chain(steps: (Step | MapStep)[], arn: TaskArn, states: Record<string, S
         Resource: arn(s.task),
         ResultPath: resultPath(s.resultPath),
         Retry: RETRY,
-        TimeoutSeconds: TASK_TIMEOUT,
+        TimeoutSeconds: TASK_TIMEOUT_SECONDS,
         Catch: catcher,
         ...(s.loopWhile ? { Next: `${s.name}Loop` } : tail),
       };

@@ -13,7 +13,8 @@ const HEALTH_PORT = 8080;
 
 const config = loadConfig();
 if (!config.stateMachineArnPrefix) throw new Error("OTTAVA_STATE_MACHINE_ARN_PREFIX must be set (the stacks set it)");
-if (!config.heartbeatKey) throw new Error("OTTAVA_HEARTBEAT_KEY must be set (the SST secret HeartbeatKey)");
+// On AWS the key comes from its SSM SecureString, through the task definition's secrets (stacks/health.ts).
+if (!config.heartbeatKey) throw new Error("OTTAVA_HEARTBEAT_KEY must be set (the SST secret HeartbeatKey, given to the task from its SSM parameter)");
 const log = createLogger({ service: "ottava-health" }, config.logLevel);
 const { store, trail, catalog } = createStores(config);
 const engine = new StepFunctionsEngine(config.stateMachineArnPrefix);

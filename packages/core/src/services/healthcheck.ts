@@ -5,7 +5,7 @@
 // alert is logged (a network outage, not a thousand broken amphorae). Only amphorae that have sent a
 // heartbeat are watched. With failover_on_error (an Ottava extension) amphorae in ERROR are failed
 // over too.
-import { ACTIVE, AMPHORA_ALLOCATED, AMPHORA_FAILOVER_STOPPED, DELETED, ERROR, PENDING_DELETE, PENDING_UPDATE } from "../constants";
+import { ACTIVE, AMPHORA_ALLOCATED, AMPHORA_FAILOVER_STOPPED, DELETED, FAILOVER_THRESHOLD_ALERT, ERROR, PENDING_DELETE, PENDING_UPDATE } from "../constants";
 import { Fault } from "../faults";
 import type { Amphora } from "../resources/amphora";
 import { lockAndStart, type LockDeps } from "./lock";
@@ -72,7 +72,7 @@ export async function healthCheck(deps: HealthCheckDeps, settings: HealthCheckSe
       if (await deps.store.updateAmphoraIf(a.loadbalancer_id, a.id, [AMPHORA_ALLOCATED, ERROR], { status: AMPHORA_FAILOVER_STOPPED })) result.stopped.push(a.id);
     }
     deps.log.error("ALERT: stale amphora count reached the failover threshold; no amphora is failed over", {
-      alert: "amphora.failover.threshold",
+      alert: FAILOVER_THRESHOLD_ALERT,
       threshold: settings.failoverThreshold,
       stale: stale.length,
       stopped: result.stopped,

@@ -1,0 +1,29 @@
+// Which task functions hold which secrets on AWS (stacks/flows.ts gives each function only the SSM
+// parameters of its own list, and IAM lets it read those alone). Pure, like the rest of flows/: the
+// stacks import it. packages/controller/test/task-secrets.test.ts checks the lists against the handlers.
+
+/** The tasks that sign amphora certificates with the CA: only they read its private key (and passphrase). */
+export const CA_TASKS = ["computeCreate", "uploadAmphoraCert"] as const;
+
+/**
+ * The tasks that call amphora agents (the REST amphora driver): only they hold the agents' client
+ * certificate and its key, and with OTTAVA_AMPHORA_DRIVER=rest only they run in the VPC, with a route and
+ * a security-group rule to the amphora management network.
+ */
+export const AGENT_TASKS = [
+  "amphoraeConnectivityWait",
+  "postVipPlug",
+  "startVrrp",
+  "updateAmphoraeConfig",
+  "restoreCrossPoolMembers",
+  "updateAmphoraAgentConfig",
+  "refreshAgentConfigPage",
+  "uploadAmphoraCert",
+] as const;
+
+/** The tasks that render the amphora agent's configuration, which carries the heartbeat key. */
+export const HEARTBEAT_KEY_TASKS = ["updateAmphoraAgentConfig", "refreshAgentConfigPage"] as const;
+
+const has = (list: readonly string[], task: string) => list.includes(task);
+/** What a task's function needs beyond its settings. */
+export const taskSecrets = (task: string) => ({ ca: has(CA_TASKS, task), agent: has(AGENT_TASKS, task), heartbeatKey: has(HEARTBEAT_KEY_TASKS, task) });

@@ -1,0 +1,99 @@
+// CloudWatch alarms on what needs an operator, each notifying the SNS topic OTTAVA_ALARM_TOPIC (or, when
+// it is not set, a topic the stage makes: subscribe to its ARN, an output of the deploy) when it goes
+// into ALARM and when it is OK again. Every alarm watches a metric that exists without Ottava's own
+// metrics (POWERTOOLS_METRICS_DISABLED may turn those off):
+// - flow failures and timeouts: Step Functions' ExecutionsFailed and ExecutionsTimedOut, per state machine;
+// - the failover-storm stop: a metric filter on the health manager's log, counting the ERROR line the
+//   health check writes on every pass that stops failovers (`"alert": "amphora.failover.threshold"`);
+// - API 5xx: API Gateway's 5xx of the HTTP API;
+// - throttles: Lambda's Throttles, per function (API, tasks, jobs);
+// - dead letters: the age of the oldest message in the jobs' dead-letter queue.
+// Names: <app>-<stage>-<what>, e.g. ottava-production-flow-loadbalancer-create-failed.
+import { FAILOVER_THRESHOLD_ALERT } from "../packages/core/src/constants";
+import type { Api } from "./api";
+import type { Flows } from "./flows";
+import type { HealthManager } from "./health";
+import type { Jobs } from "./jobs";
+import { deploy } from "./settings";
+
+/** The period every alarm sums or takes the maximum over, in seconds. */
+export const ALARM_PERIOD_SECONDS = 300;
+/** Any failed or timed-out execution of a flow in a period. */
+export const FLOW_FAILURES_THRESHOLD = 1;
+/** Any failover-storm stop in a period. */
+export const FAILOVER_STORM_THRESHOLD = 1;
+/** 5xx answers of the API in a period (Keystone unreachable answers 503, as keystonemiddleware). */
+export const API_5XX_THRESHOLD = 5;
+/** Throttled invocations of a function in a period. */
+export const THROTTLES_THRESHOLD = 1;
+/** A dead letter older than a minute: any dead letter (a job failed after its retries, or could not run) alarms within a period. */
+export const DEAD_LETTER_AGE_THRESHOLD_SECONDS = 60;
+/** The namespace of the metric the health manager's log filter makes (the same as Ottava's own metrics). */
+export const METRICS_NAMESPACE = "Ottava";
+/** One a health-check pass that stopped failovers (the EMF metric FailoverStormStops counts the amphorae stopped, only when some newly are). */
+export const FAILOVER_STORM_METRIC = "FailoverStormAlerts";
+
+type Watched = { metricName: string; namespace: string; dimensions: Record<string, $util.Input<string>>; statistic: "Sum" | "Maximum" };
+
+export function createAlarms(flows: Flows, api: Api, jobs: Jobs, health: HealthManager) {
+  const plan = deploy();
+  const topicArn: $util.Input<string> = plan.alarmTopic ?? new aws.sns.Topic("Alarms", { name: `${$app.name}-${$app.stage}-alarms` }).arn;
+  const prefix = `${$app.name}-${$app.stage}`;
+
+  const alarm = (id: string, name: string, description: string, watched: Watched, threshold: number) =>
+    new aws.cloudwatch.MetricAlarm(id, {
+      name: `${prefix}-${name}`,
+      alarmDescription: description,
+      ...watched,
+      period: ALARM_PERIOD_SECONDS,
+      evaluationPeriods: 1,
+      comparisonOperator: "GreaterThanOrEqualToThreshold",
+      threshold,
+      // No data (nothing ran, nothing failed) is not a problem.
+      treatMissingData: "notBreaching",
+      alarmActions: [topicArn],
+      okActions: [topicArn],
+    });
+
+  for (const { flow, machine } of flows.machines) {
+    const pascal = flow.split("-").map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join("");
+    const dimensions = { StateMachineArn: machine.arn };
+    alarm(`Flow${pascal}Failed`, `flow-${flow}-failed`, `Executions of the ${flow} flow failed: see the load balancer's flow trail (GET …/loadbalancers/{id}/flows) and the state machine's log.`, { namespace: "AWS/States", metricName: "ExecutionsFailed", dimensions, statistic: "Sum" }, FLOW_FAILURES_THRESHOLD);
+    alarm(`Flow${pascal}TimedOut`, `flow-${flow}-timed-out`, `Executions of the ${flow} flow timed out; housekeeping puts their load balancers in ERROR.`, { namespace: "AWS/States", metricName: "ExecutionsTimedOut", dimensions, statistic: "Sum" }, FLOW_FAILURES_THRESHOLD);
+  }
+
+  // The failover-storm stop: counted from the health check's alert line (not under `sst dev`, where the
+  // health manager has no log group in AWS).
+  if (health.logGroupName) {
+    new aws.cloudwatch.LogMetricFilter("FailoverStormAlerts", {
+      logGroupName: health.logGroupName,
+      pattern: `{ $.alert = "${FAILOVER_THRESHOLD_ALERT}" }`,
+      metricTransformation: { namespace: METRICS_NAMESPACE, name: FAILOVER_STORM_METRIC, value: "1", unit: "Count" },
+    });
+    alarm(
+      "FailoverStorm",
+      "failover-storm",
+      "The health check stopped every failover: as many amphorae as OTTAVA_FAILOVER_THRESHOLD are stale at once (FAILOVER_STOPPED). Look for a network or health-manager outage before anything else.",
+      { namespace: METRICS_NAMESPACE, metricName: FAILOVER_STORM_METRIC, dimensions: {}, statistic: "Sum" },
+      FAILOVER_STORM_THRESHOLD,
+    );
+  }
+
+  alarm("Api5xx", "api-5xx", "The API answered 5xx (a fault of Ottava, DynamoDB, Step Functions or Keystone).", { namespace: "AWS/ApiGateway", metricName: "5xx", dimensions: { ApiId: api.api.nodes.api.id }, statistic: "Sum" }, API_5XX_THRESHOLD);
+
+  const throttles = (id: string, label: string, functionName: $util.Input<string>) =>
+    alarm(`${id}Throttles`, `${label}-throttles`, `Invocations of the ${label} function were throttled (Lambda concurrency).`, { namespace: "AWS/Lambda", metricName: "Throttles", dimensions: { FunctionName: functionName }, statistic: "Sum" }, THROTTLES_THRESHOLD);
+  throttles("Api", "api", api.fn.name);
+  for (const [task, fn] of Object.entries(flows.functions)) throttles(`Task${task.charAt(0).toUpperCase()}${task.slice(1)}`, `task-${task}`, fn.name);
+  for (const [name, cron] of Object.entries(jobs.jobs)) throttles(`Job${name}`, `job-${name.replace(/[A-Z]/g, (c, i: number) => (i ? "-" : "") + c.toLowerCase())}`, cron.nodes.function.apply((f) => f.name));
+
+  alarm(
+    "JobsDeadLetters",
+    "jobs-dead-letters",
+    "A housekeeping job failed after its retries, or could not run: its event is in the jobs' dead-letter queue.",
+    { namespace: "AWS/SQS", metricName: "ApproximateAgeOfOldestMessage", dimensions: { QueueName: jobs.deadLetters.name }, statistic: "Maximum" },
+    DEAD_LETTER_AGE_THRESHOLD_SECONDS,
+  );
+
+  return { topicArn };
+}

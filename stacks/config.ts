@@ -1,0 +1,213 @@
+// What a deploy is, decided from the deployer's environment before anything is created: which
+// authentication the API takes, how it is reached, the amphora network, where alarms go, and which SST
+// secrets must be set. Pure (no SST globals), so test/stacks-config.test.ts runs it; every problem found
+// stops the deploy with one message that says what to set.
+import type { SecretSetting } from "../packages/core/src/config";
+
+type Env = Record<string, string | undefined>;
+
+/** The address range of the VPC (sst.aws.Vpc always makes 10.0.0.0/16). */
+export const VPC_CIDR = "10.0.0.0/16";
+
+/**
+ * The secrets, each an SST secret (`npx sst secret set <Name> ...`), kept by the stacks in an SSM
+ * SecureString and read at run time only by the functions that need it (OTTAVA_<SETTING>_PARAMETER),
+ * never put in an environment.
+ */
+export const STORED_SECRETS = {
+  KeystonePassword: "KEYSTONE_PASSWORD",
+  HeartbeatKey: "HEARTBEAT_KEY",
+  CaPrivateKey: "CA_PRIVATE_KEY",
+  CaPrivateKeyPassphrase: "CA_PRIVATE_KEY_PASSPHRASE",
+  ClientCert: "CLIENT_CERT",
+} as const satisfies Record<string, SecretSetting>;
+export type StoredSecret = keyof typeof STORED_SECRETS;
+
+/** SST secrets that hold nothing secret (a URL, names, a certificate): plain settings of the functions that use them. */
+export const PLAIN_SECRETS = {
+  KeystoneUrl: "KEYSTONE_URL",
+  KeystoneUsername: "KEYSTONE_USERNAME",
+  KeystoneProjectName: "KEYSTONE_PROJECT_NAME",
+  CaCertificate: "CA_CERTIFICATE",
+} as const;
+export type PlainSecret = keyof typeof PLAIN_SECRETS;
+export type SecretName = StoredSecret | PlainSecret;
+
+/** What each secret is, for the message that asks for it. */
+const WHAT: Record<SecretName, string> = {
+  KeystoneUrl: "the Keystone v3 endpoint tokens are validated at, e.g. https://keystone.example.com/v3",
+  KeystoneUsername: "the service user Ottava validates tokens as",
+  KeystonePassword: "that user's password",
+  KeystoneProjectName: "that user's project, e.g. service",
+  HeartbeatKey: "the HMAC key amphora heartbeats are signed with (Octavia's [health_manager] heartbeat_key)",
+  CaCertificate: "the CA certificate that signs amphora certificates (PEM)",
+  CaPrivateKey: "that CA's private key (PEM)",
+  CaPrivateKeyPassphrase: "the CA key's passphrase, if it is encrypted",
+  ClientCert: "Ottava's client certificate and its key for the amphora agents (PEM, both in one value)",
+};
+
+/** The name of the opt-in that lets a stage run without authentication: its value must be that stage's name. */
+export const NOAUTH_OPT_IN = "OTTAVA_INSECURE_NOAUTH_STAGE";
+
+export interface DeployPlan {
+  stage: string;
+  production: boolean;
+  /** On AWS the default is keystone, as Octavia's; noauth only with the opt-in, on a stage that is not production. */
+  authStrategy: "keystone" | "noauth";
+  /** noauth: the API's route takes AWS_IAM authorization (signed requests from principals of the account), never anonymous callers. */
+  apiIamAuth: boolean;
+  /** [controller_worker] amphora_driver on AWS: noop, or rest (the agents on the management network). */
+  amphoraDriver: "noop" | "rest";
+  heartbeatPort: number;
+  amphoraAgentPort: number;
+  /** The amphora management network: heartbeats come from it, the REST driver calls into it. */
+  mgmtCidr: string;
+  /** rest: the route from the VPC's private subnets to the management network, through OTTAVA_AMPHORA_MGMT_GATEWAY. */
+  mgmtRoute: { cidrBlock: string; transitGatewayId?: string; gatewayId?: string; vpcPeeringConnectionId?: string } | undefined;
+  /** An SNS topic the alarms notify (OTTAVA_ALARM_TOPIC); undefined: the stacks make one. */
+  alarmTopic: string | undefined;
+  /** Every SST secret this deploy reads. */
+  secrets: SecretName[];
+  /** Those of them kept in SSM SecureStrings. */
+  stored: StoredSecret[];
+}
+
+export class DeployConfigError extends Error {
+  override name = "DeployConfigError";
+}
+
+const setting = (env: Env, name: string) => {
+  const v = env[name]?.trim();
+  return v === undefined || v === "" ? undefined : v;
+};
+
+/** An IPv4 CIDR in its canonical form (host bits clear), prefix 8 to 32; or why it is not one. */
+export function parseIpv4Cidr(raw: string): { base: number; prefix: number } | string {
+  const m = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})\/(\d{1,2})$/.exec(raw);
+  if (!m) return "not an IPv4 CIDR such as 172.16.0.0/12";
+  const octets = m.slice(1, 5).map(Number);
+  const prefix = Number(m[5]);
+  if (octets.some((o) => o > 255) || prefix > 32) return "not an IPv4 CIDR such as 172.16.0.0/12";
+  if (prefix < 8) return "wider than a /8: that would admit most of the internet";
+  const ip = (((octets[0]! << 24) | (octets[1]! << 16) | (octets[2]! << 8) | octets[3]!) >>> 0);
+  const mask = prefix === 0 ? 0 : (~0 << (32 - prefix)) >>> 0;
+  const base = (ip & mask) >>> 0;
+  if (base !== ip) return `not a network address: write ${[24, 16, 8, 0].map((s) => (base >>> s) & 255).join(".")}/${prefix}`;
+  return { base, prefix };
+}
+
+/** Is CIDR a inside CIDR b? */
+function within(a: { base: number; prefix: number }, b: { base: number; prefix: number }): boolean {
+  if (a.prefix < b.prefix) return false;
+  const mask = b.prefix === 0 ? 0 : (~0 << (32 - b.prefix)) >>> 0;
+  return ((a.base & mask) >>> 0) === b.base;
+}
+
+const port = (env: Env, name: string, fallback: number, problems: string[]) => {
+  const raw = setting(env, name);
+  if (raw === undefined) return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1 || n > 65535) problems.push(`${name} must be a port from 1 to 65535, not '${raw}'`);
+  return n;
+};
+
+/**
+ * The deploy of `stage` from the deployer's environment `env` (process.env, where `sst deploy` runs;
+ * SST gives each secret set for the stage to that process as SST_SECRET_<Name>, which is where
+ * sst.Secret itself reads it). Throws a DeployConfigError listing every problem.
+ */
+export function deployPlan(env: Env, stage: string, production: boolean): DeployPlan {
+  const problems: string[] = [];
+
+  // Authentication: keystone unless noauth is asked for, and noauth only where the opt-in names this stage.
+  const rawAuth = setting(env, "OTTAVA_AUTH_STRATEGY") ?? "keystone";
+  let authStrategy: DeployPlan["authStrategy"] = "keystone";
+  if (rawAuth === "noauth") {
+    authStrategy = "noauth";
+    if (production) {
+      problems.push(`OTTAVA_AUTH_STRATEGY=noauth: stage "${stage}" is a production stage, which always authenticates with Keystone`);
+    } else if (setting(env, NOAUTH_OPT_IN) !== stage) {
+      problems.push(
+        `OTTAVA_AUTH_STRATEGY=noauth makes every caller an admin. On AWS it needs ${NOAUTH_OPT_IN}=${stage} as well (the name of the stage: a private test stage), ` +
+          "and then the API answers only requests signed with AWS credentials of this account (AWS_IAM on its route). Otherwise deploy with keystone, the default",
+      );
+    }
+  } else if (rawAuth !== "keystone") {
+    problems.push(`OTTAVA_AUTH_STRATEGY must be keystone or noauth, not '${rawAuth}'`);
+  }
+
+  const rawDriver = setting(env, "OTTAVA_AMPHORA_DRIVER") ?? "noop";
+  const amphoraDriver = rawDriver === "rest" ? "rest" : "noop";
+  if (rawDriver !== "noop" && rawDriver !== "rest") problems.push(`OTTAVA_AMPHORA_DRIVER on AWS must be noop or rest, not '${rawDriver}' (local runs only under npm start)`);
+
+  const heartbeatPort = port(env, "OTTAVA_HEARTBEAT_PORT", 5555, problems);
+  const amphoraAgentPort = port(env, "OTTAVA_AMPHORA_AGENT_PORT", 9443, problems);
+
+  // The management network: always (heartbeats come from it); with rest, also routed to.
+  const mgmtCidr = setting(env, "OTTAVA_AMPHORA_MGMT_CIDR") ?? "";
+  const vpc = parseIpv4Cidr(VPC_CIDR) as { base: number; prefix: number };
+  if (!mgmtCidr) {
+    problems.push(
+      `OTTAVA_AMPHORA_MGMT_CIDR is not set: it is the amphora management network (Octavia's lb-mgmt-net), e.g. 172.16.0.0/12. ` +
+        `The heartbeat receiver admits UDP ${heartbeatPort} from that range only: without it every heartbeat would be dropped, and no amphora failure ever noticed`,
+    );
+  } else {
+    const cidr = parseIpv4Cidr(mgmtCidr);
+    if (typeof cidr === "string") problems.push(`OTTAVA_AMPHORA_MGMT_CIDR '${mgmtCidr}' is ${cidr}`);
+    else if (within(cidr, vpc)) problems.push(`OTTAVA_AMPHORA_MGMT_CIDR '${mgmtCidr}' lies inside the VPC's own ${VPC_CIDR}: the management network must be another range`);
+  }
+  let mgmtRoute: DeployPlan["mgmtRoute"];
+  const gateway = setting(env, "OTTAVA_AMPHORA_MGMT_GATEWAY");
+  if (gateway !== undefined) {
+    const kind = { tgw: "transitGatewayId", vgw: "gatewayId", pcx: "vpcPeeringConnectionId" }[gateway.slice(0, 3)];
+    if (!kind || !/^(tgw|vgw|pcx)-[0-9a-f]{8,17}$/.test(gateway)) {
+      problems.push(`OTTAVA_AMPHORA_MGMT_GATEWAY must be a transit gateway (tgw-…), virtual private gateway (vgw-…) or peering connection (pcx-…), not '${gateway}'`);
+    } else if (mgmtCidr) {
+      mgmtRoute = { cidrBlock: mgmtCidr, [kind]: gateway };
+    }
+  } else if (amphoraDriver === "rest") {
+    problems.push(
+      "OTTAVA_AMPHORA_MGMT_GATEWAY is not set: with OTTAVA_AMPHORA_DRIVER=rest the task functions call the amphora agents, " +
+        "and the VPC routes OTTAVA_AMPHORA_MGMT_CIDR through this transit gateway (tgw-…), virtual private gateway (vgw-…) or peering connection (pcx-…)",
+    );
+  }
+
+  const alarmTopic = setting(env, "OTTAVA_ALARM_TOPIC");
+  if (alarmTopic !== undefined && !/^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}$/.test(alarmTopic)) {
+    problems.push(`OTTAVA_ALARM_TOPIC must be the ARN of a standard SNS topic (arn:aws:sns:<region>:<account>:<name>), not '${alarmTopic}'`);
+  }
+
+  // The secrets this deploy reads; sst.Secret reads each from SST_SECRET_<Name>.
+  const given = (name: SecretName) => (env[`SST_SECRET_${name}`] ?? "") !== "";
+  const required: SecretName[] = ["CaCertificate", "CaPrivateKey", "HeartbeatKey"];
+  if (authStrategy === "keystone") required.push("KeystoneUrl", "KeystoneUsername", "KeystonePassword", "KeystoneProjectName");
+  if (amphoraDriver === "rest") required.push("ClientCert");
+  const missing = required.filter((name) => !given(name));
+  if (missing.length) {
+    const width = Math.max(...missing.map((n) => n.length));
+    problems.push(
+      `these secrets are not set for stage "${stage}"; set each with \`npx sst secret set <Name> <value> --stage ${stage}\` ` +
+        `(a PEM file: \`npx sst secret set CaPrivateKey --stage ${stage} < ca.key\`):\n` +
+        missing.map((n) => `      ${n.padEnd(width)}  ${WHAT[n]}`).join("\n"),
+    );
+  }
+  const secrets: SecretName[] = [...required, ...(given("CaPrivateKeyPassphrase") ? (["CaPrivateKeyPassphrase"] as const) : [])];
+
+  if (problems.length) {
+    throw new DeployConfigError(`Ottava cannot be deployed to stage "${stage}" as configured:\n${problems.map((p) => `  - ${p}`).join("\n")}`);
+  }
+  return {
+    stage,
+    production,
+    authStrategy,
+    apiIamAuth: authStrategy === "noauth",
+    amphoraDriver,
+    heartbeatPort,
+    amphoraAgentPort,
+    mgmtCidr,
+    mgmtRoute,
+    alarmTopic,
+    secrets,
+    stored: secrets.filter((n): n is StoredSecret => n in STORED_SECRETS),
+  };
+}

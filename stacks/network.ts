@@ -1,0 +1,76 @@
+// The VPC, and what connects it to the amphora management network (OTTAVA_AMPHORA_MGMT_CIDR):
+// - heartbeats: the VPC's security group (the health manager's tasks run in it) admits UDP on the
+//   heartbeat port from the management network. The rule goes in through the VPC's security-group
+//   transform: SST manages that group's rules inline, and a separate rule on it would be removed by the
+//   next deploy.
+// - with OTTAVA_AMPHORA_DRIVER=rest, the agent calls: the private subnets route the management network
+//   through OTTAVA_AMPHORA_MGMT_GATEWAY (again through SST's transform of the inline route tables), and
+//   the task functions that call agents (AGENT_TASKS) run in the private subnets with a security group of
+//   their own that lets them reach the agents' port there, DynamoDB through a gateway endpoint and SSM
+//   (their secrets) through an interface endpoint, and nothing else.
+import { VPC_CIDR, type DeployPlan } from "./config";
+
+/** HTTPS, the port of AWS's APIs. */
+const HTTPS = 443;
+
+export function createNetwork(plan: DeployPlan) {
+  const heartbeats = {
+    protocol: "udp",
+    fromPort: plan.heartbeatPort,
+    toPort: plan.heartbeatPort,
+    cidrBlocks: [plan.mgmtCidr],
+    description: "Amphora heartbeats from the management network",
+  };
+  const mgmtRoute = plan.mgmtRoute;
+  const vpc = new sst.aws.Vpc("Vpc", {
+    transform: {
+      securityGroup: (args) => {
+        args.ingress = $output(args.ingress ?? []).apply((rules) => [...rules, heartbeats]);
+      },
+      ...(mgmtRoute
+        ? {
+            privateRouteTable: (args: aws.ec2.RouteTableArgs) => {
+              args.routes = $output(args.routes ?? []).apply((routes) => [...routes, mgmtRoute]);
+            },
+          }
+        : {}),
+    },
+  });
+  return { vpc, agentCallers: plan.amphoraDriver === "rest" ? agentCallers(vpc, plan) : undefined };
+}
+
+/** Where the task functions that call amphora agents run: the private subnets, with their own security group. */
+function agentCallers(vpc: sst.aws.Vpc, plan: DeployPlan) {
+  const region = aws.getRegionOutput().region;
+  const dynamodb = new aws.ec2.VpcEndpoint("DynamoDbEndpoint", {
+    vpcId: vpc.id,
+    serviceName: $interpolate`com.amazonaws.${region}.dynamodb`,
+    vpcEndpointType: "Gateway",
+    routeTableIds: vpc.nodes.privateRouteTables.apply((tables) => tables.map((t) => t.id)),
+  });
+  const callers = new aws.ec2.SecurityGroup("AgentCallers", {
+    vpcId: vpc.id,
+    description: "Ottava task functions that call amphora agents",
+    egress: [
+      { protocol: "tcp", fromPort: plan.amphoraAgentPort, toPort: plan.amphoraAgentPort, cidrBlocks: [plan.mgmtCidr], description: "Amphora agents on the management network" },
+      { protocol: "tcp", fromPort: HTTPS, toPort: HTTPS, prefixListIds: [dynamodb.prefixListId], description: "DynamoDB, through the gateway endpoint" },
+      { protocol: "tcp", fromPort: HTTPS, toPort: HTTPS, cidrBlocks: [VPC_CIDR], description: "SSM, through the interface endpoint" },
+    ],
+  });
+  const ssmEndpointGroup = new aws.ec2.SecurityGroup("SsmEndpoint", {
+    vpcId: vpc.id,
+    description: "The SSM endpoint of the functions that call amphora agents",
+    ingress: [{ protocol: "tcp", fromPort: HTTPS, toPort: HTTPS, securityGroups: [callers.id], description: "Ottava task functions that call amphora agents" }],
+  });
+  new aws.ec2.VpcEndpoint("SsmEndpoint", {
+    vpcId: vpc.id,
+    serviceName: $interpolate`com.amazonaws.${region}.ssm`,
+    vpcEndpointType: "Interface",
+    subnetIds: vpc.privateSubnets,
+    securityGroupIds: [ssmEndpointGroup.id],
+    privateDnsEnabled: true,
+  });
+  return { securityGroups: [callers.id], privateSubnets: vpc.privateSubnets };
+}
+
+export type Network = ReturnType<typeof createNetwork>;
