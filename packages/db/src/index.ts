@@ -16,3 +16,4 @@ export * from "./health";
 export * from "./repair";
 export * from "./housekeeping";
 export * from "./vips";
+export * from "./journal";
