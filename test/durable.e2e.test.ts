@@ -141,9 +141,9 @@ describe("npm start killed with SIGKILL mid-flow", () => {
       expect(created.pools).toHaveLength(2);
       expect((await amphorae(stack, ids.create!)).map((a) => `${a.role}/${a.status}`).sort()).toEqual(["BACKUP/ALLOCATED", "MASTER/ALLOCATED"]);
       // The batch and the cross-pool update: exactly the member sets asked for.
-      expect(await members(stack, pools["batch-web"])).toEqual(["192.0.2.10:8080/w3/ACTIVE", "192.0.2.12:8080/w1/ACTIVE"]);
-      expect(await members(stack, pools["cross-web"])).toEqual(["192.0.2.11:8080/w9/ACTIVE", "192.0.2.13:8080/w1/ACTIVE"]);
-      expect(await members(stack, pools["cross-api"])).toEqual(["192.0.2.21:9000/w1/ACTIVE"]);
+      expect(await members(stack, pools["batch-web"]!)).toEqual(["192.0.2.10:8080/w3/ACTIVE", "192.0.2.12:8080/w1/ACTIVE"]);
+      expect(await members(stack, pools["cross-web"]!)).toEqual(["192.0.2.11:8080/w9/ACTIVE", "192.0.2.13:8080/w1/ACTIVE"]);
+      expect(await members(stack, pools["cross-api"]!)).toEqual(["192.0.2.21:9000/w1/ACTIVE"]);
       // The resize and the failover: two new amphorae each, the two old ones gone; the resize's on its new flavor.
       for (const name of ["resize", "failover"]) {
         const live = await amphorae(stack, ids[name]!);

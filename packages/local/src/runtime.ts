@@ -9,7 +9,7 @@ import { join, resolve } from "node:path";
 import { createLogger, type Config } from "@ottava/core";
 import type { DynamoMeter } from "@ottava/db";
 import { startDynamoDbLocal, type DynamoDbLocal } from "./dynamodb-local";
-import type { LocalWorkflowEngine } from "./runner";
+import type { LocalWorkflowEngine, TaskDecorator } from "./runner";
 import { loadOrCreateLocalCa } from "./ca";
 
 export interface RuntimeOptions {
@@ -19,6 +19,8 @@ export interface RuntimeOptions {
   dataDir: string;
   /** Meter every DynamoDB request this process makes from now on (`dynamoMeter` of @ottava/db): the API benchmark's counting. */
   metering?: boolean;
+  /** Benchmarks only: wraps each task invocation below the runner's journal (the API benchmark times the tasks with it). `npm start` passes none. */
+  decorateTask?: TaskDecorator;
 }
 
 export interface Runtime {
@@ -108,7 +110,11 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     const tasks = createTaskContext(config, stores, { ca: () => loadOrCreateLocalCa(opts.inMemory ? undefined : dataDir), local: dataplane });
     // The runner journals its executions in the table, so those a stopped process left running are
     // continued now, before the health check and housekeeping's stuck-state repair look at them.
-    const engine = new LocalWorkflowEngine(tasks, log, { concurrency: config.flowConcurrency, journal: createExecutionJournal(config) });
+    const engine = new LocalWorkflowEngine(tasks, log, {
+      concurrency: config.flowConcurrency,
+      journal: createExecutionJournal(config),
+      ...(opts.decorateTask ? { decorateTask: opts.decorateTask } : {}),
+    });
     await engine.resume();
     // The health manager: the heartbeat receiver (with OTTAVA_HEARTBEAT_KEY) and the health check.
     const healthLog = createLogger({ service: "ottava-health" }, config.logLevel);
