@@ -74,6 +74,8 @@ export class ExecutionAlreadyExists extends Error {
 }
 
 const ARN_PREFIX = "arn:aws:states:local:000000000000:execution:ottava-";
+/** The longest execution output (JSON characters) the journal keeps. */
+const OUTPUT_KEPT = 64 * 1024;
 
 /** The hash of a task's input that keys its journal records. */
 const inputHash = (input: unknown) => createHash("sha256").update(JSON.stringify(input ?? null)).digest("base64url").slice(0, 22);
@@ -257,7 +259,9 @@ export class LocalWorkflowEngine implements WorkflowEngine {
 
   private endOf(exec: Execution): Pick<JournaledExecution, "status" | "stopDate" | "output" | "error" | "cause"> {
     const end: Pick<JournaledExecution, "status" | "stopDate" | "output" | "error" | "cause"> = { status: exec.status, stopDate: (exec.stopDate ?? new Date()).toISOString() };
-    if (exec.status === "SUCCEEDED") end.output = JSON.stringify(exec.output ?? null);
+    // The output is kept while it is small: with the input it must fit one item (400 KB), and nothing reads it but describe().
+    const output = exec.status === "SUCCEEDED" ? JSON.stringify(exec.output ?? null) : undefined;
+    if (output !== undefined && output.length <= OUTPUT_KEPT) end.output = output;
     if (exec.error !== undefined) end.error = exec.error;
     if (exec.cause !== undefined) end.cause = exec.cause;
     return end;
