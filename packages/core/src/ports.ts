@@ -324,8 +324,11 @@ export interface ExecutionJournal {
   tasks(flow: string, name: string): Promise<Map<string, JournaledTask>>;
   /** Records one completed task invocation under `key` (written once; a second write of a key keeps the first). */
   recordTask(flow: string, name: string, key: string, outcome: JournaledTask): Promise<void>;
-  /** Records the end (status, output or error): the execution expires after `retainSeconds`; its task records go. */
-  end(flow: string, name: string, end: Pick<JournaledExecution, "status" | "stopDate" | "output" | "error" | "cause">, retainSeconds: number): Promise<void>;
+  /**
+   * Records the end (status, output or error): the execution expires after `retainSeconds`; its task
+   * records (`taskKeys`: those the runner wrote and read) go.
+   */
+  end(flow: string, name: string, end: Pick<JournaledExecution, "status" | "stopDate" | "output" | "error" | "cause">, retainSeconds: number, taskKeys: string[]): Promise<void>;
 }
 
 /** The controller's workflow engine: AWS Step Functions, or the same ASL run in process. */

@@ -9,12 +9,12 @@
 //   transaction that records the start and deleted in the one that records the end (a restarted
 //   runner Queries this partition, never the table);
 // - task record: pk `EXEC#<flow>#<name>`, sk `TASK#<state>#<input hash>#<occurrence>`: `output`
-//   (JSON text) or `error_name` / `error_message` of one completed task invocation. Deleted when the
-//   execution ends; `expires_at` as a backstop.
+//   (JSON text) or `error_name` / `error_message` of one completed task invocation. Deleted in the
+//   transaction that records the end; `expires_at` as a backstop.
 import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
 import { BatchWriteCommand, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, type DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import type { Config, ExecutionJournal, JournaledExecution, JournaledTask } from "@ottava/core";
-import { createClients, retryConflicts } from "./client";
+import { MAX_TRANSACTION, createClients, retryConflicts } from "./client";
 
 const execPk = (flow: string, name: string) => `EXEC#${flow}#${name}`;
 const EXEC_SK = "EXEC";
@@ -137,7 +137,7 @@ export class DynamoExecutionJournal implements ExecutionJournal {
     }
   }
 
-  async end(flow: string, name: string, end: Pick<JournaledExecution, "status" | "stopDate" | "output" | "error" | "cause">, retainSeconds: number): Promise<void> {
+  async end(flow: string, name: string, end: Pick<JournaledExecution, "status" | "stopDate" | "output" | "error" | "cause">, retainSeconds: number, taskKeys: string[]): Promise<void> {
     const set: Record<string, unknown> = { status: end.status, stop_date: end.stopDate, expires_at: nowSeconds(this.now()) + retainSeconds };
     if (end.output !== undefined) set.output = end.output;
     if (end.error !== undefined) set.error = end.error;
@@ -149,6 +149,10 @@ export class DynamoExecutionJournal implements ExecutionJournal {
       values[`:v${i}`] = v;
       return `#a${i} = :v${i}`;
     });
+    // The task records served only to continue the execution: they go with the end, in its
+    // transaction as far as it holds them (their expires_at is the backstop).
+    const records = [...new Set(taskKeys)].map((key) => ({ pk: execPk(flow, name), sk: `${TASK_PREFIX}${key}` }));
+    const inline = records.splice(0, MAX_TRANSACTION - 2);
     await retryConflicts(() =>
       this.doc.send(
         new TransactWriteCommand({
@@ -164,14 +168,13 @@ export class DynamoExecutionJournal implements ExecutionJournal {
               },
             },
             { Delete: { TableName: this.table, Key: { pk: RUNNING_PK, sk: runningSk(flow, name) } } },
+            ...inline.map((Key) => ({ Delete: { TableName: this.table, Key } })),
           ],
         }),
       ),
     );
-    // The task records served only to continue the execution: they go now (their expires_at is the backstop).
-    const keys = (await this.query(execPk(flow, name), TASK_PREFIX, true)).map((i) => ({ pk: i.pk, sk: i.sk }));
-    for (let i = 0; i < keys.length; i += 25) {
-      let requests = keys.slice(i, i + 25).map((Key) => ({ DeleteRequest: { Key } }));
+    for (let i = 0; i < records.length; i += 25) {
+      let requests = records.slice(i, i + 25).map((Key) => ({ DeleteRequest: { Key } }));
       for (let attempt = 0; requests.length > 0 && attempt < 5; attempt++) {
         const res = await this.doc.send(new BatchWriteCommand({ RequestItems: { [this.table]: requests } }));
         requests = (res.UnprocessedItems?.[this.table] ?? []) as typeof requests;
@@ -179,7 +182,7 @@ export class DynamoExecutionJournal implements ExecutionJournal {
     }
   }
 
-  private async query(pk: string, prefix: string, keysOnly = false): Promise<Item[]> {
+  private async query(pk: string, prefix: string): Promise<Item[]> {
     const out: Item[] = [];
     let start: Record<string, unknown> | undefined;
     do {
@@ -189,7 +192,6 @@ export class DynamoExecutionJournal implements ExecutionJournal {
           KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
           ExpressionAttributeValues: { ":pk": pk, ":prefix": prefix },
           ConsistentRead: true,
-          ...(keysOnly ? { ProjectionExpression: "pk, sk" } : {}),
           ExclusiveStartKey: start,
         }),
       );

@@ -230,7 +230,7 @@ export class LocalWorkflowEngine implements WorkflowEngine {
         exec.error = "States.Runtime";
         exec.cause = `unknown flow ${j.flow}`;
         exec.stopDate = new Date();
-        await this.journal.end(j.flow, j.name, this.endOf(exec), ENDED_EXECUTION_RETENTION_SECONDS);
+        await this.journal.end(j.flow, j.name, this.endOf(exec), ENDED_EXECUTION_RETENTION_SECONDS, [...(await this.journal.tasks(j.flow, j.name)).keys()]);
         continue;
       }
       exec.done = this.run(exec, await this.journal.tasks(j.flow, j.name));
@@ -272,7 +272,7 @@ export class LocalWorkflowEngine implements WorkflowEngine {
    * when the run continues a previous one) or invokes the task and records its outcome before
    * answering it.
    */
-  private handlers(exec: Execution, m: Machine, recorded: Map<string, JournaledTask>, counts: { replayed: number }): Record<string, TaskInvoke> {
+  private handlers(exec: Execution, m: Machine, recorded: Map<string, JournaledTask>, counts: { replayed: number; keys: Set<string> }): Record<string, TaskInvoke> {
     const seen = new Map<string, number>();
     const out: Record<string, TaskInvoke> = {};
     for (const [state, task] of m.tasks) {
@@ -293,7 +293,7 @@ export class LocalWorkflowEngine implements WorkflowEngine {
         if (this.paused) return new Promise<JSONValue>(() => {}); // stopping: the next start continues from here
         this.inFlight++;
         try {
-          return await this.invokeAndRecord(exec, key, invoke, input);
+          return await this.invokeAndRecord(exec, key, invoke, input, counts.keys);
         } finally {
           if (--this.inFlight === 0 && this.paused) for (const ok of this.idle.splice(0)) ok();
         }
@@ -303,7 +303,7 @@ export class LocalWorkflowEngine implements WorkflowEngine {
   }
 
   /** Runs one task invocation and records its outcome before answering it. */
-  private async invokeAndRecord(exec: Execution, key: string, invoke: TaskInvoke, input: JSONValue): Promise<JSONValue> {
+  private async invokeAndRecord(exec: Execution, key: string, invoke: TaskInvoke, input: JSONValue, keys: Set<string>): Promise<JSONValue> {
     let result: JSONValue = null;
     let failed = false;
     let failure: unknown;
@@ -319,6 +319,7 @@ export class LocalWorkflowEngine implements WorkflowEngine {
     }
     try {
       await this.journal.recordTask(exec.flow, exec.name, key, outcome);
+      keys.add(key);
     } catch (e) {
       if (failed) throw failure;
       // The task's work is done but not recorded: retried as a transient failure (tasks are idempotent).
@@ -333,7 +334,8 @@ export class LocalWorkflowEngine implements WorkflowEngine {
   private async run(exec: Execution, recorded: Map<string, JournaledTask> | undefined) {
     await this.acquire();
     const log = this.log.child({ flow: exec.flow, execution: exec.name });
-    const counts = { replayed: 0 };
+    // The task records of the execution (those read and those written), which its end removes.
+    const counts = { replayed: 0, keys: new Set(recorded?.keys() ?? []) };
     if (recorded) log.info("execution resumed", { recorded: recorded.size, startedAt: exec.startDate.toISOString() });
     else log.info("execution started");
     try {
@@ -358,7 +360,7 @@ export class LocalWorkflowEngine implements WorkflowEngine {
     } finally {
       exec.stopDate = new Date();
       try {
-        await this.journal.end(exec.flow, exec.name, this.endOf(exec), ENDED_EXECUTION_RETENTION_SECONDS);
+        await this.journal.end(exec.flow, exec.name, this.endOf(exec), ENDED_EXECUTION_RETENTION_SECONDS, [...counts.keys]);
       } catch (e) {
         // Still RUNNING in the journal: the next start runs it again, answered wholly from its records.
         log.error("execution end not journaled", { status: exec.status, error: String(e) });
