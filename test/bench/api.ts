@@ -45,7 +45,7 @@ import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import type { ExecutionDescription } from "@ottava/core";
 import type { DynamoMeter, MeterCounts, MeterRow } from "@ottava/db";
-import type { Runtime } from "@ottava/local";
+import type { Runtime, TaskDecorator } from "@ottava/local";
 
 // Before the app's modules load: no metric lines on stdout.
 process.env.POWERTOOLS_METRICS_DISABLED ??= "true";
@@ -148,7 +148,7 @@ interface Bench {
   stop(): Promise<void>;
 }
 
-async function startBench(): Promise<Bench> {
+async function startBench(decorateTask: TaskDecorator): Promise<Bench> {
   const { loadConfig } = await import("@ottava/core");
   const { startDynamoDbLocal, startRuntime } = await import("@ottava/local");
   const { createClients } = await import("@ottava/db");
@@ -166,7 +166,7 @@ async function startBench(): Promise<Bench> {
       OTTAVA_CLEANUP_INTERVAL: "3600",
       OTTAVA_CERT_INTERVAL: "86400",
     });
-    const runtime = await startRuntime({ config, inMemory: true, dataDir, metering: true });
+    const runtime = await startRuntime({ config, inMemory: true, dataDir, metering: true, decorateTask });
     const meter = runtime.meter!;
     meter.active = false;
     const url = new URL(runtime.url);
@@ -541,10 +541,12 @@ function timeServer() {
 /**
  * Counts each flow execution of the local runner (the real ASL in aws-local-stepfunctions): the
  * states it enters and the retries, read from the execution's event log (a Map's iterations
- * included: they reach the root's log), and each Task's handler call and time. Only executions
- * started while `flowUse` is set are counted, into it; the execution ends once its log is read.
+ * included: they reach the root's log), and each Task's handler call and time (through the runner's
+ * task decorator, below its journal: the journal is the local stand-in for Step Functions' history,
+ * no Lambda's time). Only executions started while `flowUse` is set are counted, into it; the
+ * execution ends once its log is read. Answers the decorator, for startRuntime.
  */
-async function countFlows() {
+async function countFlows(): Promise<TaskDecorator> {
   const { StateMachine } = await import("aws-local-stepfunctions");
   type RunFn = (this: unknown, input: unknown, options?: Record<string, any>) => { abort(): void; result: Promise<unknown>; eventLogs: AsyncGenerator<{ type: string }> };
   const proto = StateMachine.prototype as unknown as { run: RunFn };
@@ -554,23 +556,9 @@ async function countFlows() {
     // A Map iteration (run with its root's abort signal) is counted through its root's log.
     if (!use || options?._rootAbortSignal) return run.call(this, input, options);
     use.executions++;
-    const handlers = Object.fromEntries(
-      Object.entries((options?.overrides?.taskResourceLocalHandlers ?? {}) as Record<string, (i: unknown) => Promise<unknown>>).map(([state, handler]) => [
-        state,
-        async (i: unknown) => {
-          const t0 = process.hrtime.bigint();
-          try {
-            return await handler(i);
-          } finally {
-            const taken = Number(process.hrtime.bigint() - t0) / 1e6;
-            use.tasks++;
-            use.taskMs += taken;
-            use.taskBilledMs += Math.max(1, Math.ceil(taken));
-          }
-        },
-      ]),
-    );
-    const out = run.call(this, input, { ...options, overrides: { ...options?.overrides, taskResourceLocalHandlers: handlers } });
+    const name = (options?.context as { Execution?: { Name?: string } } | undefined)?.Execution?.Name;
+    if (name) usesOf.set(name, use);
+    const out = run.call(this, input, options);
     const read = (async () => {
       for await (const e of out.eventLogs) if (e.type === "StateEntered" || e.type === "StateRetried") use.transitions++;
     })();
@@ -580,7 +568,22 @@ async function countFlows() {
     );
     return { ...out, result };
   };
+  return (call, invoke) => async (input) => {
+    const use = usesOf.get(call.execution);
+    if (!use) return invoke(input);
+    const t0 = process.hrtime.bigint();
+    try {
+      return await invoke(input);
+    } finally {
+      const taken = Number(process.hrtime.bigint() - t0) / 1e6;
+      use.tasks++;
+      use.taskMs += taken;
+      use.taskBilledMs += Math.max(1, Math.ceil(taken));
+    }
+  };
 }
+/** The counts each execution's tasks go to (by execution name). */
+const usesOf = new Map<string, FlowUse>();
 
 /** The memory (MB) of the API's and of the task Lambdas as stacks/ declares it; SST's default (1024 MB) where it does not. */
 function lambdaMemory(): { api: number; task: number; note: string } {
@@ -1128,8 +1131,8 @@ async function main() {
   const n = sizeNames();
   log(`bench:api — trees of ${SMALL_MEMBERS} and ${BIG_MEMBERS} members (${POOLS} pools), tables of ${SMALL_TABLE} and ${BIG_TABLE} LBs, ${CLIENTS.join(" and ")} clients${QUICK ? " (--quick)" : ""}`);
   timeServer();
-  await countFlows();
-  const b = await startBench();
+  const decorateTask = await countFlows();
+  const b = await startBench(decorateTask);
   try {
     log(`stack ready at ${elapsed()}; building the trees…`);
     const smallTemplate = await createTemplate(b, SMALL_MEMBERS, 1);

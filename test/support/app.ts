@@ -3,17 +3,23 @@ import { randomUUID } from "node:crypto";
 import { createApp } from "@ottava/api";
 import { createLogger, relationWrites, Tree, type ChildWrite } from "@ottava/core";
 import { createTaskContext } from "@ottava/controller";
-import { LocalWorkflowEngine } from "../../packages/local/src/runner";
+import { createExecutionJournal } from "@ottava/db";
+import { LocalWorkflowEngine, type LocalWorkflowEngineOptions } from "../../packages/local/src/runner";
 import { freshTable } from "./dynamo";
 
 export const PROJECT = "0a6e2c3c1b5d4e0f9a8b7c6d5e4f3a2b";
 export const SUBNET = "5e6b7c5a-0b7e-4a0e-9d36-1f5b2f3a6a11";
 
-export async function inProcessApp(env: Record<string, string> = {}) {
+/**
+ * `engine`: options of the local runner (a test-only task decorator, retry intervals); `durable`
+ * journals its executions in the table as `npm start` does (else in memory).
+ */
+export async function inProcessApp(env: Record<string, string> = {}, engine_: Omit<LocalWorkflowEngineOptions, "journal" | "concurrency"> & { durable?: boolean } = {}) {
   const { config, ...stores } = await freshTable(env);
   const tasks = createTaskContext(config, stores);
   const log = createLogger({ service: "test" }, "error");
-  const engine = new LocalWorkflowEngine(tasks, log, config.flowConcurrency);
+  const { durable, ...options } = engine_;
+  const engine = new LocalWorkflowEngine(tasks, log, { ...options, concurrency: config.flowConcurrency, ...(durable ? { journal: createExecutionJournal(config) } : {}) });
   const app = createApp({ ...stores, engine, network: tasks.drivers.network, certificates: tasks.drivers.certificates, config, log });
   const call = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
     const res = await app.request(path, {
@@ -26,7 +32,7 @@ export async function inProcessApp(env: Record<string, string> = {}) {
   };
   /** Waits for every flow started so far to end. */
   const settle = () => engine.drain();
-  return { app, ...stores, engine, config, call, settle };
+  return { app, ...stores, engine, config, tasks, call, settle };
 }
 
 /** Octavia's fault body, as the tests expect it. */

@@ -8,18 +8,27 @@ const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 export interface Stack {
   url: string;
   proc: ChildProcess;
+  /** The stack's process group (with `detached`): its node process and DynamoDB Local's Java. */
+  pgid: number | undefined;
   output: () => string;
   readyMs: number;
   stop(signal?: NodeJS.Signals): Promise<number | null>;
+  /** With `detached`: sends `signal` to the whole process group (a crash: SIGKILL reaches Java too); answers when node has exited. */
+  killGroup(signal: NodeJS.Signals): Promise<void>;
   call(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any }>;
 }
 
-export async function startStack(args: string[] = ["--in-memory"], env: Record<string, string> = {}): Promise<Stack> {
+/**
+ * `detached`: the stack runs in a session and process group of its own (setsid: node's spawn makes
+ * the child its leader, so the group's id is its pid), which `killGroup` signals whole.
+ */
+export async function startStack(args: string[] = ["--in-memory"], env: Record<string, string> = {}, opts: { detached?: boolean } = {}): Promise<Stack> {
   const started = Date.now();
   const proc = spawn(process.execPath, ["--import", "tsx", "packages/local/src/main.ts", "--port", "0", ...args], {
     cwd: ROOT,
     env: { ...process.env, OTTAVA_LOG_LEVEL: "warn", OTTAVA_HEARTBEAT_PORT: "0", ...env },
     stdio: ["ignore", "pipe", "pipe"],
+    detached: opts.detached ?? false,
   });
   let out = "";
   proc.stdout!.on("data", (d) => (out += d));
@@ -44,11 +53,21 @@ export async function startStack(args: string[] = ["--in-memory"], env: Record<s
   return {
     url,
     proc,
+    pgid: opts.detached ? proc.pid : undefined,
     readyMs,
     output: () => out,
     async stop(signal = "SIGTERM") {
       if (proc.exitCode === null) proc.kill(signal);
       return exited;
+    },
+    async killGroup(signal) {
+      if (!opts.detached || proc.pid === undefined) throw new Error("killGroup needs a stack started detached");
+      try {
+        process.kill(-proc.pid, signal);
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== "ESRCH") throw e; // the group is gone already
+      }
+      await exited;
     },
     async call(method, path, body, headers = {}) {
       const res = await fetch(`${url}${path}`, {

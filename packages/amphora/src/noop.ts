@@ -1,6 +1,11 @@
 // The no-op drivers, as Octavia's (compute_noop_driver, network_noop_driver, amphora_noop_driver):
 // they answer as a cloud would, without one. OTTAVA_NOOP_FAULTS makes chosen calls fail.
-import { randomUUID } from "node:crypto";
+//
+// Idempotent, as the flows need every driver call to be (a task may run again after it called the
+// driver: a retry, a duplicate delivery, a runner continuing after a restart): the ids they make up
+// are derived from what they are asked for (the amphora, the load balancer), so asking twice answers
+// the same instance and ports, never a second one.
+import { createHash } from "node:crypto";
 import { NOOP_LB_NETWORK_IP, NOOP_VIP_ADDRESS } from "@ottava/core";
 import { CertificateError, DriverError, type AmphoraDriver, type CertManager, type ComputeDriver, type Drivers, type NetworkDriver } from "@ottava/core";
 
@@ -19,10 +24,17 @@ function keepServerPem(amphoraId: string, pem: string) {
 /** The server PEM the no-op drivers last received for an amphora (build or uploadCert), if any. */
 export const noopServerPem = (amphoraId: string): string | undefined => serverPems.get(amphoraId);
 
+/** A UUID derived from text: the same question answers the same id. */
+function uuidOf(text: string): string {
+  const h = createHash("sha256").update(text).digest("hex");
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-${((parseInt(h[16]!, 16) & 3) | 8).toString(16)}${h.slice(17, 20)}-${h.slice(20, 32)}`;
+}
+
 const compute: ComputeDriver = {
+  // One instance per amphora: building it again answers the same one.
   async build(req) {
     keepServerPem(req.amphoraId, req.serverPem);
-    return randomUUID();
+    return uuidOf(`ottava-noop-compute/${req.amphoraId}`);
   },
   async getInstance(computeId) {
     return { compute_id: computeId, lb_network_ip: NOOP_LB_NETWORK_IP, image_id: null, compute_flavor: null, cached_zone: null };
@@ -33,13 +45,14 @@ const compute: ComputeDriver = {
 const network: NetworkDriver = {
   // As Octavia's no-op allocate_vip: the VIP's security groups and vNIC type (req.vip_sg_ids,
   // req.vip_vnic_type) change nothing in what it answers; the API keeps them on the LB.
+  // The load balancer's port, network and subnet are derived from its id: allocating again answers the same ones.
   async allocateVip(req) {
-    const network_id = req.vip_network_id ?? randomUUID();
-    const port_id = req.vip_port_id ?? randomUUID();
+    const network_id = req.vip_network_id ?? uuidOf(`ottava-noop-vip-network/${req.lbId}`);
+    const port_id = req.vip_port_id ?? uuidOf(`ottava-noop-vip-port/${req.lbId}`);
     return {
       vip_address: req.vip_address ?? NOOP_VIP_ADDRESS,
       vip_port_id: port_id,
-      vip_subnet_id: req.vip_subnet_id ?? randomUUID(),
+      vip_subnet_id: req.vip_subnet_id ?? uuidOf(`ottava-noop-vip-subnet/${req.lbId}`),
       vip_network_id: network_id,
       additional_vips: req.additional_vips.map((v) => ({
         subnet_id: v.subnet_id,
@@ -55,8 +68,9 @@ const network: NetworkDriver = {
     return { id: sgId };
   },
   async updateVipSecurityGroups() {},
-  async plugVip() {
-    return { vrrp_ip: NOOP_VIP_ADDRESS, ha_ip: NOOP_VIP_ADDRESS, vrrp_port_id: randomUUID(), ha_port_id: randomUUID() };
+  // The amphora's ports are derived from its id: plugging again answers the same ports.
+  async plugVip(_lb, a) {
+    return { vrrp_ip: NOOP_VIP_ADDRESS, ha_ip: NOOP_VIP_ADDRESS, vrrp_port_id: uuidOf(`ottava-noop-vrrp-port/${a.id}`), ha_port_id: uuidOf(`ottava-noop-ha-port/${a.id}`) };
   },
   async unplugVip() {},
 };

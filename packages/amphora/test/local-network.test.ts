@@ -73,6 +73,18 @@ describe("LocalNetworkDriver", () => {
     expect((await network.allocateVip(request())).vip_address).toBe("127.0.110.1");
   });
 
+  it("allocating a load balancer's VIP again answers the addresses it holds: nothing more is claimed", async () => {
+    const { network, vips } = await driver("127.0.113.0/28");
+    const req = request({ additional_vips: [{ subnet_id: randomUUID() }, { subnet_id: randomUUID() }] });
+    const first = await network.allocateVip(req);
+    const again = await network.allocateVip(req);
+    expect(again).toEqual(first);
+    expect([first.vip_address, ...first.additional_vips.map((v) => v.ip_address)]).toEqual(["127.0.113.1", "127.0.113.2", "127.0.113.3"]);
+    expect((await vips.allocated()).map((a) => a.address).sort()).toEqual(["127.0.113.1", "127.0.113.2", "127.0.113.3"]);
+    // Another load balancer gets the next free address.
+    expect((await network.allocateVip(request())).vip_address).toBe("127.0.113.4");
+  });
+
   it("never gives one address to two load balancers, however many allocate at once, and says when the range is full", async () => {
     const { network } = await driver("127.0.111.0/28"); // 14 addresses
     const results = await Promise.allSettled(Array.from({ length: 16 }, () => network.allocateVip(request())));

@@ -3,9 +3,12 @@
 // execution must not touch the cloud either, so its forward tasks fail and its reverts do nothing.
 // An error of DynamoDB (or another service) being unavailable, once the SDK's own retries are spent,
 // leaves as TransientError, which the flow's Retry retries (flows/builder.ts) before its Catch.
+// A flow's finishing task run again after it released the lock (the LB's execution_arn still names
+// this execution) has nothing left to do: it answers as it did, so a retried or duplicated finish
+// cannot turn a finished flow into a failed one.
 import { LockLost, TransientError, isUnavailable, unavailableReason } from "@ottava/core";
 import { withFaultLabel } from "@ottava/db";
-import { COMPENSATION_TASKS } from "./flows";
+import { COMPENSATION_TASKS, FINISHING_TASKS } from "./flows";
 import { TASKS } from "./registry";
 import type { FlowInput, TaskContext } from "./tasks/context";
 
@@ -25,6 +28,10 @@ async function run(task: string, input: FlowInput & Record<string, unknown>, ctx
     if (input.owner !== undefined && lb?.lockOwner !== input.owner) {
       if (COMPENSATION_TASKS.has(task)) {
         log.warn("execution does not hold the lock; nothing to undo", { holder: lb?.lockOwner ?? null });
+        return null;
+      }
+      if (FINISHING_TASKS.has(task) && lb && lb.lockOwner === undefined && lb.executionArn?.endsWith(`:${input.owner}`)) {
+        log.info("the flow has already ended: its lock was released by this execution; nothing to do", { status: lb.record.provisioning_status });
         return null;
       }
       throw new LockLost(`load balancer ${input.lbId} is locked by ${lb?.lockOwner ?? "nobody"}`);

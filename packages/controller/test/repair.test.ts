@@ -1,9 +1,10 @@
 // Stuck-state repair over DynamoDB Local and the local runner: an LB whose execution is lost (a
-// runner that never heard of it, as after a restart) goes to ERROR with its PENDING objects, and the
-// flow trail says why; an LB whose execution runs is left alone.
+// runner that never heard of it: no journal holds it) goes to ERROR with its PENDING objects, and the
+// flow trail says why; an LB whose execution runs, or is journaled as running (a restarted runner
+// continues it), is left alone.
 import { describe, expect, it } from "vitest";
 import { createLogger, repairStuck } from "@ottava/core";
-import { DynamoRepairStore, createClients } from "@ottava/db";
+import { DynamoRepairStore, createClients, createExecutionJournal } from "@ottava/db";
 import { createTaskContext } from "@ottava/controller";
 import { LocalWorkflowEngine } from "../../local/src/runner";
 import { inProcessApp, SUBNET } from "../../../test/support/app";
@@ -11,7 +12,7 @@ import { inProcessApp, SUBNET } from "../../../test/support/app";
 describe("stuck-state repair", () => {
   it("moves an LB whose execution is gone to ERROR, records why, and leaves running ones alone", async () => {
     // amphora.update takes 20 s: the update's flow is still running when the repair looks.
-    const t = await inProcessApp({ OTTAVA_NOOP_LATENCY: "amphora.update:20000" });
+    const t = await inProcessApp({ OTTAVA_NOOP_LATENCY: "amphora.update:20000" }, { durable: true });
     const log = createLogger({ service: "test" }, "error");
     const created = await t.call("POST", "/v2/lbaas/loadbalancers", { loadbalancer: { vip_subnet_id: SUBNET } });
     const lbId = created.body.loadbalancer.id as string;
@@ -24,11 +25,15 @@ describe("stuck-state repair", () => {
     const later = new Date(Date.now() + 120_000);
     // The runner that started it knows it is running: nothing to repair.
     expect((await repairStuck({ store: t.store, trail: t.trail, catalog: t.catalog, engine: t.engine, log, pending }, later)).repaired).toEqual([]);
+    // A runner started again on the same table (as `npm start` after a crash) finds it RUNNING in the
+    // journal, before it has even continued it: nothing to repair, however old the lock.
+    const again = new LocalWorkflowEngine(createTaskContext(t.config, t), log, { journal: createExecutionJournal(t.config) });
+    expect((await repairStuck({ store: t.store, trail: t.trail, catalog: t.catalog, engine: again, log, pending }, later)).repaired).toEqual([]);
     // Within the grace period nothing is repaired either, whatever the engine says.
     const restarted = new LocalWorkflowEngine(createTaskContext(t.config, t), log, 1);
     expect((await repairStuck({ store: t.store, trail: t.trail, catalog: t.catalog, engine: restarted, log, pending }, new Date())).repaired).toEqual([]);
 
-    // A runner that never heard of it (the process that ran it stopped): repaired.
+    // A runner that never heard of it (the execution truly vanished: no journal holds it): repaired.
     const result = await repairStuck({ store: t.store, trail: t.trail, catalog: t.catalog, engine: restarted, log, pending }, later);
     expect(result.repaired).toEqual([lbId]);
     const lb = await t.store.getLoadBalancer(lbId);

@@ -198,8 +198,12 @@ export interface HealthManagerConfigStore {
    * false if it moved.
    */
   putHealthManagerConfig(list: string[], expect: number): Promise<boolean>;
-  /** Atomically adds to the refresh counters, if the stored generation is still `generation`. */
-  addHealthManagerRefresh(generation: number, add: Partial<HealthManagerRefresh>): Promise<boolean>;
+  /**
+   * Atomically adds to the refresh counters, if the stored generation is still `generation`; false if
+   * it is not. With `page` (the key of the page of amphorae counted), a page is counted once: adding
+   * a page already counted in this generation changes nothing and answers true.
+   */
+  addHealthManagerRefresh(generation: number, add: Partial<HealthManagerRefresh>, page?: string): Promise<boolean>;
   /**
    * Records that an amphora's agent has generation `generation` (no lock: a plain conditional update
    * of the amphora item, only if it is not DELETED and has no newer generation); false if not.
@@ -281,6 +285,50 @@ export interface ExecutionDescription {
   cause?: string;
   startDate: Date;
   stopDate?: Date;
+}
+
+/**
+ * What the local workflow runner keeps of an execution so that it outlives the process that runs it
+ * (Step Functions keeps its own on AWS): the execution (flow, name, input, status) and the outcome of
+ * every task invocation it completed, by (state, input, occurrence). See packages/local (runner.ts).
+ */
+export interface JournaledExecution {
+  flow: string;
+  name: string;
+  /** The execution's input, as JSON text (compared as text: the same name with another input is refused). */
+  input: string;
+  status: ExecutionStatus;
+  /** ISO 8601. */
+  startDate: string;
+  stopDate?: string;
+  /** JSON text of the output of a SUCCEEDED execution. */
+  output?: string;
+  error?: string;
+  cause?: string;
+}
+
+/** How one task invocation ended: its output (JSON text), or the error it threw (name and message). */
+export type JournaledTask = { output: string } | { error: { name: string; message: string } };
+
+export interface ExecutionJournal {
+  /**
+   * Records a new execution (RUNNING). If one of that flow and name is already recorded (and not
+   * expired), nothing is written and that one is answered instead.
+   */
+  begin(execution: JournaledExecution): Promise<JournaledExecution | undefined>;
+  /** The execution, if recorded and not expired. */
+  get(flow: string, name: string): Promise<JournaledExecution | undefined>;
+  /** Every execution recorded as RUNNING (what a restarted runner continues). */
+  running(): Promise<JournaledExecution[]>;
+  /** The task invocations an execution completed, by key. */
+  tasks(flow: string, name: string): Promise<Map<string, JournaledTask>>;
+  /** Records one completed task invocation under `key` (written once; a second write of a key keeps the first). */
+  recordTask(flow: string, name: string, key: string, outcome: JournaledTask): Promise<void>;
+  /**
+   * Records the end (status, output or error): the execution expires after `retainSeconds`; its task
+   * records (`taskKeys`: those the runner wrote and read) go.
+   */
+  end(flow: string, name: string, end: Pick<JournaledExecution, "status" | "stopDate" | "output" | "error" | "cause">, retainSeconds: number, taskKeys: string[]): Promise<void>;
 }
 
 /** The controller's workflow engine: AWS Step Functions, or the same ASL run in process. */

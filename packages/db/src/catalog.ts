@@ -313,5 +313,5 @@ export class DynamoCatalog implements CatalogStore {
 
 /** The catalog of a process, on the table its configuration names (with the process's injected DynamoDB faults, if any). */
 export function createCatalog(config: Config, faults: DynamoFaults | string = config.dynamodbFaults): DynamoCatalog {
-  return new DynamoCatalog(createClients(config.dynamodbEndpoint, faults).doc, config.tableName);
+  return new DynamoCatalog(createClients(config.dynamodbEndpoint, { faults }).doc, config.tableName);
 }

@@ -12,9 +12,15 @@ export const MAX_TRANSACTION = 100;
 /**
  * A DynamoDB client and its document client. `faults` (OTTAVA_DYNAMODB_FAULTS: a setting, or the
  * DynamoFaults several clients share) wraps the SDK's request handler with the injected faults
- * (faults.ts); without it, or when it is empty, the SDK's handler is used as it is.
+ * (faults.ts); without it, or when it is empty, the SDK's handler is used as it is. `metered: false`
+ * keeps a client out of the DynamoDB meter even when metering is on: the local runner's journal
+ * (journal.ts) is the local stand-in for Step Functions' own history, not a request Ottava makes on
+ * AWS, so the benchmark's counts and costs leave it out.
  */
-export function createClients(endpoint?: string, faults?: string | DynamoFaults): { client: DynamoDBClient; doc: DynamoDBDocumentClient } {
+export function createClients(
+  endpoint?: string,
+  opts: { faults?: string | DynamoFaults; metered?: boolean } = {},
+): { client: DynamoDBClient; doc: DynamoDBDocumentClient } {
   const client = new DynamoDBClient(
     endpoint
       ? { endpoint, region: process.env.AWS_REGION ?? "us-east-1", credentials: { accessKeyId: "local", secretAccessKey: "local" } }
@@ -22,13 +28,14 @@ export function createClients(endpoint?: string, faults?: string | DynamoFaults)
   );
   // Below the retry middleware: every attempt goes through it. (The handler the SDK built, wrapped
   // before the first request: each request reads it from the configuration.)
+  const { faults } = opts;
   const injected = typeof faults === "string" ? (faults.trim() ? new DynamoFaults(faults) : undefined) : faults;
   if (injected) client.config.requestHandler = faultingHandler(client.config.requestHandler, injected);
   // The SDK's logger middleware filters every input and output for a logger we never give it (a
   // no-op logger still gets the filtered copies): a measurable share of each call's CPU, for nothing.
   client.middlewareStack.remove("loggerMiddleware");
   // Metered only when asked for (enableDynamoMetering): the document client shares the middleware.
-  if (dynamoMeteringEnabled()) addMetering(client, dynamoMeter);
+  if (opts.metered !== false && dynamoMeteringEnabled()) addMetering(client, dynamoMeter);
   const doc = DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
   return { client, doc };
 }

@@ -62,30 +62,43 @@ export class DynamoHealthManagerConfig implements HealthManagerConfigStore {
     }
   }
 
-  async addHealthManagerRefresh(generation: number, add: Partial<HealthManagerRefresh>): Promise<boolean> {
+  async addHealthManagerRefresh(generation: number, add: Partial<HealthManagerRefresh>, page?: string): Promise<boolean> {
     const parts = (["total", "done", "failed"] as const).filter((k) => add[k]);
     if (parts.length === 0) return true;
     const names: Record<string, string> = { "#g": "generation" };
     const values: Record<string, unknown> = { ":g": generation };
-    for (const k of parts) {
+    const adds = parts.map((k) => {
       names[`#${k}`] = `refresh_${k}`;
       values[`:${k}`] = add[k];
+      return `#${k} :${k}`;
+    });
+    let condition = "#g = :g";
+    if (page !== undefined) {
+      // The pages counted in this generation (a new generation's put starts without them): a page
+      // counted again (its task retried, or run again by a restarted runner) adds nothing.
+      names["#pages"] = "refresh_pages";
+      values[":page"] = page;
+      values[":pages"] = new Set([page]);
+      adds.push("#pages :pages");
+      condition += " AND NOT contains(#pages, :page)";
     }
     try {
       await this.doc.send(
         new UpdateCommand({
           TableName: this.table,
           Key: { pk: HM_PK, sk: HM_SK },
-          UpdateExpression: `ADD ${parts.map((k) => `#${k} :${k}`).join(", ")}`,
-          ConditionExpression: "#g = :g",
+          UpdateExpression: `ADD ${adds.join(", ")}`,
+          ConditionExpression: condition,
           ExpressionAttributeNames: names,
           ExpressionAttributeValues: values,
         }),
       );
       return true;
     } catch (e) {
-      if (e instanceof ConditionalCheckFailedException) return false;
-      throw e;
+      if (!(e instanceof ConditionalCheckFailedException)) throw e;
+      if (page === undefined) return false;
+      const item = await getItem(this.doc, this.table, HM_PK, HM_SK);
+      return Number(item?.generation ?? 0) === generation; // the same generation: that page was counted already
     }
   }
 

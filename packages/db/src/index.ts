@@ -17,3 +17,4 @@ export * from "./health";
 export * from "./repair";
 export * from "./housekeeping";
 export * from "./vips";
+export * from "./journal";

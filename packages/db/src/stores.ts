@@ -22,7 +22,7 @@ export interface Stores {
 
 export function createStores(config: Config): Stores {
   const dynamoFaults = config.dynamodbFaults ? new DynamoFaults(config.dynamodbFaults) : undefined;
-  const { doc } = createClients(config.dynamodbEndpoint, dynamoFaults);
+  const { doc } = createClients(config.dynamodbEndpoint, { faults: dynamoFaults });
   const opts = { tableName: config.tableName, expiryAge: config.loadBalancerExpiryAge };
   return {
     store: new DynamoStore(doc, opts),

@@ -18,7 +18,7 @@ beforeAll(async () => {
   await createClients(endpoint).client.send(new PutItemCommand({ TableName: table, Item: { ...KEY, v: { S: "x" } } }));
 });
 
-const get = (faults: string | DynamoFaults) => createClients(endpoint, faults).client.send(new GetItemCommand({ TableName: table, Key: KEY, ConsistentRead: true }));
+const get = (faults: string | DynamoFaults) => createClients(endpoint, { faults }).client.send(new GetItemCommand({ TableName: table, Key: KEY, ConsistentRead: true }));
 
 describe("the setting", () => {
   it("parses operations, task labels, faults, counts, ranges and rates", () => {
@@ -58,8 +58,8 @@ describe("the setting", () => {
   });
 
   it("is off unless set: the SDK's own request handler, untouched", () => {
-    for (const off of [undefined, "", "  "]) expect(createClients(endpoint, off).client.config.requestHandler.constructor.name).toBe("NodeHttpHandler");
-    expect(createClients(endpoint, "GetItem:drop:1").client.config.requestHandler.constructor.name).not.toBe("NodeHttpHandler");
+    for (const off of [undefined, "", "  "]) expect(createClients(endpoint, { faults: off }).client.config.requestHandler.constructor.name).toBe("NodeHttpHandler");
+    expect(createClients(endpoint, { faults: "GetItem:drop:1" }).client.config.requestHandler.constructor.name).not.toBe("NodeHttpHandler");
     expect(createStores(loadConfig({ OTTAVA_DYNAMODB_ENDPOINT: endpoint })).dynamoFaults).toBeUndefined();
   });
 });
@@ -90,7 +90,7 @@ describe("below the SDK's retries", () => {
     await Promise.all(
       (Object.keys(expected) as (keyof typeof expected)[]).map(async (kind) => {
         const faults = new DynamoFaults(`GetItem:${kind}:4`);
-        const client = createClients(endpoint, faults).client;
+        const client = createClients(endpoint, { faults }).client;
         const err = (await client.send(new GetItemCommand({ TableName: table, Key: KEY })).catch((e: unknown) => e)) as Error & { $metadata?: { attempts?: number; httpStatusCode?: number } };
         expect(err, kind).toBeInstanceOf(Error);
         expect(unavailableReason(err), kind).toBe(expected[kind]);
@@ -106,7 +106,7 @@ describe("below the SDK's retries", () => {
 
   it("a rule with @label faults only the requests made under that label", async () => {
     const faults = new DynamoFaults("GetItem@finishChange:internal:4");
-    const client = createClients(endpoint, faults).client;
+    const client = createClients(endpoint, { faults }).client;
     const send = () => client.send(new GetItemCommand({ TableName: table, Key: KEY }));
     expect((await send()).Item).toBeDefined();
     expect((await withFaultLabel("updateAmphoraeConfig", send)).Item).toBeDefined();

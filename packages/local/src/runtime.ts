@@ -9,7 +9,7 @@ import { join, resolve } from "node:path";
 import { createLogger, type Config } from "@ottava/core";
 import type { DynamoMeter } from "@ottava/db";
 import { startDynamoDbLocal, type DynamoDbLocal } from "./dynamodb-local";
-import type { LocalWorkflowEngine } from "./runner";
+import type { LocalWorkflowEngine, TaskDecorator } from "./runner";
 import { loadOrCreateLocalCa } from "./ca";
 
 export interface RuntimeOptions {
@@ -19,6 +19,8 @@ export interface RuntimeOptions {
   dataDir: string;
   /** Meter every DynamoDB request this process makes from now on (`dynamoMeter` of @ottava/db): the API benchmark's counting. */
   metering?: boolean;
+  /** Benchmarks only: wraps each task invocation below the runner's journal (the API benchmark times the tasks with it). `npm start` passes none. */
+  decorateTask?: TaskDecorator;
 }
 
 export interface Runtime {
@@ -46,7 +48,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   const [
     { createApp },
     { createTaskContext, startHeartbeatReceiver, HealthChecker, Housekeeping, createHousekeepingDeps },
-    { createStores, createClients, ensureTable, enableDynamoMetering, DynamoHealthCheckStore, DynamoVipStore },
+    { createStores, createClients, createExecutionJournal, ensureTable, enableDynamoMetering, DynamoHealthCheckStore, DynamoVipStore },
     { LocalWorkflowEngine },
     { LocalDataplane },
   ] = await Promise.all([
@@ -106,7 +108,14 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     }
     // Amphora certificates: the settings' CA, else a local one kept in <data dir>/ca (in memory with --in-memory).
     const tasks = createTaskContext(config, stores, { ca: () => loadOrCreateLocalCa(opts.inMemory ? undefined : dataDir), local: dataplane });
-    const engine = new LocalWorkflowEngine(tasks, log, config.flowConcurrency);
+    // The runner journals its executions in the table, so those a stopped process left running are
+    // continued now, before the health check and housekeeping's stuck-state repair look at them.
+    const engine = new LocalWorkflowEngine(tasks, log, {
+      concurrency: config.flowConcurrency,
+      journal: createExecutionJournal(config),
+      ...(opts.decorateTask ? { decorateTask: opts.decorateTask } : {}),
+    });
+    await engine.resume();
     // The health manager: the heartbeat receiver (with OTTAVA_HEARTBEAT_KEY) and the health check.
     const healthLog = createLogger({ service: "ottava-health" }, config.logLevel);
     heartbeats = await startHeartbeatReceiver({ ...config, heartbeatKey }, { compute: tasks.drivers.compute, log: healthLog }, { heartbeatInterval: config.heartbeatInterval }).catch(
@@ -150,7 +159,10 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
         (stopping ??= (async () => {
           await new Promise<void>((ok) => (server ? server.close(() => ok()) : ok()));
           await stopJobs();
+          // Flows that end within 5 s end; the others stop between two tasks (the journal has them) and
+          // the next start continues them. Nothing runs a task once the data plane and DynamoDB stop.
           await Promise.race([engine.drain(), new Promise((ok) => setTimeout(ok, 5000))]);
+          await Promise.race([engine.pause(), new Promise((ok) => setTimeout(ok, 5000))]);
           await stopDataplane();
           await dynamo?.stop();
         })()),

@@ -13,7 +13,8 @@ import {
   type LoadBalancerDeps,
 } from "@ottava/core";
 import { createTaskContext } from "@ottava/controller";
-import { ExecutionAlreadyExists, LocalWorkflowEngine } from "../src/runner";
+import { createExecutionJournal } from "@ottava/db";
+import { ExecutionAlreadyExists, LocalWorkflowEngine, type TaskDecorator } from "../src/runner";
 import { freshTable } from "../../../test/support/dynamo";
 import { captureOutput, jsonLines } from "../../../test/support/output";
 
@@ -163,5 +164,103 @@ describe("the local runner", () => {
       .map((l) => String(l.message))
       .filter((m) => m.startsWith("execution"));
     expect(events).toEqual(["execution started", "execution succeeded", "execution started", "execution succeeded", "execution started", "execution succeeded"]);
+  });
+});
+
+describe("a runner that stops and starts again (the journal in the table)", () => {
+  /** Counts the states it invokes; at `stopAt`'s n-th invocation it runs the task, then never answers: the process died there. */
+  function watch(stopAt?: { state: string; nth: number; run: boolean }) {
+    const invoked: string[] = [];
+    let stopped!: () => void;
+    const stop = new Promise<void>((ok) => (stopped = ok));
+    const counts = new Map<string, number>();
+    const decorate: TaskDecorator = (call, invoke) => async (input) => {
+      invoked.push(call.state);
+      const n = (counts.get(call.state) ?? 0) + 1;
+      counts.set(call.state, n);
+      if (stopAt?.state === call.state && stopAt.nth === n) {
+        if (stopAt.run) await invoke(input);
+        stopped();
+        return new Promise(() => {});
+      }
+      return invoke(input);
+    };
+    return { invoked, stop, decorate };
+  }
+
+  it("continues an execution left RUNNING from its journal: recorded tasks (a Map's finished iteration too) are not run again", async () => {
+    const { config, ...stores } = await freshTable({ OTTAVA_LOADBALANCER_TOPOLOGY: "ACTIVE_STANDBY" });
+    const tasks = createTaskContext(config, stores);
+    const log = createLogger({}, "error");
+    // The first runner dies in the failover's second iteration (MASTER), after building its replacement's instance.
+    const first = watch({ state: "ReplacementComputeCreate", nth: 2, run: true });
+    const a = new LocalWorkflowEngine(tasks, log, { journal: createExecutionJournal(config), decorateTask: first.decorate });
+    const deps: LoadBalancerDeps = { store: stores.store, trail: stores.trail, catalog: stores.catalog, engine: a, network: tasks.drivers.network, config, log };
+    const { lb } = await createLoadBalancer(deps, ctx, body);
+    await a.wait((await stores.store.getLoadBalancer(lb.id))!.executionArn!);
+    const old = await stores.store.amphoraeOf(lb.id);
+    await failoverLoadBalancer(deps, ctx, lb.id);
+    await first.stop;
+    const { executionArn: arn, lockOwner: name } = (await stores.store.getLoadBalancer(lb.id))!;
+    expect((await stores.store.getLoadBalancer(lb.id))!.record.provisioning_status).toBe("PENDING_UPDATE");
+
+    // The next runner on the same table: the execution is RUNNING (the repair job leaves it alone), then continued.
+    const second = watch();
+    const b = new LocalWorkflowEngine(tasks, log, { journal: createExecutionJournal(config), decorateTask: second.decorate });
+    expect((await b.describe(arn!))?.status).toBe("RUNNING");
+    expect(await b.resume()).toEqual([name]);
+    const done = (await b.wait(arn!))!;
+    expect(done.status).toBe("SUCCEEDED");
+    // Only what had not been recorded ran again: the MASTER's replacement from its instance on.
+    expect(second.invoked).toEqual([
+      "ReplacementComputeCreate",
+      "ReplacementComputeWait",
+      "ReplacementAmphoraeConnectivityWait",
+      "ReplacementPlugVip",
+      "ReplacementAmphoraePostVipPlug",
+      "ReplacementMarkAmphoraeAllocated",
+      "RemoveOldAmphora",
+      "RestartVrrp",
+      "MarkLoadBalancerActive",
+    ]);
+    // Ends as an uninterrupted failover: two new amphorae, the two old ones DELETED, nothing more.
+    const after = (await stores.store.getLoadBalancer(lb.id))!;
+    expect(after.record.provisioning_status).toBe(ACTIVE);
+    expect(after.lockOwner).toBeUndefined();
+    const amps = await stores.store.amphoraeOf(lb.id);
+    expect(amps).toHaveLength(4);
+    expect(amps.filter((x) => old.some((o) => o.id === x.id)).map((x) => x.status)).toEqual([DELETED, DELETED]);
+    expect(amps.filter((x) => x.status !== DELETED).map((x) => x.role).sort()).toEqual(["BACKUP", "MASTER"]);
+    expect((await stores.trail.flowTrail(lb.id))[0]).toMatchObject({ execution: name, outcome: "SUCCEEDED" });
+
+    // Idempotent by name across the restart; described by a third runner from the journal; its task records gone.
+    expect((await b.start("loadbalancer-failover", name!, done.input as Record<string, unknown>)).executionArn).toBe(arn);
+    const c = new LocalWorkflowEngine(tasks, log, { journal: createExecutionJournal(config) });
+    expect(await c.describe(arn!)).toMatchObject({ status: "SUCCEEDED", name, startDate: done.startDate });
+    await expect(c.start("loadbalancer-failover", name!, { lbId: lb.id, owner: "other" })).rejects.toBeInstanceOf(ExecutionAlreadyExists);
+    expect((await c.start("loadbalancer-failover", name!, done.input as Record<string, unknown>)).executionArn).toBe(arn);
+    expect(await c.resume()).toEqual([]);
+    expect((await createExecutionJournal(config).tasks("loadbalancer-failover", name!)).size).toBe(0);
+  });
+
+  it("replays a task's recorded failures: a flow failing when its runner stopped fails the same way, even if the task would now succeed", async () => {
+    const { config, ...stores } = await freshTable({ OTTAVA_NOOP_FAULTS: "network.plugVip" });
+    const log = createLogger({}, "error");
+    // The first runner's plugVip always fails (OTTAVA_NOOP_FAULTS): it dies in the compensation, before the LB's amphora is marked DELETED.
+    const first = watch({ state: "RevertCreateAmphoraeInDB", nth: 1, run: false });
+    const tasks = createTaskContext(config, stores);
+    const a = new LocalWorkflowEngine(tasks, log, { journal: createExecutionJournal(config), decorateTask: first.decorate, retryIntervalMs: 1 });
+    const deps: LoadBalancerDeps = { store: stores.store, trail: stores.trail, catalog: stores.catalog, engine: a, network: tasks.drivers.network, config, log };
+    const { lb } = await createLoadBalancer(deps, ctx, body);
+    await first.stop;
+    // The next runner's drivers have no fault: PlugVip would succeed now, but its three recorded failures are answered.
+    const second = watch();
+    const b = new LocalWorkflowEngine(createTaskContext({ ...config, noopFaults: "" }, stores), log, { journal: createExecutionJournal(config), decorateTask: second.decorate, retryIntervalMs: 1 });
+    await b.resume();
+    expect((await b.wait((await stores.store.getLoadBalancer(lb.id))!.executionArn!))!.status).toBe("FAILED");
+    expect(second.invoked).toEqual(["RevertCreateAmphoraeInDB", "OnFailure"]);
+    expect((await stores.store.getLoadBalancer(lb.id))!.record.provisioning_status).toBe(ERROR);
+    expect((await stores.store.amphoraeOf(lb.id)).map((x) => x.status)).toEqual([DELETED]);
+    expect((await stores.trail.flowTrail(lb.id))[0]).toMatchObject({ outcome: "FAILED", failed_step: "PlugVip" });
   });
 });

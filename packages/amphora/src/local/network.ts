@@ -4,14 +4,14 @@
 // balancers of a stack ever share one; a released address can be handed out again. There are no
 // security groups nor ports here: every security group id exists (as the no-op driver answers), port
 // ids are made up, and the "network" and "subnet" of the range have fixed ids derived from it.
-import { createHash, randomUUID } from "node:crypto";
+import { createHash } from "node:crypto";
 import { isIPv4 } from "node:net";
 import { Fault, type Amphora, type AmphoraPorts, type LoadBalancer, type NetworkDriver, type Vip, type VipRequest } from "@ottava/core";
 
 /** Where allocations are recorded (packages/db's DynamoVipStore). */
 export interface VipAllocations {
-  /** Every address handed out, with its owner. */
-  allocated(): Promise<{ address: string; owner: string }[]>;
+  /** Every address handed out, with its owner and the port id it was claimed with. */
+  allocated(): Promise<{ address: string; owner: string; port_id?: string }[]>;
   /** Claims `address` for `owner` (a load balancer or amphora id): false if another owner holds it. */
   claim(address: string, owner: string, portId: string): Promise<boolean>;
   /** Gives `address` back if `owner` holds it. */
@@ -71,15 +71,17 @@ export class LocalNetworkDriver implements NetworkDriver {
   /**
    * allocate_vip: the requested address if it is in the range and free (else Neutron's 400 or 409,
    * which Octavia's API passes on), or the first free one (409 when the range is full). Additional
-   * VIPs get addresses from the range too.
+   * VIPs get addresses from the range too. Idempotent per load balancer: each address is claimed
+   * with a port id of its slot (the VIP's port, derived from the LB unless given; `<port>/<n>` for
+   * the n-th additional VIP), so asking again answers the addresses already claimed, never new ones.
    */
   async allocateVip(req: VipRequest): Promise<Vip> {
-    const portId = req.vip_port_id ?? randomUUID();
-    const vipAddress = await this.allocate(req.lbId, req.vip_address, portId);
+    const portId = req.vip_port_id ?? uuidOf(`ottava-local-vip-port/${req.lbId}`);
+    const vipAddress = await this.allocate(req.lbId, req.vip_address, portId, true);
     const additional: Vip["additional_vips"] = [];
     try {
-      for (const v of req.additional_vips) {
-        const address = await this.allocate(req.lbId, v.ip_address ?? null, portId);
+      for (const [n, v] of req.additional_vips.entries()) {
+        const address = await this.allocate(req.lbId, v.ip_address ?? null, `${portId}/${n + 1}`, true);
         additional.push({ subnet_id: v.subnet_id, ip_address: address, network_id: req.vip_network_id ?? this.range.networkId, port_id: portId });
       }
     } catch (e) {
@@ -125,7 +127,7 @@ export class LocalNetworkDriver implements NetworkDriver {
   /**
    * An address for `owner`: `wanted` if given (400 outside the range, 409 held by another owner), else
    * the first free one, tried in order until a claim wins (another allocation may win one first).
-   * `reuse`: an address `owner` already holds answers again (a retried plug).
+   * `reuse`: an address `owner` already holds with this port id answers again (a retried plug or allocation).
    */
   private async allocate(owner: string, wanted: string | null, portId: string, reuse = false): Promise<string> {
     if (wanted !== null) {
@@ -135,7 +137,7 @@ export class LocalNetworkDriver implements NetworkDriver {
     }
     const held = await this.allocations.allocated();
     if (reuse) {
-      const mine = held.find((a) => a.owner === owner && this.range.contains(a.address));
+      const mine = held.find((a) => a.owner === owner && (a.port_id === undefined || a.port_id === portId) && this.range.contains(a.address));
       if (mine) return mine.address;
     }
     const taken = new Set(held.map((a) => a.address));

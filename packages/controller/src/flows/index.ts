@@ -62,6 +62,19 @@ export const COMPENSATION_TASKS = new Set(
   }),
 );
 
+/**
+ * Tasks that end a flow (each flow's last step): in a locked flow they release the lock. Run again
+ * once they have (a retry after a failure that came after their writes, a duplicate delivery, or the
+ * local runner continuing an execution whose last task was in flight), they find the lock released by
+ * their own execution and have nothing left to do (run-task.ts).
+ */
+export const FINISHING_TASKS = new Set(
+  FLOW_NAMES.flatMap((flow) => {
+    const last = FLOWS[flow]!.steps.at(-1);
+    return last && !("itemsPath" in last) ? [last.task] : [];
+  }),
+);
+
 /** Every task any flow calls: one Lambda function each. */
 export const FLOW_TASKS = [...new Set(FLOW_NAMES.flatMap(tasksOf))].sort();
 

@@ -120,7 +120,8 @@ const refreshAgentConfigPage: TaskHandler = async (input, ctx) => {
   const failedIds = page.filter((_, i) => outcomes[i] === "failed").map((a) => a.id);
   const done = outcomes.filter((o) => o === "done").length;
   if (failedIds.length > 0) ctx.log.error("amphorae whose agent configuration could not be refreshed", { generation, amphorae: failedIds });
-  const counted = await ctx.healthManagerConfig.addHealthManagerRefresh(generation, { total: done + failedIds.length, done, failed: failedIds.length });
+  // Counted once per page (keyed by where it starts), however many times this task runs for it.
+  const counted = await ctx.healthManagerConfig.addHealthManagerRefresh(generation, { total: done + failedIds.length, done, failed: failedIds.length }, marker ?? "^");
   if (!counted) {
     ctx.log.info("health manager refresh superseded by a newer generation", { generation });
     return stop;

@@ -62,8 +62,9 @@ export const applyMemberChunk: TaskHandler = async (input, ctx) => {
 };
 
 /**
- * Success: the change set goes, then the usual finish, with the chunks' members in the change set
- * (PENDING_* → ACTIVE, or DELETED), the pools and listeners the lock marked with them.
+ * Success: the usual finish, with the chunks' members in the change set (PENDING_* → ACTIVE, or
+ * DELETED), the pools and listeners the lock marked with them; then the change set goes. Only then:
+ * a finish retried after a failure must still find the members it has to finish.
  */
 export const finishCrossPoolChange: TaskHandler = async (input, ctx) => {
   const members: ChangeRef[] = (await allChanges(ctx, input)).map((c) => ({
@@ -73,8 +74,9 @@ export const finishCrossPoolChange: TaskHandler = async (input, ctx) => {
     done: { provisioning_status: c.op === "delete" ? DELETED : ACTIVE },
   }));
   const changes = input.changes as ChangeSet;
+  await finishChange({ ...input, changes: withRefs(changes, members) }, ctx);
   await ctx.changeSets.deleteChangeSet(input.lbId, input.owner);
-  return finishChange({ ...input, changes: withRefs(changes, members) }, ctx);
+  return null;
 };
 
 /**
@@ -136,9 +138,10 @@ export const failCrossPoolChange: TaskHandler = async (input, ctx) => {
   await recordFlowEnd(ctx, lbId, owner, end);
   await ignoreLockLost(ctx, `load balancer ${lbId}`, async () => {
     await ctx.store.applyAsOwner(lbId, owner, writes);
-    await ctx.changeSets.deleteChangeSet(lbId, owner);
     await ctx.store.updateLoadBalancer(lbId, owner, { provisioning_status: ACTIVE }, true, { project, delta: { member: -unused } });
   });
+  // Last: a retry of this handler before the release must still count the members from the chunks.
+  await ctx.changeSets.deleteChangeSet(lbId, owner);
   const error = (input.revertError ?? input.error) as { Error?: string; Cause?: string } | undefined;
   ctx.log.error("cross-pool member update failed", { lbId, execution: owner, restoreFailed, error: error?.Error, cause: error?.Cause });
   return null;
