@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { startStack, waitSettled, type Stack } from "./support/stack";
-import { startHttpBackend, tally, type HttpBackend } from "./support/backends";
+import { startHttpBackend, tally, waitFor, type HttpBackend } from "./support/backends";
 
 const SUBNET = "5e6b7c5a-0b7e-4a0e-9d36-1f5b2f3a6a11";
 // Ranges no other test file uses (the data-plane test has 127.0.102.0/24).
@@ -30,7 +30,9 @@ async function start(range: string, heartbeatPort = "0"): Promise<Stack> {
   return startStack(["--data-dir", dir, "--dataplane", "haproxy", "--vip-range", range, "--heartbeat-port", heartbeatPort], { OTTAVA_HEARTBEAT_PORT: "5555" });
 }
 
-const heartbeatPortOf = (s: Stack) => Number(/Receiving amphora heartbeats on udp 127\.0\.0\.1:(\d+)/.exec(s.output())?.[1]);
+/** The heartbeat port a stack printed (the line may come in a later chunk of its output than the API's). */
+const heartbeatPortOf = (s: Stack) =>
+  waitFor("the heartbeat port printed", async () => Number(/Receiving amphora heartbeats on udp 127\.0\.0\.1:(\d+)/.exec(s.output())?.[1]) || undefined, 5_000);
 
 describe("two stacks on one machine", () => {
   it("each serves its own load balancer, with its own ports and VIP range; a taken port stops a third with the flag to give", async () => {
@@ -38,7 +40,7 @@ describe("two stacks on one machine", () => {
     stacks.push(await start(RANGES[0]!), await start(RANGES[1]!));
     const [a, b] = stacks as [Stack, Stack];
     expect(a.url).not.toBe(b.url);
-    const ports = stacks.map(heartbeatPortOf);
+    const ports = await Promise.all(stacks.map(heartbeatPortOf));
     expect(ports.every((p) => p > 0 && p !== 5555), a.output()).toBe(true);
     expect(ports[0]).not.toBe(ports[1]);
 

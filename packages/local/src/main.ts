@@ -56,8 +56,9 @@ async function main() {
   const standIn = standInPort === undefined ? undefined : await startStandIn(Number(standInPort));
 
   const runtime = await startRuntime({ config, inMemory, dataDir });
-  process.stdout.write(`Ottava is serving the Octavia v2 API on ${runtime.url}\n`);
-  if (runtime.heartbeatPort !== undefined) process.stdout.write(`Receiving amphora heartbeats on udp ${config.bindHost}:${runtime.heartbeatPort}\n`);
+  // One write: whoever waits for the first line has the second too.
+  const heartbeats = runtime.heartbeatPort === undefined ? "" : `Receiving amphora heartbeats on udp ${config.bindHost}:${runtime.heartbeatPort}\n`;
+  process.stdout.write(`Ottava is serving the Octavia v2 API on ${runtime.url}\n${heartbeats}`);
   if (standIn) process.stdout.write(`Answering the openstack CLI's Neutron and Keystone look-ups on ${standIn.url}\n`);
 
   let stopping = false;

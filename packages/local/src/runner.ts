@@ -361,6 +361,9 @@ export class LocalWorkflowEngine implements WorkflowEngine {
       exec.stopDate = new Date();
       try {
         await this.journal.end(exec.flow, exec.name, this.endOf(exec), ENDED_EXECUTION_RETENTION_SECONDS, [...counts.keys]);
+        // Ended and journaled: describe() and a start of the same name answer from the journal, so the
+        // process holds only what runs (it would otherwise grow with every flow it ever ran).
+        this.executions.delete(exec.executionArn);
       } catch (e) {
         // Still RUNNING in the journal: the next start runs it again, answered wholly from its records.
         log.error("execution end not journaled", { status: exec.status, error: String(e) });
