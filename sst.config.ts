@@ -7,6 +7,8 @@ export default $config({
   app(input) {
     return {
       name: "ottava",
+      // The SST the stacks are written and tested against (the sst devDependency): another CLI refuses to deploy.
+      version: "4.17.1",
       // Keep production data if the stage is ever removed; throwaway stages clean up after themselves.
       removal: input?.stage === "production" ? "retain" : "remove",
       home: "aws",
