@@ -34,7 +34,8 @@ export function createApi(table: Table, flows: Flows) {
     ],
   });
 
-  const api = new sst.aws.ApiGatewayV2("Api");
+  // SST component names are unique across components: the function is "Api", the gateway "ApiGateway".
+  const api = new sst.aws.ApiGatewayV2("ApiGateway");
   api.route("$default", fn.arn);
   return api;
 }
