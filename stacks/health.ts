@@ -59,6 +59,11 @@ export function createHealthManager(table: Table, stateMachineArnPrefix: $util.I
       rules: [{ listen: `${port}/udp`, forward: `${port}/udp` }], // udp: a Network Load Balancer
     },
     transform: {
+      // The container reads no SSM parameter or Secrets Manager secret (no `ssm`): drop SST's statement
+      // letting the execution role read any ("*"). A container secret needs its ARN granted here.
+      executionRole: (args) => {
+        args.inlinePolicies = [];
+      },
       // A UDP target cannot be health-checked over UDP: the service answers GET /healthcheck on 8080.
       target: (args) => {
         args.healthCheck = { protocol: "HTTP", port: "8080", path: "/healthcheck", interval: 10, healthyThreshold: 2, unhealthyThreshold: 2 };

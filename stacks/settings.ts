@@ -9,7 +9,6 @@ export const RUNTIME = "nodejs22.x";
  * FLOW_CONCURRENCY) are left out; TABLE_NAME and STATE_MACHINE_ARN_PREFIX are set by the stacks.
  */
 const PASSED_THROUGH = [
-  "OTTAVA_AUTH_STRATEGY",
   "OTTAVA_KEYSTONE_USER_DOMAIN_NAME",
   "OTTAVA_KEYSTONE_PROJECT_DOMAIN_NAME",
   "OTTAVA_TOKEN_CACHE_TIME",
@@ -38,6 +37,7 @@ const PASSED_THROUGH = [
   // The heartbeat receiver's UDP port. Its key, OTTAVA_HEARTBEAT_KEY, is a secret, never passed through:
   // `new sst.Secret("HeartbeatKey").value` (`npx sst secret set HeartbeatKey ... --stage <stage>`).
   "OTTAVA_HEARTBEAT_PORT",
+  "OTTAVA_HEARTBEAT_INTERVAL", // written into the amphorae's agent configuration, and the receiver's limit
   "OTTAVA_HEARTBEAT_TIMEOUT",
   "OTTAVA_HEALTH_CHECK_INTERVAL",
   "OTTAVA_FAILOVER_THRESHOLD",
@@ -70,13 +70,17 @@ export function sharedEnvironment(): Record<string, string> {
 }
 
 /**
- * Under OTTAVA_AUTH_STRATEGY=keystone, where the API validates tokens and as whom: from SST secrets
- * (`npx sst secret set KeystonePassword ... --stage <stage>`), never from code, the deployer's
- * environment or logs. Pulumi keeps them encrypted in its state; Lambda keeps them encrypted at rest.
+ * The API's OTTAVA_AUTH_STRATEGY (only the API validates tokens: elsewhere `keystone` would make the
+ * configuration demand the Keystone service user, which only the API is given), and under keystone where
+ * the API validates tokens and as whom: from SST secrets (`npx sst secret set KeystonePassword ... --stage
+ * <stage>`), never from code, the deployer's environment or logs. Pulumi keeps them encrypted in its
+ * state; Lambda keeps them encrypted at rest.
  */
 export function keystoneEnvironment(): Record<string, $util.Input<string>> {
-  if (process.env.OTTAVA_AUTH_STRATEGY !== "keystone") return {};
+  const strategy = process.env.OTTAVA_AUTH_STRATEGY;
+  if (strategy !== "keystone") return strategy ? { OTTAVA_AUTH_STRATEGY: strategy } : {};
   return {
+    OTTAVA_AUTH_STRATEGY: strategy,
     OTTAVA_KEYSTONE_URL: new sst.Secret("KeystoneUrl").value,
     OTTAVA_KEYSTONE_USERNAME: new sst.Secret("KeystoneUsername").value,
     OTTAVA_KEYSTONE_PASSWORD: new sst.Secret("KeystonePassword").value,

@@ -145,9 +145,10 @@ export async function synthesize(env: Record<string, string>): Promise<Synthesis
       child.on("error", fail);
       child.on("exit", (code) => done({ code, stderr }));
     });
-    if (code !== 0 || !existsSync(outFile)) throw new Error(`the synthesis exited with ${code}:\n${stderr}`);
+    if (!existsSync(outFile)) throw new Error(`the synthesis exited with ${code}:\n${stderr}`);
     const result = JSON.parse(readFileSync(outFile, "utf8")) as Omit<Synthesis, "builds"> & { errors: string[] };
     if (result.errors.length > 0) throw new Error(`the synthesis failed:\n${result.errors.join("\n")}`);
+    if (code !== 0) throw new Error(`the synthesis exited with ${code}:\n${stderr}`);
     return { app: result.app, outputs: result.outputs, resources: result.resources, calls: result.calls, builds };
   } finally {
     server.close();

@@ -5,8 +5,9 @@
 // child process and answers SST's CLI calls (SST_SERVER) itself. No AWS account, no network.
 //
 // Input (environment): OTTAVA_SYNTH_OUT, the JSON file to write; OTTAVA_SYNTH_WORK, SST's work directory;
-// OTTAVA_SYNTH_ROOT, the repository; SST_SERVER; the deployer's environment (OTTAVA_*, SST_SECRET_*).
-// Output: { app, outputs, resources: [{ type, name, id, inputs, state }], calls: [{ token, inputs }] }.
+// OTTAVA_SYNTH_ROOT, the repository; SST_SERVER; the deployer's environment (OTTAVA_*). Every SST secret
+// has a made-up value, `synth-secret:<name>`.
+// Output: { app, outputs, resources: [{ type, name, id, inputs, state }], calls: [{ token, inputs }], errors }.
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import * as pulumi from "@pulumi/pulumi";
@@ -20,8 +21,26 @@ const work = process.env.OTTAVA_SYNTH_WORK;
 const resources = [];
 const calls = [];
 const errors = [];
-// A failed output (an error thrown inside an apply) surfaces as an unhandled rejection: record it as a failure.
-process.on("unhandledRejection", (e) => errors.push(String(e?.stack ?? e)));
+let app = {};
+
+/** Writes what was recorded and ends the process (Pulumi's exit hook would otherwise count leaked promises). */
+function finish(outputs) {
+  if (finish.done) return;
+  finish.done = true;
+  writeFileSync(process.env.OTTAVA_SYNTH_OUT, JSON.stringify({ app: { ...app, stage: STAGE }, outputs, resources, calls, errors }));
+  process.exit(0);
+}
+// An output that never resolves would leave the process waiting on nothing: give up, saying so.
+setTimeout(() => {
+  errors.push(`synth: the program did not settle within 120 s (${resources.length} resources registered)`);
+  finish({});
+}, 120_000);
+// A failed output (an error thrown inside an apply) surfaces as an unhandled rejection: record it, and
+// stop soon after (what depends on that output would wait for it forever).
+process.on("unhandledRejection", (e) => {
+  errors.push(String(e?.stack ?? e));
+  setTimeout(() => finish({}), 2000);
+});
 
 /** Inputs with Pulumi's secret wrappers ({ <sig>: <secret sig>, value }) taken off, as AWS receives them. */
 const SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270";
@@ -128,7 +147,6 @@ await pulumi.runtime.setMocks(
   STAGE,
   false,
 );
-
 // Every SST secret (`new sst.Secret(name)`) has a made-up value, `synth-secret:<name>`, unless the
 // environment sets it: the test tells where secrets went by that prefix.
 process.env = new Proxy(process.env, {
@@ -141,7 +159,7 @@ process.env = new Proxy(process.env, {
 const shim = await import("../../../.sst/platform/src/shim/run.js");
 for (const [key, value] of Object.entries(shim)) globalThis[key] = value;
 const { default: config } = await import("../../../sst.config.ts");
-const app = await config.app({ stage: STAGE });
+app = await config.app({ stage: STAGE });
 globalThis.$app = { ...app, stage: STAGE, providers: app.providers ?? { aws: {} }, protect: app.protect ?? false };
 globalThis.$dev = false;
 globalThis.$cli = {
@@ -156,17 +174,6 @@ globalThis.aws = await import("@pulumi/aws");
 
 const { run } = await import("../../../.sst/platform/src/auto/run.ts");
 
-/** Writes what was recorded and ends the process (Pulumi's exit hook would otherwise count leaked promises). */
-function finish(outputs) {
-  writeFileSync(process.env.OTTAVA_SYNTH_OUT, JSON.stringify({ app, outputs, resources, calls, errors }));
-  process.exit(0);
-}
-// An output that never resolves would leave the process waiting on nothing: give up, saying so.
-const watchdog = setTimeout(() => {
-  errors.push(`synth: the program did not settle within 120 s (${resources.length} resources registered)`);
-  finish({});
-}, 120_000);
-
 try {
   // As Pulumi's Node.js host runs a program: under the root stack resource (SST's run() registers stack
   // transformations). An error thrown in there would only be logged to the (absent) engine: catch it here.
@@ -180,9 +187,7 @@ try {
   });
   // Resources created inside outputs' apply() (as SST's Function creates its lambda.Function) register later.
   await pulumi.runtime.disconnect();
-  const plain = await new Promise((resolve) => pulumi.output(outputs).apply(resolve));
-  clearTimeout(watchdog);
-  finish(plain);
+  finish(await new Promise((resolve) => pulumi.output(outputs).apply(resolve)));
 } catch (e) {
   errors.push(String(e?.stack ?? e));
   finish({});
