@@ -10,7 +10,7 @@ import { build } from "esbuild";
 import { beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "@ottava/core";
 import { ensureTable } from "@ottava/db";
-import { CA_TASKS, FLOW_NAMES, FLOW_TASKS } from "@ottava/controller";
+import { CA_TASKS, FLOW_NAMES, FLOW_TASKS, definitionOf } from "@ottava/controller";
 import { synthesize, type SynthResource, type Synthesis } from "./support/synth";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -20,7 +20,6 @@ const STEP_FUNCTIONS_ENGINE = "packages/controller/src/engine-sfn.ts";
 /** A deployed piece of Ottava's code: a Lambda function, or the health manager's container. */
 interface Workload {
   name: string;
-  kind: "function" | "container";
   env: Record<string, string>;
   /** A container's task-definition secrets: name → valueFrom (an SSM parameter or Secrets Manager ARN). */
   containerSecrets: Record<string, string>;
@@ -71,6 +70,8 @@ const ONLY_TO: Record<string, (w: Workload, d: Deployment) => boolean> = {
 // parameter) or OTTAVA_<NAME>_SECRET_NAME / _SECRET_ARN (Secrets Manager), in its environment or, for a
 // container, its task definition's secrets. A workload that does not need it gets none of these.
 const secretDeliveries = (name: string) => [name, `${name}_PARAMETER`, `${name}_SECRET_NAME`, `${name}_SECRET_ARN`];
+/** A secret's value or reference: never passed through from the deployer's environment. */
+const isSecret = (name: string): boolean => Object.keys(SECRETS).some((s) => secretDeliveries(s).includes(name));
 const isSigningTask = (w: Workload) => (CA_TASKS as readonly string[]).includes(w.env.OTTAVA_TASK ?? "");
 const SECRETS: Record<string, (w: Workload, d: Deployment) => boolean> = {
   // The Keystone service user: loadConfig requires it wherever OTTAVA_AUTH_STRATEGY is keystone.
@@ -179,7 +180,7 @@ const policyFile = ".sst/ottava-synth-policy.yaml";
  */
 const DEPLOYER_ENV: Record<string, string> = {
   ...Object.fromEntries(
-    [...SETTINGS].filter((n) => !LOCAL_ONLY.has(n) && !(n in SET_BY_STACKS)).map((n) => [n, n in SECRETS ? `deployer-secret:${n}` : `deployer:${n}`]),
+    [...SETTINGS].filter((n) => !LOCAL_ONLY.has(n) && !(n in SET_BY_STACKS)).map((n) => [n, isSecret(n) ? `deployer-secret:${n}` : `deployer:${n}`]),
   ),
   OTTAVA_AUTH_STRATEGY: "keystone",
   OTTAVA_HEARTBEAT_PORT: "5556",
@@ -187,7 +188,7 @@ const DEPLOYER_ENV: Record<string, string> = {
   OTTAVA_AMPHORA_MGMT_CIDR: "172.16.0.0/12",
 };
 /** The settings passed through from the deployer's environment, with its values. */
-const PASSED = Object.keys(DEPLOYER_ENV).filter((n) => SETTINGS.has(n) && !(n in SECRETS) && !(n in SET_BY_STACKS));
+const PASSED = Object.keys(DEPLOYER_ENV).filter((n) => SETTINGS.has(n) && !isSecret(n) && !(n in SET_BY_STACKS));
 
 let d: Deployment;
 
@@ -200,7 +201,7 @@ beforeAll(async () => {
     .filter((r) => r.type === "aws:lambda/function:Function")
     .map((r): Workload & { resource: SynthResource } => {
       const build = synth.builds.find((b) => `${b.functionID}Function` === r.name);
-      return { name: r.name, kind: "function", env: r.inputs.environment?.variables ?? {}, containerSecrets: {}, sources: ownSources(build?.inputs ?? []), resource: r };
+      return { name: r.name, env: r.inputs.environment?.variables ?? {}, containerSecrets: {}, sources: ownSources(build?.inputs ?? []), resource: r };
     });
   const containers = await Promise.all(synth.resources.filter((r) => r.type === "aws:ecs/taskDefinition:TaskDefinition").flatMap((td) => containerWorkloads(synth, td)));
   const functionArns = new Map(functions.map((f) => [f.resource.state.arn as string, f as Workload]));
@@ -218,11 +219,11 @@ function containerWorkloads(synth: Synthesis, td: SynthResource): Promise<Worklo
   const image = synth.resources.find((r) => r.type === "docker-build:index:Image");
   const dockerfile = readFileSync(image!.inputs.dockerfile.location, "utf8");
   const entry = /^CMD \[.*"([^"]+\.ts)"\]\s*$/m.exec(dockerfile)?.[1];
-  return (JSON.parse(td.inputs.containerDefinitions) as any[]).map(async (c) => {
-    const bundle = await build({ absWorkingDir: root, entryPoints: [entry!], bundle: true, platform: "node", format: "esm", write: false, metafile: true, logLevel: "silent" });
+  if (!entry) throw new Error(`${image!.inputs.dockerfile.location}: no CMD running a .ts entry`);
+  return (JSON.parse(td.inputs.containerDefinitions) as any[]).map(async (c): Promise<Workload> => {
+    const bundle = await build({ absWorkingDir: root, entryPoints: [entry], bundle: true, platform: "node", format: "esm", write: false, metafile: true, logLevel: "silent" });
     return {
       name: c.name,
-      kind: "container",
       env: Object.fromEntries((c.environment ?? []).map((e: { name: string; value: string }) => [e.name, e.value])),
       containerSecrets: Object.fromEntries((c.secrets ?? []).map((s: { name: string; valueFrom: string }) => [s.name, s.valueFrom])),
       sources: ownSources(Object.keys(bundle.metafile.inputs)),
@@ -269,12 +270,22 @@ describe("the AWS deployment, synthesized offline from sst.config.ts", () => {
     expect([...taskFunctions].sort()).toEqual([...FLOW_TASKS].sort());
   });
 
+  it("runs each flow's ASL, each Task calling its own task's function", () => {
+    for (const flow of FLOW_NAMES) {
+      const machine = ofType("aws:sfn/stateMachine:StateMachine").find((m) => m.inputs.name === `${d.synth.app.name}-${d.synth.app.stage}-${flow}`)!;
+      const deployed = JSON.parse(machine.inputs.definition, (key, value) =>
+        key === "Resource" && d.functionArns.has(value) ? `task:${d.functionArns.get(value)!.env.OTTAVA_TASK}` : value,
+      );
+      expect(deployed, flow).toEqual(definitionOf(flow, (task) => `task:${task}`));
+    }
+  });
+
   it("lets each flow's role invoke exactly the functions of its Tasks", () => {
     for (const m of ofType("aws:sfn/stateMachine:StateMachine")) {
       const tasks = new Set(taskResources(JSON.parse(m.inputs.definition).States));
       const role = ofType("aws:iam/role:Role").find((r) => r.state.arn === m.inputs.roleArn);
       expect(role, `${m.name}: its role`).toBeDefined();
-      expect(managedPoliciesOf(role!), `${m.name}: managed policies on its role`).toEqual([]);
+      expect(managedPoliciesOf(role!).filter((arn) => arn.startsWith("arn:aws:iam::aws:policy/")), `${m.name}: AWS-managed policies on its role`).toEqual([]);
       const invokable = new Set(
         statementsOf(role!)
           .filter((s) => s.Effect === "Allow" && asList(s.Action).some((a) => a === "*" || a === "lambda:*" || a === "lambda:InvokeFunction"))
@@ -294,8 +305,9 @@ describe("the AWS deployment, synthesized offline from sst.config.ts", () => {
     const fn = d.functionArns.get(integration!.inputs.integrationUri);
     expect(fn?.sources).toContain("packages/api/src/lambda.ts");
     const arn = integration!.inputs.integrationUri as string;
+    const fnName = ofType("aws:lambda/function:Function").find((f) => f.state.arn === arn)!.inputs.name;
     const permission = ofType("aws:lambda/permission:Permission").find(
-      (p) => p.inputs.function === arn && p.inputs.principal === "apigateway.amazonaws.com" && p.inputs.action === "lambda:InvokeFunction",
+      (p) => [arn, fnName].includes(p.inputs.function) && p.inputs.principal === "apigateway.amazonaws.com" && p.inputs.action === "lambda:InvokeFunction",
     );
     expect(permission, "API Gateway's permission to invoke the API function").toBeDefined();
     expect(permission!.inputs.sourceArn).toBe(`${gateway[0]!.state.executionArn}/*`);
@@ -307,7 +319,7 @@ describe("the AWS deployment, synthesized offline from sst.config.ts", () => {
     for (const w of d.workloads) {
       const reads = new Set([...(loadsConfig(w) ? SETTINGS : []), ...directReads(w)]);
       for (const name of reads) {
-        if (LOCAL_ONLY.has(name) || name in SECRETS) continue;
+        if (LOCAL_ONLY.has(name) || isSecret(name)) continue;
         const needed = SET_BY_STACKS[name]?.(w, d) ?? ONLY_TO[name]?.(w, d) ?? true;
         if (needed) expect(w.env[name], `${w.name} reads ${name}`).toBeDefined();
       }
@@ -351,7 +363,7 @@ describe("the AWS deployment, synthesized offline from sst.config.ts", () => {
       for (const [name, value] of Object.entries(w.env)) {
         expect(value.startsWith("deployer-secret:"), `${w.name}: ${name} copied from the deployer's environment`).toBe(false);
         // A value from an SST secret only under a secret's name.
-        if (value.startsWith("synth-secret:")) expect(Object.keys(SECRETS).some((s) => secretDeliveries(s).includes(name)), `${w.name}: ${name}`).toBe(true);
+        if (value.startsWith("synth-secret:")) expect(isSecret(name), `${w.name}: ${name} holds a secret`).toBe(true);
       }
     }
   });
@@ -365,7 +377,8 @@ describe("the AWS deployment, synthesized offline from sst.config.ts", () => {
     const keyOf = (schema: { AttributeName: string; KeyType: string }[], type: string) => schema.find((k) => k.KeyType === type)?.AttributeName;
     expect({ hashKey: t.hashKey, rangeKey: t.rangeKey }).toEqual({ hashKey: keyOf(create.KeySchema, "HASH"), rangeKey: keyOf(create.KeySchema, "RANGE") });
     expect(sortBy(t.attributes, "name")).toEqual(sortBy(create.AttributeDefinitions.map((a: any) => ({ name: a.AttributeName, type: a.AttributeType })), "name"));
-    expect(sortBy(t.globalSecondaryIndexes.map((g: any) => ({ ...g, nonKeyAttributes: g.nonKeyAttributes ?? [] })), "name")).toEqual(
+    const gsi = (g: any) => ({ name: g.name, hashKey: g.hashKey, rangeKey: g.rangeKey, projectionType: g.projectionType, nonKeyAttributes: g.nonKeyAttributes ?? [] });
+    expect(sortBy(t.globalSecondaryIndexes.map(gsi), "name")).toEqual(
       sortBy(
         create.GlobalSecondaryIndexes.map((g: any) => ({
           name: g.IndexName,
@@ -385,18 +398,26 @@ describe("the AWS deployment, synthesized offline from sst.config.ts", () => {
 
   it("grants no * action, and * resources only to the actions that take nothing narrower", () => {
     const roles = ofType("aws:iam/role:Role");
-    for (const role of roles) {
-      for (const arn of managedPoliciesOf(role)) expect(MANAGED_POLICIES.has(arn), `${role.name}: managed policy ${arn}`).toBe(true);
-      for (const s of statementsOf(role)) {
+    const check = (where: string, statements: Statement[]) => {
+      for (const s of statements) {
         if (s.Effect !== "Allow") continue;
-        const where = `${role.name}: ${JSON.stringify(s)}`;
-        expect(s.NotAction ?? s.NotResource, where).toBeUndefined();
-        expect(asList(s.Action), where).not.toContain("*");
-        if (asList(s.Resource).includes("*")) for (const a of asList(s.Action)) expect(ACTIONS_ON_STAR_ONLY.has(a), `${where}: ${a} on *`).toBe(true);
+        const what = `${where}: ${JSON.stringify(s)}`;
+        expect(s.NotAction ?? s.NotResource, what).toBeUndefined();
+        expect(asList(s.Action), what).not.toContain("*");
+        if (asList(s.Resource).includes("*")) for (const a of asList(s.Action)) expect(ACTIONS_ON_STAR_ONLY.has(a), `${what}: ${a} on *`).toBe(true);
       }
+    };
+    for (const role of roles) {
+      for (const arn of managedPoliciesOf(role)) {
+        // AWS's own policies: only the known ones. Any other must be one of ours, checked with the role.
+        if (arn.startsWith("arn:aws:iam::aws:policy/")) expect(MANAGED_POLICIES.has(arn), `${role.name}: managed policy ${arn}`).toBe(true);
+        else expect(ofType("aws:iam/policy:Policy").some((p) => p.state.arn === arn), `${role.name}: ${arn} is declared`).toBe(true);
+      }
+      check(role.name, statementsOf(role));
     }
-    // Policies attached to no role are not expected: every grant above is a role's.
-    expect(ofType("aws:iam/policy:Policy").concat(ofType("aws:iam/userPolicy:UserPolicy"), ofType("aws:iam/groupPolicy:GroupPolicy"))).toEqual([]);
+    for (const type of ["aws:iam/policy:Policy", "aws:iam/userPolicy:UserPolicy", "aws:iam/groupPolicy:GroupPolicy"]) {
+      for (const p of ofType(type)) check(p.name, asList(JSON.parse(p.inputs.policy).Statement));
+    }
     // A container's secrets are readable by its execution role, and by exactly their ARNs.
     for (const td of ofType("aws:ecs/taskDefinition:TaskDefinition")) {
       const role = roles.find((r) => r.state.arn === td.inputs.executionRoleArn)!;
@@ -420,12 +441,16 @@ interface Statement {
   NotResource?: string | string[];
 }
 
-/** Every statement a role is granted: its inline policies and the role policies attached to it. */
+/** Every statement a role is granted: its inline policies, its role policies and our managed policies attached to it. */
 function statementsOf(role: SynthResource): Statement[] {
+  const attached = managedPoliciesOf(role);
   const documents = [
     ...(role.inputs.inlinePolicies ?? []).map((p: { policy: string }) => p.policy),
     ...ofType("aws:iam/rolePolicy:RolePolicy")
       .filter((p) => p.inputs.role === role.id || p.inputs.role === role.inputs.name)
+      .map((p) => p.inputs.policy),
+    ...ofType("aws:iam/policy:Policy")
+      .filter((p) => attached.includes(p.state.arn))
       .map((p) => p.inputs.policy),
   ];
   return documents.flatMap((doc: string) => asList(JSON.parse(doc).Statement as Statement | Statement[]));
