@@ -5,8 +5,8 @@
 export const RUNTIME = "nodejs22.x";
 
 /**
- * The settings that mean something on AWS. The local-only ones (BIND_HOST, BIND_PORT, DYNAMODB_ENDPOINT,
- * FLOW_CONCURRENCY) are left out; TABLE_NAME and STATE_MACHINE_ARN_PREFIX are set by the stacks.
+ * The settings that mean something on AWS. The local-only ones (listed in stacks/README.md, "Settings") are
+ * left out; TABLE_NAME and STATE_MACHINE_ARN_PREFIX are set by the stacks, AUTH_STRATEGY is the API's.
  */
 const PASSED_THROUGH = [
   "OTTAVA_KEYSTONE_USER_DOMAIN_NAME",
