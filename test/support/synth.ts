@@ -10,7 +10,6 @@ import { tmpdir } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
-// @ts-expect-error: a plain .mjs script (also run by `npm run typecheck:stacks`), without type declarations.
 import { ensureSstPlatform } from "./sst-platform.mjs";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
