@@ -9,7 +9,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { build } from "esbuild";
+import { build, type BuildOptions, type Loader } from "esbuild";
 import { ensureSstPlatform } from "./sst-platform.mjs";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
@@ -43,6 +43,17 @@ export interface Synthesis {
   builds: SynthBuild[];
 }
 
+/** A function's `nodejs` options (sst.aws.Function), as SST hands them to Runtime.Build. */
+interface NodeOptions {
+  loader?: Record<string, Loader>;
+  install?: string[] | Record<string, string>;
+  banner?: string;
+  esbuild?: BuildOptions;
+  minify?: boolean;
+  format?: "esm" | "cjs";
+  splitting?: boolean;
+}
+
 /** The extensions SST's Node.js runtime looks for behind a handler's file name. */
 const HANDLER_EXTENSIONS = [".ts", ".tsx", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs"];
 
@@ -57,16 +68,19 @@ export async function synthesize(env: Record<string, string>): Promise<Synthesis
   const builds: SynthBuild[] = [];
   const bundles = new Map<string, Promise<{ out: string; inputs: string[]; exports: string[] }>>();
 
-  /** Runtime.Build: the handler's file bundled as SST bundles Node.js functions (esbuild, ESM, minified). */
-  async function runtimeBuild(input: { functionID: string; handler: string; runtime: string }) {
-    const dot = input.handler.lastIndexOf(".");
-    const [base, exported] = [input.handler.slice(0, dot), input.handler.slice(dot + 1)];
+  /**
+   * Runtime.Build: the handler's file bundled as SST bundles Node.js functions: esbuild, ESM and minified
+   * unless the function's `nodejs` says otherwise (its loader, install, banner, minify, format, splitting
+   * and esbuild options are honoured; `install`ed packages stay external, as SST installs them beside).
+   */
+  async function runtimeBuild(input: { functionID: string; handler: string; runtime: string; properties?: NodeOptions }) {
+    const base = input.handler.slice(0, input.handler.lastIndexOf("."));
     const file = HANDLER_EXTENSIONS.map((ext) => base + ext).find((f) => existsSync(join(root, f)));
     if (!file) return { handler: input.handler, out: "", errors: [`Could not find file for handler "${input.handler}"`], sourcemaps: [] };
     const target = /^nodejs(\d+)\.x$/.exec(input.runtime)?.[1];
     if (!target) return { handler: input.handler, out: "", errors: [`${input.functionID}: not a Node.js runtime: ${input.runtime}`], sourcemaps: [] };
-    const key = `${file}@node${target}`;
-    if (!bundles.has(key)) bundles.set(key, bundle(file, base, `node${target}`, join(work, "artifacts", `bundle-${bundles.size}`)));
+    const key = JSON.stringify([file, target, input.properties ?? {}]);
+    if (!bundles.has(key)) bundles.set(key, bundle(file, base, `node${target}`, input.properties ?? {}, join(work, "artifacts", `bundle-${bundles.size}`)));
     try {
       const made = await bundles.get(key)!;
       builds.push({ functionID: input.functionID, handler: input.handler, runtime: input.runtime, inputs: made.inputs, exports: made.exports });
@@ -76,20 +90,28 @@ export async function synthesize(env: Record<string, string>): Promise<Synthesis
     }
   }
 
-  async function bundle(file: string, base: string, target: string, out: string) {
+  async function bundle(file: string, base: string, target: string, nodejs: NodeOptions, out: string) {
     mkdirSync(out, { recursive: true });
-    const outfile = join(out, `${base}.mjs`);
+    const format = nodejs.format ?? "esm";
+    const outfile = join(out, `${base}.${format === "esm" ? "mjs" : "cjs"}`);
+    const install = Array.isArray(nodejs.install) ? nodejs.install : Object.keys(nodejs.install ?? {});
     const result = await build({
       absWorkingDir: root,
       entryPoints: [file],
       outfile,
       bundle: true,
       platform: "node",
-      format: "esm",
+      format,
       target,
-      minify: true,
+      minify: nodejs.minify ?? true,
+      splitting: nodejs.splitting ?? false,
       mainFields: ["module", "main"],
-      banner: { js: `import { createRequire as topLevelCreateRequire } from "module"; const require = topLevelCreateRequire(import.meta.url);` },
+      ...(nodejs.loader ? { loader: nodejs.loader } : {}),
+      external: install,
+      banner: {
+        js: [format === "esm" ? `import { createRequire as topLevelCreateRequire } from "module"; const require = topLevelCreateRequire(import.meta.url);` : "", nodejs.banner ?? ""].join("\n"),
+      },
+      ...nodejs.esbuild,
       metafile: true,
       logLevel: "silent",
     });
