@@ -11,6 +11,8 @@ export default $config({
     const production = input?.stage === "production";
     return {
       name: "ottava",
+      // The SST the stacks are written and tested against (the sst devDependency): another CLI refuses to deploy.
+      version: "4.17.1",
       removal: production ? "retain" : "remove",
       protect: production,
       home: "aws",

@@ -47,7 +47,8 @@ export function createApi(table: Table, flows: Flows, secrets: Secrets) {
     transform: { function: TRACING },
   });
 
-  const api = new sst.aws.ApiGatewayV2("Api", { accessLog: { retention: LOG_RETENTION } });
+  // SST component names are unique across components: the function is "Api", the gateway "ApiGateway".
+  const api = new sst.aws.ApiGatewayV2("ApiGateway", { accessLog: { retention: LOG_RETENTION } });
   // noauth: only requests signed with AWS credentials the account allows execute-api:Invoke get through.
   api.route("$default", fn.arn, plan.apiIamAuth ? { auth: { iam: true } } : {});
   return { api, fn };

@@ -27,8 +27,8 @@ export function deploy(): DeployPlan {
 }
 
 /**
- * The settings that mean something on AWS. The local-only ones (BIND_HOST, BIND_PORT, DYNAMODB_ENDPOINT,
- * FLOW_CONCURRENCY) are left out; TABLE_NAME and STATE_MACHINE_ARN_PREFIX are set by the stacks, and so
+ * The settings that mean something on AWS. The local-only ones (listed in stacks/README.md, "Settings")
+ * are left out; TABLE_NAME and STATE_MACHINE_ARN_PREFIX are set by the stacks, and so
  * is AUTH_STRATEGY, on the API alone (stacks/config.ts decides it; under keystone every other process
  * would ask for the Keystone settings it has no use for). Secrets are never passed through: see
  * stacks/secrets.ts.
@@ -63,6 +63,7 @@ const PASSED_THROUGH = [
   "OTTAVA_AMPHORA_EXPIRY_AGE",
   // The heartbeat receiver's UDP port. Its key, OTTAVA_HEARTBEAT_KEY, is a secret (stacks/secrets.ts).
   "OTTAVA_HEARTBEAT_PORT",
+  "OTTAVA_HEARTBEAT_INTERVAL", // written into the amphorae's agent configuration, and the receiver's limit
   "OTTAVA_HEARTBEAT_TIMEOUT",
   "OTTAVA_HEALTH_CHECK_INTERVAL",
   "OTTAVA_FAILOVER_THRESHOLD",
