@@ -294,7 +294,7 @@ describe("the name index", () => {
       await store.lockWith(lbRec.id, { from: [ACTIVE], to: PENDING_UPDATE, owner, executionArn: "arn", expectVersion: (await store.getLoadBalancer(lbRec.id))!.version }, writes);
       await store.updateLoadBalancer(lbRec.id, owner, { provisioning_status: ACTIVE }, true);
     };
-    const listKeys = Object.values(INDEXES).flatMap((i) => [i.pk, i.sk]);
+    const listKeys: string[] = Object.values(INDEXES).flatMap((i) => [i.pk, i.sk]);
     const indexed = async (sk: string) => Object.keys(await raw(`LB#${lbRec.id}`, sk)).filter((a) => listKeys.includes(a));
     await write([{ kind: "pool", put: pool }, { kind: "member", put: member }, { kind: "l7rule", put: rule }]);
     expect(await indexed(`POOL#${pool.id}`)).toEqual(expect.arrayContaining([INDEXES.byProject.pk, INDEXES.byShard.pk, INDEXES.byName.pk]));
