@@ -4,7 +4,7 @@
 // Each must answer 400 with Octavia's fault body and leave the table exactly as it was.
 import { beforeAll, describe, expect, it } from "vitest";
 import { ScanCommand } from "@aws-sdk/lib-dynamodb";
-import type { z } from "zod";
+import type * as z from "zod";
 import * as core from "@ottava/core";
 import { createClients } from "@ottava/db";
 import { SUBNET, inProcessApp } from "../../../test/support/app";

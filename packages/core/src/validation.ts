@@ -1,5 +1,5 @@
 // Request-body validation: zod schemas whose messages are wsme's, as Octavia's API answers them.
-import { z } from "zod";
+import * as z from "zod";
 import { Fault, invalidInput } from "./faults";
 
 const UUID_RE = /^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$/i;
