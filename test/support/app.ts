@@ -14,7 +14,7 @@ export async function inProcessApp(env: Record<string, string> = {}) {
   const tasks = createTaskContext(config, stores);
   const log = createLogger({ service: "test" }, "error");
   const engine = new LocalWorkflowEngine(tasks, log, config.flowConcurrency);
-  const app = createApp({ ...stores, engine, network: tasks.drivers.network, certificates: tasks.drivers.certificates, config, log });
+  const app = await createApp({ ...stores, engine, network: tasks.drivers.network, certificates: tasks.drivers.certificates, config, log });
   const call = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
     const res = await app.request(path, {
       method,

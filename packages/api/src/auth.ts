@@ -5,11 +5,11 @@ import { PolicyEnforcer, parsePolicyFile, type Config, type Logger } from "@otta
 import { KeystoneAuth } from "./keystone";
 import type { AuthSetup } from "./middleware/context";
 
-export function createAuth(config: Config, log: Logger): AuthSetup {
+export async function createAuth(config: Config, log: Logger): Promise<AuthSetup> {
   let overrides: Record<string, string> = {};
   if (config.policyFile) {
     // A policy file that cannot be read or parsed stops the service rather than running with other rules.
-    overrides = parsePolicyFile(readFileSync(config.policyFile, "utf8"));
+    overrides = await parsePolicyFile(readFileSync(config.policyFile, "utf8"));
     log.info("policy file loaded", { file: config.policyFile, rules: Object.keys(overrides).length });
   }
   const policy = new PolicyEnforcer({ overrides, enforceNewDefaults: config.enforceNewDefaults, enforceScope: config.enforceScope });

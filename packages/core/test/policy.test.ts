@@ -324,36 +324,36 @@ describe("checks", () => {
 });
 
 describe("policy files", () => {
-  it("read JSON", () => {
-    expect(parsePolicyFile('{"os_load-balancer_api:loadbalancer:get_all": "role:foo", "x": ""}')).toEqual({
+  it("read JSON", async () => {
+    expect(await parsePolicyFile('{"os_load-balancer_api:loadbalancer:get_all": "role:foo", "x": ""}')).toEqual({
       "os_load-balancer_api:loadbalancer:get_all": "role:foo",
       x: "",
     });
   });
 
-  it("read YAML, comments and all", () => {
+  it("read YAML, comments and all", async () => {
     const yaml = [
       "# Octavia policy",
       '"os_load-balancer_api:loadbalancer:get_all": "role:foo"',
       "lb-auditor: role:auditor and project_id:%(project_id)s",
       "'context_is_admin': '@'",
     ].join("\n");
-    expect(parsePolicyFile(yaml)).toEqual({
+    expect(await parsePolicyFile(yaml)).toEqual({
       "os_load-balancer_api:loadbalancer:get_all": "role:foo",
       "lb-auditor": "role:auditor and project_id:%(project_id)s",
       context_is_admin: "@",
     });
-    expect(parsePolicyFile("")).toEqual({});
-    expect(parsePolicyFile("# nothing yet\n")).toEqual({});
+    expect(await parsePolicyFile("")).toEqual({});
+    expect(await parsePolicyFile("# nothing yet\n")).toEqual({});
   });
 
-  it("refuse what is not a mapping of check strings", () => {
-    expect(() => parsePolicyFile("- role:admin")).toThrow(/must be a mapping/);
-    expect(() => parsePolicyFile('{"a": true}')).toThrow(/rule "a" must be a check string, not boolean/);
-    expect(() => parsePolicyFile("a: [role:admin]")).toThrow(/rule "a" must be a check string, not a list/);
-    expect(() => parsePolicyFile("a: 1")).toThrow(/rule "a" must be a check string, not number/);
-    expect(() => parsePolicyFile("a: {b: c")).toThrow(/neither JSON nor YAML/);
-    expect(() => parsePolicyFile('"lb:x": "role:a and"')).toThrow(/policy rule "lb:x": cannot parse/);
+  it("refuse what is not a mapping of check strings", async () => {
+    await expect(parsePolicyFile("- role:admin")).rejects.toThrow(/must be a mapping/);
+    await expect(parsePolicyFile('{"a": true}')).rejects.toThrow(/rule "a" must be a check string, not boolean/);
+    await expect(parsePolicyFile("a: [role:admin]")).rejects.toThrow(/rule "a" must be a check string, not a list/);
+    await expect(parsePolicyFile("a: 1")).rejects.toThrow(/rule "a" must be a check string, not number/);
+    await expect(parsePolicyFile("a: {b: c")).rejects.toThrow(/neither JSON nor YAML/);
+    await expect(parsePolicyFile('"lb:x": "role:a and"')).rejects.toThrow(/policy rule "lb:x": cannot parse/);
   });
 });
 

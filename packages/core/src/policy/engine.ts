@@ -2,7 +2,6 @@
 // evaluation follow oslo_policy/_parser.py and _checks.py; rule resolution (defaults, deprecated
 // defaults, operator overrides, scope) follows oslo_policy/policy.py's Enforcer as Octavia 11 uses
 // it (octavia/common/policy.py, which adds the `is_admin:` check).
-import { parse as parseYaml } from "yaml";
 import { DEFAULT_RULES, type Scope } from "./rules";
 
 export interface Credentials {
@@ -192,14 +191,16 @@ function substitute(match: string, target: Target): string | undefined {
 // Policy files
 
 /**
- * Reads an oslo.policy file, JSON or YAML: a mapping of rule names to check strings. Throws for
- * anything else, and for a check string that does not parse.
+ * Reads an oslo.policy file, JSON or YAML: a mapping of rule names to check strings. Rejects
+ * anything else, and a check string that does not parse. The YAML parser is loaded here, for a file
+ * that is not JSON: a process without a policy file (or with a JSON one) never loads it.
  */
-export function parsePolicyFile(text: string): Record<string, string> {
+export async function parsePolicyFile(text: string): Promise<Record<string, string>> {
   let data: unknown;
   try {
     data = JSON.parse(text);
   } catch {
+    const { parse: parseYaml } = await import("yaml");
     try {
       data = parseYaml(text);
     } catch (e) {
