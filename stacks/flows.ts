@@ -15,19 +15,21 @@ export const stateMachineName = (flow: FlowName) => `${$app.name}-${$app.stage}-
 export function createFlows(table: Table) {
   // Only the tasks that sign amphora certificates see the CA (SST secrets).
   const ca = caEnvironment();
-  // Every task function runs the same entry point; OTTAVA_TASK says which task it is.
+  const signs = (task: string) => (CA_TASKS as readonly string[]).includes(task);
+  // OTTAVA_TASK says which task a function is. The signing tasks run their own entry point, the only
+  // bundle with the certificate code; every other task runs lambda.ts.
   const functions = Object.fromEntries(
     FLOW_TASKS.map((task) => [
       task,
       new sst.aws.Function(`Task${pascal(task)}`, {
-        handler: "packages/controller/src/lambda.handler",
+        handler: signs(task) ? "packages/controller/src/lambda-signing.handler" : "packages/controller/src/lambda.handler",
         runtime: RUNTIME,
         timeout: "2 minutes", // The ASL gives each Task 120 s.
         memory: "512 MB",
         link: [table],
         environment: {
           ...sharedEnvironment(),
-          ...((CA_TASKS as readonly string[]).includes(task) ? ca : {}),
+          ...(signs(task) ? ca : {}),
           OTTAVA_TASK: task,
           OTTAVA_TABLE_NAME: table.name,
         },
