@@ -1,8 +1,9 @@
 // The identity and policy setup from the settings: the rules in force (Octavia's defaults, the
 // oslo_policy switches and the operator's policy file) and, under keystone, the token validator.
 import { readFileSync } from "node:fs";
-import { PolicyEnforcer, parsePolicyFile, type Config, type Logger } from "@ottava/core";
+import { PolicyEnforcer, type Config, type Logger } from "@ottava/core";
 import { KeystoneAuth } from "./keystone";
+import { parsePolicyFile } from "./policy-file";
 import type { AuthSetup } from "./middleware/context";
 
 export async function createAuth(config: Config, log: Logger): Promise<AuthSetup> {

@@ -4,7 +4,7 @@
 import { policyForbidden } from "./faults";
 import { PolicyEnforcer, type Credentials } from "./policy/engine";
 
-export { PolicyEnforcer, parsePolicyFile, type Credentials, type PolicyOptions } from "./policy/engine";
+export { PolicyEnforcer, parseCheck, type Credentials, type PolicyOptions } from "./policy/engine";
 export { DEFAULT_RULES } from "./policy/rules";
 
 export interface RequestContext {
