@@ -1,13 +1,10 @@
 // Wiring: the stores, drivers and logger a process (a Lambda or the local runtime) gives its tasks.
-import { createLogger, type CertGenerator, type Config, type Logger } from "@ottava/core";
-import { DynamoHousekeepingStore, createClients, createStores, type Stores } from "@ottava/db";
+import { createLogger, type Config } from "@ottava/core";
+import { createStores, type Stores } from "@ottava/db";
+import type { LocalDataplane } from "@ottava/amphora";
 import { certGenerator, type CaSource } from "./certs/local";
-import { createDrivers, type LocalDataplane } from "@ottava/amphora";
+import { taskContextWith } from "./task-context";
 import type { TaskContext } from "./tasks/context";
-
-export function createHousekeepingStore(config: Config): DynamoHousekeepingStore {
-  return new DynamoHousekeepingStore(createClients(config.dynamodbEndpoint).doc, config.tableName);
-}
 
 export interface TaskContextOptions {
   /**
@@ -28,29 +25,4 @@ export function createTaskContext(config: Config, stores: Stores = createStores(
   const ca = opts.ca;
   const caCertificate = ca === undefined ? undefined : typeof ca === "function" ? async () => (await ca()).certificate : ca.certificate;
   return taskContextWith(config, stores, log, certs, { local: opts.local, ...(caCertificate ? { caCertificate } : {}) });
-}
-
-/**
- * A task context with the certificate generator given, or none: the task functions that sign nothing
- * (packages/controller/src/lambda.ts) build theirs without one, so their bundle carries no certificate
- * code; their REST amphora driver then needs OTTAVA_CLIENT_CERT (they are given no CA either).
- */
-export function taskContextWith(
-  config: Config,
-  stores: Stores,
-  log: Logger,
-  certs: CertGenerator | undefined,
-  opts: { local?: LocalDataplane | undefined; caCertificate?: string | (() => Promise<string>) } = {},
-): TaskContext {
-  return {
-    store: stores.store,
-    trail: stores.trail,
-    changeSets: stores.changeSets,
-    healthManagerConfig: stores.healthManagerConfig,
-    drivers: createDrivers(config, { local: opts.local, log, ...(certs ? { certs } : {}), ...(opts.caCertificate ? { caCertificate: opts.caCertificate } : {}) }),
-    config,
-    log,
-    ...(certs ? { certs } : {}),
-    amphoraCerts: createHousekeepingStore(config),
-  };
 }
