@@ -1,7 +1,7 @@
 // The Octavia v2 API: one Lambda (Hono) behind an API Gateway HTTP API, every route to it.
 import { FLOW_NAMES } from "../packages/controller/src/flows/index";
 import { stateMachineName, type Flows } from "./flows";
-import { RUNTIME, keystoneEnvironment, sharedEnvironment } from "./settings";
+import { NODEJS, RUNTIME, keystoneEnvironment, sharedEnvironment } from "./settings";
 import type { Table } from "./table";
 
 export function createApi(table: Table, flows: Flows) {
@@ -15,6 +15,7 @@ export function createApi(table: Table, flows: Flows) {
   const fn = new sst.aws.Function("Api", {
     handler: "packages/api/src/lambda.handler",
     runtime: RUNTIME,
+    nodejs: NODEJS,
     link: [table],
     ...(policyFile ? { copyFiles: [{ from: policyFile, to: "policy-overrides" }] } : {}),
     environment: {

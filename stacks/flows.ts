@@ -3,7 +3,7 @@
 // task functions' ARNs filled in; SST's StepFunctions builders emit JSONata, which that runner cannot run.
 import { FLOW_NAMES, FLOW_TASKS, definitionOf, tasksOf, type FlowName } from "../packages/controller/src/flows/index";
 import { CA_TASKS } from "../packages/controller/src/flows/amphora-cert-rotate";
-import { RUNTIME, caEnvironment, sharedEnvironment } from "./settings";
+import { NODEJS, RUNTIME, caEnvironment, sharedEnvironment } from "./settings";
 import type { Table } from "./table";
 
 /** Resource names: "computeCreate" → "ComputeCreate", "loadbalancer-create" → "LoadbalancerCreate". */
@@ -24,6 +24,7 @@ export function createFlows(table: Table) {
       new sst.aws.Function(`Task${pascal(task)}`, {
         handler: signs(task) ? "packages/controller/src/lambda-signing.handler" : "packages/controller/src/lambda.handler",
         runtime: RUNTIME,
+        nodejs: NODEJS,
         timeout: "2 minutes", // The ASL gives each Task 120 s.
         memory: "512 MB",
         link: [table],

@@ -4,7 +4,7 @@
 // which no schedule can, inside the heartbeat receiver service (stacks/health.ts) under a lease.
 import { FLOW_NAMES } from "../packages/controller/src/flows/index";
 import { stateMachineName } from "./flows";
-import { RUNTIME, sharedEnvironment } from "./settings";
+import { NODEJS, RUNTIME, sharedEnvironment } from "./settings";
 import type { Table } from "./table";
 
 export function createJobs(table: Table, stateMachineArnPrefix: $util.Input<string>) {
@@ -17,6 +17,7 @@ export function createJobs(table: Table, stateMachineArnPrefix: $util.Input<stri
       function: {
         handler: `packages/controller/src/jobs/lambda.${handler}`,
         runtime: RUNTIME,
+        nodejs: NODEJS,
         timeout: "5 minutes",
         link: [table],
         environment: { ...sharedEnvironment(), OTTAVA_TABLE_NAME: table.name, OTTAVA_STATE_MACHINE_ARN_PREFIX: stateMachineArnPrefix },
