@@ -132,6 +132,8 @@ export interface Output {
   bytes: number;
   /** Loaded when the function starts: the entry, and the chunks it imports statically (transitively). */
   atStart: boolean;
+  /** The source files it holds code of (paths from the repository root). */
+  inputs: string[];
   /** What the file holds: bytes by package (this repository's code by workspace folder, packages/<name>). */
   packages: Map<string, number>;
 }
@@ -148,14 +150,22 @@ export interface Bundle {
 
 const packageOf = (path: string) => /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(path)?.[1] ?? path.split("/").slice(0, 2).join("/");
 
+export interface BundleOptions {
+  /** "external" leaves the AWS SDK out (`nodejs: { esbuild: { external: ["@aws-sdk/*"] } }`), for the Lambda runtime's own copy. */
+  sdk?: "bundled" | "external";
+  /** The stacks' settings (both true) unless said otherwise: to compare with SST's defaults. */
+  minify?: boolean;
+  splitting?: boolean;
+}
+
 /**
- * Builds `fn` into `outdir` (emptied first) as SST does. `sdk: "external"` leaves the AWS SDK out (as
- * `nodejs: { esbuild: { external: ["@aws-sdk/*"] } }` would), for the Lambda runtime's own copy:
- * `outdir` must then resolve it (a node_modules next to it).
+ * Builds `fn` into `outdir` (emptied first) as SST does. With the SDK external, `outdir` must resolve
+ * it at run time (a node_modules next to it).
  */
-export async function bundleFunction(fn: LambdaFunction, outdir: string, opts: { sdk?: "bundled" | "external" } = {}): Promise<Bundle> {
+export async function bundleFunction(fn: LambdaFunction, outdir: string, opts: BundleOptions = {}): Promise<Bundle> {
   rmSync(outdir, { recursive: true, force: true });
   mkdirSync(outdir, { recursive: true });
+  const minify = opts.minify ?? true;
   const result = await build({
     entryPoints: [join(ROOT, fn.entry)],
     absWorkingDir: ROOT,
@@ -163,18 +173,16 @@ export async function bundleFunction(fn: LambdaFunction, outdir: string, opts: {
     format: "esm",
     target: "es2023",
     bundle: true,
-    splitting: true,
-    outdir,
-    entryNames: "bundle",
-    outExtension: { ".js": ".mjs" },
+    // As SST: one file unless split (then an outdir, the entry named bundle.mjs).
+    ...((opts.splitting ?? true) ? { splitting: true, outdir, entryNames: "bundle", outExtension: { ".js": ".mjs" } } : { outfile: join(outdir, "bundle.mjs") }),
     external: ["sharp", "pg-native", ...(opts.sdk === "external" ? ["@aws-sdk/*"] : [])],
     mainFields: ["module", "main"],
     keepNames: true,
     sourcemap: "linked",
     banner: { js: BANNER },
-    minifyWhitespace: true,
-    minifySyntax: true,
-    minifyIdentifiers: true,
+    minifyWhitespace: minify,
+    minifySyntax: minify,
+    minifyIdentifiers: minify,
     metafile: true,
     write: true,
     logLevel: "error",
@@ -191,9 +199,10 @@ export async function bundleFunction(fn: LambdaFunction, outdir: string, opts: {
   };
   visit(entry);
   const outputs: Output[] = js.map(([path, o]) => {
+    const inputs = Object.entries(o.inputs).filter(([, i]) => i.bytesInOutput > 0);
     const packages = new Map<string, number>();
-    for (const [input, { bytesInOutput }] of Object.entries(o.inputs)) packages.set(packageOf(input), (packages.get(packageOf(input)) ?? 0) + bytesInOutput);
-    return { file: basename(path), bytes: o.bytes, atStart: atStart.has(path), packages };
+    for (const [input, { bytesInOutput }] of inputs) packages.set(packageOf(input), (packages.get(packageOf(input)) ?? 0) + bytesInOutput);
+    return { file: basename(path), bytes: o.bytes, atStart: atStart.has(path), inputs: inputs.map(([input]) => input), packages };
   });
   const sum = (os: Output[]) => os.reduce((n, o) => n + o.bytes, 0);
   return { file: join(outdir, "bundle.mjs"), bytes: sum(outputs), bytesAtStart: sum(outputs.filter((o) => o.atStart)), outputs };
