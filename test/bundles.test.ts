@@ -53,6 +53,10 @@ describe("the Lambda bundles", () => {
     for (const name of ["task", "task (signing)", "jobs"]) expect(where(name, YAML), name).toEqual({ atStart: false, inChunks: false });
   });
 
+  it("start the API and the jobs without the Step Functions client, a chunk loaded when a flow is first started or described", () => {
+    for (const name of ["api", "jobs"]) expect(where(name, /node_modules\/@aws-sdk\/client-sfn\//), name).toEqual({ atStart: false, inChunks: true });
+  });
+
   it("answer their first request from the bundle alone (GET / for the API, a task that reads nothing)", async () => {
     const harness = writeHarness(dir);
     const answers: [LambdaFunction, unknown][] = [];
