@@ -68,7 +68,7 @@ export interface LambdaFunction {
   env: Record<string, string>;
   /** A first request that needs no DynamoDB, and what it must answer (a message when it does not). */
   request?: { event: unknown; check: (answer: unknown) => string | undefined };
-  /** Budget on bundle.mjs, bytes. */
+  /** Budget on the function's .mjs files together (what its zip holds besides source maps), bytes. */
   maxBytes?: number;
 }
 
