@@ -5,7 +5,7 @@
 import { FLOW_NAMES } from "../packages/controller/src/flows/index";
 import { stateMachineName, type Flows } from "./flows";
 import type { Secrets } from "./secrets";
-import { LOG_RETENTION, RUNTIME, TRACING, deploy, sharedEnvironment, xrayPolicy } from "./settings";
+import { LOG_RETENTION, NODEJS, RUNTIME, TRACING, deploy, sharedEnvironment, xrayPolicy } from "./settings";
 import type { Table } from "./table";
 
 export function createApi(table: Table, flows: Flows, secrets: Secrets) {
@@ -21,6 +21,7 @@ export function createApi(table: Table, flows: Flows, secrets: Secrets) {
   const fn = new sst.aws.Function("Api", {
     handler: "packages/api/src/lambda.handler",
     runtime: RUNTIME,
+    nodejs: NODEJS,
     link: [table],
     ...(policyFile ? { copyFiles: [{ from: policyFile, to: "policy-overrides" }] } : {}),
     environment: {

@@ -7,7 +7,8 @@ import { taskSecrets } from "../packages/controller/src/flows/task-secrets";
 import type { DeployPlan, StoredSecret } from "./config";
 import type { Network } from "./network";
 import type { Secrets } from "./secrets";
-import { LOG_RETENTION, LOG_RETENTION_DAYS, RUNTIME, TRACING, deploy, sharedEnvironment, xrayPolicy } from "./settings";
+import { CA_TASKS } from "../packages/controller/src/flows/task-secrets";
+import { LOG_RETENTION, LOG_RETENTION_DAYS, NODEJS, RUNTIME, TRACING, deploy, sharedEnvironment, xrayPolicy } from "./settings";
 import type { Table } from "./table";
 
 /** Resource names: "computeCreate" → "ComputeCreate", "loadbalancer-create" → "LoadbalancerCreate". */
@@ -37,7 +38,9 @@ export function createFlows(table: Table, network: Network, secrets: Secrets) {
   const plan = deploy();
   const shared = sharedEnvironment();
   const ca = secrets.plain(["CaCertificate"]);
-  // Every task function runs the same entry point; OTTAVA_TASK says which task it is.
+  // OTTAVA_TASK says which task a function is. The signing tasks run their own entry point, the only
+  // bundle with the certificate code; every other task runs lambda.ts.
+  const signs = (task: string) => (CA_TASKS as readonly string[]).includes(task);
   const functions = Object.fromEntries(
     FLOW_TASKS.map((task) => {
       const needs = taskSecrets(task);
@@ -46,8 +49,9 @@ export function createFlows(table: Table, network: Network, secrets: Secrets) {
       return [
         task,
         new sst.aws.Function(`Task${pascal(task)}`, {
-          handler: "packages/controller/src/lambda.handler",
+          handler: signs(task) ? "packages/controller/src/lambda-signing.handler" : "packages/controller/src/lambda.handler",
           runtime: RUNTIME,
+          nodejs: NODEJS,
           timeout: TASK_FUNCTION_TIMEOUT,
           memory: "512 MB", // test/bench/api.ts reads this literal for its Lambda prices
           link: [table],

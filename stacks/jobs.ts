@@ -10,7 +10,7 @@
 // the jobs' dead-letter queue, whose oldest message's age is alarmed on (stacks/alarms.ts).
 import { FLOW_NAMES } from "../packages/controller/src/flows/index";
 import { stateMachineName } from "./flows";
-import { LOG_RETENTION, RUNTIME, TRACING, sharedEnvironment, xrayPolicy } from "./settings";
+import { LOG_RETENTION, NODEJS, RUNTIME, TRACING, sharedEnvironment, xrayPolicy } from "./settings";
 import type { Table } from "./table";
 
 /** One run of a job at a time. */
@@ -39,6 +39,7 @@ export function createJobs(table: Table, stateMachineArnPrefix: $util.Input<stri
       function: {
         handler: `packages/controller/src/jobs/lambda.${handler}`,
         runtime: RUNTIME,
+        nodejs: NODEJS,
         timeout: JOB_TIMEOUT,
         link: [table],
         environment: { ...sharedEnvironment(), OTTAVA_TABLE_NAME: table.name, OTTAVA_STATE_MACHINE_ARN_PREFIX: stateMachineArnPrefix },

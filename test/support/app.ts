@@ -20,7 +20,7 @@ export async function inProcessApp(env: Record<string, string> = {}, engine_: Om
   const log = createLogger({ service: "test" }, "error");
   const { durable, ...options } = engine_;
   const engine = new LocalWorkflowEngine(tasks, log, { ...options, concurrency: config.flowConcurrency, ...(durable ? { journal: createExecutionJournal(config) } : {}) });
-  const app = createApp({ ...stores, engine, network: tasks.drivers.network, certificates: tasks.drivers.certificates, config, log });
+  const app = await createApp({ ...stores, engine, network: tasks.drivers.network, certificates: tasks.drivers.certificates, config, log });
   const call = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
     const res = await app.request(path, {
       method,

@@ -32,3 +32,14 @@ export function createDrivers(config: Config, options: CreateDriversOptions = {}
   const network = config.networkDriver === "local" ? local("NETWORK_DRIVER").network : noop.network;
   return { compute, network, amphora, certificates };
 }
+
+/**
+ * The drivers the API Lambda calls: the network driver (VIPs) and the certificate manager (listeners'
+ * TLS references). It never calls a compute or amphora driver, so its bundle leaves out the REST
+ * amphora driver and its configuration renderers. On AWS there is no local data plane: the network
+ * driver is the no-op one (OTTAVA_NETWORK_DRIVER=local fails here as in createDrivers).
+ */
+export function createApiDrivers(config: Config): Pick<Drivers, "network" | "certificates"> {
+  if (config.networkDriver === "local") throw new Error("OTTAVA_NETWORK_DRIVER=local runs only under npm start (--dataplane haproxy)");
+  return { network: noopDrivers(config.noopFaults, config.noopLatency).network, certificates: createCertManager(config) };
+}

@@ -18,12 +18,14 @@ import { crossPoolMemberRoutes } from "./routes/crosspool";
 import { resizeRoutes } from "./routes/resize";
 import { healthManagerRoutes } from "./routes/healthmanager";
 
-export function createApp(apiDeps: ApiDeps): Hono<Env> {
+/** Async: the operator's policy file, when set, is read (and a YAML one parsed) before the app answers anything. */
+export async function createApp(apiDeps: ApiDeps): Promise<Hono<Env>> {
   const log = apiDeps.log ?? createLogger({ service: "ottava-api" });
   // Quotas are enforced under keystone (as Octavia: never under noauth).
   const deps: ApiDeps = { ...apiDeps, quotaLimits: enforcedQuotaLimits(apiDeps) };
+  const auth = await createAuth(deps.config, log);
   const app = new Hono<Env>({ strict: false });
-  app.use("*", requestContext(log, createAuth(deps.config, log)));
+  app.use("*", requestContext(log, auth));
   // Before anything reads a body: a larger one is refused (413) without being read whole.
   const maxSize = deps.config.maxRequestBodySize;
   app.use("*", bodyLimit({ maxSize, onError: () => { throw bodyTooLarge(maxSize); } }));

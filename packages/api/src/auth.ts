@@ -1,15 +1,16 @@
 // The identity and policy setup from the settings: the rules in force (Octavia's defaults, the
 // oslo_policy switches and the operator's policy file) and, under keystone, the token validator.
 import { readFileSync } from "node:fs";
-import { PolicyEnforcer, parsePolicyFile, type Config, type Logger } from "@ottava/core";
+import { PolicyEnforcer, type Config, type Logger } from "@ottava/core";
 import { KeystoneAuth } from "./keystone";
+import { parsePolicyFile } from "./policy-file";
 import type { AuthSetup } from "./middleware/context";
 
-export function createAuth(config: Config, log: Logger): AuthSetup {
+export async function createAuth(config: Config, log: Logger): Promise<AuthSetup> {
   let overrides: Record<string, string> = {};
   if (config.policyFile) {
     // A policy file that cannot be read or parsed stops the service rather than running with other rules.
-    overrides = parsePolicyFile(readFileSync(config.policyFile, "utf8"));
+    overrides = await parsePolicyFile(readFileSync(config.policyFile, "utf8"));
     log.info("policy file loaded", { file: config.policyFile, rules: Object.keys(overrides).length });
   }
   const policy = new PolicyEnforcer({ overrides, enforceNewDefaults: config.enforceNewDefaults, enforceScope: config.enforceScope });

@@ -12,6 +12,6 @@ const config = configLoader();
 let app: Handler | undefined;
 
 export const handler: Handler = async (event, context) => {
-  app ??= handle(createApp(createDeps(await config())));
+  app ??= handle(await createApp(createDeps(await config())));
   return app(event, context);
 };

@@ -3,9 +3,9 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { GetCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
 import {
-  DEFAULT_POLICY,
   Fault,
   createLogger,
+  defaultPolicy,
   failedFlowEnd,
   getFlowTrail,
   lockAndStart,
@@ -239,7 +239,7 @@ describe("a failed flow", () => {
 
 describe("authorization (keystone contexts, called at the service)", () => {
   const ctx = (project: string, roles: string[]) =>
-    tokenContext("req-test", { projectId: project, userId: "u", roles, systemScope: undefined }, DEFAULT_POLICY);
+    tokenContext("req-test", { projectId: project, userId: "u", roles, systemScope: undefined }, defaultPolicy());
 
   it("allows the LB's own project and admins; refuses other projects and global observers with 403", async () => {
     const id = await activeLb(t);

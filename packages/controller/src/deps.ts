@@ -1,13 +1,10 @@
 // Wiring: the stores, drivers and logger a process (a Lambda or the local runtime) gives its tasks.
 import { createLogger, type Config } from "@ottava/core";
-import { DynamoHousekeepingStore, createClients, createStores, type Stores } from "@ottava/db";
+import { createStores, type Stores } from "@ottava/db";
+import type { LocalDataplane } from "@ottava/amphora";
 import { certGenerator, type CaSource } from "./certs/local";
-import { createDrivers, type LocalDataplane } from "@ottava/amphora";
+import { taskContextWith } from "./task-context";
 import type { TaskContext } from "./tasks/context";
-
-export function createHousekeepingStore(config: Config): DynamoHousekeepingStore {
-  return new DynamoHousekeepingStore(createClients(config.dynamodbEndpoint).doc, config.tableName);
-}
 
 export interface TaskContextOptions {
   /**
@@ -20,21 +17,12 @@ export interface TaskContextOptions {
   local?: LocalDataplane | undefined;
 }
 
+/** A task context that signs: its certificate generator is the settings' CA (else `opts.ca`; see certGenerator). */
 export function createTaskContext(config: Config, stores: Stores = createStores(config), opts: TaskContextOptions = {}): TaskContext {
   const log = createLogger({ service: "ottava-controller" }, config.logLevel);
   const certs = certGenerator(config, log, opts.ca);
   // The REST amphora driver's client certificate is issued by the same CA, which the agents are checked against.
   const ca = opts.ca;
   const caCertificate = ca === undefined ? undefined : typeof ca === "function" ? async () => (await ca()).certificate : ca.certificate;
-  return {
-    store: stores.store,
-    trail: stores.trail,
-    changeSets: stores.changeSets,
-    healthManagerConfig: stores.healthManagerConfig,
-    drivers: createDrivers(config, { local: opts.local, certs, log, ...(caCertificate ? { caCertificate } : {}) }),
-    config,
-    log,
-    certs,
-    amphoraCerts: createHousekeepingStore(config),
-  };
+  return taskContextWith(config, stores, log, certs, { local: opts.local, ...(caCertificate ? { caCertificate } : {}) });
 }

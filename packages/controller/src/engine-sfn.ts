@@ -1,13 +1,21 @@
 // The WorkflowEngine port on AWS Step Functions (Standard workflows: idempotent by execution name).
-import { DescribeExecutionCommand, ExecutionDoesNotExist, SFNClient, StartExecutionCommand } from "@aws-sdk/client-sfn";
+// The SDK's Step Functions client is loaded on the first call: a process that starts and describes no
+// flow (the API answering a GET) never loads it; in a split bundle it is a chunk of its own.
 import type { ExecutionDescription, WorkflowEngine } from "@ottava/core";
 
+type Sfn = typeof import("./sfn-client");
+
 export class StepFunctionsEngine implements WorkflowEngine {
+  #sfn: Promise<{ sdk: Sfn; client: InstanceType<Sfn["SFNClient"]> }> | undefined;
+
   constructor(
     /** e.g. arn:aws:states:eu-west-1:123456789012:stateMachine:ottava-prod- ; the flow name is appended. */
     private readonly stateMachineArnPrefix: string,
-    private readonly client = new SFNClient({}),
   ) {}
+
+  private sfn() {
+    return (this.#sfn ??= import("./sfn-client").then((sdk) => ({ sdk, client: new sdk.SFNClient({}) })));
+  }
 
   private stateMachineArn(flow: string) {
     return `${this.stateMachineArnPrefix}${flow}`;
@@ -18,15 +26,17 @@ export class StepFunctionsEngine implements WorkflowEngine {
   }
 
   async start(flow: string, name: string, input: Record<string, unknown>) {
-    const out = await this.client.send(
-      new StartExecutionCommand({ stateMachineArn: this.stateMachineArn(flow), name, input: JSON.stringify(input) }),
+    const { sdk, client } = await this.sfn();
+    const out = await client.send(
+      new sdk.StartExecutionCommand({ stateMachineArn: this.stateMachineArn(flow), name, input: JSON.stringify(input) }),
     );
     return { executionArn: out.executionArn! };
   }
 
   async describe(executionArn: string): Promise<ExecutionDescription | undefined> {
+    const { sdk, client } = await this.sfn();
     try {
-      const d = await this.client.send(new DescribeExecutionCommand({ executionArn }));
+      const d = await client.send(new sdk.DescribeExecutionCommand({ executionArn }));
       return {
         executionArn,
         name: d.name!,
@@ -39,7 +49,7 @@ export class StepFunctionsEngine implements WorkflowEngine {
         stopDate: d.stopDate,
       };
     } catch (e) {
-      if (e instanceof ExecutionDoesNotExist) return undefined;
+      if (e instanceof sdk.ExecutionDoesNotExist) return undefined;
       throw e;
     }
   }

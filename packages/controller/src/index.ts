@@ -1,6 +1,7 @@
 export * from "./registry";
 export * from "./flows";
 export * from "./deps";
+export * from "./task-context";
 export * from "./run-task";
 export * from "./engine-sfn";
 

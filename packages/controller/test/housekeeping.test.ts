@@ -26,7 +26,7 @@ async function app(env: Record<string, string> = {}) {
   const { store, trail, catalog } = stores;
   const tasks = { ...createTaskContext(config, stores), log };
   const engine = new LocalWorkflowEngine(tasks, log, config.flowConcurrency);
-  const api = createApp({ ...stores, engine, network: tasks.drivers.network, config, log });
+  const api = await createApp({ ...stores, engine, network: tasks.drivers.network, config, log });
   const call = async (method: string, path: string, body?: unknown) => {
     const res = await api.request(path, {
       method,

@@ -39,5 +39,14 @@ export function createMetrics(options: { namespace?: string; service?: string } 
   };
 }
 
-/** The process's metrics (as Powertools' examples keep theirs: one, at module level). */
-export const metrics: Metrics = createMetrics();
+let processMetrics: Metrics | undefined;
+const processWide = () => (processMetrics ??= createMetrics());
+
+/**
+ * The process's metrics (as Powertools' examples keep theirs: one, at module level), made at the first
+ * data point: a process that emits none (the API answering reads) never builds Powertools' Metrics.
+ */
+export const metrics: Metrics = {
+  count: (name, value, dimensions) => processWide().count(name, value, dimensions),
+  timing: (name, ms, dimensions) => processWide().timing(name, ms, dimensions),
+};

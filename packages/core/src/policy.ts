@@ -4,7 +4,7 @@
 import { policyForbidden } from "./faults";
 import { PolicyEnforcer, type Credentials } from "./policy/engine";
 
-export { PolicyEnforcer, parsePolicyFile, type Credentials, type PolicyOptions } from "./policy/engine";
+export { PolicyEnforcer, parseCheck, type Credentials, type PolicyOptions } from "./policy/engine";
 export { DEFAULT_RULES } from "./policy/rules";
 
 export interface RequestContext {
@@ -21,11 +21,13 @@ export interface RequestContext {
   policy: PolicyEnforcer;
 }
 
-/** Octavia 11's default policy with its default switches. */
-export const DEFAULT_POLICY = new PolicyEnforcer();
+let defaults: PolicyEnforcer | undefined;
+
+/** Octavia 11's default policy with its default switches, parsed on first use (the API parses its own, with the settings). */
+export const defaultPolicy = (): PolicyEnforcer => (defaults ??= new PolicyEnforcer());
 
 /** Octavia's noauth context: the project from X-Project-Id, every caller an admin. */
-export function noauthContext(requestId: string, projectHeader: string | undefined, policy: PolicyEnforcer = DEFAULT_POLICY): RequestContext {
+export function noauthContext(requestId: string, projectHeader: string | undefined, policy: PolicyEnforcer = defaultPolicy()): RequestContext {
   return { requestId, projectId: projectHeader || undefined, userId: undefined, roles: ["admin"], systemScope: undefined, isAdmin: true, policy };
 }
 

@@ -1,5 +1,5 @@
 // Request-body validation: zod schemas whose messages are wsme's, as Octavia's API answers them.
-import { z } from "zod";
+import * as z from "zod";
 import { MAX_BODY_DEPTH, MAX_INT32, MIN_INT32 } from "./constants";
 import { Fault, invalidInput } from "./faults";
 

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { parseCheck, parsePolicyFile, PolicyEnforcer, type Credentials, type Target } from "../src/policy/engine";
+import { parseCheck, PolicyEnforcer, type Credentials, type Target } from "../src/policy/engine";
 import { DEFAULT_RULES } from "../src/policy/rules";
 
 // What Octavia 11's real policy (oslo.policy's Enforcer with Octavia's defaults) answers:
@@ -320,40 +320,6 @@ describe("checks", () => {
     expect(evaluate("is_admin:True", {}, creds([], { is_admin: true }))).toBe(true);
     expect(evaluate("is_admin:True", {}, creds(["admin"]))).toBe(false);
     expect(evaluate("is_admin:False", {}, creds([]))).toBe(true);
-  });
-});
-
-describe("policy files", () => {
-  it("read JSON", () => {
-    expect(parsePolicyFile('{"os_load-balancer_api:loadbalancer:get_all": "role:foo", "x": ""}')).toEqual({
-      "os_load-balancer_api:loadbalancer:get_all": "role:foo",
-      x: "",
-    });
-  });
-
-  it("read YAML, comments and all", () => {
-    const yaml = [
-      "# Octavia policy",
-      '"os_load-balancer_api:loadbalancer:get_all": "role:foo"',
-      "lb-auditor: role:auditor and project_id:%(project_id)s",
-      "'context_is_admin': '@'",
-    ].join("\n");
-    expect(parsePolicyFile(yaml)).toEqual({
-      "os_load-balancer_api:loadbalancer:get_all": "role:foo",
-      "lb-auditor": "role:auditor and project_id:%(project_id)s",
-      context_is_admin: "@",
-    });
-    expect(parsePolicyFile("")).toEqual({});
-    expect(parsePolicyFile("# nothing yet\n")).toEqual({});
-  });
-
-  it("refuse what is not a mapping of check strings", () => {
-    expect(() => parsePolicyFile("- role:admin")).toThrow(/must be a mapping/);
-    expect(() => parsePolicyFile('{"a": true}')).toThrow(/rule "a" must be a check string, not boolean/);
-    expect(() => parsePolicyFile("a: [role:admin]")).toThrow(/rule "a" must be a check string, not a list/);
-    expect(() => parsePolicyFile("a: 1")).toThrow(/rule "a" must be a check string, not number/);
-    expect(() => parsePolicyFile("a: {b: c")).toThrow(/neither JSON nor YAML/);
-    expect(() => parsePolicyFile('"lb:x": "role:a and"')).toThrow(/policy rule "lb:x": cannot parse/);
   });
 });
 

@@ -141,7 +141,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     housekeeping = new Housekeeping(createHousekeepingDeps(config, engine, createLogger({ service: "ottava-housekeeping" }, config.logLevel)));
     housekeeping.start();
     const api = createLogger({ service: "ottava-api" }, config.logLevel);
-    const app = createApp({ ...stores, engine, network: tasks.drivers.network, certificates: tasks.drivers.certificates, config, log: api });
+    const app = await createApp({ ...stores, engine, network: tasks.drivers.network, certificates: tasks.drivers.certificates, config, log: api });
     const port = await new Promise<number>((ok, fail) => {
       server = serve({ fetch: app.fetch, hostname: config.bindHost, port: config.bindPort }, (info) => ok(info.port));
       server.once("error", fail);

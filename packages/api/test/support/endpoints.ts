@@ -2,7 +2,7 @@
 // the bad-input tests (malformed.test.ts, property.test.ts).
 import { expect } from "vitest";
 import { ScanCommand } from "@aws-sdk/lib-dynamodb";
-import type { z } from "zod";
+import type * as z from "zod";
 import * as core from "@ottava/core";
 import { createClients } from "@ottava/db";
 import { SUBNET, type inProcessApp } from "../../../../test/support/app";

@@ -20,7 +20,7 @@ import {
   type WorkflowEngine,
 } from "@ottava/core";
 import { DynamoRepairStore, createClients, createStores } from "@ottava/db";
-import { createHousekeepingStore } from "../deps";
+import { createHousekeepingStore } from "../task-context";
 
 export type HousekeepingJobDeps = HousekeepingDeps & {
   store: LoadBalancerStore;

@@ -15,7 +15,7 @@ import {
   type Amphora,
 } from "@ottava/core";
 import { hasAgent } from "@ottava/amphora";
-import { deterministicId, ignoreLockLost, loadBalancer, servedTree, type PlannedAmphora, type TaskContext, type TaskHandler } from "./context";
+import { certsOf, deterministicId, ignoreLockLost, loadBalancer, servedTree, type PlannedAmphora, type TaskContext, type TaskHandler } from "./context";
 import { renderAmphoraAgentConfig } from "./healthmanager";
 
 const MASTER_PRIORITY = 100;
@@ -106,7 +106,7 @@ export const computeCreate: TaskHandler = async (input, ctx) => {
     if (a.compute_id) continue;
     // A resize builds with its new flavor's compute flavor (input.computeFlavor); other flows use the default.
     const computeFlavor = typeof input.computeFlavor === "string" ? input.computeFlavor : null;
-    const cert = await ctx.certs.generateServerPem(a.id, ctx.config.certValidityTime);
+    const cert = await certsOf(ctx).generateServerPem(a.id, ctx.config.certValidityTime);
     const computeId = await ctx.drivers.compute.build({ amphoraId: a.id, computeFlavor, availabilityZone: lb.availability_zone, serverPem: cert.pem });
     await ctx.store.updateAmphora(lb.id, a.id, input.owner, { compute_id: computeId, status: AMPHORA_BOOTING, cert_expiration: cert.expiration });
   }

@@ -4,7 +4,7 @@
 // execution's name, taken by housekeeping before it started the flow). The new key is made, and handed
 // to the driver, inside one task: only the certificate's expiry enters the flow's state.
 import { DELETED, type Amphora } from "@ottava/core";
-import type { TaskContext, TaskHandler } from "./context";
+import { certsOf, type TaskContext, type TaskHandler } from "./context";
 
 interface RotateInput {
   lbId: string;
@@ -43,7 +43,7 @@ export const uploadAmphoraCert: TaskHandler = async (input, ctx) => {
   const a = (await ctx.store.getAmphora(r.amphoraId)) as (Amphora & { cert_rotation?: string }) | undefined;
   if (!a || a.status === DELETED) throw new Error(`amphora ${r.amphoraId} is gone`);
   if (a.cert_rotation !== r.rotation) throw new Error(`amphora ${r.amphoraId}: another rotation holds its certificate`);
-  const cert = await ctx.certs.generateServerPem(a.id, ctx.config.certValidityTime);
+  const cert = await certsOf(ctx).generateServerPem(a.id, ctx.config.certValidityTime);
   await ctx.drivers.amphora.uploadCert(a, cert.pem);
   ctx.log.info("amphora certificate uploaded", { amphoraId: a.id, certExpiration: cert.expiration });
   return { cert_expiration: cert.expiration };

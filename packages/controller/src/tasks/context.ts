@@ -2,6 +2,7 @@
 // and records amphora certificates.
 import { createHash } from "node:crypto";
 import {
+  CertificateError,
   LockLost,
   PENDING_DELETE,
   Tree,
@@ -28,10 +29,21 @@ export interface TaskContext {
   drivers: Drivers;
   config: Config;
   log: Logger;
-  /** Issues amphora server certificates with the CA (Octavia's cert_generator). */
-  certs: CertGenerator;
+  /**
+   * Issues amphora server certificates with the CA (Octavia's cert_generator). Absent in the task
+   * functions that sign nothing (on AWS, every task but CA_TASKS): see certsOf.
+   */
+  certs?: CertGenerator;
   /** The amphora writes of a certificate rotation (outside the LB's lock). */
   amphoraCerts: AmphoraCertStore;
+}
+
+/** The context's certificate generator; a task function that signs nothing has none (a deployment error). */
+export function certsOf(ctx: TaskContext): CertGenerator {
+  if (!ctx.certs) {
+    throw new CertificateError("this task function signs no certificates: the signing tasks (CA_TASKS) run packages/controller/src/lambda-signing.ts");
+  }
+  return ctx.certs;
 }
 
 /** Every flow's input carries the LB and the lock owner: the execution's own name. */

@@ -2,7 +2,6 @@
 // evaluation follow oslo_policy/_parser.py and _checks.py; rule resolution (defaults, deprecated
 // defaults, operator overrides, scope) follows oslo_policy/policy.py's Enforcer as Octavia 11 uses
 // it (octavia/common/policy.py, which adds the `is_admin:` check).
-import { parse as parseYaml } from "yaml";
 import { DEFAULT_RULES, type Scope } from "./rules";
 
 export interface Credentials {
@@ -186,40 +185,6 @@ function substitute(match: string, target: Target): string | undefined {
     return value ?? "";
   });
   return missing ? undefined : out;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Policy files
-
-/**
- * Reads an oslo.policy file, JSON or YAML: a mapping of rule names to check strings. Throws for
- * anything else, and for a check string that does not parse.
- */
-export function parsePolicyFile(text: string): Record<string, string> {
-  let data: unknown;
-  try {
-    data = JSON.parse(text);
-  } catch {
-    try {
-      data = parseYaml(text);
-    } catch (e) {
-      throw new Error(`policy file is neither JSON nor YAML: ${(e as Error).message}`);
-    }
-  }
-  if (data === null || data === undefined) return {}; // an empty file
-  if (typeof data !== "object" || Array.isArray(data)) {
-    throw new Error("policy file must be a mapping of rule names to check strings");
-  }
-  const rules: [string, string][] = [];
-  for (const [name, value] of Object.entries(data)) {
-    if (typeof value !== "string") {
-      const what = value === null ? "null" : Array.isArray(value) ? "a list" : typeof value;
-      throw new Error(`policy file: rule "${name}" must be a check string, not ${what}`);
-    }
-    parseCheck(value, name);
-    rules.push([name, value]);
-  }
-  return Object.fromEntries(rules);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 // What a resource of a load balancer's tree (listener, pool, member, health monitor, L7 policy,
 // L7 rule) tells the one generic mechanism (services/children.ts) that creates, updates, deletes,
 // shows and lists all of them under the LB's lock.
-import type { z } from "zod";
+import type * as z from "zod";
 import type { RequestContext } from "../policy";
 import type { TreeItem, TreeParts, TreeRecord } from "../ports";
 import type { LoadBalancer } from "./loadbalancer";

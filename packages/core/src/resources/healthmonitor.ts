@@ -1,6 +1,6 @@
 // The health monitor resource (octavia/api/v2/types/health_monitor.py, controllers/health_monitor.py):
 // at most one per pool.
-import { z } from "zod";
+import * as z from "zod";
 import {
   ACTIVE,
   ALLOW_PING_HEALTH_MONITORS,

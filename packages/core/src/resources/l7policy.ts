@@ -2,7 +2,7 @@
 // validate.sanitize_l7policy_api_args and L7PolicyRepository): what a listener does with the
 // requests an L7 policy's rules match, under /v2/lbaas/l7policies.
 import { randomUUID } from "node:crypto";
-import { z } from "zod";
+import * as z from "zod";
 import {
   DESCRIPTION_MAX,
   L7POLICY_ACTION_REDIRECT_PREFIX,

@@ -1,6 +1,6 @@
 // The L7 rule resource (octavia/api/v2/types/l7rule.py, controllers/l7rule.py and validate.l7rule_data):
 // the conditions of an L7 policy, under /v2/lbaas/l7policies/{l7policy_id}/rules.
-import { z } from "zod";
+import * as z from "zod";
 import { ACTIVE, L7RULE_COMPARE_TYPES, L7RULE_TYPES, MAX_L7RULES_PER_L7POLICY, OFFLINE, PENDING_CREATE, TAG_MAX } from "../constants";
 import { Fault, immutable, notFound } from "../faults";
 import type { TreeRecord } from "../ports";

@@ -1,6 +1,6 @@
 // The listener resource (octavia/api/v2/types/listener.py, controllers/listener.py): a load
 // balancer's frontends, under /v2/lbaas/listeners, and their statistics.
-import { z } from "zod";
+import * as z from "zod";
 import {
   CLIENT_AUTH_NONE,
   DEFAULT_CONNECTION_LIMIT,

@@ -1,5 +1,5 @@
 // The load balancer resource (octavia/api/v2/types/load_balancer.py).
-import { z } from "zod";
+import * as z from "zod";
 import { DESCRIPTION_MAX, NAME_MAX, VNIC_TYPE_NORMAL } from "../constants";
 import { body, bool, canonicalUuid, ipAddress, isUuid, pyRepr, str, tags, uuid } from "../validation";
 import { apiTime, octaviaFilters, type ResourceDescriptor } from "./descriptor";

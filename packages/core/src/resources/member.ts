@@ -1,6 +1,6 @@
 // The member resource (octavia/api/v2/types/member.py, controllers/member.py): the servers of a
 // pool, under /v2/lbaas/pools/{pool_id}/members. The batch update is in services/member-batch.ts.
-import { z } from "zod";
+import * as z from "zod";
 import {
   ACTIVE,
   ALLOW_MEMBER_SRIOV,

@@ -1,6 +1,6 @@
 // The pool resource (octavia/api/v2/types/pool.py, controllers/pool.py): created on a load
 // balancer, or on a listener whose default pool it becomes.
-import { z } from "zod";
+import * as z from "zod";
 import {
   AMPHORA_LB_ALGORITHMS,
   DEFAULT_POOL_ALPN_PROTOCOLS,

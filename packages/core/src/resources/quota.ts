@@ -1,7 +1,7 @@
 // Quotas (octavia/api/v2/types/quotas.py). Stored under the data model's names (load_balancer,
 // health_monitor); answered with the API's spellings as Octavia answers them: a project's quota
 // ({"quota": ...}, defaults filled in) with the data model's names only, a list item with both.
-import { z } from "zod";
+import * as z from "zod";
 import { MAX_QUOTA, MIN_QUOTA } from "../constants";
 import type { CatalogDescriptor } from "../catalog";
 import { Fault, invalidInput } from "../faults";

@@ -2,7 +2,7 @@
 // controller_ip_port_list), as admins read and change them at /v2/octavia/healthmanager. Each change
 // bumps the configuration's generation (a conditional write on the generation read, so concurrent
 // changes never lose one) and starts a refresh flow that pushes it to every amphora; no LB is locked.
-import { z } from "zod";
+import * as z from "zod";
 import type { Config } from "../config";
 import { Fault } from "../faults";
 import type { HealthManagerConfig, HealthManagerConfigStore } from "../ports";

@@ -4,7 +4,7 @@
 // (lockedChange), one flow. The member writes and what they replace (to restore on failure) go to
 // the flow as change-set chunks in the LB's partition, never in the flow's input. New members may ask
 // for SR-IOV ports (request_sriov) as in the single-pool batch update, whose planPoolMembers checks them.
-import { z } from "zod";
+import * as z from "zod";
 import { ACTIVE, PENDING_DELETE, PENDING_UPDATE } from "../constants";
 import { immutable, validation } from "../faults";
 import { authorize, type RequestContext } from "../policy";

@@ -1,6 +1,6 @@
 // Load-balancer resize (specs/loadbalancer-resize.rst): PUT .../resize starts a failover onto a new
 // flavor; DELETE .../resize asks the running resize to roll back (until it has committed).
-import { z } from "zod";
+import * as z from "zod";
 import { ACTIVE, DELETED, ERROR, PENDING_UPDATE, RESIZE_CANCEL, RESIZE_COMMITTED, TOPOLOGIES } from "../constants";
 import { Fault, notFound, validation } from "../faults";
 import { authorize, type RequestContext } from "../policy";

@@ -1,0 +1,36 @@
+// The task context without the certificate code: what the task functions that sign nothing (lambda.ts)
+// and the housekeeping jobs build on. Nothing here imports certs/: a bundle from these entries carries
+// no X.509 library, not even as a chunk it never loads. deps.ts adds the certificate generator.
+import type { CertGenerator, Config, Logger } from "@ottava/core";
+import { DynamoHousekeepingStore, createClients, type Stores } from "@ottava/db";
+import { createDrivers, type LocalDataplane } from "@ottava/amphora";
+import type { TaskContext } from "./tasks/context";
+
+export function createHousekeepingStore(config: Config): DynamoHousekeepingStore {
+  return new DynamoHousekeepingStore(createClients(config.dynamodbEndpoint).doc, config.tableName);
+}
+
+/**
+ * A task context with the certificate generator given, or none: the task functions that sign nothing
+ * build theirs without one; their REST amphora driver then needs OTTAVA_CLIENT_CERT (they are given no
+ * CA either).
+ */
+export function taskContextWith(
+  config: Config,
+  stores: Stores,
+  log: Logger,
+  certs: CertGenerator | undefined,
+  opts: { local?: LocalDataplane | undefined; caCertificate?: string | (() => Promise<string>) } = {},
+): TaskContext {
+  return {
+    store: stores.store,
+    trail: stores.trail,
+    changeSets: stores.changeSets,
+    healthManagerConfig: stores.healthManagerConfig,
+    drivers: createDrivers(config, { local: opts.local, log, ...(certs ? { certs } : {}), ...(opts.caCertificate ? { caCertificate: opts.caCertificate } : {}) }),
+    config,
+    log,
+    ...(certs ? { certs } : {}),
+    amphoraCerts: createHousekeepingStore(config),
+  };
+}

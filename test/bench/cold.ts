@@ -1,0 +1,116 @@
+// Cold-start benchmark (`npm run bench:cold`): each Lambda function of stacks/ bundled as SST bundles it
+// (test/support/lambda-bundles.ts), its size, and the time from process start to the answer of a first
+// request that needs no DynamoDB, next to a bare Node start; checked against the budgets.
+//
+// Each function is built with esbuild into a temporary directory (bundle.mjs and its chunks, minified;
+// its size is every .mjs file, what the function's zip holds, and apart what is loaded at start). A cold start is
+// a fresh `node` process running a small harness that imports the bundle and invokes its handler once:
+// the API with an API Gateway (HTTP API) event for GET /, a task function with planMemberChunks (its
+// answer is computed from the input alone; with no lock owner runTask reads no load balancer); the jobs'
+// bundle, whose every handler reads the table, is only loaded. Time runs from spawning the process until
+// it exited (the harness exits as soon as it has the answer); a bare start is `node -e 0`, timed the same
+// way. The runs go in rounds (every target once per round, after one untimed round to warm the file
+// cache) and each figure is the median of ROUNDS, since this machine is shared and noisy.
+//
+// Then the AWS SDK: the API and the task function again with `@aws-sdk/*` left out of the bundle (as the
+// Lambda runtime provides SDK v3), loaded instead from this repository's node_modules.
+//
+// Budgets: the API bundle ≤ 1 MiB and its cold start ≤ 80 ms above a bare Node start; every task
+// function's bundle ≤ 1 MiB. The exit code is 1 when one is missed (after everything is printed).
+import { mkdtempSync, rmSync, symlinkSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { FUNCTIONS, ROOT, bundleFunction, coldStart, packagesOf, timeNode, writeHarness, type Bundle, type LambdaFunction } from "../support/lambda-bundles";
+
+const ROUNDS = 5;
+/** The API's cold start may exceed a bare Node start by this much, ms. */
+const API_OVER_BARE_MS = 80;
+
+const KiB = (bytes: number) => (bytes / 1024).toFixed(0);
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+};
+
+interface Target {
+  label: string;
+  run: () => Promise<number>;
+}
+
+/** Times every target once per round (one untimed round first); the median of each target's rounds. */
+async function timeRounds(targets: Target[]): Promise<Map<string, number>> {
+  const times = new Map<string, number[]>(targets.map((t) => [t.label, []]));
+  for (let round = 0; round <= ROUNDS; round++) {
+    for (const t of targets) {
+      const ms = await t.run();
+      if (round > 0) times.get(t.label)!.push(ms);
+    }
+  }
+  return new Map([...times].map(([label, xs]) => [label, median(xs)]));
+}
+
+const dir = mkdtempSync(join(tmpdir(), "ottava-cold-"));
+let failed = false;
+try {
+  const harness = writeHarness(dir);
+  console.log(`Node ${process.version}; bundles as SST 4.17 builds them with the stacks' settings (esbuild, esm, platform node, es2023, keepNames, minified, split), in ${dir}`);
+
+  const bundled = new Map<LambdaFunction, Bundle>();
+  for (const fn of FUNCTIONS) bundled.set(fn, await bundleFunction(fn, join(dir, fn.name.replace(/\W+/g, "-"))));
+
+  // The SDK left to the runtime: the bundle resolves @aws-sdk/* from a node_modules next to it.
+  const external = new Map<LambdaFunction, Bundle>();
+  for (const fn of FUNCTIONS.filter((f) => f.name === "api" || f.name === "task")) {
+    const out = join(dir, `${fn.name}-sdk-external`);
+    const b = await bundleFunction(fn, out, { sdk: "external" });
+    symlinkSync(join(ROOT, "node_modules"), join(out, "node_modules"), "dir");
+    external.set(fn, b);
+  }
+
+  const bare = "node -e 0";
+  const medians = await timeRounds([
+    { label: bare, run: async () => (await timeNode(["-e", "0"])).ms },
+    ...[...bundled].map(([fn, b]) => ({ label: fn.name, run: async () => (await coldStart(fn, b, harness)).ms })),
+    ...[...external].map(([fn, b]) => ({ label: `${fn.name}, SDK external`, run: async () => (await coldStart(fn, b, harness)).ms })),
+  ]);
+  const bareMs = medians.get(bare)!;
+
+  console.log(`\nCold start: process start to the first answer, median of ${ROUNDS}; ${bare}: ${bareMs.toFixed(0)} ms\n`);
+  console.log("| function | first request | bundle (bytes) | KiB | loaded at start (KiB) | cold start (ms) | above bare Node (ms) | budget |");
+  console.log("|---|---|---:|---:|---:|---:|---:|---|");
+  const verdicts: string[] = [];
+  for (const [fn, b] of bundled) {
+    const ms = medians.get(fn.name)!;
+    const checks: string[] = [];
+    if (fn.maxBytes !== undefined) checks.push(b.bytes <= fn.maxBytes ? "size PASS" : "size FAIL");
+    if (fn.name === "api") checks.push(ms - bareMs <= API_OVER_BARE_MS ? "time PASS" : "time FAIL");
+    if (checks.some((c) => c.endsWith("FAIL"))) failed = true;
+    const request = fn.name === "api" ? "GET /" : fn.request ? "planMemberChunks" : "(load only)";
+    console.log(`| ${fn.name} | ${request} | ${b.bytes} | ${KiB(b.bytes)} | ${KiB(b.bytesAtStart)} | ${ms.toFixed(0)} | ${(ms - bareMs).toFixed(0)} | ${checks.join(", ") || "–"} |`);
+    verdicts.push(...checks.map((c) => `${fn.name}: ${c}`));
+  }
+
+  console.log("\nThe AWS SDK bundled, or left to the Lambda runtime (loaded from node_modules):\n");
+  console.log("| function | SDK | bundle (bytes) | KiB | loaded at start (KiB) | cold start (ms) | above bare Node (ms) |");
+  console.log("|---|---|---:|---:|---:|---:|---:|");
+  for (const [fn, b] of external) {
+    const own = bundled.get(fn)!;
+    for (const [sdk, bundle, ms] of [["bundled", own, medians.get(fn.name)!], ["external", b, medians.get(`${fn.name}, SDK external`)!]] as const) {
+      console.log(`| ${fn.name} | ${sdk} | ${bundle.bytes} | ${KiB(bundle.bytes)} | ${KiB(bundle.bytesAtStart)} | ${ms.toFixed(0)} | ${(ms - bareMs).toFixed(0)} |`);
+    }
+  }
+
+  console.log("\nWhat each function holds (KiB, largest first): loaded at start; in chunks loaded on first import\n");
+  const top = (sizes: Map<string, number>, n: number) =>
+    [...sizes].sort((x, y) => y[1] - x[1]).slice(0, n).map(([pkg, bytes]) => `${pkg} ${KiB(bytes)}`).join(", ");
+  for (const [fn, b] of bundled) {
+    console.log(`${fn.name}: ${top(packagesOf(b.outputs.filter((o) => o.atStart)), 8)}`);
+    console.log(`${" ".repeat(fn.name.length)}  chunks: ${top(packagesOf(b.outputs.filter((o) => !o.atStart)), 6)}`);
+  }
+
+  console.log(`\nBudgets: API ≤ 1 MiB and ≤ ${API_OVER_BARE_MS} ms above a bare Node start; every task function ≤ 1 MiB`);
+  for (const v of verdicts) console.log(`  ${v}`);
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
+process.exit(failed ? 1 : 0);

@@ -1,0 +1,75 @@
+// The Lambda functions' bundles, built as SST builds them with the stacks' settings (as `npm run
+// bench:cold` does; it also times them): each holds only what its function imports and answers its
+// first request.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { FUNCTIONS, bundleFunction, coldStart, writeHarness, type Bundle, type LambdaFunction } from "./support/lambda-bundles";
+
+const dir = mkdtempSync(join(tmpdir(), "ottava-bundles-"));
+const bundles = new Map<string, Bundle>();
+const fn = (name: string) => FUNCTIONS.find((f) => f.name === name)!;
+
+beforeAll(async () => {
+  for (const f of FUNCTIONS) bundles.set(f.name, await bundleFunction(f, join(dir, f.name.replace(/\W+/g, "-"))));
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** The source files of a function matching `re`: where they are, loaded at start or in a chunk. */
+const where = (name: string, re: RegExp) => {
+  const outputs = bundles.get(name)!.outputs.filter((o) => o.inputs.some((i) => re.test(i)));
+  return { atStart: outputs.some((o) => o.atStart), inChunks: outputs.some((o) => !o.atStart) };
+};
+const X509_LIBRARY = /node_modules\/(@peculiar\/|asn1js\/|tsyringe\/)/;
+const CERTS = /packages\/controller\/src\/certs\//;
+const YAML = /node_modules\/yaml\//;
+
+describe("the Lambda bundles", () => {
+  it("stay within their size budgets (every .mjs file of the function)", () => {
+    for (const f of FUNCTIONS.filter((f) => f.maxBytes !== undefined)) {
+      expect(bundles.get(f.name)!.bytes, f.name).toBeLessThanOrEqual(f.maxBytes!);
+    }
+  });
+
+  it("carry zod's English messages and no other locale", () => {
+    for (const f of FUNCTIONS) {
+      const locales = bundles.get(f.name)!.outputs.flatMap((o) => o.inputs).filter((i) => /zod\/v4\/locales\//.test(i));
+      expect(locales.map((i) => i.replace(/^.*locales\//, "")), f.name).toEqual(["en.js"]);
+    }
+  });
+
+  it("carry the certificate code only in the signing tasks' function, the X.509 library in a chunk loaded on the first signature", () => {
+    expect(where("task (signing)", X509_LIBRARY)).toEqual({ atStart: false, inChunks: true });
+    expect(where("task (signing)", CERTS).atStart).toBe(true);
+    for (const name of ["api", "task", "jobs"]) {
+      expect(where(name, X509_LIBRARY), name).toEqual({ atStart: false, inChunks: false });
+      expect(where(name, CERTS), name).toEqual({ atStart: false, inChunks: false });
+    }
+  });
+
+  it("carry the YAML parser only in the API, in a chunk loaded for a YAML policy file", () => {
+    expect(where("api", YAML)).toEqual({ atStart: false, inChunks: true });
+    for (const name of ["task", "task (signing)", "jobs"]) expect(where(name, YAML), name).toEqual({ atStart: false, inChunks: false });
+  });
+
+  it("start the API and the jobs without the Step Functions client, a chunk loaded when a flow is first started or described", () => {
+    for (const name of ["api", "jobs"]) expect(where(name, /node_modules\/@aws-sdk\/client-sfn\//), name).toEqual({ atStart: false, inChunks: true });
+  });
+
+  it("answer their first request from the bundle alone (GET / for the API, a task that reads nothing)", async () => {
+    const harness = writeHarness(dir);
+    const answers: [LambdaFunction, unknown][] = [];
+    for (const f of FUNCTIONS.filter((f) => f.request)) answers.push([f, (await coldStart(f, bundles.get(f.name)!, harness)).answer]);
+    expect(answers.map(([f]) => f.name)).toEqual(["api", "task", "task (signing)"]);
+    // coldStart has checked each answer (fn.request.check); the API's, once more, here:
+    const api = answers[0]![1] as { statusCode: number; body: string };
+    expect(api.statusCode).toBe(200);
+    expect(JSON.parse(api.body).versions.at(-1)).toMatchObject({ id: "v2.30", status: "CURRENT" });
+    expect(answers[1]![1]).toEqual([0, 1]);
+  });
+
+  it("load the jobs' bundle", async () => {
+    await expect(coldStart(fn("jobs"), bundles.get("jobs")!, writeHarness(dir))).resolves.toMatchObject({ answer: null });
+  });
+});
