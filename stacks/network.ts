@@ -7,7 +7,9 @@
 //   through OTTAVA_AMPHORA_MGMT_GATEWAY (again through SST's transform of the inline route tables), and
 //   the task functions that call agents (AGENT_TASKS) run in the private subnets with a security group of
 //   their own that lets them reach the agents' port there, DynamoDB through a gateway endpoint and SSM
-//   (their secrets) through an interface endpoint, and nothing else.
+//   (their secrets) through an interface endpoint, and nothing else. The interface endpoint's private DNS
+//   takes every SSM call in the VPC, so it admits the whole VPC (the health manager's tasks read their
+//   key through it).
 import { VPC_CIDR, type DeployPlan } from "./config";
 
 /** HTTPS, the port of AWS's APIs. */
@@ -57,10 +59,13 @@ function agentCallers(vpc: sst.aws.Vpc, plan: DeployPlan) {
       { protocol: "tcp", fromPort: HTTPS, toPort: HTTPS, cidrBlocks: [VPC_CIDR], description: "SSM, through the interface endpoint" },
     ],
   });
+  // Its private DNS sends every SSM call made in the VPC to the endpoint, not only the agent callers': the
+  // health manager's tasks too (Fargate fetches the heartbeat key through the task's own network
+  // interface as the task starts). So it admits HTTPS from the whole VPC.
   const ssmEndpointGroup = new aws.ec2.SecurityGroup("SsmEndpoint", {
     vpcId: vpc.id,
-    description: "The SSM endpoint of the functions that call amphora agents",
-    ingress: [{ protocol: "tcp", fromPort: HTTPS, toPort: HTTPS, securityGroups: [callers.id], description: "Ottava task functions that call amphora agents" }],
+    description: "The SSM endpoint of the VPC (the agent callers' secrets, the health manager's key)",
+    ingress: [{ protocol: "tcp", fromPort: HTTPS, toPort: HTTPS, cidrBlocks: [VPC_CIDR], description: "Everything in the VPC: its private DNS sends every SSM call here" }],
   });
   new aws.ec2.VpcEndpoint("SsmEndpoint", {
     vpcId: vpc.id,

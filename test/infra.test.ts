@@ -1,30 +1,54 @@
 // The AWS deployment, checked offline: sst.config.ts's run() evaluated by SST's own components under
 // Pulumi's mocks (test/support/synth.ts), then the recorded resources checked against the code they
 // deploy: handlers, state machines and their roles, the API route, the settings each workload reads,
-// secrets, the table and IAM.
+// secrets and their parameters, the table, IAM, tracing and logs, alarms, the jobs and the network. Three
+// deploys are synthesized (VARIANTS, at the same time): every optional part on a test stage, the noauth
+// opt-in, and a production stage as an operator would set one up.
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ResourceNotFoundException, type DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { build } from "esbuild";
 import { beforeAll, describe, expect, it } from "vitest";
-import { loadConfig } from "@ottava/core";
+import { SECRET_SETTINGS, createLogger, healthCheck, loadConfig, readSecretSettings, type Amphora, type HealthCheckDeps } from "@ottava/core";
 import { ensureTable } from "@ottava/db";
-import { CA_TASKS, FLOW_NAMES, FLOW_TASKS, definitionOf } from "@ottava/controller";
+import { AGENT_TASKS, CA_TASKS, FLOW_NAMES, FLOW_TASKS, HEARTBEAT_KEY_TASKS, definitionOf } from "@ottava/controller";
+import { captureOutput } from "./support/output";
 import { synthesize, type SynthResource, type Synthesis } from "./support/synth";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const CONFIG_MODULE = "packages/core/src/config.ts";
 const STEP_FUNCTIONS_ENGINE = "packages/controller/src/engine-sfn.ts";
+const HEALTH_MANAGER_ENTRY = "packages/controller/src/health/main.ts";
+/** The synthesis' region (test/support/synth/program.mjs). */
+const REGION = "us-east-1";
+/** How long every log is kept (stacks/settings.ts: a month). */
+const LOG_RETENTION_DAYS = 30;
 
 /** A deployed piece of Ottava's code: a Lambda function, or the health manager's container. */
 interface Workload {
   name: string;
   env: Record<string, string>;
-  /** A container's task-definition secrets: name → valueFrom (an SSM parameter or Secrets Manager ARN). */
+  /** A container's task-definition secrets: name → valueFrom (an SSM parameter's ARN). */
   containerSecrets: Record<string, string>;
   /** The repository's source files in its bundle. */
   sources: string[];
+  /** A function's own resource (undefined for a container). */
+  resource?: SynthResource;
+}
+type Fn = Workload & { resource: SynthResource };
+
+// ─── The deploys synthesized ─────────────────────────────────────────────────────────────────────────
+interface Variant {
+  stage: string;
+  /** The deployer's environment (stacks/config.ts reads it); every SST secret has a made-up value unless set here. */
+  env: Record<string, string>;
+  /** What the deploy must be, as the test expects it from `env`. */
+  auth: "keystone" | "noauth";
+  rest: boolean;
+  production: boolean;
+  /** The CA key's passphrase is set. */
+  passphrase: boolean;
 }
 
 // ─── Where settings go ──────────────────────────────────────────────────────────────────────────────
@@ -49,8 +73,10 @@ const LOCAL_ONLY = new Set([
   "OTTAVA_CERT_INTERVAL",
 ]);
 
+type Rule = (w: Workload, d: Deployment) => boolean;
+
 /** The settings the stacks set themselves, each on the workloads that need it (values checked below). */
-const SET_BY_STACKS: Record<string, (w: Workload, d: Deployment) => boolean> = {
+const SET_BY_STACKS: Record<string, Rule> = {
   OTTAVA_TABLE_NAME: (w) => loadsConfig(w),
   OTTAVA_STATE_MACHINE_ARN_PREFIX: (w) => w.sources.includes(STEP_FUNCTIONS_ENGINE), // what starts or reads flows
   OTTAVA_TASK: (w) => w.sources.includes("packages/controller/src/lambda.ts"), // the task functions' entry
@@ -58,36 +84,40 @@ const SET_BY_STACKS: Record<string, (w: Workload, d: Deployment) => boolean> = {
 };
 
 /** Passed from the deployer's environment to some workloads only: nowhere else. */
-const ONLY_TO: Record<string, (w: Workload, d: Deployment) => boolean> = {
+const ONLY_TO: Record<string, Rule> = {
   // Only the API validates tokens; elsewhere `keystone` would make loadConfig demand the Keystone service
-  // user, a secret only the API is given.
+  // user, which only the API is given.
   OTTAVA_AUTH_STRATEGY: (w, d) => w === d.api,
 };
 
-// ─── SECRETS: the one place saying how secrets may arrive (adjust it when secrets move) ──────────────
-// A secret is never copied from the deployer's environment. A workload that needs one gets it either as
-// its value (OTTAVA_<NAME>, from an SST secret) or as where to fetch it: OTTAVA_<NAME>_PARAMETER (an SSM
-// parameter) or OTTAVA_<NAME>_SECRET_NAME / _SECRET_ARN (Secrets Manager), in its environment or, for a
-// container, its task definition's secrets. A workload that does not need it gets none of these.
-const secretDeliveries = (name: string) => [name, `${name}_PARAMETER`, `${name}_SECRET_NAME`, `${name}_SECRET_ARN`];
-/** A secret's value or reference: never passed through from the deployer's environment. */
-const isSecret = (name: string): boolean => Object.keys(SECRETS).some((s) => secretDeliveries(s).includes(name));
-const isSigningTask = (w: Workload) => (CA_TASKS as readonly string[]).includes(w.env.OTTAVA_TASK ?? "");
-const SECRETS: Record<string, (w: Workload, d: Deployment) => boolean> = {
-  // The Keystone service user: loadConfig requires it wherever OTTAVA_AUTH_STRATEGY is keystone.
-  OTTAVA_KEYSTONE_URL: (w) => w.env.OTTAVA_AUTH_STRATEGY === "keystone",
-  OTTAVA_KEYSTONE_USERNAME: (w) => w.env.OTTAVA_AUTH_STRATEGY === "keystone",
-  OTTAVA_KEYSTONE_PASSWORD: (w) => w.env.OTTAVA_AUTH_STRATEGY === "keystone",
-  OTTAVA_KEYSTONE_PROJECT_NAME: (w) => w.env.OTTAVA_AUTH_STRATEGY === "keystone",
-  // The CA amphora certificates are signed with: only the tasks that sign (CA_TASKS).
-  OTTAVA_CA_CERTIFICATE: isSigningTask,
-  OTTAVA_CA_PRIVATE_KEY: isSigningTask,
-  OTTAVA_CA_PRIVATE_KEY_PASSPHRASE: isSigningTask,
-  // The heartbeats' HMAC key: the health manager, whose entry refuses to start without it.
-  OTTAVA_HEARTBEAT_KEY: (w) => w.sources.includes("packages/controller/src/health/main.ts"),
-  // The agents' client certificate: nobody; the REST driver has the CA issue one when it is unset.
-  OTTAVA_CLIENT_CERT: () => false,
+// ─── SECRETS: the one place saying which secret reaches which workload (adjust it when secrets move) ─
+// Every secret is an SST secret (`sst secret set <sst> ...`), never read from the deployer's environment.
+// A stored one (the settings packages/core/src/config.ts calls SECRET_SETTINGS) is kept in an SSM
+// SecureString: a function gets only OTTAVA_<NAME>_PARAMETER, "<the parameter's name>:<its version>", and
+// the health manager's container OTTAVA_<NAME> through its task definition's `secrets` (valueFrom: the
+// parameter's ARN); its value is in no environment, in nothing deployed but its parameter. A plain one (a
+// URL, names, a certificate) is the setting OTTAVA_<NAME> itself, with the SST secret's value. A workload
+// that does not need a secret gets neither.
+const isTask = (tasks: readonly string[]): Rule => (w) => tasks.includes(w.env.OTTAVA_TASK ?? "");
+const isHealthManager: Rule = (w) => w.sources.includes(HEALTH_MANAGER_ENTRY);
+const keystoneApi: Rule = (w, d) => w === d.api && d.variant.auth === "keystone";
+const SECRETS: Record<string, { sst: string; stored: boolean; to: Rule }> = {
+  // The Keystone service user the API validates tokens as: the API alone, under keystone.
+  KEYSTONE_URL: { sst: "KeystoneUrl", stored: false, to: keystoneApi },
+  KEYSTONE_USERNAME: { sst: "KeystoneUsername", stored: false, to: keystoneApi },
+  KEYSTONE_PROJECT_NAME: { sst: "KeystoneProjectName", stored: false, to: keystoneApi },
+  KEYSTONE_PASSWORD: { sst: "KeystonePassword", stored: true, to: keystoneApi },
+  // The CA amphora certificates are signed with: only the tasks that sign (CA_TASKS); the passphrase when set.
+  CA_CERTIFICATE: { sst: "CaCertificate", stored: false, to: isTask(CA_TASKS) },
+  CA_PRIVATE_KEY: { sst: "CaPrivateKey", stored: true, to: isTask(CA_TASKS) },
+  CA_PRIVATE_KEY_PASSPHRASE: { sst: "CaPrivateKeyPassphrase", stored: true, to: (w, d) => d.variant.passphrase && isTask(CA_TASKS)(w, d) },
+  // The agents' client certificate: the tasks that call agents (AGENT_TASKS), with the REST driver only.
+  CLIENT_CERT: { sst: "ClientCert", stored: true, to: (w, d) => d.variant.rest && isTask(AGENT_TASKS)(w, d) },
+  // The heartbeats' HMAC key: the tasks that write it into the agents' configuration, and the receiver.
+  HEARTBEAT_KEY: { sst: "HeartbeatKey", stored: true, to: (w, d) => isTask(HEARTBEAT_KEY_TASKS)(w, d) || isHealthManager(w, d) },
 };
+/** A secret's setting or its parameter's: never passed through from the deployer's environment. */
+const isSecret = (name: string): boolean => Object.keys(SECRETS).some((s) => name === `OTTAVA_${s}` || name === `OTTAVA_${s}_PARAMETER`);
 
 // ─── IAM: the known grants on "*" ────────────────────────────────────────────────────────────────────
 /** Actions whose only resource is "*": nothing narrower exists. */
@@ -106,18 +136,23 @@ const ACTIONS_ON_STAR_ONLY = new Set([
   "ssmmessages:CreateDataChannel",
   "ssmmessages:OpenControlChannel",
   "ssmmessages:OpenDataChannel",
-  // X-Ray, should tracing be turned on.
+  // X-Ray, should it be granted inline rather than by its managed policy.
   "xray:PutTraceSegments",
   "xray:PutTelemetryRecords",
 ]);
-/**
- * AWS-managed policies SST attaches (their statements are AWS's, not in the synthesized policies):
- * AWSLambdaBasicExecutionRole (each function's logs; AWS grants them on "*") and
- * AmazonECSTaskExecutionRolePolicy (the container's image pull and logs).
- */
+const XRAY_POLICY = "arn:aws:iam::aws:policy/AWSXRayDaemonWriteAccess";
+/** AWS-managed policies SST or the stacks attach (their statements are AWS's, not in the synthesized policies). */
 const MANAGED_POLICIES = new Set([
+  // Each function's logs (AWS grants them on "*").
   "arn:aws:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole",
+  // The container's image pull and logs.
   "arn:aws:iam::aws:policy/service-role/AmazonECSTaskExecutionRolePolicy",
+  // X-Ray tracing of the functions and state machines (stacks/settings.ts): X-Ray's actions take no
+  // resource narrower than "*", so AWS's policy for exactly them.
+  XRAY_POLICY,
+  // Functions in a VPC (the agent callers under the REST driver): their network interfaces, which EC2
+  // grants on "*" only. SST attaches it to any function given a `vpc`.
+  "arn:aws:iam::aws:policy/service-role/AWSLambdaVPCAccessExecutionRole",
 ]);
 
 // ─── The configuration's settings, derived ───────────────────────────────────────────────────────────
@@ -161,58 +196,103 @@ function directReads(w: Workload): string[] {
 
 const loadsConfig = (w: Workload) => w.sources.includes(CONFIG_MODULE);
 
-// ─── The synthesized deployment ──────────────────────────────────────────────────────────────────────
+// ─── The synthesized deployments ─────────────────────────────────────────────────────────────────────
 interface Deployment {
+  variant: Variant;
   synth: Synthesis;
+  functions: Fn[];
   workloads: Workload[];
   /** The function behind the API's route. */
   api: Workload;
-  functionArns: Map<string, Workload>;
+  functionArns: Map<string, Fn>;
 }
 
 const SETTINGS = configSettings();
 /** A policy file, named as the README says (relative to the repository; SST copies it from there). */
 const policyFile = ".sst/ottava-synth-policy.yaml";
 /**
- * The deployer's environment the deployment is synthesized with: every setting that could be passed set
- * to a marker, the secrets too (which must not be copied), and the values the stacks interpret: Keystone
- * auth, a policy file and a management network (the deployment with every optional part).
+ * The deployer's environment of the deploy with every optional part: every setting that could be passed
+ * set to a marker, the secrets' settings too (which must not be copied), and the values the stacks
+ * interpret: Keystone auth, the REST driver with its management network's gateway, ports, a policy file.
  */
 const DEPLOYER_ENV: Record<string, string> = {
   ...Object.fromEntries(
     [...SETTINGS].filter((n) => !LOCAL_ONLY.has(n) && !(n in SET_BY_STACKS)).map((n) => [n, isSecret(n) ? `deployer-secret:${n}` : `deployer:${n}`]),
   ),
   OTTAVA_AUTH_STRATEGY: "keystone",
+  OTTAVA_AMPHORA_DRIVER: "rest",
+  OTTAVA_AMPHORA_AGENT_PORT: "9444",
   OTTAVA_HEARTBEAT_PORT: "5556",
   OTTAVA_POLICY_FILE: policyFile,
   OTTAVA_AMPHORA_MGMT_CIDR: "172.16.0.0/12",
+  OTTAVA_AMPHORA_MGMT_GATEWAY: "tgw-0123456789abcdef0",
 };
 /** The settings passed through from the deployer's environment, with its values. */
 const PASSED = Object.keys(DEPLOYER_ENV).filter((n) => SETTINGS.has(n) && !isSecret(n) && !(n in SET_BY_STACKS));
 
-let d: Deployment;
+const VARIANTS: Record<string, Variant> = {
+  // Every optional part, on a test stage: Keystone, the REST driver (the agent callers in the VPC), every
+  // setting, a policy file, the CA key's passphrase.
+  full: { stage: "synth", env: DEPLOYER_ENV, auth: "keystone", rest: true, production: false, passphrase: true },
+  // The noauth opt-in of a private test stage, with the no-op amphora driver and nothing else set.
+  noauth: {
+    stage: "dev",
+    env: { OTTAVA_AUTH_STRATEGY: "noauth", OTTAVA_INSECURE_NOAUTH_STAGE: "dev", OTTAVA_AMPHORA_MGMT_CIDR: "10.128.0.0/16" },
+    auth: "noauth",
+    rest: false,
+    production: false,
+    passphrase: true,
+  },
+  // A production stage as an operator would set one up: keystone by default, the REST driver through a
+  // peering connection, the operator's own alarm topic, no optional setting, no passphrase.
+  production: {
+    stage: "production",
+    env: {
+      OTTAVA_AMPHORA_DRIVER: "rest",
+      OTTAVA_AMPHORA_MGMT_CIDR: "192.168.0.0/16",
+      OTTAVA_AMPHORA_MGMT_GATEWAY: "pcx-0123abcd",
+      OTTAVA_ALARM_TOPIC: "arn:aws:sns:us-east-1:123456789012:ops",
+      SST_SECRET_CaPrivateKeyPassphrase: "",
+    },
+    auth: "keystone",
+    rest: true,
+    production: true,
+    passphrase: false,
+  },
+};
+
+const deployments: Record<string, Deployment> = {};
 
 beforeAll(async () => {
   mkdirSync(join(root, ".sst"), { recursive: true });
   writeFileSync(join(root, policyFile), '"load-balancer:read": "rule:admin_or_owner"\n');
-  const synth = await synthesize(DEPLOYER_ENV);
+  await Promise.all(
+    Object.entries(VARIANTS).map(async ([name, variant]) => {
+      deployments[name] = await deployment(variant, await synthesize(variant.env, variant.stage));
+    }),
+  );
+}, 300_000);
 
+async function deployment(variant: Variant, synth: Synthesis): Promise<Deployment> {
   const functions = synth.resources
     .filter((r) => r.type === "aws:lambda/function:Function")
-    .map((r): Workload & { resource: SynthResource } => {
+    .map((r): Fn => {
       const build = synth.builds.find((b) => `${b.functionID}Function` === r.name);
       return { name: r.name, env: r.inputs.environment?.variables ?? {}, containerSecrets: {}, sources: ownSources(build?.inputs ?? []), resource: r };
     });
   const containers = await Promise.all(synth.resources.filter((r) => r.type === "aws:ecs/taskDefinition:TaskDefinition").flatMap((td) => containerWorkloads(synth, td)));
-  const functionArns = new Map(functions.map((f) => [f.resource.state.arn as string, f as Workload]));
+  const functionArns = new Map(functions.map((f) => [f.resource.state.arn as string, f]));
   const integration = synth.resources.find((r) => r.type === "aws:apigatewayv2/integration:Integration");
   const api = functionArns.get(integration?.inputs.integrationUri);
   if (!api) throw new Error("no function behind the API's integration");
-  d = { synth, workloads: [...functions, ...containers], api, functionArns };
-}, 300_000);
+  return { variant, synth, functions, workloads: [...functions, ...containers], api, functionArns };
+}
 
 /** Repository files only (no node_modules). */
 const ownSources = (inputs: string[]) => inputs.filter((f) => !f.includes("node_modules/"));
+
+/** The sources of each container entry's bundle (the same image in every deploy: bundled once). */
+const entrySources = new Map<string, Promise<string[]>>();
 
 /** A task definition's containers, each with the sources of its image's entry (the Dockerfile's CMD, bundled). */
 function containerWorkloads(synth: Synthesis, td: SynthResource): Promise<Workload>[] {
@@ -220,216 +300,461 @@ function containerWorkloads(synth: Synthesis, td: SynthResource): Promise<Worklo
   const dockerfile = readFileSync(image!.inputs.dockerfile.location, "utf8");
   const entry = /^CMD \[.*"([^"]+\.ts)"\]\s*$/m.exec(dockerfile)?.[1];
   if (!entry) throw new Error(`${image!.inputs.dockerfile.location}: no CMD running a .ts entry`);
-  return (JSON.parse(td.inputs.containerDefinitions) as any[]).map(async (c): Promise<Workload> => {
-    const bundle = await build({ absWorkingDir: root, entryPoints: [entry], bundle: true, platform: "node", format: "esm", write: false, metafile: true, logLevel: "silent" });
-    return {
-      name: c.name,
-      env: Object.fromEntries((c.environment ?? []).map((e: { name: string; value: string }) => [e.name, e.value])),
-      containerSecrets: Object.fromEntries((c.secrets ?? []).map((s: { name: string; valueFrom: string }) => [s.name, s.valueFrom])),
-      sources: ownSources(Object.keys(bundle.metafile.inputs)),
-    };
-  });
+  if (!entrySources.has(entry)) {
+    entrySources.set(
+      entry,
+      build({ absWorkingDir: root, entryPoints: [entry], bundle: true, platform: "node", format: "esm", write: false, metafile: true, logLevel: "silent" }).then((b) =>
+        ownSources(Object.keys(b.metafile.inputs)),
+      ),
+    );
+  }
+  return (JSON.parse(td.inputs.containerDefinitions) as any[]).map(async (c): Promise<Workload> => ({
+    name: c.name,
+    env: Object.fromEntries((c.environment ?? []).map((e: { name: string; value: string }) => [e.name, e.value])),
+    containerSecrets: Object.fromEntries((c.secrets ?? []).map((s: { name: string; valueFrom: string }) => [s.name, s.valueFrom])),
+    sources: await entrySources.get(entry)!,
+  }));
 }
 
-const ofType = (type: string) => d.synth.resources.filter((r) => r.type === type);
+const ofType = (d: Deployment, type: string) => d.synth.resources.filter((r) => r.type === type);
 const asList = <T>(v: T | T[] | undefined): T[] => (v === undefined ? [] : Array.isArray(v) ? v : [v]);
+const roleByArn = (d: Deployment, arn: string) => {
+  const role = ofType(d, "aws:iam/role:Role").find((r) => r.state.arn === arn);
+  if (!role) throw new Error(`no role ${arn}`);
+  return role;
+};
+/** The SSM parameter a function's OTTAVA_<NAME>_PARAMETER names ("name:version"). */
+const parameterOf = (d: Deployment, reference: string) => ofType(d, "aws:ssm/parameter:Parameter").find((p) => `${p.inputs.name}:${p.state.version}` === reference);
+const stateMachines = (d: Deployment) => ofType(d, "aws:sfn/stateMachine:StateMachine");
 
 describe("the AWS deployment, synthesized offline from sst.config.ts", () => {
   it("pins the SST it was written for", () => {
     const sst = JSON.parse(readFileSync(join(root, "node_modules", "sst", "package.json"), "utf8")).version;
     const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
     expect(pkg.devDependencies.sst).toBe(sst);
-    expect(d.synth.app.version).toBe(sst);
+    for (const d of Object.values(deployments)) expect(d.synth.app.version).toBe(sst);
   });
 
-  it("builds every function's handler from a file that exists, exporting the handler", () => {
-    const functions = ofType("aws:lambda/function:Function");
-    expect(functions.length).toBeGreaterThan(0);
-    for (const fn of functions) {
-      const build = d.synth.builds.find((b) => `${b.functionID}Function` === fn.name);
-      expect(build, `${fn.name} was not built`).toBeDefined();
-      expect(fn.inputs.handler).toBe(build!.handler);
-      expect(fn.inputs.runtime).toBe(build!.runtime);
-      expect(build!.exports, `${fn.name}: the bundle of ${build!.handler}`).toContain(build!.handler.slice(build!.handler.lastIndexOf(".") + 1));
-    }
-    // Every workload's bundle holds code of this repository (the container's too).
-    for (const w of d.workloads) expect(w.sources.length, w.name).toBeGreaterThan(0);
-  });
+  describe.each(Object.keys(VARIANTS))("%s", (name) => {
+    let d: Deployment;
+    beforeAll(() => {
+      d = deployments[name]!;
+    });
 
-  it("deploys one state machine per flow, each Task a declared function", () => {
-    const machines = ofType("aws:sfn/stateMachine:StateMachine");
-    const { name, stage } = d.synth.app;
-    expect(machines.map((m) => m.inputs.name).sort()).toEqual(FLOW_NAMES.map((f) => `${name}-${stage}-${f}`).sort());
-    for (const m of machines) {
-      const tasks = taskResources(JSON.parse(m.inputs.definition).States);
-      expect(tasks.length, m.name).toBeGreaterThan(0);
-      for (const arn of tasks) expect(d.functionArns.has(arn), `${m.name}: Task Resource ${arn} is no declared function`).toBe(true);
-    }
-    // Every flow task has its function.
-    const taskFunctions = d.workloads.filter((w) => w.env.OTTAVA_TASK !== undefined).map((w) => w.env.OTTAVA_TASK);
-    expect([...taskFunctions].sort()).toEqual([...FLOW_TASKS].sort());
-  });
-
-  it("runs each flow's ASL, each Task calling its own task's function", () => {
-    for (const flow of FLOW_NAMES) {
-      const machine = ofType("aws:sfn/stateMachine:StateMachine").find((m) => m.inputs.name === `${d.synth.app.name}-${d.synth.app.stage}-${flow}`)!;
-      const deployed = JSON.parse(machine.inputs.definition, (key, value) =>
-        key === "Resource" && d.functionArns.has(value) ? `task:${d.functionArns.get(value)!.env.OTTAVA_TASK}` : value,
-      );
-      expect(deployed, flow).toEqual(definitionOf(flow, (task) => `task:${task}`));
-    }
-  });
-
-  it("lets each flow's role invoke exactly the functions of its Tasks", () => {
-    for (const m of ofType("aws:sfn/stateMachine:StateMachine")) {
-      const tasks = new Set(taskResources(JSON.parse(m.inputs.definition).States));
-      const role = ofType("aws:iam/role:Role").find((r) => r.state.arn === m.inputs.roleArn);
-      expect(role, `${m.name}: its role`).toBeDefined();
-      expect(managedPoliciesOf(role!).filter((arn) => arn.startsWith("arn:aws:iam::aws:policy/")), `${m.name}: AWS-managed policies on its role`).toEqual([]);
-      const invokable = new Set(
-        statementsOf(role!)
-          .filter((s) => s.Effect === "Allow" && asList(s.Action).some((a) => a === "*" || a === "lambda:*" || a === "lambda:InvokeFunction"))
-          .flatMap((s) => asList(s.Resource)),
-      );
-      expect([...invokable].sort(), m.name).toEqual([...tasks].sort());
-    }
-  });
-
-  it("routes the API to its function, which API Gateway may invoke", () => {
-    const gateway = ofType("aws:apigatewayv2/api:Api");
-    expect(gateway).toHaveLength(1);
-    const route = ofType("aws:apigatewayv2/route:Route").find((r) => r.inputs.routeKey === "$default");
-    expect(route?.inputs.apiId).toBe(gateway[0]!.id);
-    const integration = ofType("aws:apigatewayv2/integration:Integration").find((i) => route!.inputs.target === `integrations/${i.id}`);
-    expect(integration?.inputs).toMatchObject({ apiId: gateway[0]!.id, integrationType: "AWS_PROXY" });
-    const fn = d.functionArns.get(integration!.inputs.integrationUri);
-    expect(fn?.sources).toContain("packages/api/src/lambda.ts");
-    const arn = integration!.inputs.integrationUri as string;
-    const fnName = ofType("aws:lambda/function:Function").find((f) => f.state.arn === arn)!.inputs.name;
-    const permission = ofType("aws:lambda/permission:Permission").find(
-      (p) => [arn, fnName].includes(p.inputs.function) && p.inputs.principal === "apigateway.amazonaws.com" && p.inputs.action === "lambda:InvokeFunction",
-    );
-    expect(permission, "API Gateway's permission to invoke the API function").toBeDefined();
-    expect(permission!.inputs.sourceArn).toBe(`${gateway[0]!.state.executionArn}/*`);
-  });
-
-  it("gives each workload every OTTAVA_ variable its code reads", () => {
-    // The derivation found the configuration's settings (a sanity check on it, not a list to maintain).
-    expect(SETTINGS.size).toBeGreaterThan(40);
-    for (const w of d.workloads) {
-      const reads = new Set([...(loadsConfig(w) ? SETTINGS : []), ...directReads(w)]);
-      for (const name of reads) {
-        if (LOCAL_ONLY.has(name) || isSecret(name)) continue;
-        const needed = SET_BY_STACKS[name]?.(w, d) ?? ONLY_TO[name]?.(w, d) ?? true;
-        if (needed) expect(w.env[name], `${w.name} reads ${name}`).toBeDefined();
+    it("builds every function's handler from a file that exists, exporting the handler", () => {
+      const functions = ofType(d, "aws:lambda/function:Function");
+      expect(functions.length).toBeGreaterThan(0);
+      for (const fn of functions) {
+        const build = d.synth.builds.find((b) => `${b.functionID}Function` === fn.name);
+        expect(build, `${fn.name} was not built`).toBeDefined();
+        expect(fn.inputs.handler).toBe(build!.handler);
+        expect(fn.inputs.runtime).toBe(build!.runtime);
+        expect(build!.exports, `${fn.name}: the bundle of ${build!.handler}`).toContain(build!.handler.slice(build!.handler.lastIndexOf(".") + 1));
       }
-    }
-  });
+      // Every workload's bundle holds code of this repository (the container's too).
+      for (const w of d.workloads) expect(w.sources.length, w.name).toBeGreaterThan(0);
+    });
 
-  it("passes the deployer's settings unchanged, each only where it belongs", () => {
-    expect(PASSED.length).toBeGreaterThan(30);
-    for (const w of d.workloads) {
-      for (const name of PASSED) {
-        const wanted = ONLY_TO[name] ? ONLY_TO[name]!(w, d) : loadsConfig(w);
-        if (wanted) expect(w.env[name], `${w.name}: ${name}`).toBe(DEPLOYER_ENV[name]);
-        else if (ONLY_TO[name]) expect(w.env[name], `${w.name} is not given ${name}`).toBeUndefined();
+    it("deploys one state machine per flow, each Task a declared function", () => {
+      const { name: app, stage } = d.synth.app;
+      expect(stage).toBe(d.variant.stage);
+      expect(stateMachines(d).map((m) => m.inputs.name).sort()).toEqual(FLOW_NAMES.map((f) => `${app}-${stage}-${f}`).sort());
+      for (const m of stateMachines(d)) {
+        const tasks = taskStates(JSON.parse(m.inputs.definition).States);
+        expect(tasks.length, m.name).toBeGreaterThan(0);
+        for (const { Resource: arn } of tasks) expect(d.functionArns.has(arn), `${m.name}: Task Resource ${arn} is no declared function`).toBe(true);
       }
-    }
-  });
+      // Every flow task has its function.
+      const taskFunctions = d.workloads.filter((w) => w.env.OTTAVA_TASK !== undefined).map((w) => w.env.OTTAVA_TASK);
+      expect([...taskFunctions].sort()).toEqual([...FLOW_TASKS].sort());
+    });
 
-  it("sets the table, the flows' ARN prefix, each task and the policy file where the code needs them", () => {
-    const table = ofType("aws:dynamodb/table:Table")[0]!;
-    const machineArns = new Set(ofType("aws:sfn/stateMachine:StateMachine").map((m) => m.state.arn));
-    for (const w of d.workloads) {
-      for (const [name, needs] of Object.entries(SET_BY_STACKS)) {
-        if (needs(w, d)) expect(w.env[name], `${w.name}: ${name}`).toBeDefined();
+    it("runs each flow's ASL, each Task calling its own task's function", () => {
+      for (const flow of FLOW_NAMES) {
+        const machine = stateMachines(d).find((m) => m.inputs.name === `${d.synth.app.name}-${d.synth.app.stage}-${flow}`)!;
+        const deployed = JSON.parse(machine.inputs.definition, (key, value) =>
+          key === "Resource" && d.functionArns.has(value) ? `task:${d.functionArns.get(value)!.env.OTTAVA_TASK}` : value,
+        );
+        expect(deployed, flow).toEqual(definitionOf(flow, (task) => `task:${task}`));
       }
-      if (SET_BY_STACKS.OTTAVA_TABLE_NAME!(w, d)) expect(w.env.OTTAVA_TABLE_NAME, w.name).toBe(table.inputs.name);
-      if (SET_BY_STACKS.OTTAVA_STATE_MACHINE_ARN_PREFIX!(w, d)) {
-        for (const flow of FLOW_NAMES) expect(machineArns.has(`${w.env.OTTAVA_STATE_MACHINE_ARN_PREFIX}${flow}`), `${w.name}: ${flow}`).toBe(true);
-      }
-      if (w.env.OTTAVA_TASK !== undefined) expect(FLOW_TASKS, w.name).toContain(w.env.OTTAVA_TASK);
-    }
-    expect(d.api.env.OTTAVA_POLICY_FILE).toMatch(/^\/var\/task\//);
-  });
+    });
 
-  it("delivers each secret to the workloads that need it, to no other, never from the deployer's environment", () => {
-    const delivered = (w: Workload, name: string) => secretDeliveries(name).filter((n) => w.env[n] !== undefined || w.containerSecrets[n] !== undefined);
-    for (const w of d.workloads) {
-      for (const [name, needs] of Object.entries(SECRETS)) {
-        if (needs(w, d)) expect(delivered(w, name), `${w.name} needs ${name}`).not.toEqual([]);
-        else expect(delivered(w, name), `${w.name} does not need ${name}`).toEqual([]);
-      }
-      for (const [name, value] of Object.entries(w.env)) {
-        expect(value.startsWith("deployer-secret:"), `${w.name}: ${name} copied from the deployer's environment`).toBe(false);
-        // A value from an SST secret only under a secret's name.
-        if (value.startsWith("synth-secret:")) expect(isSecret(name), `${w.name}: ${name} holds a secret`).toBe(true);
-      }
-    }
-  });
-
-  it("creates the table packages/db/src/table.ts defines", async () => {
-    const defined = await tableDefinition();
-    const create = defined.CreateTableCommand;
-    const tables = ofType("aws:dynamodb/table:Table");
-    expect(tables).toHaveLength(1);
-    const t = tables[0]!.inputs;
-    const keyOf = (schema: { AttributeName: string; KeyType: string }[], type: string) => schema.find((k) => k.KeyType === type)?.AttributeName;
-    expect({ hashKey: t.hashKey, rangeKey: t.rangeKey }).toEqual({ hashKey: keyOf(create.KeySchema, "HASH"), rangeKey: keyOf(create.KeySchema, "RANGE") });
-    expect(sortBy(t.attributes, "name")).toEqual(sortBy(create.AttributeDefinitions.map((a: any) => ({ name: a.AttributeName, type: a.AttributeType })), "name"));
-    const gsi = (g: any) => ({ name: g.name, hashKey: g.hashKey, rangeKey: g.rangeKey, projectionType: g.projectionType, nonKeyAttributes: g.nonKeyAttributes ?? [] });
-    expect(sortBy(t.globalSecondaryIndexes.map(gsi), "name")).toEqual(
-      sortBy(
-        create.GlobalSecondaryIndexes.map((g: any) => ({
-          name: g.IndexName,
-          hashKey: keyOf(g.KeySchema, "HASH"),
-          rangeKey: keyOf(g.KeySchema, "RANGE"),
-          projectionType: g.Projection.ProjectionType,
-          nonKeyAttributes: g.Projection.NonKeyAttributes ?? [],
-        })),
-        "name",
-      ),
-    );
-    expect(t.localSecondaryIndexes ?? []).toEqual([]);
-    expect(t.billingMode).toBe(create.BillingMode);
-    expect(t.ttl).toEqual({ attributeName: defined.UpdateTimeToLiveCommand.TimeToLiveSpecification.AttributeName, enabled: true });
-    expect(t.pointInTimeRecovery?.enabled).toBe(defined.UpdateContinuousBackupsCommand.PointInTimeRecoverySpecification.PointInTimeRecoveryEnabled);
-  });
-
-  it("grants no * action, and * resources only to the actions that take nothing narrower", () => {
-    const roles = ofType("aws:iam/role:Role");
-    const check = (where: string, statements: Statement[]) => {
-      for (const s of statements) {
-        if (s.Effect !== "Allow") continue;
-        const what = `${where}: ${JSON.stringify(s)}`;
-        expect(s.NotAction ?? s.NotResource, what).toBeUndefined();
-        expect(asList(s.Action), what).not.toContain("*");
-        if (asList(s.Resource).includes("*")) for (const a of asList(s.Action)) expect(ACTIONS_ON_STAR_ONLY.has(a), `${what}: ${a} on *`).toBe(true);
-      }
-    };
-    for (const role of roles) {
-      for (const arn of managedPoliciesOf(role)) {
-        // AWS's own policies: only the known ones. Any other must be one of ours, checked with the role.
-        if (arn.startsWith("arn:aws:iam::aws:policy/")) expect(MANAGED_POLICIES.has(arn), `${role.name}: managed policy ${arn}`).toBe(true);
-        else expect(ofType("aws:iam/policy:Policy").some((p) => p.state.arn === arn), `${role.name}: ${arn} is declared`).toBe(true);
-      }
-      check(role.name, statementsOf(role));
-    }
-    for (const type of ["aws:iam/policy:Policy", "aws:iam/userPolicy:UserPolicy", "aws:iam/groupPolicy:GroupPolicy"]) {
-      for (const p of ofType(type)) check(p.name, asList(JSON.parse(p.inputs.policy).Statement));
-    }
-    // A container's secrets are readable by its execution role, and by exactly their ARNs.
-    for (const td of ofType("aws:ecs/taskDefinition:TaskDefinition")) {
-      const role = roles.find((r) => r.state.arn === td.inputs.executionRoleArn)!;
-      for (const c of JSON.parse(td.inputs.containerDefinitions) as { secrets?: { valueFrom: string }[] }[]) {
-        for (const { valueFrom } of c.secrets ?? []) {
-          const readable = statementsOf(role).some(
-            (s) => s.Effect === "Allow" && asList(s.Resource).includes(valueFrom) && asList(s.Action).some((a) => a === "ssm:GetParameters" || a === "secretsmanager:GetSecretValue"),
-          );
-          expect(readable, `${role.name} reads ${valueFrom}`).toBe(true);
+    it("ends each task's function before its Task state times out", () => {
+      for (const m of stateMachines(d)) {
+        for (const state of taskStates(JSON.parse(m.inputs.definition).States)) {
+          const fn = d.functionArns.get(state.Resource)!.resource;
+          const what = `${m.inputs.name}: ${fn.name}`;
+          expect(state.TimeoutSeconds, `${what}: the Task's TimeoutSeconds`).toBeTypeOf("number");
+          expect(fn.inputs.timeout, `${what}: the function's timeout`).toBeTypeOf("number");
+          expect(fn.inputs.timeout, what).toBeLessThan(state.TimeoutSeconds!);
         }
       }
+    });
+
+    it("lets each flow's role invoke exactly the functions of its Tasks", () => {
+      for (const m of stateMachines(d)) {
+        const tasks = new Set(taskStates(JSON.parse(m.inputs.definition).States).map((s) => s.Resource));
+        const role = roleByArn(d, m.inputs.roleArn);
+        // AWS's own policies on a flow's role: X-Ray's alone (its traces).
+        expect(managedPoliciesOf(d, role).filter((arn) => arn.startsWith("arn:aws:iam::aws:policy/")), `${m.name}: AWS-managed policies on its role`).toEqual([XRAY_POLICY]);
+        const invokable = new Set(
+          statementsOf(d, role)
+            .filter((s) => s.Effect === "Allow" && asList(s.Action).some((a) => a === "*" || a === "lambda:*" || a === "lambda:InvokeFunction"))
+            .flatMap((s) => asList(s.Resource)),
+        );
+        expect([...invokable].sort(), m.name).toEqual([...tasks].sort());
+      }
+    });
+
+    it("routes the API to its function, which API Gateway may invoke; AWS_IAM authorization under noauth", () => {
+      const gateway = ofType(d, "aws:apigatewayv2/api:Api");
+      expect(gateway).toHaveLength(1);
+      const routes = ofType(d, "aws:apigatewayv2/route:Route");
+      expect(routes.map((r) => r.inputs.routeKey)).toEqual(["$default"]);
+      const route = routes[0]!;
+      expect(route.inputs.apiId).toBe(gateway[0]!.id);
+      // keystone: the API authenticates every request itself; noauth: only requests signed with AWS credentials get to it.
+      expect(route.inputs.authorizationType).toBe(d.variant.auth === "noauth" ? "AWS_IAM" : "NONE");
+      const integration = ofType(d, "aws:apigatewayv2/integration:Integration").find((i) => route.inputs.target === `integrations/${i.id}`);
+      expect(integration?.inputs).toMatchObject({ apiId: gateway[0]!.id, integrationType: "AWS_PROXY" });
+      const fn = d.functionArns.get(integration!.inputs.integrationUri);
+      expect(fn?.sources).toContain("packages/api/src/lambda.ts");
+      expect(fn?.env.OTTAVA_AUTH_STRATEGY).toBe(d.variant.auth);
+      const arn = integration!.inputs.integrationUri as string;
+      const permission = ofType(d, "aws:lambda/permission:Permission").find(
+        (p) => [arn, fn!.resource.inputs.name].includes(p.inputs.function) && p.inputs.principal === "apigateway.amazonaws.com" && p.inputs.action === "lambda:InvokeFunction",
+      );
+      expect(permission, "API Gateway's permission to invoke the API function").toBeDefined();
+      expect(permission!.inputs.sourceArn).toBe(`${gateway[0]!.state.executionArn}/*`);
+    });
+
+    it("gives each secret to the workloads that need it, as its parameter or as a plain setting, to no other", () => {
+      for (const w of d.workloads) {
+        const container = w.resource === undefined;
+        for (const [setting, secret] of Object.entries(SECRETS)) {
+          const name = `OTTAVA_${setting}`;
+          const got = [
+            ...(w.env[name] !== undefined ? [`environment ${name}`] : []),
+            ...(w.env[`${name}_PARAMETER`] !== undefined ? [`environment ${name}_PARAMETER`] : []),
+            ...(w.containerSecrets[name] !== undefined ? [`secrets ${name}`] : []),
+          ];
+          const way = !secret.stored ? `environment ${name}` : container ? `secrets ${name}` : `environment ${name}_PARAMETER`;
+          expect(got, `${w.name}: ${name}`).toEqual(secret.to(w, d) ? [way] : []);
+          if (!secret.to(w, d)) continue;
+          // What it gets is the SST secret of that name: its value, or its parameter (at its current version), holding it.
+          const value = !secret.stored
+            ? w.env[name]
+            : container
+              ? ofType(d, "aws:ssm/parameter:Parameter").find((p) => p.state.arn === w.containerSecrets[name])?.inputs.value
+              : parameterOf(d, w.env[`${name}_PARAMETER`]!)?.inputs.value;
+          expect(value, `${w.name}: ${name}`).toBe(`synth-secret:${secret.sst}`);
+        }
+        // Anything else from an SST secret: only the CA certificate, as the CA the REST driver checks agents with.
+        for (const [name, value] of Object.entries(w.env)) {
+          if (!value.startsWith("synth-secret:") || isSecret(name)) continue;
+          expect([name, value], w.name).toEqual(["OTTAVA_SERVER_CA", "synth-secret:CaCertificate"]);
+        }
+      }
+      // SECRET_SETTINGS are the stored ones: a new secret setting needs its line above.
+      expect(Object.keys(SECRETS).filter((s) => SECRETS[s]!.stored).sort()).toEqual([...SECRET_SETTINGS].sort());
+    });
+
+    it("keeps each secret in one SSM SecureString, under the stage's key, and its value nowhere else", () => {
+      const keys = ofType(d, "aws:kms/key:Key");
+      expect(keys).toHaveLength(1);
+      const parameters = ofType(d, "aws:ssm/parameter:Parameter");
+      const referenced = new Set([
+        ...d.functions.flatMap((f) => Object.entries(f.env).filter(([n]) => n.endsWith("_PARAMETER")).map(([, ref]) => parameterOf(d, ref)?.state.arn)),
+        ...d.workloads.flatMap((w) => Object.values(w.containerSecrets)),
+      ]);
+      // Every parameter is some workload's; every reference is a parameter.
+      expect([...referenced].sort()).toEqual(parameters.map((p) => p.state.arn).sort());
+      for (const p of parameters) {
+        expect(p.inputs, p.name).toMatchObject({ type: "SecureString", keyId: keys[0]!.state.arn });
+        expect(p.inputs.name, p.name).toMatch(new RegExp(`^/${d.synth.app.name}/${d.variant.stage}/`));
+      }
+      const everything = d.synth.resources.map((r) => ({ what: `${r.type} ${r.name}`, json: JSON.stringify(r.inputs) }));
+      // What is deployed: SST's own components (sst:*) are not, their inputs live in the stage's state only
+      // (sst.Secret's link keeps its value there, encrypted).
+      const deployed = everything.filter((r) => !r.what.startsWith("sst:") && !r.what.startsWith("pulumi:"));
+      for (const secret of Object.values(SECRETS).filter((s) => s.stored)) {
+        const holders = deployed.filter((r) => r.json.includes(JSON.stringify(`synth-secret:${secret.sst}`)));
+        expect(holders.map((r) => r.what), secret.sst).toEqual(holders.length ? [`aws:ssm/parameter:Parameter ${secret.sst}Parameter`] : []);
+      }
+      // Nothing is copied from the deployer's secret settings.
+      expect(everything.filter((r) => r.json.includes("deployer-secret:")).map((r) => r.what)).toEqual([]);
+    });
+
+    it("lets each workload read exactly its own parameters, and decrypt them only through SSM", () => {
+      const key = ofType(d, "aws:kms/key:Key")[0]!;
+      const wanted = new Map<string, string[]>(); // role ARN → parameter ARNs
+      const want = (role: string, arns: string[]) => wanted.set(role, [...(wanted.get(role) ?? []), ...arns]);
+      for (const f of d.functions) {
+        want(f.resource.inputs.role, Object.entries(f.env).filter(([n]) => n.endsWith("_PARAMETER")).map(([, ref]) => parameterOf(d, ref)!.state.arn));
+      }
+      // A container's secrets are read by its execution role, when ECS starts the task.
+      for (const td of ofType(d, "aws:ecs/taskDefinition:TaskDefinition")) {
+        const secrets = (JSON.parse(td.inputs.containerDefinitions) as { secrets?: { valueFrom: string }[] }[]).flatMap((c) => c.secrets ?? []);
+        want(td.inputs.executionRoleArn, secrets.map((s) => s.valueFrom));
+      }
+      for (const role of ofType(d, "aws:iam/role:Role")) {
+        const allowed = statementsOf(d, role).filter((s) => s.Effect === "Allow");
+        const ssm = allowed.filter((s) => asList(s.Action).some((a) => a.startsWith("ssm:")));
+        for (const s of ssm) expect(asList(s.Action).every((a) => a === "ssm:GetParameter" || a === "ssm:GetParameters"), `${role.name}: ${JSON.stringify(s)}`).toBe(true);
+        const reads = ssm.flatMap((s) => asList(s.Resource));
+        expect(reads.sort(), `${role.name} reads`).toEqual([...(wanted.get(role.state.arn) ?? [])].sort());
+        const decrypts = allowed.filter((s) => asList(s.Action).some((a) => a.startsWith("kms:")));
+        expect(decrypts.length > 0, `${role.name} decrypts`).toBe(reads.length > 0);
+        for (const s of decrypts) {
+          expect({ Action: asList(s.Action), Resource: asList(s.Resource), Condition: s.Condition }, role.name).toEqual({
+            Action: ["kms:Decrypt"],
+            Resource: [key.state.arn],
+            Condition: { StringEquals: { "kms:ViaService": `ssm.${REGION}.amazonaws.com` } },
+          });
+        }
+      }
+    });
+
+    it("creates the table packages/db/src/table.ts defines, protected from deletion on production only", async () => {
+      const defined = await tableDefinition();
+      const create = defined.CreateTableCommand;
+      const tables = ofType(d, "aws:dynamodb/table:Table");
+      expect(tables).toHaveLength(1);
+      const t = tables[0]!.inputs;
+      const keyOf = (schema: { AttributeName: string; KeyType: string }[], type: string) => schema.find((k) => k.KeyType === type)?.AttributeName;
+      expect({ hashKey: t.hashKey, rangeKey: t.rangeKey }).toEqual({ hashKey: keyOf(create.KeySchema, "HASH"), rangeKey: keyOf(create.KeySchema, "RANGE") });
+      expect(sortBy(t.attributes, "name")).toEqual(sortBy(create.AttributeDefinitions.map((a: any) => ({ name: a.AttributeName, type: a.AttributeType })), "name"));
+      const gsi = (g: any) => ({ name: g.name, hashKey: g.hashKey, rangeKey: g.rangeKey, projectionType: g.projectionType, nonKeyAttributes: g.nonKeyAttributes ?? [] });
+      expect(sortBy(t.globalSecondaryIndexes.map(gsi), "name")).toEqual(
+        sortBy(
+          create.GlobalSecondaryIndexes.map((g: any) => ({
+            name: g.IndexName,
+            hashKey: keyOf(g.KeySchema, "HASH"),
+            rangeKey: keyOf(g.KeySchema, "RANGE"),
+            projectionType: g.Projection.ProjectionType,
+            nonKeyAttributes: g.Projection.NonKeyAttributes ?? [],
+          })),
+          "name",
+        ),
+      );
+      expect(t.localSecondaryIndexes ?? []).toEqual([]);
+      expect(t.billingMode).toBe(create.BillingMode);
+      expect(t.ttl).toEqual({ attributeName: defined.UpdateTimeToLiveCommand.TimeToLiveSpecification.AttributeName, enabled: true });
+      expect(t.pointInTimeRecovery?.enabled).toBe(defined.UpdateContinuousBackupsCommand.PointInTimeRecoverySpecification.PointInTimeRecoveryEnabled);
+      expect(t.deletionProtectionEnabled, "deletion protection").toBe(d.variant.production);
+    });
+
+    it("grants no * action, and * resources only to the actions that take nothing narrower", () => {
+      const check = (where: string, statements: Statement[]) => {
+        for (const s of statements) {
+          if (s.Effect !== "Allow") continue;
+          const what = `${where}: ${JSON.stringify(s)}`;
+          expect(s.NotAction ?? s.NotResource, what).toBeUndefined();
+          expect(asList(s.Action), what).not.toContain("*");
+          if (asList(s.Resource).includes("*")) for (const a of asList(s.Action)) expect(ACTIONS_ON_STAR_ONLY.has(a), `${what}: ${a} on *`).toBe(true);
+        }
+      };
+      for (const role of ofType(d, "aws:iam/role:Role")) {
+        for (const arn of managedPoliciesOf(d, role)) {
+          // AWS's own policies: only the known ones. Any other must be one of ours, checked with the role.
+          if (arn.startsWith("arn:aws:iam::aws:policy/")) expect(MANAGED_POLICIES.has(arn), `${role.name}: managed policy ${arn}`).toBe(true);
+          else expect(ofType(d, "aws:iam/policy:Policy").some((p) => p.state.arn === arn), `${role.name}: ${arn} is declared`).toBe(true);
+        }
+        check(role.name, statementsOf(d, role));
+      }
+      for (const type of ["aws:iam/policy:Policy", "aws:iam/userPolicy:UserPolicy", "aws:iam/groupPolicy:GroupPolicy"]) {
+        for (const p of ofType(d, type)) check(p.name, asList(JSON.parse(p.inputs.policy).Statement));
+      }
+    });
+
+    it("traces every function and state machine with X-Ray, and keeps every log a month", () => {
+      for (const f of d.functions) {
+        expect(f.resource.inputs.tracingConfig, f.name).toEqual({ mode: "Active" });
+        expect(managedPoliciesOf(d, roleByArn(d, f.resource.inputs.role)), f.name).toContain(XRAY_POLICY);
+      }
+      for (const m of stateMachines(d)) {
+        expect(m.inputs.tracingConfiguration, m.name).toEqual({ enabled: true });
+        expect(managedPoliciesOf(d, roleByArn(d, m.inputs.roleArn)), m.name).toContain(XRAY_POLICY);
+      }
+      const groups = ofType(d, "aws:cloudwatch/logGroup:LogGroup");
+      for (const g of groups) expect(g.inputs.retentionInDays, g.name).toBe(LOG_RETENTION_DAYS);
+      // Everything logs into one of those groups: the functions, the flows, the container.
+      const names = new Set(groups.map((g) => g.inputs.name));
+      for (const f of d.functions) expect(names.has(f.resource.inputs.loggingConfig?.logGroup), `${f.name}'s log group`).toBe(true);
+      for (const m of stateMachines(d)) expect(groups.some((g) => m.inputs.loggingConfiguration?.logDestination === `${g.state.arn}:*`), `${m.name}'s log group`).toBe(true);
+      for (const group of containerLogGroups(d)) expect(names.has(group), group).toBe(true);
+    });
+
+    it("alarms on every flow's failures and time-outs, API 5xx, every function's throttles, dead letters and failover storms, to the alarm topic", async () => {
+      const topics = ofType(d, "aws:sns/topic:Topic");
+      // The operator's topic (OTTAVA_ALARM_TOPIC), or else one of the stage's own.
+      const topic = d.variant.env.OTTAVA_ALARM_TOPIC ?? topics[0]?.state.arn;
+      expect(topics).toHaveLength(d.variant.env.OTTAVA_ALARM_TOPIC ? 0 : 1);
+      const alarms = ofType(d, "aws:cloudwatch/metricAlarm:MetricAlarm");
+      for (const a of alarms) expect({ alarm: a.inputs.alarmActions, ok: a.inputs.okActions }, a.name).toEqual({ alarm: [topic], ok: [topic] });
+
+      const watched = (a: SynthResource) => ({ namespace: a.inputs.namespace, metricName: a.inputs.metricName, dimensions: a.inputs.dimensions ?? {} });
+      const queues = ofType(d, "aws:sqs/queue:Queue");
+      expect(queues).toHaveLength(1); // the jobs' dead-letter queue
+      const filters = ofType(d, "aws:cloudwatch/logMetricFilter:LogMetricFilter");
+      expect(filters).toHaveLength(1); // the failover storms'
+      const filter = filters[0]!.inputs;
+      const expected = [
+        ...stateMachines(d).flatMap((m) =>
+          ["ExecutionsFailed", "ExecutionsTimedOut"].map((metricName) => ({ namespace: "AWS/States", metricName, dimensions: { StateMachineArn: m.state.arn } })),
+        ),
+        { namespace: "AWS/ApiGateway", metricName: "5xx", dimensions: { ApiId: ofType(d, "aws:apigatewayv2/api:Api")[0]!.id } },
+        ...d.functions.map((f) => ({ namespace: "AWS/Lambda", metricName: "Throttles", dimensions: { FunctionName: f.resource.inputs.name } })),
+        { namespace: "AWS/SQS", metricName: "ApproximateAgeOfOldestMessage", dimensions: { QueueName: queues[0]!.state.name } },
+        { namespace: filter.metricTransformation.namespace, metricName: filter.metricTransformation.name, dimensions: {} },
+      ];
+      expect(alarms.map((a) => JSON.stringify(watched(a))).sort()).toEqual(expected.map((w) => JSON.stringify(w)).sort());
+      for (const w of expected) expect(Object.values(w.dimensions).every((v) => typeof v === "string" && v !== ""), JSON.stringify(w)).toBe(true);
+
+      // The failover storms' filter reads the health manager's log, and counts the very line the health
+      // check writes when it stops failovers, and no other.
+      expect(containerLogGroups(d)).toContain(filter.logGroupName);
+      const lines = await failoverStormLog();
+      const matches = lines.filter(jsonFilter(filter.pattern));
+      expect(matches, `${filter.pattern} in:\n${lines.join("\n")}`).toHaveLength(1);
+      expect(JSON.parse(matches[0]!)).toMatchObject({ level: "ERROR", service: "ottava-health" });
+    });
+
+    it("runs each job one at a time, its failed runs and undelivered events in the dead-letter queue", () => {
+      const dlq = ofType(d, "aws:sqs/queue:Queue")[0]!;
+      const jobs = d.functions.filter((f) => f.resource.inputs.handler.startsWith("packages/controller/src/jobs/"));
+      expect(jobs.length).toBeGreaterThan(0);
+      const schedules = ofType(d, "aws:scheduler/schedule:Schedule");
+      expect(schedules.map((s) => d.functionArns.get(s.inputs.target.arn)?.name).sort()).toEqual(jobs.map((j) => j.name).sort());
+      for (const schedule of schedules) {
+        // What the scheduler cannot deliver, it sends to the queue, as its role.
+        expect(schedule.inputs.target.deadLetterConfig?.arn, schedule.name).toBe(dlq.state.arn);
+        expect(allows(d, roleByArn(d, schedule.inputs.target.roleArn), "sqs:SendMessage", dlq.state.arn), `${schedule.name}'s role sends dead letters`).toBe(true);
+      }
+      for (const job of jobs) {
+        expect(job.resource.inputs.reservedConcurrentExecutions, job.name).toBe(1);
+        // A run that fails after Lambda's retries goes to the queue, sent as the function's role.
+        const invokeConfigs = ofType(d, "aws:lambda/functionEventInvokeConfig:FunctionEventInvokeConfig").filter((c) => c.inputs.functionName === job.resource.inputs.name);
+        expect(invokeConfigs.map((c) => c.inputs.destinationConfig?.onFailure?.destination), job.name).toEqual([dlq.state.arn]);
+        expect(allows(d, roleByArn(d, job.resource.inputs.role), "sqs:SendMessage", dlq.state.arn), `${job.name} sends dead letters`).toBe(true);
+      }
+    });
+
+    it("admits heartbeats from the management network; with the REST driver, the agent callers run in the VPC, routed to it", () => {
+      const mgmt = d.variant.env.OTTAVA_AMPHORA_MGMT_CIDR!;
+      const port = Number(d.variant.env.OTTAVA_HEARTBEAT_PORT ?? 5555);
+      const groups = [...ofType(d, "aws:ec2/securityGroup:SecurityGroup"), ...ofType(d, "aws:ec2/defaultSecurityGroup:DefaultSecurityGroup")];
+      const group = (id: string) => groups.find((g) => g.id === id)!;
+      const service = ofType(d, "aws:ecs/service:Service")[0]!;
+      const ingress = asList<string>(service.inputs.networkConfiguration.securityGroups).flatMap((id) => asList<any>(group(id).inputs.ingress));
+      expect(ingress.some((r) => r.protocol === "udp" && r.fromPort === port && r.toPort === port && asList(r.cidrBlocks).includes(mgmt)), "heartbeat ingress").toBe(true);
+
+      const inVpc = d.functions.filter((f) => f.resource.inputs.vpcConfig !== undefined);
+      expect(inVpc.map((f) => f.env.OTTAVA_TASK).sort()).toEqual(d.variant.rest ? [...AGENT_TASKS].sort() : []);
+      const routes = ofType(d, "aws:ec2/routeTable:RouteTable").flatMap((t) => asList<any>(t.inputs.routes).map((r) => ({ table: t.id, ...r })));
+      const gateway = d.variant.env.OTTAVA_AMPHORA_MGMT_GATEWAY;
+      expect(routes.filter((r) => r.cidrBlock === mgmt).every((r) => Object.values(r).includes(gateway)), "routes to the management network go through its gateway").toBe(true);
+      const agentPort = Number(d.variant.env.OTTAVA_AMPHORA_AGENT_PORT ?? 9443);
+      for (const f of inVpc) {
+        // Each subnet it runs in routes the management network through the gateway.
+        for (const subnet of f.resource.inputs.vpcConfig.subnetIds as string[]) {
+          const table = ofType(d, "aws:ec2/routeTableAssociation:RouteTableAssociation").find((a) => a.inputs.subnetId === subnet)?.inputs.routeTableId;
+          expect(routes.some((r) => r.table === table && r.cidrBlock === mgmt), `${f.name}: ${subnet} routes ${mgmt}`).toBe(true);
+        }
+        // Its security groups reach the agents' port there, and AWS's APIs (HTTPS) inside the VPC only.
+        const egress = asList<string>(f.resource.inputs.vpcConfig.securityGroupIds).flatMap((id) => asList<any>(group(id).inputs.egress));
+        expect(egress.some((r) => r.protocol === "tcp" && r.fromPort === agentPort && r.toPort === agentPort && asList(r.cidrBlocks).includes(mgmt)), `${f.name}: the agents`).toBe(true);
+        for (const r of egress) {
+          expect([agentPort, 443], `${f.name}: ${JSON.stringify(r)}`).toContain(r.fromPort);
+          expect(r.toPort, `${f.name}: ${JSON.stringify(r)}`).toBe(r.fromPort);
+          expect(asList(r.cidrBlocks), `${f.name}: ${JSON.stringify(r)}`).not.toContain("0.0.0.0/0");
+          expect(asList(r.prefixListIds).every((id) => typeof id === "string"), `${f.name}: ${JSON.stringify(r)}`).toBe(true);
+        }
+        // In a rest deploy every agent caller can check the agents' certificates (packages/amphora/src/rest/driver.ts).
+        // The deployer's OTTAVA_SERVER_CA, or else the CA certificate.
+        expect(f.env.OTTAVA_SERVER_CA ?? f.env.OTTAVA_CA_CERTIFICATE, `${f.name}: the CA it checks the agents with`).toBe(d.variant.env.OTTAVA_SERVER_CA ?? "synth-secret:CaCertificate");
+      }
+      if (!d.variant.rest) expect(routes.filter((r) => r.cidrBlock === mgmt)).toEqual([]);
+
+      // An interface endpoint with private DNS takes every call to its service from anywhere in the VPC:
+      // it admits HTTPS from every workload there (the health manager's tasks fetch their secret from SSM
+      // as they start, through their own network interface).
+      const inside = [
+        ...inVpc.map((f) => ({ name: f.name, groups: asList<string>(f.resource.inputs.vpcConfig.securityGroupIds) })),
+        { name: service.name, groups: asList<string>(service.inputs.networkConfiguration.securityGroups) },
+      ];
+      const vpcCidr = ofType(d, "aws:ec2/vpc:Vpc")[0]!.inputs.cidrBlock;
+      for (const endpoint of ofType(d, "aws:ec2/vpcEndpoint:VpcEndpoint").filter((e) => e.inputs.vpcEndpointType === "Interface" && e.inputs.privateDnsEnabled)) {
+        const admits = asList<string>(endpoint.inputs.securityGroupIds).flatMap((id) => asList<any>(group(id).inputs.ingress)).filter((r) => r.fromPort <= 443 && r.toPort >= 443);
+        for (const w of inside) {
+          const admitted = admits.some((r) => asList(r.cidrBlocks).includes(vpcCidr) || asList<string>(r.securityGroups).some((g) => w.groups.includes(g)));
+          expect(admitted, `${endpoint.inputs.serviceName} admits ${w.name}`).toBe(true);
+        }
+      }
+    });
+
+    // The deploys whose settings are real values (not the full deploy's markers): each workload starts.
+    if (name !== "full") {
+      it("gives each workload settings its configuration loads from, its secrets read from their parameters", async () => {
+        const parameters = ofType(d, "aws:ssm/parameter:Parameter");
+        for (const w of d.workloads.filter(loadsConfig)) {
+          const fromTask = Object.fromEntries(Object.entries(w.containerSecrets).map(([n, arn]) => [n, parameters.find((p) => p.state.arn === arn)?.inputs.value]));
+          const env = await readSecretSettings({ ...w.env, ...fromTask }, async (reference) => {
+            const value = parameterOf(d, reference)?.inputs.value;
+            if (value === undefined) throw new Error(`no parameter ${reference}`);
+            return value;
+          });
+          expect(() => loadConfig(env), w.name).not.toThrow();
+        }
+      });
     }
+  });
+
+  describe("the deployer's settings (the full deploy: every one set)", () => {
+    let d: Deployment;
+    beforeAll(() => {
+      d = deployments.full!;
+    });
+
+    it("gives each workload every OTTAVA_ variable its code reads", () => {
+      // The derivation found the configuration's settings (a sanity check on it, not a list to maintain).
+      expect(SETTINGS.size).toBeGreaterThan(40);
+      for (const w of d.workloads) {
+        const reads = new Set([...(loadsConfig(w) ? SETTINGS : []), ...directReads(w)]);
+        for (const name of reads) {
+          if (LOCAL_ONLY.has(name) || isSecret(name)) continue;
+          const needed = SET_BY_STACKS[name]?.(w, d) ?? ONLY_TO[name]?.(w, d) ?? true;
+          if (needed) expect(w.env[name], `${w.name} reads ${name}`).toBeDefined();
+        }
+      }
+    });
+
+    it("passes the deployer's settings unchanged, each only where it belongs", () => {
+      expect(PASSED.length).toBeGreaterThan(30);
+      for (const w of d.workloads) {
+        for (const name of PASSED) {
+          const wanted = ONLY_TO[name] ? ONLY_TO[name]!(w, d) : loadsConfig(w);
+          if (wanted) expect(w.env[name], `${w.name}: ${name}`).toBe(DEPLOYER_ENV[name]);
+          else if (ONLY_TO[name]) expect(w.env[name], `${w.name} is not given ${name}`).toBeUndefined();
+        }
+      }
+    });
+
+    it("sets the table, the flows' ARN prefix, each task and the policy file where the code needs them", () => {
+      const table = ofType(d, "aws:dynamodb/table:Table")[0]!;
+      const machineArns = new Set(stateMachines(d).map((m) => m.state.arn));
+      for (const w of d.workloads) {
+        for (const [name, needs] of Object.entries(SET_BY_STACKS)) {
+          if (needs(w, d)) expect(w.env[name], `${w.name}: ${name}`).toBeDefined();
+        }
+        if (SET_BY_STACKS.OTTAVA_TABLE_NAME!(w, d)) expect(w.env.OTTAVA_TABLE_NAME, w.name).toBe(table.inputs.name);
+        if (SET_BY_STACKS.OTTAVA_STATE_MACHINE_ARN_PREFIX!(w, d)) {
+          for (const flow of FLOW_NAMES) expect(machineArns.has(`${w.env.OTTAVA_STATE_MACHINE_ARN_PREFIX}${flow}`), `${w.name}: ${flow}`).toBe(true);
+        }
+        if (w.env.OTTAVA_TASK !== undefined) expect(FLOW_TASKS, w.name).toContain(w.env.OTTAVA_TASK);
+      }
+      expect(d.api.env.OTTAVA_POLICY_FILE).toMatch(/^\/var\/task\//);
+    });
   });
 });
 
@@ -439,40 +764,95 @@ interface Statement {
   NotAction?: string | string[];
   Resource?: string | string[];
   NotResource?: string | string[];
+  Condition?: Record<string, Record<string, string | string[]>>;
 }
 
 /** Every statement a role is granted: its inline policies, its role policies and our managed policies attached to it. */
-function statementsOf(role: SynthResource): Statement[] {
-  const attached = managedPoliciesOf(role);
+function statementsOf(d: Deployment, role: SynthResource): Statement[] {
+  const attached = managedPoliciesOf(d, role);
   const documents = [
     ...(role.inputs.inlinePolicies ?? []).map((p: { policy: string }) => p.policy),
-    ...ofType("aws:iam/rolePolicy:RolePolicy")
-      .filter((p) => p.inputs.role === role.id || p.inputs.role === role.inputs.name)
+    ...ofType(d, "aws:iam/rolePolicy:RolePolicy")
+      .filter((p) => isRole(role, p.inputs.role))
       .map((p) => p.inputs.policy),
-    ...ofType("aws:iam/policy:Policy")
+    ...ofType(d, "aws:iam/policy:Policy")
       .filter((p) => attached.includes(p.state.arn))
       .map((p) => p.inputs.policy),
   ];
   return documents.flatMap((doc: string) => asList(JSON.parse(doc).Statement as Statement | Statement[]));
 }
 
-function managedPoliciesOf(role: SynthResource): string[] {
+function managedPoliciesOf(d: Deployment, role: SynthResource): string[] {
   return [
     ...(role.inputs.managedPolicyArns ?? []),
-    ...ofType("aws:iam/rolePolicyAttachment:RolePolicyAttachment")
-      .filter((a) => a.inputs.role === role.id || a.inputs.role === role.inputs.name)
+    ...ofType(d, "aws:iam/rolePolicyAttachment:RolePolicyAttachment")
+      .filter((a) => isRole(role, a.inputs.role))
       .map((a) => a.inputs.policyArn),
   ];
 }
 
-/** Every Task state's Resource in an ASL States object, Map iterations and Parallel branches included. */
-function taskResources(states: Record<string, any>): string[] {
+/** Whether a policy's `role` (the role's id or name) is that role. */
+const isRole = (role: SynthResource, ref: string | undefined) => ref !== undefined && (ref === role.id || ref === role.state.name);
+
+/** Whether the role is allowed `action` on exactly `resource` (no wildcards: the stacks name what they grant). */
+const allows = (d: Deployment, role: SynthResource, action: string, resource: string) =>
+  statementsOf(d, role).some((s) => s.Effect === "Allow" && asList(s.Action).includes(action) && asList(s.Resource).includes(resource));
+
+/** The log groups the containers write to (their awslogs driver's group). */
+const containerLogGroups = (d: Deployment): string[] =>
+  ofType(d, "aws:ecs/taskDefinition:TaskDefinition").flatMap((td) =>
+    (JSON.parse(td.inputs.containerDefinitions) as { logConfiguration?: { options?: Record<string, string> } }[]).map((c) => c.logConfiguration?.options?.["awslogs-group"] ?? ""),
+  );
+
+type TaskState = { Resource: string; TimeoutSeconds?: number };
+/** Every Task state in an ASL States object, Map iterations and Parallel branches included. */
+function taskStates(states: Record<string, any>): TaskState[] {
   return Object.values(states).flatMap((s) => [
-    ...(s.Type === "Task" ? [s.Resource as string] : []),
-    ...(s.Iterator ? taskResources(s.Iterator.States) : []),
-    ...(s.ItemProcessor ? taskResources(s.ItemProcessor.States) : []),
-    ...(s.Branches ?? []).flatMap((b: { States: Record<string, any> }) => taskResources(b.States)),
+    ...(s.Type === "Task" ? [s as TaskState] : []),
+    ...(s.Iterator ? taskStates(s.Iterator.States) : []),
+    ...(s.ItemProcessor ? taskStates(s.ItemProcessor.States) : []),
+    ...(s.Branches ?? []).flatMap((b: { States: Record<string, any> }) => taskStates(b.States)),
   ]);
+}
+
+/**
+ * What the health manager logs when a pass of the health check stops failovers (two stale amphorae at a
+ * threshold of two), written by the logger it runs with (packages/controller/src/health/main.ts), and a
+ * line of its that is no alert. Call inside a test: the output is captured until it ends.
+ */
+async function failoverStormLog(): Promise<string[]> {
+  const lines = captureOutput();
+  const log = createLogger({ service: "ottava-health" }, "info");
+  const stale = ["a", "b"].map((id) => ({ id, loadbalancer_id: `lb-${id}`, status: "ALLOCATED" }) as Amphora);
+  const deps = {
+    log,
+    checks: { amphoraeInStatus: async () => [], staleAmphorae: async () => stale },
+    store: { updateAmphoraIf: async () => true },
+  } as unknown as HealthCheckDeps;
+  log.info("health manager ready", { heartbeatPort: 5555 });
+  const result = await healthCheck(deps, { heartbeatTimeout: 60, failoverThreshold: 2, failoverOnError: false }, new Date());
+  expect(result.stopped).toEqual(["a", "b"]);
+  return lines;
+}
+
+/**
+ * A CloudWatch Logs JSON filter pattern of the one form the stacks use, `{ $.<field> = "<text>" }` (no
+ * wildcard), as a test of a log line; any other form fails the test, to be taught here.
+ */
+function jsonFilter(pattern: string): (line: string) => boolean {
+  const m = /^\{\s*\$\.([A-Za-z_][\w.]*)\s*=\s*"([^"*]*)"\s*\}$/.exec(pattern);
+  if (!m) throw new Error(`a metric filter pattern this test does not read: ${pattern}`);
+  const [, path, text] = m;
+  return (line) => {
+    let value: unknown;
+    try {
+      value = JSON.parse(line);
+    } catch {
+      return false;
+    }
+    for (const key of path!.split(".")) value = (value as Record<string, unknown> | undefined)?.[key];
+    return value === text;
+  };
 }
 
 /** What ensureTable (packages/db/src/table.ts) asks DynamoDB for when the table does not exist: the command inputs by command. */

@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:f
 import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
-import { dirname, join, relative, resolve } from "node:path";
+import { basename, dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build, type BuildOptions, type Loader } from "esbuild";
 import { ensureSstPlatform } from "./sst-platform.mjs";
@@ -58,13 +58,14 @@ interface NodeOptions {
 const HANDLER_EXTENSIONS = [".ts", ".tsx", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs"];
 
 /**
- * Evaluates the deployment with `env` as the deployer's environment (the OTTAVA_* settings and SST_SECRET_*
- * values `sst deploy` would see). Rejects when SST or the stacks throw, or a handler does not build.
+ * Evaluates the deployment of `stage` with `env` as the deployer's environment (the OTTAVA_* settings and
+ * SST_SECRET_* values `sst deploy` would see). Rejects when SST or the stacks throw, or a handler does not
+ * build. Several may run at once, each in its own child process.
  */
-export async function synthesize(env: Record<string, string>): Promise<Synthesis> {
+export async function synthesize(env: Record<string, string>, stage = "synth"): Promise<Synthesis> {
   ensureSstPlatform();
   const work = mkdtempSync(join(tmpdir(), "ottava-synth-"));
-  const program = join(root, ".sst", "platform", `ottava-synth.${process.pid}.${Date.now()}.mjs`);
+  const program = join(root, ".sst", "platform", `${basename(work)}.mjs`);
   const builds: SynthBuild[] = [];
   const bundles = new Map<string, Promise<{ out: string; inputs: string[]; exports: string[] }>>();
 
@@ -157,6 +158,7 @@ export async function synthesize(env: Record<string, string>): Promise<Synthesis
       OTTAVA_SYNTH_OUT: outFile,
       OTTAVA_SYNTH_WORK: work,
       OTTAVA_SYNTH_ROOT: root,
+      OTTAVA_SYNTH_STAGE: stage,
       ...env,
     };
     const { code, stderr } = await new Promise<{ code: number | null; stderr: string }>((done, fail) => {

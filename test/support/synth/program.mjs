@@ -5,16 +5,18 @@
 // child process and answers SST's CLI calls (SST_SERVER) itself. No AWS account, no network.
 //
 // Input (environment): OTTAVA_SYNTH_OUT, the JSON file to write; OTTAVA_SYNTH_WORK, SST's work directory;
-// OTTAVA_SYNTH_ROOT, the repository; SST_SERVER; the deployer's environment (OTTAVA_*). Every SST secret
-// has a made-up value, `synth-secret:<name>`.
+// OTTAVA_SYNTH_ROOT, the repository; OTTAVA_SYNTH_STAGE, the stage (`synth` if unset); SST_SERVER; the
+// deployer's environment (OTTAVA_*). Every SST secret has a made-up value, `synth-secret:<name>`, unless
+// the environment sets SST_SECRET_<name> (to "" for a secret that is not set).
 // Output: { app, outputs, resources: [{ type, name, id, inputs, state }], calls: [{ token, inputs }], errors }.
+import { createHash } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 
 const REGION = "us-east-1";
 const ACCOUNT = "123456789012";
-const STAGE = "synth";
+const STAGE = process.env.OTTAVA_SYNTH_STAGE || "synth";
 const root = process.env.OTTAVA_SYNTH_ROOT;
 const work = process.env.OTTAVA_SYNTH_WORK;
 
@@ -53,10 +55,24 @@ function unwrap(value) {
   return value;
 }
 
+/**
+ * Resource types whose name the AWS provider makes up when none is given, `<logical name>-<7 hex>`, and
+ * that the stacks refer to by name: the jobs' dead-letter queue (its alarm's dimension), the flows' roles
+ * (their policy attachments).
+ */
+const AUTONAMED = new Set(["aws:sqs/queue:Queue", "aws:iam/role:Role"]);
+const autoname = (name) => `${name}-${createHash("sha256").update(name).digest("hex").slice(0, 7)}`;
+
 /** The ARN AWS would give a resource of this type and name (only its shape matters to the assertions). */
 function arnOf(type, name, id) {
   const [, module, kind] = /^aws:([^/]+)\/([^:]+):/.exec(type) ?? [];
   switch (type) {
+    case "aws:sqs/queue:Queue":
+      return `arn:aws:sqs:${REGION}:${ACCOUNT}:${name}`;
+    case "aws:ssm/parameter:Parameter": // a name that starts with "/" keeps one
+      return `arn:aws:ssm:${REGION}:${ACCOUNT}:parameter/${name.replace(/^\//, "")}`;
+    case "aws:kms/key:Key":
+      return `arn:aws:kms:${REGION}:${ACCOUNT}:key/${id}`;
     case "aws:lambda/function:Function":
       return `arn:aws:lambda:${REGION}:${ACCOUNT}:function:${name}`;
     case "aws:sfn/stateMachine:StateMachine":
@@ -86,6 +102,9 @@ function computed(type, name, id) {
   }
   if (type === "aws:lb/loadBalancer:LoadBalancer") extra.dnsName = `${name}.elb.${REGION}.amazonaws.com`;
   if (type === "aws:lambda/function:Function") extra.invokeArn = `arn:aws:apigateway:${REGION}:lambda:path/2015-03-31/functions/${arn}/invocations`;
+  if (type === "aws:ssm/parameter:Parameter") extra.version = 1;
+  if (type === "aws:kms/key:Key") extra.keyId = id;
+  if (type === "aws:ec2/vpcEndpoint:VpcEndpoint") extra.prefixListId = `pl-${createHash("sha256").update(name).digest("hex").slice(0, 8)}`;
   return { ...(arn ? { arn } : {}), ...extra };
 }
 
@@ -113,8 +132,9 @@ await pulumi.runtime.setMocks(
   {
     newResource({ type, name, inputs: wrapped, id: importId }) {
       const inputs = unwrap(wrapped);
-      const id = importId || inputs.name || `${name}-id`;
-      const state = { ...inputs, ...computed(type, inputs.name ?? name, id) };
+      const physical = inputs.name ?? (AUTONAMED.has(type) ? autoname(name) : undefined);
+      const id = importId || physical || `${name}-id`;
+      const state = { ...inputs, ...(physical ? { name: physical } : {}), ...computed(type, physical ?? name, id) };
       resources.push({ type, name, id, inputs, state });
       return { id, state };
     },
