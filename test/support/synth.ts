@@ -96,10 +96,12 @@ export async function synthesize(env: Record<string, string>, stage = "synth"): 
     const format = nodejs.format ?? "esm";
     const outfile = join(out, `${base}.${format === "esm" ? "mjs" : "cjs"}`);
     const install = Array.isArray(nodejs.install) ? nodejs.install : Object.keys(nodejs.install ?? {});
+    const ext = format === "esm" ? ".mjs" : ".cjs";
     const result = await build({
       absWorkingDir: root,
       entryPoints: [file],
-      outfile,
+      // As SST: one file, or with splitting an outdir (the entry named as that file, chunks beside it).
+      ...(nodejs.splitting ? { outdir: out, entryNames: base, outExtension: { ".js": ext } } : { outfile }),
       bundle: true,
       platform: "node",
       format,
