@@ -6,8 +6,9 @@
 // A changed secret is a new parameter version, so a new function configuration: every warm function is
 // replaced, none keeps the old value.
 //
-// The SSM client is imported only when a parameter is to be read: a process that reads none (npm start,
+// The SSM reader's modules are imported only when a parameter is to be read: a process that reads none (npm start,
 // the API under noauth, the housekeeping jobs) never loads it.
+import { createHash, createHmac } from "node:crypto";
 import { SECRET_SETTINGS, loadConfig, parameterSetting, type Config } from "./config";
 
 /** Reads one secret: the decrypted value of an SSM parameter (`name` or `name:version`). */
@@ -43,23 +44,84 @@ export async function readSecretSettings(env: Env, read?: SecretReader): Promise
   return { ...env, ...Object.fromEntries(values) };
 }
 
-/** The client interface the SSM reader uses: what @aws-sdk/client-ssm's SSMClient answers to GetParameterCommand. */
-export interface SsmClientLike {
-  send(command: unknown): Promise<{ Parameter?: { Value?: string } }>;
+/** Where and as whom GetParameter is asked (tests give a local endpoint and fixed credentials). */
+export interface SsmReaderOptions {
+  /** Default: SSM's regional endpoint, https://ssm.<region>.amazonaws.com/. */
+  endpoint?: string;
+  /** Default: AWS_REGION. */
+  region?: string;
+  /** Default: the SDK's provider chain (on Lambda and ECS, the function's or task's role). */
+  credentials?: () => Promise<{ accessKeyId: string; secretAccessKey: string; sessionToken?: string }>;
 }
 
+/** SHA-256 and HMAC-SHA256 as SignatureV4 asks for them (its `sha256` constructor), from node:crypto. */
+type SourceData = string | ArrayBuffer | ArrayBufferView;
+const bytes = (d: SourceData) => (typeof d === "string" ? d : d instanceof ArrayBuffer ? new Uint8Array(d) : new Uint8Array(d.buffer, d.byteOffset, d.byteLength));
+class Sha256 {
+  private readonly hash: ReturnType<typeof createHash> | ReturnType<typeof createHmac>;
+  constructor(secret?: SourceData) {
+    this.hash = secret === undefined ? createHash("sha256") : createHmac("sha256", bytes(secret));
+  }
+  update(data: SourceData): void {
+    this.hash.update(bytes(data));
+  }
+  async digest(): Promise<Uint8Array> {
+    return new Uint8Array(this.hash.digest());
+  }
+  reset(): void {}
+}
+
+const GET_PARAMETER_ATTEMPTS = 3;
+
 /**
- * Reads SecureString (or String) parameters with SSM's GetParameter, decrypted. `client` is for tests;
- * by default an SSMClient of the process's region, made here (the SDK module is loaded only now).
+ * Reads SecureString (or String) parameters with SSM's GetParameter, decrypted: one HTTPS request signed
+ * with the SDK's SigV4 signer and credential chain (already in every bundle, for DynamoDB), not the
+ * SDK's SSM client, whose service schema alone would add some 220 KB to the API's bundle for this one
+ * call. Throttling and 5xx answers are retried (3 attempts). Errors name SSM's error and the parameter,
+ * never a value.
  */
-export async function ssmSecretReader(client?: SsmClientLike): Promise<SecretReader> {
-  const { SSMClient, GetParameterCommand } = await import("@aws-sdk/client-ssm");
-  const ssm: SsmClientLike = client ?? new SSMClient({});
+export async function ssmSecretReader(opts: SsmReaderOptions = {}): Promise<SecretReader> {
+  const [{ SignatureV4 }, credentials] = await Promise.all([
+    import("@smithy/signature-v4"),
+    opts.credentials ?? import("@aws-sdk/credential-provider-node").then((m) => m.defaultProvider()),
+  ]);
+  const region = opts.region ?? process.env.AWS_REGION ?? "us-east-1";
+  const url = new URL(opts.endpoint ?? `https://ssm.${region}.amazonaws.com/`);
+  const signer = new SignatureV4({ service: "ssm", region, credentials, sha256: Sha256 });
   return async (parameter) => {
-    const out = await ssm.send(new GetParameterCommand({ Name: parameter, WithDecryption: true }));
-    const value = out.Parameter?.Value;
-    if (value === undefined) throw new Error("GetParameter answered no value");
-    return value;
+    const body = JSON.stringify({ Name: parameter, WithDecryption: true });
+    for (let attempt = 1; ; attempt++) {
+      const signed = await signer.sign({
+        method: "POST",
+        protocol: url.protocol,
+        hostname: url.hostname,
+        ...(url.port ? { port: Number(url.port) } : {}),
+        path: url.pathname,
+        query: {},
+        headers: { host: url.host, "content-type": "application/x-amz-json-1.1", "x-amz-target": "AmazonSSM.GetParameter" },
+        body,
+      });
+      const res = await fetch(url, { method: "POST", headers: signed.headers, body });
+      const text = await res.text();
+      let answer: { Parameter?: { Value?: unknown }; __type?: string; message?: string; Message?: string } = {};
+      try {
+        answer = text ? JSON.parse(text) : {};
+      } catch {
+        // an answer that is not JSON: its status says the rest
+      }
+      if (res.ok) {
+        const value = answer.Parameter?.Value;
+        if (typeof value !== "string") throw new Error("GetParameter answered no value");
+        return value;
+      }
+      const name = String(answer.__type ?? "").split("#").pop() || `HTTP${res.status}`;
+      if ((res.status >= 500 || /Throttl/.test(name)) && attempt < GET_PARAMETER_ATTEMPTS) {
+        await new Promise((ok) => setTimeout(ok, 100 * 2 ** attempt));
+        continue;
+      }
+      const message = answer.message ?? answer.Message;
+      throw Object.assign(new Error(`SSM GetParameter of ${parameter}: ${name}${message ? `: ${message}` : ""}`), { name });
+    }
   };
 }
 
