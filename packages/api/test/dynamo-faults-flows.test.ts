@@ -9,44 +9,26 @@ import { createLogger, repairStuck } from "@ottava/core";
 import { DynamoRepairStore, createClients } from "@ottava/db";
 import { inProcessApp, SUBNET } from "../../../test/support/app";
 import { captureOutput, jsonLines } from "../../../test/support/output";
+import * as faults from "./support/faults";
+import { LBS } from "./support/faults";
 
 type App = Awaited<ReturnType<typeof inProcessApp>>;
 let base: App;
-const LBS = "/v2/lbaas/loadbalancers";
 
 beforeAll(async () => {
   base = await inProcessApp();
 });
+const activeLb = (body?: Record<string, unknown>) => faults.activeLb(base, body);
+const activePool = (lbId: string) => faults.activePool(base, lbId);
+const nothingHeld = (lbId: string) => faults.nothingHeld(base, lbId);
+const newestFlow = (lbId: string) => faults.newestFlow(base, lbId);
 
 /** An app on the same table whose DynamoDB requests meet `faults` (counted from its first request). */
 const faulty = (faults: string, env: Record<string, string> = {}) => inProcessApp({ OTTAVA_TABLE_NAME: base.config.tableName, OTTAVA_DYNAMODB_FAULTS: faults, ...env });
 
-async function activeLb() {
-  const res = await base.call("POST", LBS, { loadbalancer: { vip_subnet_id: SUBNET } });
-  expect(res.status).toBe(201);
-  await base.settle();
-  return res.body.loadbalancer.id as string;
-}
 
-async function activePool(lbId: string) {
-  const res = await base.call("POST", "/v2/lbaas/pools", { pool: { loadbalancer_id: lbId, protocol: "HTTP", lb_algorithm: "ROUND_ROBIN" } });
-  expect(res.status).toBe(201);
-  await base.settle();
-  return res.body.pool.id as string;
-}
 
-/** No lock held and nothing PENDING_* in the LB's tree (amphorae aside); answers the tree. */
-async function nothingHeld(lbId: string) {
-  const { lb, items } = await base.store.tree(lbId);
-  expect(lb!.lockOwner).toBeUndefined();
-  const pending = [{ kind: "loadbalancer", record: lb!.record as unknown as Record<string, unknown> }, ...items]
-    .filter((i) => i.kind !== "amphora" && String(i.record.provisioning_status).startsWith("PENDING_"))
-    .map((i) => `${i.kind} ${String(i.record.provisioning_status)}`);
-  expect(pending).toEqual([]);
-  return { lb: lb!, items };
-}
 
-const newestFlow = async (lbId: string) => (await base.trail.flowTrail(lbId, 1))[0]!;
 /** The faults injected under one task's label. */
 const injectedIn = (f: App, task: string) => f.dynamoFaults!.injected.filter((i) => i.label === task);
 

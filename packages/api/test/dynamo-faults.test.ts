@@ -7,48 +7,30 @@ import { createLogger, lockAndStart, repairStuck } from "@ottava/core";
 import { DynamoRepairStore, createClients } from "@ottava/db";
 import { fault, inProcessApp, pick, PROJECT, SUBNET } from "../../../test/support/app";
 import { captureOutput, jsonLines } from "../../../test/support/output";
+import * as faults from "./support/faults";
+import { LBS } from "./support/faults";
 
 type App = Awaited<ReturnType<typeof inProcessApp>>;
 let base: App;
-const LBS = "/v2/lbaas/loadbalancers";
 
 beforeAll(async () => {
   base = await inProcessApp();
 });
+const activeLb = (body?: Record<string, unknown>) => faults.activeLb(base, body);
+const activePool = (lbId: string) => faults.activePool(base, lbId);
+const nothingHeld = (lbId: string) => faults.nothingHeld(base, lbId);
+const newestFlow = (lbId: string) => faults.newestFlow(base, lbId);
 
 /** An app on the same table whose DynamoDB requests meet `faults` (counted from its first request). */
 const faulty = (faults: string) => inProcessApp({ OTTAVA_TABLE_NAME: base.config.tableName, OTTAVA_DYNAMODB_FAULTS: faults });
 const unavailable = (name: string) => fault(503, `The service is temporarily unavailable (${name}). Please retry the request later.`);
 
-async function activeLb(body: Record<string, unknown> = {}) {
-  const res = await base.call("POST", LBS, { loadbalancer: { vip_subnet_id: SUBNET, ...body } });
-  expect(res.status).toBe(201);
-  await base.settle();
-  return res.body.loadbalancer.id as string;
-}
 
-async function activePool(lbId: string) {
-  const res = await base.call("POST", "/v2/lbaas/pools", { pool: { loadbalancer_id: lbId, protocol: "HTTP", lb_algorithm: "ROUND_ROBIN" } });
-  expect(res.status).toBe(201);
-  await base.settle();
-  return res.body.pool.id as string;
-}
 
 const members = (n: number, base3 = 10) => Array.from({ length: n }, (_, i) => ({ address: `192.0.${base3}.${i + 1}`, protocol_port: 80 }));
 
-/** No lock held and nothing PENDING_* in the LB's tree (amphorae aside); answers the tree. */
-async function nothingHeld(lbId: string) {
-  const { lb, items } = await base.store.tree(lbId);
-  expect(lb!.lockOwner).toBeUndefined();
-  const pending = [{ kind: "loadbalancer", record: lb!.record as unknown as Record<string, unknown> }, ...items]
-    .filter((i) => i.kind !== "amphora" && String(i.record.provisioning_status).startsWith("PENDING_"))
-    .map((i) => `${i.kind} ${String(i.record.provisioning_status)}`);
-  expect(pending).toEqual([]);
-  return { lb: lb!, items };
-}
 
 const live = (items: { kind: string; record: Record<string, unknown> }[], kind: string) => items.filter((i) => i.kind === kind && i.record.provisioning_status !== "DELETED");
-const newestFlow = async (lbId: string) => (await base.trail.flowTrail(lbId, 1))[0]!;
 
 describe("API reads", () => {
   it("a fault the SDK's retries absorb is invisible: the first 3 GetItem requests fail (InternalServerError), the 4th answers", async () => {
