@@ -70,3 +70,20 @@ describe("numbers, depth and size", () => {
     expect(after).toEqual(before);
   });
 });
+
+describe("ids and markers longer than any key", () => {
+  it("name nothing: 404s, empty lists and Octavia's invalid-marker 400, never DynamoDB's refusal (a 500)", async () => {
+    const long = "x".repeat(5000);
+    expect((await t.call("GET", `/v2/lbaas/loadbalancers/${long}`)).status).toBe(404);
+    expect((await t.call("GET", `/v2/lbaas/pools/${long}/members`)).status).toBe(404);
+    expect((await t.call("GET", `/v2/lbaas/flavorprofiles/${long}`)).status).toBe(404);
+    expect((await t.call("GET", `/v2/lbaas/flavorprofiles?marker=${long}`)).body).toEqual({ faultcode: "Client", faultstring: `Supplied pagination marker '${long}' is not valid.`, debuginfo: null });
+    expect((await t.call("GET", `/v2/lbaas/loadbalancers?marker=${long}`)).status).toBe(400);
+    const listed = await t.call("GET", `/v2/lbaas/loadbalancers?project_id=${long}`);
+    expect(listed).toMatchObject({ status: 200, body: { loadbalancers: [] } });
+    // A project id no key can hold is refused where it is given: a quota's path, X-Project-Id.
+    const refused = { faultcode: "Client", faultstring: `Invalid input for field/attribute project_id. Value: '${"x".repeat(64)}…'. Value should have a maximum character requirement of 255`, debuginfo: null };
+    expect(await t.call("PUT", `/v2/lbaas/quotas/${long}`, { quota: { member: 5 } })).toMatchObject({ status: 400, body: refused });
+    expect(await t.call("POST", "/v2/lbaas/loadbalancers", { loadbalancer: { vip_subnet_id: SUBNET } }, { "x-project-id": long })).toMatchObject({ status: 400, body: refused });
+  });
+});

@@ -39,6 +39,16 @@ export const policyForbidden = () => new Fault(403, "Policy does not allow this 
 export const invalidInput = (field: string, value: unknown, reason: string) =>
   new Fault(400, `Invalid input for field/attribute ${field}. Value: '${formatValue(value)}'. ${reason}`);
 
+/**
+ * A project id Ottava takes (from X-Project-Id under noauth, or a quota's path): at most 255 characters,
+ * as Keystone's ids (64 at most) always are. Octavia's project_id columns hold 36 and fail with a
+ * database error beyond; a longer one here would be a key DynamoDB refuses.
+ */
+export function projectIdOf(id: string): string {
+  if (id.length > 255) throw invalidInput("project_id", id.slice(0, 64) + "…", "Value should have a maximum character requirement of 255");
+  return id;
+}
+
 /** The 500 that stands for any error we did not anticipate: never leaks internals. */
 export const internalError = () => new Fault(500, "An unknown exception occurred.");
 

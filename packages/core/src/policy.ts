@@ -1,7 +1,7 @@
 // Who may do what: the caller's context (from X-Project-Id under noauth, from a validated Keystone
 // token under keystone) checked against Octavia's policy (./policy/rules.ts, ./policy/engine.ts) on
 // the object's project, as octavia/common/policy.py and api/v2/controllers/base.py do.
-import { policyForbidden } from "./faults";
+import { policyForbidden, projectIdOf } from "./faults";
 import { PolicyEnforcer, type Credentials } from "./policy/engine";
 
 export { PolicyEnforcer, parseCheck, type Credentials, type PolicyOptions } from "./policy/engine";
@@ -28,7 +28,7 @@ export const defaultPolicy = (): PolicyEnforcer => (defaults ??= new PolicyEnfor
 
 /** Octavia's noauth context: the project from X-Project-Id, every caller an admin. */
 export function noauthContext(requestId: string, projectHeader: string | undefined, policy: PolicyEnforcer = defaultPolicy()): RequestContext {
-  return { requestId, projectId: projectHeader || undefined, userId: undefined, roles: ["admin"], systemScope: undefined, isAdmin: true, policy };
+  return { requestId, projectId: projectHeader ? projectIdOf(projectHeader) : undefined, userId: undefined, roles: ["admin"], systemScope: undefined, isAdmin: true, policy };
 }
 
 /** A Keystone caller's context: is_admin as Octavia's Context computes it (check_is_admin). */

@@ -26,7 +26,7 @@ import {
 } from "@ottava/core";
 import { createClients, retryConflicts, type TransactItem } from "./client";
 import type { DynamoFaults } from "./faults";
-import { LOADBALANCER, toRecord, updateExpression } from "./items";
+import { LOADBALANCER, keyFits, toRecord, updateExpression } from "./items";
 import { INDEXES, SHARDS } from "./table";
 import { queryIndex } from "./query";
 
@@ -220,7 +220,9 @@ export class DynamoCatalog implements CatalogStore {
   // ---- helpers ---------------------------------------------------------------------------------
 
   private async getItem(kind: CatalogKind, key: string): Promise<Item | undefined> {
-    const out = await this.doc.send(new GetCommand({ TableName: this.table, Key: itemKey(kind, key), ConsistentRead: true }));
+    const k = itemKey(kind, key);
+    if (!keyFits(k.pk, k.sk)) return undefined;
+    const out = await this.doc.send(new GetCommand({ TableName: this.table, Key: k, ConsistentRead: true }));
     return out.Item;
   }
 

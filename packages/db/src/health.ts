@@ -28,7 +28,7 @@ import {
   type OperatingStatusChange,
 } from "@ottava/core";
 import { MAX_TRANSACTION, retryConflicts, type TransactItem } from "./client";
-import { AMPHORA, LB_SK, LISTENER, MEMBER, POOL, childSk, heartbeatAttributes, pointerKey, treePk, type StoredKind } from "./items";
+import { AMPHORA, LB_SK, LISTENER, MEMBER, POOL, childSk, heartbeatAttributes, keyFits, pointerKey, treePk, type StoredKind } from "./items";
 
 type Item = Record<string, unknown>;
 
@@ -253,6 +253,7 @@ export class DynamoHealthStore implements HealthStore {
   private async lbOf(amphoraId: string): Promise<string | undefined> {
     const cached = this.pointers.get(amphoraId);
     if (cached !== undefined) return cached;
+    if (!keyFits(pointerKey(amphoraId).pk)) return undefined; // an id no item can have
     const out = await this.doc.send(new GetCommand({ TableName: this.table, Key: pointerKey(amphoraId), ConsistentRead: true }));
     const ptr = out.Item;
     if (!ptr || ptr.kind !== AMPHORA.kind || typeof ptr.ref_pk !== "string") return undefined;

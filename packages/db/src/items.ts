@@ -62,6 +62,13 @@ export const STRUCTURE_RANGES: readonly { from: string; to: string }[] = [
   { from: "HM#", to: "MEMBER#" },
   { from: "POOL#", to: "POOL$" },
 ];
+/**
+ * Whether a key is one DynamoDB takes: a partition key of at most 2048 bytes and a sort key of at most
+ * 1024 (UTF-8). A longer one (an id or marker of thousands of characters in a request) names no item, so
+ * a read by it finds nothing rather than failing (DynamoDB would refuse the request: a 500).
+ */
+export const keyFits = (pk: string, sk = "") => Buffer.byteLength(pk) <= 2048 && Buffer.byteLength(sk) <= 1024;
+
 /** The pointer that finds any object by its id alone. */
 export const pointerKey = (id: string) => ({ pk: `ID#${id}`, sk: "ID" });
 

@@ -3,7 +3,7 @@
 // the order and the filters need, then the page's whole items by key.
 import { BatchGetCommand, QueryCommand, type DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { DELETED, type Selection, type SortDir } from "@ottava/core";
-import { namePartition, toRecord, type StoredKind } from "./items";
+import { keyFits, namePartition, toRecord, type StoredKind } from "./items";
 import { INDEXES, SHARDS } from "./table";
 
 type Item = Record<string, unknown>;
@@ -52,6 +52,8 @@ async function* queryPartition(
   projection?: string[],
   firstPage = PAGE,
 ): AsyncGenerator<Item> {
+  // A partition no key can name (`?project_id=` of thousands of characters) holds nothing.
+  if (!keyFits(p.pk)) return;
   const keys = INDEXES[p.index];
   const names: Record<string, string> = { "#pk": keys.pk };
   const values: Record<string, unknown> = { ":pk": p.pk };

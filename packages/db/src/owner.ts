@@ -5,12 +5,14 @@ import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
 import { GetCommand, type DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { LockLost } from "@ottava/core";
 import { queryAll } from "./query";
-import { LB_SK, treePk } from "./items";
+import { LB_SK, keyFits, treePk } from "./items";
 import { TRAIL_BOUND } from "./flow-trail";
 
 type Item = Record<string, unknown>;
 
+/** An item by key, consistently; none for a key no item can have (keyFits). */
 export async function getItem(doc: DynamoDBDocumentClient, table: string, pk: string, sk: string): Promise<Item | undefined> {
+  if (!keyFits(pk, sk)) return undefined;
   const out = await doc.send(new GetCommand({ TableName: table, Key: { pk, sk }, ConsistentRead: true }));
   return out.Item;
 }

@@ -7,7 +7,7 @@ import { randomUUID } from "node:crypto";
 import { AVAILABILITY_ZONE_DATA, FLAVOR_DATA, NIL_UUID } from "../constants";
 import type { Config } from "../config";
 import { CatalogConflict, type CatalogConflictReason, type CatalogRecords, type CatalogStore } from "../catalog";
-import { Fault, invalidOption, notFound } from "../faults";
+import { Fault, invalidOption, notFound, projectIdOf } from "../faults";
 import { authorize, listScope, type RequestContext } from "../policy";
 import type { QuotaLimits } from "./quota";
 import type { ItemSource } from "../query";
@@ -102,7 +102,7 @@ export function getDefaultQuotas(deps: CatalogDeps, ctx: RequestContext, project
 
 /** PUT: sets the given quotas (null: back to the default), creating the project's record if needed. */
 export async function updateQuotas(deps: CatalogDeps, ctx: RequestContext, projectId: string, set: Partial<QuotaValues>): Promise<QuotaValues> {
-  authorize(ctx, `${API}:quota:put`, projectId);
+  authorize(ctx, `${API}:quota:put`, projectIdOf(projectId));
   return effectiveQuotas(deps.config, await deps.catalog.upsert("quota", projectId, { ...set, project_id: projectId }));
 }
 
