@@ -56,10 +56,25 @@ export function createAlarms(flows: Flows, api: Api, jobs: Jobs, health: HealthM
     });
 
   for (const { flow, machine } of flows.machines) {
-    const pascal = flow.split("-").map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join("");
+    const pascal = flow
+      .split("-")
+      .map((w) => w.charAt(0).toUpperCase() + w.slice(1))
+      .join("");
     const dimensions = { StateMachineArn: machine.arn };
-    alarm(`Flow${pascal}Failed`, `flow-${flow}-failed`, `Executions of the ${flow} flow failed: see the load balancer's flow trail (GET …/loadbalancers/{id}/flows) and the state machine's log.`, { namespace: "AWS/States", metricName: "ExecutionsFailed", dimensions, statistic: "Sum" }, FLOW_FAILURES_THRESHOLD);
-    alarm(`Flow${pascal}TimedOut`, `flow-${flow}-timed-out`, `Executions of the ${flow} flow timed out; housekeeping puts their load balancers in ERROR.`, { namespace: "AWS/States", metricName: "ExecutionsTimedOut", dimensions, statistic: "Sum" }, FLOW_FAILURES_THRESHOLD);
+    alarm(
+      `Flow${pascal}Failed`,
+      `flow-${flow}-failed`,
+      `Executions of the ${flow} flow failed: see the load balancer's flow trail (GET …/loadbalancers/{id}/flows) and the state machine's log.`,
+      { namespace: "AWS/States", metricName: "ExecutionsFailed", dimensions, statistic: "Sum" },
+      FLOW_FAILURES_THRESHOLD,
+    );
+    alarm(
+      `Flow${pascal}TimedOut`,
+      `flow-${flow}-timed-out`,
+      `Executions of the ${flow} flow timed out; housekeeping puts their load balancers in ERROR.`,
+      { namespace: "AWS/States", metricName: "ExecutionsTimedOut", dimensions, statistic: "Sum" },
+      FLOW_FAILURES_THRESHOLD,
+    );
   }
 
   // The failover-storm stop: counted from the health check's alert line (not under `sst dev`, where the
@@ -79,19 +94,42 @@ export function createAlarms(flows: Flows, api: Api, jobs: Jobs, health: HealthM
     );
   }
 
-  alarm("Api5xx", "api-5xx", "The API answered 5xx (a fault of Ottava, DynamoDB, Step Functions or Keystone).", { namespace: "AWS/ApiGateway", metricName: "5xx", dimensions: { ApiId: api.api.nodes.api.id }, statistic: "Sum" }, API_5XX_THRESHOLD);
+  alarm(
+    "Api5xx",
+    "api-5xx",
+    "The API answered 5xx (a fault of Ottava, DynamoDB, Step Functions or Keystone).",
+    { namespace: "AWS/ApiGateway", metricName: "5xx", dimensions: { ApiId: api.api.nodes.api.id }, statistic: "Sum" },
+    API_5XX_THRESHOLD,
+  );
 
   const throttles = (id: string, label: string, functionName: $util.Input<string>) =>
-    alarm(`${id}Throttles`, `${label}-throttles`, `Invocations of the ${label} function were throttled (Lambda concurrency).`, { namespace: "AWS/Lambda", metricName: "Throttles", dimensions: { FunctionName: functionName }, statistic: "Sum" }, THROTTLES_THRESHOLD);
+    alarm(
+      `${id}Throttles`,
+      `${label}-throttles`,
+      `Invocations of the ${label} function were throttled (Lambda concurrency).`,
+      { namespace: "AWS/Lambda", metricName: "Throttles", dimensions: { FunctionName: functionName }, statistic: "Sum" },
+      THROTTLES_THRESHOLD,
+    );
   throttles("Api", "api", api.fn.name);
-  for (const [task, fn] of Object.entries(flows.functions)) throttles(`Task${task.charAt(0).toUpperCase()}${task.slice(1)}`, `task-${task}`, fn.name);
-  for (const [name, cron] of Object.entries(jobs.jobs)) throttles(`Job${name}`, `job-${name.replace(/[A-Z]/g, (c, i: number) => (i ? "-" : "") + c.toLowerCase())}`, cron.nodes.function.apply((f) => f.name));
+  for (const [task, fn] of Object.entries(flows.functions))
+    throttles(`Task${task.charAt(0).toUpperCase()}${task.slice(1)}`, `task-${task}`, fn.name);
+  for (const [name, cron] of Object.entries(jobs.jobs))
+    throttles(
+      `Job${name}`,
+      `job-${name.replace(/[A-Z]/g, (c, i: number) => (i ? "-" : "") + c.toLowerCase())}`,
+      cron.nodes.function.apply((f) => f.name),
+    );
 
   alarm(
     "JobsDeadLetters",
     "jobs-dead-letters",
     "A housekeeping job failed after its retries, or could not run: its event is in the jobs' dead-letter queue.",
-    { namespace: "AWS/SQS", metricName: "ApproximateAgeOfOldestMessage", dimensions: { QueueName: jobs.deadLetters.name }, statistic: "Maximum" },
+    {
+      namespace: "AWS/SQS",
+      metricName: "ApproximateAgeOfOldestMessage",
+      dimensions: { QueueName: jobs.deadLetters.name },
+      statistic: "Maximum",
+    },
     DEAD_LETTER_AGE_THRESHOLD_SECONDS,
   );
 

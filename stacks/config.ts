@@ -89,7 +89,7 @@ export function parseIpv4Cidr(raw: string): { base: number; prefix: number } | s
   const prefix = Number(m[5]);
   if (octets.some((o) => o > 255) || prefix > 32) return "not an IPv4 CIDR such as 172.16.0.0/12";
   if (prefix < 8) return "wider than a /8: that would admit most of the internet";
-  const ip = (((octets[0]! << 24) | (octets[1]! << 16) | (octets[2]! << 8) | octets[3]!) >>> 0);
+  const ip = ((octets[0]! << 24) | (octets[1]! << 16) | (octets[2]! << 8) | octets[3]!) >>> 0;
   const mask = prefix === 0 ? 0 : (~0 << (32 - prefix)) >>> 0;
   const base = (ip & mask) >>> 0;
   if (base !== ip) return `not a network address: write ${[24, 16, 8, 0].map((s) => (base >>> s) & 255).join(".")}/${prefix}`;
@@ -100,7 +100,7 @@ export function parseIpv4Cidr(raw: string): { base: number; prefix: number } | s
 function within(a: { base: number; prefix: number }, b: { base: number; prefix: number }): boolean {
   if (a.prefix < b.prefix) return false;
   const mask = b.prefix === 0 ? 0 : (~0 << (32 - b.prefix)) >>> 0;
-  return ((a.base & mask) >>> 0) === b.base;
+  return (a.base & mask) >>> 0 === b.base;
 }
 
 const port = (env: Env, name: string, fallback: number, problems: string[]) => {
@@ -138,7 +138,8 @@ export function deployPlan(env: Env, stage: string, production: boolean): Deploy
 
   const rawDriver = setting(env, "OTTAVA_AMPHORA_DRIVER") ?? "noop";
   const amphoraDriver = rawDriver === "rest" ? "rest" : "noop";
-  if (rawDriver !== "noop" && rawDriver !== "rest") problems.push(`OTTAVA_AMPHORA_DRIVER on AWS must be noop or rest, not '${rawDriver}' (local runs only under npm start)`);
+  if (rawDriver !== "noop" && rawDriver !== "rest")
+    problems.push(`OTTAVA_AMPHORA_DRIVER on AWS must be noop or rest, not '${rawDriver}' (local runs only under npm start)`);
 
   const heartbeatPort = port(env, "OTTAVA_HEARTBEAT_PORT", 5555, problems);
   const amphoraAgentPort = port(env, "OTTAVA_AMPHORA_AGENT_PORT", 9443, problems);
@@ -154,14 +155,19 @@ export function deployPlan(env: Env, stage: string, production: boolean): Deploy
   } else {
     const cidr = parseIpv4Cidr(mgmtCidr);
     if (typeof cidr === "string") problems.push(`OTTAVA_AMPHORA_MGMT_CIDR '${mgmtCidr}' is ${cidr}`);
-    else if (within(cidr, vpc)) problems.push(`OTTAVA_AMPHORA_MGMT_CIDR '${mgmtCidr}' lies inside the VPC's own ${VPC_CIDR}: the management network must be another range`);
+    else if (within(cidr, vpc))
+      problems.push(
+        `OTTAVA_AMPHORA_MGMT_CIDR '${mgmtCidr}' lies inside the VPC's own ${VPC_CIDR}: the management network must be another range`,
+      );
   }
   let mgmtRoute: DeployPlan["mgmtRoute"];
   const gateway = setting(env, "OTTAVA_AMPHORA_MGMT_GATEWAY");
   if (gateway !== undefined) {
     const kind = { tgw: "transitGatewayId", vgw: "gatewayId", pcx: "vpcPeeringConnectionId" }[gateway.slice(0, 3)];
     if (!kind || !/^(tgw|vgw|pcx)-[0-9a-f]{8,17}$/.test(gateway)) {
-      problems.push(`OTTAVA_AMPHORA_MGMT_GATEWAY must be a transit gateway (tgw-…), virtual private gateway (vgw-…) or peering connection (pcx-…), not '${gateway}'`);
+      problems.push(
+        `OTTAVA_AMPHORA_MGMT_GATEWAY must be a transit gateway (tgw-…), virtual private gateway (vgw-…) or peering connection (pcx-…), not '${gateway}'`,
+      );
     } else if (mgmtCidr) {
       mgmtRoute = { cidrBlock: mgmtCidr, [kind]: gateway };
     }
@@ -174,7 +180,9 @@ export function deployPlan(env: Env, stage: string, production: boolean): Deploy
 
   const alarmTopic = setting(env, "OTTAVA_ALARM_TOPIC");
   if (alarmTopic !== undefined && !/^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}$/.test(alarmTopic)) {
-    problems.push(`OTTAVA_ALARM_TOPIC must be the ARN of a standard SNS topic (arn:aws:sns:<region>:<account>:<name>), not '${alarmTopic}'`);
+    problems.push(
+      `OTTAVA_ALARM_TOPIC must be the ARN of a standard SNS topic (arn:aws:sns:<region>:<account>:<name>), not '${alarmTopic}'`,
+    );
   }
 
   // The secrets this deploy reads; sst.Secret reads each from SST_SECRET_<Name>.
@@ -194,7 +202,9 @@ export function deployPlan(env: Env, stage: string, production: boolean): Deploy
   const secrets: SecretName[] = [...required, ...(given("CaPrivateKeyPassphrase") ? (["CaPrivateKeyPassphrase"] as const) : [])];
 
   if (problems.length) {
-    throw new DeployConfigError(`Ottava cannot be deployed to stage "${stage}" as configured:\n${problems.map((p) => `  - ${p}`).join("\n")}`);
+    throw new DeployConfigError(
+      `Ottava cannot be deployed to stage "${stage}" as configured:\n${problems.map((p) => `  - ${p}`).join("\n")}`,
+    );
   }
   return {
     stage,

@@ -12,7 +12,11 @@ import { LOG_RETENTION, LOG_RETENTION_DAYS, NODEJS, RUNTIME, TRACING, deploy, sh
 import type { Table } from "./table";
 
 /** Resource names: "computeCreate" → "ComputeCreate", "loadbalancer-create" → "LoadbalancerCreate". */
-const pascal = (s: string) => s.split("-").map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join("");
+const pascal = (s: string) =>
+  s
+    .split("-")
+    .map((w) => w.charAt(0).toUpperCase() + w.slice(1))
+    .join("");
 
 /** The state machine's name; the API finds it as OTTAVA_STATE_MACHINE_ARN_PREFIX + flow (see stacks/api.ts). */
 export const stateMachineName = (flow: FlowName) => `${$app.name}-${$app.stage}-${flow}`;
@@ -120,15 +124,19 @@ export function createFlows(table: Table, network: Network, secrets: Secrets) {
     });
 
     const arns = $resolve(Object.fromEntries(tasks.map((t) => [t, functions[t]!.arn])));
-    const machine = new aws.sfn.StateMachine(`Flow${pascal(flow)}`, {
-      name,
-      type: "STANDARD", // Standard workflows: execution names are idempotency keys, and runs may last an hour.
-      roleArn: role.arn,
-      definition: arns.apply((a) => JSON.stringify(definitionOf(flow, (task) => a[task]!))),
-      // Errors only, without inputs or outputs: the state already lives in the table.
-      loggingConfiguration: { logDestination: $interpolate`${logGroup.arn}:*`, level: "ERROR", includeExecutionData: false },
-      tracingConfiguration: { enabled: true },
-    }, { dependsOn: [policy, tracing] }); // Creating it checks that the role may already write the logs.
+    const machine = new aws.sfn.StateMachine(
+      `Flow${pascal(flow)}`,
+      {
+        name,
+        type: "STANDARD", // Standard workflows: execution names are idempotency keys, and runs may last an hour.
+        roleArn: role.arn,
+        definition: arns.apply((a) => JSON.stringify(definitionOf(flow, (task) => a[task]!))),
+        // Errors only, without inputs or outputs: the state already lives in the table.
+        loggingConfiguration: { logDestination: $interpolate`${logGroup.arn}:*`, level: "ERROR", includeExecutionData: false },
+        tracingConfiguration: { enabled: true },
+      },
+      { dependsOn: [policy, tracing] },
+    ); // Creating it checks that the role may already write the logs.
     return { flow, machine };
   });
 

@@ -61,7 +61,14 @@ export function createHealthManager(table: Table, stateMachineArnPrefix: $util.I
     transform: {
       // A UDP target cannot be health-checked over UDP: the service answers GET /healthcheck on 8080.
       target: (args) => {
-        args.healthCheck = { protocol: "HTTP", port: String(HEALTH_PORT), path: "/healthcheck", interval: 10, healthyThreshold: 2, unhealthyThreshold: 2 };
+        args.healthCheck = {
+          protocol: "HTTP",
+          port: String(HEALTH_PORT),
+          path: "/healthcheck",
+          interval: 10,
+          healthyThreshold: 2,
+          unhealthyThreshold: 2,
+        };
       },
       // What ECS starts the task with: the key's parameter alone (SST's default reads any parameter and secret).
       executionRole: (args) => {
@@ -91,7 +98,8 @@ export function createHealthManager(table: Table, stateMachineArnPrefix: $util.I
   const logGroupName = $dev
     ? undefined
     : service.nodes.taskDefinition.containerDefinitions.apply(
-        (defs) => (JSON.parse(defs) as { logConfiguration: { options: Record<string, string> } }[])[0]!.logConfiguration.options["awslogs-group"]!,
+        (defs) =>
+          (JSON.parse(defs) as { logConfiguration: { options: Record<string, string> } }[])[0]!.logConfiguration.options["awslogs-group"]!,
       );
   return { service, logGroupName };
 }

@@ -29,9 +29,17 @@ export function createJobs(table: Table, stateMachineArnPrefix: $util.Input<stri
   const region = aws.getRegionOutput().region;
   const accountId = aws.getCallerIdentityOutput().accountId;
   const executions = FLOW_NAMES.map((flow) => $interpolate`arn:aws:states:${region}:${accountId}:execution:${stateMachineName(flow)}:*`);
-  const deadLetters = new aws.sqs.Queue("JobsDeadLetters", { messageRetentionSeconds: DEAD_LETTER_RETENTION_SECONDS, sqsManagedSseEnabled: true });
+  const deadLetters = new aws.sqs.Queue("JobsDeadLetters", {
+    messageRetentionSeconds: DEAD_LETTER_RETENTION_SECONDS,
+    sqsManagedSseEnabled: true,
+  });
 
-  const job = (name: string, handler: string, schedule: sst.aws.CronV2Args["schedule"], permissions: { actions: string[]; resources: $util.Input<string>[] }[]) =>
+  const job = (
+    name: string,
+    handler: string,
+    schedule: sst.aws.CronV2Args["schedule"],
+    permissions: { actions: string[]; resources: $util.Input<string>[] }[],
+  ) =>
     new sst.aws.CronV2(name, {
       schedule,
       retries: SCHEDULE_RETRIES,
@@ -65,7 +73,10 @@ export function createJobs(table: Table, stateMachineArnPrefix: $util.Input<stri
     RepairStuck: job("RepairStuck", "repairHandler", "rate(1 minute)", [{ actions: ["states:DescribeExecution"], resources: executions }]),
     // [house_keeping] cert_interval: 3600 s. It only starts amphora-cert-rotate flows; their tasks sign.
     RotateCerts: job("RotateCerts", "rotateCertsHandler", "rate(1 hour)", [
-      { actions: ["states:StartExecution"], resources: [$interpolate`arn:aws:states:${region}:${accountId}:stateMachine:${stateMachineName("amphora-cert-rotate")}`] },
+      {
+        actions: ["states:StartExecution"],
+        resources: [$interpolate`arn:aws:states:${region}:${accountId}:stateMachine:${stateMachineName("amphora-cert-rotate")}`],
+      },
     ]),
   };
   return { jobs, deadLetters };

@@ -54,8 +54,20 @@ function agentCallers(vpc: sst.aws.Vpc, plan: DeployPlan) {
     vpcId: vpc.id,
     description: "Ottava task functions that call amphora agents",
     egress: [
-      { protocol: "tcp", fromPort: plan.amphoraAgentPort, toPort: plan.amphoraAgentPort, cidrBlocks: [plan.mgmtCidr], description: "Amphora agents on the management network" },
-      { protocol: "tcp", fromPort: HTTPS, toPort: HTTPS, prefixListIds: [dynamodb.prefixListId], description: "DynamoDB, through the gateway endpoint" },
+      {
+        protocol: "tcp",
+        fromPort: plan.amphoraAgentPort,
+        toPort: plan.amphoraAgentPort,
+        cidrBlocks: [plan.mgmtCidr],
+        description: "Amphora agents on the management network",
+      },
+      {
+        protocol: "tcp",
+        fromPort: HTTPS,
+        toPort: HTTPS,
+        prefixListIds: [dynamodb.prefixListId],
+        description: "DynamoDB, through the gateway endpoint",
+      },
       { protocol: "tcp", fromPort: HTTPS, toPort: HTTPS, cidrBlocks: [VPC_CIDR], description: "SSM, through the interface endpoint" },
     ],
   });
@@ -65,7 +77,15 @@ function agentCallers(vpc: sst.aws.Vpc, plan: DeployPlan) {
   const ssmEndpointGroup = new aws.ec2.SecurityGroup("SsmEndpoint", {
     vpcId: vpc.id,
     description: "The SSM endpoint of the VPC (the agent callers' secrets, the health manager's key)",
-    ingress: [{ protocol: "tcp", fromPort: HTTPS, toPort: HTTPS, cidrBlocks: [VPC_CIDR], description: "Everything in the VPC: its private DNS sends every SSM call here" }],
+    ingress: [
+      {
+        protocol: "tcp",
+        fromPort: HTTPS,
+        toPort: HTTPS,
+        cidrBlocks: [VPC_CIDR],
+        description: "Everything in the VPC: its private DNS sends every SSM call here",
+      },
+    ],
   });
   new aws.ec2.VpcEndpoint("SsmEndpoint", {
     vpcId: vpc.id,

@@ -53,7 +53,9 @@ export function createSecrets(plan: DeployPlan) {
      * secret changes the function's configuration and no warm function keeps the old value.
      */
     environment(names: StoredSecret[]): Record<string, $util.Output<string>> {
-      return Object.fromEntries(given(names).map(([name, p]) => [`OTTAVA_${STORED_SECRETS[name]}_PARAMETER`, $interpolate`${p.name}:${p.version}`]));
+      return Object.fromEntries(
+        given(names).map(([name, p]) => [`OTTAVA_${STORED_SECRETS[name]}_PARAMETER`, $interpolate`${p.name}:${p.version}`]),
+      );
     },
     /** Reading exactly those parameters, and decrypting them with the key only through SSM. */
     permissions(names: StoredSecret[]) {

@@ -103,4 +103,3 @@ export function sharedEnvironment(): Record<string, string> {
   }
   return env;
 }
-

@@ -7,7 +7,9 @@ export function createTable() {
     // Only key attributes are declared; every one is a string.
     fields: Object.fromEntries(KEY_ATTRIBUTES.map((name) => [name, "string" as const])),
     primaryIndex: { hashKey: "pk", rangeKey: "sk" },
-    globalIndexes: Object.fromEntries(Object.entries(INDEXES).map(([name, k]) => [name, { hashKey: k.pk, rangeKey: k.sk, projection: "all" as const }])),
+    globalIndexes: Object.fromEntries(
+      Object.entries(INDEXES).map(([name, k]) => [name, { hashKey: k.pk, rangeKey: k.sk, projection: "all" as const }]),
+    ),
     ttl: TTL_ATTRIBUTE,
     transform: {
       table: (args) => {

@@ -19,7 +19,15 @@ import {
   type VipPlugNetworkConfig,
 } from "@ottava/amphora";
 import { createLocalCa, LocalCertGenerator } from "@ottava/controller";
-import { AGENT_CONFIG_PATH, AGENT_SERVER_PEM_PATH, agentUnavailable, clientNetwork, startAmphoraAgent, type AmphoraAgent, type ClientNetwork } from "./support/agent/agent";
+import {
+  AGENT_CONFIG_PATH,
+  AGENT_SERVER_PEM_PATH,
+  agentUnavailable,
+  clientNetwork,
+  startAmphoraAgent,
+  type AmphoraAgent,
+  type ClientNetwork,
+} from "./support/agent/agent";
 import { amphora as amphoraRecord, listener, loadBalancer, member, pool } from "./support/agent/tree";
 
 const VIP = "198.51.100.10";
@@ -27,7 +35,10 @@ const VRRP_IP = "198.51.100.11";
 const CLIENT_IP = "198.51.100.50";
 
 const unavailable = agentUnavailable();
-if (unavailable) throw new Error(`test/agent.e2e.test.ts needs root and Debian's python3-octavia, haproxy, keepalived, ipvsadm and iproute2 (.ci/run installs them): ${unavailable}`);
+if (unavailable)
+  throw new Error(
+    `test/agent.e2e.test.ts needs root and Debian's python3-octavia, haproxy, keepalived, ipvsadm and iproute2 (.ci/run installs them): ${unavailable}`,
+  );
 
 let agent: AmphoraAgent;
 let net: ClientNetwork;
@@ -69,7 +80,11 @@ beforeAll(async () => {
     serverPem,
     clientCa: caPem, // the agent checks the controller's client certificate against Ottava's CA
     // The agent listens on 127.0.0.1 (it shares the host's network namespace) on a free port; its certificates at Octavia's paths.
-    agentConfig: (port) => renderAgentConfig({ amphora: amp, topology: "SINGLE", controllerIpPortList: [], heartbeatKey: "e2e-key" }, { debug: true, bindHost: "127.0.0.1", bindPort: port }),
+    agentConfig: (port) =>
+      renderAgentConfig(
+        { amphora: amp, topology: "SINGLE", controllerIpPortList: [], heartbeatKey: "e2e-key" },
+        { debug: true, bindHost: "127.0.0.1", bindPort: port },
+      ),
   });
   net = await clientNetwork(CLIENT_IP, 24);
   certDir = mkdtempSync(join(tmpdir(), "ottava-certs-"));
@@ -85,7 +100,11 @@ beforeAll(async () => {
     OTTAVA_ACTIVE_CONNECTION_RETRY_INTERVAL: "1",
   });
   // As the controller builds them: Ottava's client certificate issued by its CA, the network's VIP port.
-  drivers = createDrivers(config, { certs: gen, networkConfig: async () => network(), log: createLogger({ service: "agent-e2e" }, "error") });
+  drivers = createDrivers(config, {
+    certs: gen,
+    networkConfig: async () => network(),
+    log: createLogger({ service: "agent-e2e" }, "error"),
+  });
   driver = drivers.amphora as HaproxyAmphoraLoadBalancerDriver;
   certManager = drivers.certificates as LocalCertManager;
   client = new AmphoraApiClient({
@@ -150,7 +169,9 @@ describe("the REST amphora driver against Octavia's amphora agent", () => {
     const addrs = agent.exec(["/usr/sbin/ip", "netns", "exec", "amphora-haproxy", "/usr/sbin/ip", "-o", "addr", "show", "dev", "eth1"]);
     expect(addrs.stdout, addrs.stderr).toContain(`inet ${VIP}/32`);
     expect(addrs.stdout).toContain(`inet ${VRRP_IP}/24`);
-    expect(agent.exec(["/usr/sbin/ip", "netns", "exec", "amphora-haproxy", "/usr/sbin/ip", "-o", "link", "show", "dev", "eth1"]).stdout).toContain(net.mac);
+    expect(
+      agent.exec(["/usr/sbin/ip", "netns", "exec", "amphora-haproxy", "/usr/sbin/ip", "-o", "link", "show", "dev", "eth1"]).stdout,
+    ).toContain(net.mac);
     expect(existsSync(`/sys/class/net/${net.hostIf}`)).toBe(false); // no longer in the host's namespace
     await driver.postVipPlug(lb, amp); // again: the agent answers 409, which is done
   });
@@ -158,25 +179,43 @@ describe("the REST amphora driver against Octavia's amphora agent", () => {
   it("uploads the rendered haproxy.cfg of an HTTP and a TERMINATED_HTTPS listener and their pool of two members, reloads, and HAProxy serves through the VIP", async () => {
     await Promise.all([net.member(CLIENT_IP, 8080, "member-1"), net.member(CLIENT_IP, 8081, "member-2")]);
     const www = await gen.generateServerPem("www.example.com", 3600);
-    const [cert, key] = [www.pem.slice(0, www.pem.indexOf("-----BEGIN PRIVATE KEY-----")), www.pem.slice(www.pem.indexOf("-----BEGIN PRIVATE KEY-----"))];
+    const [cert, key] = [
+      www.pem.slice(0, www.pem.indexOf("-----BEGIN PRIVATE KEY-----")),
+      www.pem.slice(www.pem.indexOf("-----BEGIN PRIVATE KEY-----")),
+    ];
     const tlsRef = await certManager.storeCert({ certificate: cert, private_key: key });
     const p = pool(lb);
     // Connection limits keep HAProxy's file descriptors within this host's hard limit, which a test
     // cannot raise (an amphora image raises fs.nr_open for the default 50000 per listener).
     const http = listener(lb, { default_pool_id: p.record.id, connection_limit: 1000 });
-    const https = listener(lb, { protocol: "TERMINATED_HTTPS", protocol_port: 443, peer_port: 1026, default_pool_id: p.record.id, default_tls_container_ref: tlsRef, connection_limit: 1000 });
+    const https = listener(lb, {
+      protocol: "TERMINATED_HTTPS",
+      protocol_port: 443,
+      peer_port: 1026,
+      default_pool_id: p.record.id,
+      default_tls_container_ref: tlsRef,
+      connection_limit: 1000,
+    });
     httpsListenerId = https.record.id;
     items = [http, https, p, member(lb, p.record.id, CLIENT_IP, 8080), member(lb, p.record.id, CLIENT_IP, 8081)];
     await withLogs(() => driver.update(new Tree(lb, items), [amp]));
 
     // What the agent installed is what Ottava rendered (less the group line the agent takes out).
-    const rendered = renderHaproxyConfig({ tree: new Tree(lb, items), amphora: amp, amphorae: [amp], haproxyVersion: (await client.getInfo(amp)).haproxy_version as string });
+    const rendered = renderHaproxyConfig({
+      tree: new Tree(lb, items),
+      amphora: amp,
+      amphorae: [amp],
+      haproxyVersion: (await client.getInfo(amp)).haproxy_version as string,
+    });
     expect(agent.read(`/var/lib/octavia/${lb.id}/haproxy.cfg`)).toBe(rendered.replace(/\s+group\s.+/g, ""));
     expect(agent.exists(`/usr/lib/systemd/system/haproxy-${lb.id}.service`)).toBe(true);
     expect(aliveInAmphora(haproxyPid()), agent.logs()).toBe(true);
 
     const plain = bodies(`http://${VIP}:80/`, 4);
-    expect(plain.map((r) => r.status), JSON.stringify(plain) + agent.logs()).toEqual([200, 200, 200, 200]);
+    expect(
+      plain.map((r) => r.status),
+      JSON.stringify(plain) + agent.logs(),
+    ).toEqual([200, 200, 200, 200]);
     expect(new Set(plain.map((r) => r.body))).toEqual(new Set(["member-1", "member-2"])); // round robin over both
     // TLS terminated with the certificate the driver uploaded (its CN checked against Ottava's CA).
     const tls = net.get(`https://${VIP}:443/`, { ca: caFile, host: "www.example.com" });
@@ -186,7 +225,9 @@ describe("the REST amphora driver against Octavia's amphora agent", () => {
 
   it("reloads a changed configuration without restarting HAProxy's master", async () => {
     const master = haproxyPid();
-    items = items.map((i) => (i.kind === "member" && i.record.protocol_port === 8080 ? { ...i, record: { ...i.record, admin_state_up: false } } : i));
+    items = items.map((i) =>
+      i.kind === "member" && i.record.protocol_port === 8080 ? { ...i, record: { ...i.record, admin_state_up: false } } : i,
+    );
     await withLogs(() => driver.update(new Tree(lb, items), [amp]));
     await new Promise((r) => setTimeout(r, 500));
     expect(bodies(`http://${VIP}:80/`, 4).map((r) => r.body)).toEqual(["member-2", "member-2", "member-2", "member-2"]);
@@ -207,7 +248,9 @@ describe("the REST amphora driver against Octavia's amphora agent", () => {
     expect(await client.getCertMd5sum(amp, lb.id, "e2e.pem")).toBe(md5(pem));
     expect(agent.read(`/var/lib/octavia/certs/${lb.id}/e2e.pem`)).toBe(pem);
     // The TLS listener's crt-list names the certificate the driver uploaded.
-    expect(agent.read(`/var/lib/octavia/certs/${lb.id}/${httpsListenerId}.pem`)).toMatch(new RegExp(`^/var/lib/octavia/certs/${lb.id}/[0-9a-f]{40}\\.pem\\n$`));
+    expect(agent.read(`/var/lib/octavia/certs/${lb.id}/${httpsListenerId}.pem`)).toMatch(
+      new RegExp(`^/var/lib/octavia/certs/${lb.id}/[0-9a-f]{40}\\.pem\\n$`),
+    );
     await client.deleteCertPem(amp, lb.id, "e2e.pem");
     expect(await client.getCertMd5sum(amp, lb.id, "e2e.pem", [404])).toBeNull();
 
@@ -243,7 +286,15 @@ describe("the REST amphora driver against Octavia's amphora agent", () => {
 
   it("deletes the HAProxy configuration when the last listener goes: HAProxy stops, the VIP answers no more", async () => {
     const pid = haproxyPid();
-    await withLogs(() => driver.update(new Tree(lb, items.filter((i) => i.kind !== "listener")), [amp]));
+    await withLogs(() =>
+      driver.update(
+        new Tree(
+          lb,
+          items.filter((i) => i.kind !== "listener"),
+        ),
+        [amp],
+      ),
+    );
     expect(agent.exists(`/var/lib/octavia/${lb.id}/haproxy.cfg`)).toBe(false);
     expect(agent.exists(`/var/lib/octavia/certs/${lb.id}`)).toBe(false);
     expect(aliveInAmphora(pid)).toBe(false);

@@ -34,8 +34,14 @@ describe("the Lambda bundles", () => {
 
   it("carry zod's English messages and no other locale", () => {
     for (const f of FUNCTIONS) {
-      const locales = bundles.get(f.name)!.outputs.flatMap((o) => o.inputs).filter((i) => /zod\/v4\/locales\//.test(i));
-      expect(locales.map((i) => i.replace(/^.*locales\//, "")), f.name).toEqual(["en.js"]);
+      const locales = bundles
+        .get(f.name)!
+        .outputs.flatMap((o) => o.inputs)
+        .filter((i) => /zod\/v4\/locales\//.test(i));
+      expect(
+        locales.map((i) => i.replace(/^.*locales\//, "")),
+        f.name,
+      ).toEqual(["en.js"]);
     }
   });
 
@@ -54,7 +60,8 @@ describe("the Lambda bundles", () => {
   });
 
   it("start the API and the jobs without the Step Functions client, a chunk loaded when a flow is first started or described", () => {
-    for (const name of ["api", "jobs"]) expect(where(name, /node_modules\/@aws-sdk\/client-sfn\//), name).toEqual({ atStart: false, inChunks: true });
+    for (const name of ["api", "jobs"])
+      expect(where(name, /node_modules\/@aws-sdk\/client-sfn\//), name).toEqual({ atStart: false, inChunks: true });
   });
 
   it("answer their first request from the bundle alone (GET / for the API, a task that reads nothing)", async () => {

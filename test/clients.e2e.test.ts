@@ -55,7 +55,11 @@ describe("client libraries", () => {
       "rules?type": [expect.any(String)],
     });
     const lb = await stack.call("GET", `/v2/lbaas/loadbalancers/${made.loadbalancer}`);
-    expect(lb.body.loadbalancer).toMatchObject({ project_id: "gophercloud-project", provisioning_status: "ACTIVE", listeners: [{ id: made.listener }] });
+    expect(lb.body.loadbalancer).toMatchObject({
+      project_id: "gophercloud-project",
+      provisioning_status: "ACTIVE",
+      listeners: [{ id: made.listener }],
+    });
   }, 240_000);
 
   it("openstacksdk: creates a tree and finds it by load_balancer_id, pool_id, l7policy_id and name", async () => {

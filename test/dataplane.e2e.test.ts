@@ -74,7 +74,11 @@ async function update(path: string, root: string, body: Record<string, unknown>,
 /** Deletes a load balancer with its tree and waits until it is gone (its state and last flow in the failure otherwise). */
 async function deleteLoadBalancer(lbId: string) {
   expect((await api("DELETE", `/v2/lbaas/loadbalancers/${lbId}?cascade=true`)).status).toBe(204);
-  await waitFor("the load balancer deleted", async () => (await api("GET", `/v2/lbaas/loadbalancers/${lbId}`)).status === 404, 30_000).catch(async (e: Error) => {
+  await waitFor(
+    "the load balancer deleted",
+    async () => (await api("GET", `/v2/lbaas/loadbalancers/${lbId}`)).status === 404,
+    30_000,
+  ).catch(async (e: Error) => {
     const state = (await api("GET", `/v2/lbaas/loadbalancers/${lbId}`)).body;
     const flows = (await api("GET", `/v2/lbaas/loadbalancers/${lbId}/flows`)).body;
     throw new Error(`${e.message}: ${JSON.stringify(state)} ${JSON.stringify(flows?.flows?.[0])}\n${stack.output().slice(-3000)}`);
@@ -113,12 +117,18 @@ afterAll(async () => {
 
 describe("npm start -- --dataplane haproxy", () => {
   it("stops at start with a clear message when there is no HAProxy", async () => {
-    const failed = await startStack(["--in-memory", "--dataplane", "haproxy"], { ...ENV, OTTAVA_LOCAL_VIP_RANGE: "127.0.105.0/24", OTTAVA_HAPROXY_BINARY: "/nonexistent/haproxy" }).then(
+    const failed = await startStack(["--in-memory", "--dataplane", "haproxy"], {
+      ...ENV,
+      OTTAVA_LOCAL_VIP_RANGE: "127.0.105.0/24",
+      OTTAVA_HAPROXY_BINARY: "/nonexistent/haproxy",
+    }).then(
       (s) => s.stop().then(() => "started"),
       (e: Error) => e.message,
     );
     expect(failed).toMatch(/exited with 1/);
-    expect(failed).toContain("Ottava could not start: --dataplane haproxy runs HAProxy, and there is none at /nonexistent/haproxy: install it (Debian/Ubuntu: sudo apt-get install haproxy");
+    expect(failed).toContain(
+      "Ottava could not start: --dataplane haproxy runs HAProxy, and there is none at /nonexistent/haproxy: install it (Debian/Ubuntu: sudo apt-get install haproxy",
+    );
   });
 });
 
@@ -137,7 +147,12 @@ describe("the local data plane with real traffic", () => {
             name: "http",
             protocol: "HTTP",
             protocol_port: 8080,
-            default_pool: { name: "web", protocol: "HTTP", lb_algorithm: "ROUND_ROBIN", members: ["b1", "b2", "b3"].map((n) => member(backends[n]!)) },
+            default_pool: {
+              name: "web",
+              protocol: "HTTP",
+              lb_algorithm: "ROUND_ROBIN",
+              members: ["b1", "b2", "b3"].map((n) => member(backends[n]!)),
+            },
           },
         ],
       },
@@ -191,13 +206,33 @@ describe("the local data plane with real traffic", () => {
   });
 
   it("L7 policies route as configured: REJECT, REDIRECT_TO_URL, REDIRECT_TO_POOL on PATH and HEADER rules", async () => {
-    const pool2 = await create("pools", "pool", { name: "api", protocol: "HTTP", lb_algorithm: "ROUND_ROBIN", loadbalancer_id: lb.id }, lb.id);
+    const pool2 = await create(
+      "pools",
+      "pool",
+      { name: "api", protocol: "HTTP", lb_algorithm: "ROUND_ROBIN", loadbalancer_id: lb.id },
+      lb.id,
+    );
     await create(`pools/${pool2.id}/members`, "member", member(backends.b4!), lb.id);
     const policy = (body: Record<string, unknown>) => create("l7policies", "l7policy", { listener_id: listenerId, ...body }, lb.id);
     await policy({ action: "REJECT", position: 1, rules: [{ type: "PATH", compare_type: "STARTS_WITH", value: "/blocked" }] });
-    await policy({ action: "REDIRECT_TO_URL", redirect_url: "https://example.org/moved", position: 2, rules: [{ type: "HEADER", key: "X-Go", compare_type: "EQUAL_TO", value: "away" }] });
-    await policy({ action: "REDIRECT_TO_POOL", redirect_pool_id: pool2.id, position: 3, rules: [{ type: "PATH", compare_type: "STARTS_WITH", value: "/api" }] });
-    await policy({ action: "REDIRECT_TO_POOL", redirect_pool_id: pool2.id, position: 4, rules: [{ type: "HEADER", key: "X-Pool", compare_type: "EQUAL_TO", value: "two" }] });
+    await policy({
+      action: "REDIRECT_TO_URL",
+      redirect_url: "https://example.org/moved",
+      position: 2,
+      rules: [{ type: "HEADER", key: "X-Go", compare_type: "EQUAL_TO", value: "away" }],
+    });
+    await policy({
+      action: "REDIRECT_TO_POOL",
+      redirect_pool_id: pool2.id,
+      position: 3,
+      rules: [{ type: "PATH", compare_type: "STARTS_WITH", value: "/api" }],
+    });
+    await policy({
+      action: "REDIRECT_TO_POOL",
+      redirect_pool_id: pool2.id,
+      position: 4,
+      rules: [{ type: "HEADER", key: "X-Pool", compare_type: "EQUAL_TO", value: "two" }],
+    });
 
     expect((await get(lb.vip_address, 8080, "/blocked/page")).status).toBe(403);
     const moved = await get(lb.vip_address, 8080, "/", { headers: { "X-Go": "away" } });
@@ -210,7 +245,12 @@ describe("the local data plane with real traffic", () => {
 
   it("SOURCE_IP session persistence sticks each client address to one member", async () => {
     const listener = await create("listeners", "listener", { loadbalancer_id: lb.id, protocol: "HTTP", protocol_port: 8082 }, lb.id);
-    const pool = await create("pools", "pool", { listener_id: listener.id, protocol: "HTTP", lb_algorithm: "ROUND_ROBIN", session_persistence: { type: "SOURCE_IP" } }, lb.id);
+    const pool = await create(
+      "pools",
+      "pool",
+      { listener_id: listener.id, protocol: "HTTP", lb_algorithm: "ROUND_ROBIN", session_persistence: { type: "SOURCE_IP" } },
+      lb.id,
+    );
     const r = await api("PUT", `/v2/lbaas/pools/${pool.id}/members`, { members: ["b1", "b2", "b3"].map((n) => member(backends[n]!)) });
     expect(r.status).toBe(202);
     await settled(lb.id);
@@ -232,17 +272,49 @@ describe("the local data plane with real traffic", () => {
   it("a TERMINATED_HTTPS listener answers over TLS with the stored certificate", async () => {
     const dir = mkdtempSync(join(tmpdir(), "ottava-dataplane-tls-"));
     try {
-      execFileSync("openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "1", "-subj", "/CN=www.example.test",
-        "-addext", "subjectAltName=DNS:www.example.test", "-keyout", join(dir, "key.pem"), "-out", join(dir, "cert.pem")], { stdio: "ignore" });
+      execFileSync(
+        "openssl",
+        [
+          "req",
+          "-x509",
+          "-newkey",
+          "ec",
+          "-pkeyopt",
+          "ec_paramgen_curve:P-256",
+          "-nodes",
+          "-days",
+          "1",
+          "-subj",
+          "/CN=www.example.test",
+          "-addext",
+          "subjectAltName=DNS:www.example.test",
+          "-keyout",
+          join(dir, "key.pem"),
+          "-out",
+          join(dir, "cert.pem"),
+        ],
+        { stdio: "ignore" },
+      );
       const certificate = readFileSync(join(dir, "cert.pem"), "utf8");
       // Stored as `npm run cert -- store` stores it: the local certificate manager of the stack's data directory.
-      const ref = await new LocalCertManager({ storagePath: join(dataDir, "certificates") }).storeCert({ certificate, private_key: readFileSync(join(dir, "key.pem"), "utf8") });
-      const listener = await create("listeners", "listener", { loadbalancer_id: lb.id, protocol: "TERMINATED_HTTPS", protocol_port: 8443, default_tls_container_ref: ref }, lb.id);
+      const ref = await new LocalCertManager({ storagePath: join(dataDir, "certificates") }).storeCert({
+        certificate,
+        private_key: readFileSync(join(dir, "key.pem"), "utf8"),
+      });
+      const listener = await create(
+        "listeners",
+        "listener",
+        { loadbalancer_id: lb.id, protocol: "TERMINATED_HTTPS", protocol_port: 8443, default_tls_container_ref: ref },
+        lb.id,
+      );
       const pool = await create("pools", "pool", { listener_id: listener.id, protocol: "HTTP", lb_algorithm: "ROUND_ROBIN" }, lb.id);
       await create(`pools/${pool.id}/members`, "member", member(backends.b5!), lb.id);
       const answer = await get(lb.vip_address, 8443, "/", { tls: { ca: certificate, servername: "www.example.test" } });
       expect(answer).toMatchObject({ status: 200, body: "b5" });
-      const fingerprint = execFileSync("openssl", ["x509", "-noout", "-fingerprint", "-sha256", "-in", join(dir, "cert.pem")]).toString().split("=")[1]!.trim();
+      const fingerprint = execFileSync("openssl", ["x509", "-noout", "-fingerprint", "-sha256", "-in", join(dir, "cert.pem")])
+        .toString()
+        .split("=")[1]!
+        .trim();
       expect(answer.fingerprint).toBe(fingerprint);
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -250,10 +322,19 @@ describe("the local data plane with real traffic", () => {
   });
 
   it("an HTTP health monitor takes a failing member out (ERROR) and back (ONLINE) once it recovers", async () => {
-    await create("healthmonitors", "healthmonitor", { pool_id: poolId, type: "HTTP", delay: 1, timeout: 1, max_retries: 1, max_retries_down: 1, url_path: "/health" }, lb.id);
+    await create(
+      "healthmonitors",
+      "healthmonitor",
+      { pool_id: poolId, type: "HTTP", delay: 1, timeout: 1, max_retries: 1, max_retries_down: 1, url_path: "/health" },
+      lb.id,
+    );
     const ids = await memberIds(poolId);
-    const status = async (name: string) => (await api("GET", `/v2/lbaas/pools/${poolId}/members/${ids[name]}`)).body.member.operating_status;
-    await waitFor("the members ONLINE", async () => (await status("b1")) === "ONLINE" && (await status("b2")) === "ONLINE" && (await status("b3")) === "ONLINE");
+    const status = async (name: string) =>
+      (await api("GET", `/v2/lbaas/pools/${poolId}/members/${ids[name]}`)).body.member.operating_status;
+    await waitFor(
+      "the members ONLINE",
+      async () => (await status("b1")) === "ONLINE" && (await status("b2")) === "ONLINE" && (await status("b3")) === "ONLINE",
+    );
     backends.b2!.healthy = false;
     await waitFor("b2 ERROR", async () => (await status("b2")) === "ERROR");
     expect(await tally(lb.vip_address, 8080, 10)).toEqual({ b1: 5, b3: 5 });
@@ -263,7 +344,12 @@ describe("the local data plane with real traffic", () => {
   });
 
   it("a cross-pool member update (PUT /v2/lbaas/pools/members) moves traffic to the new members", async () => {
-    const r = await api("PUT", "/v2/lbaas/pools/members", { members: [{ pool_id: poolId, ...member(backends.b5!) }, { pool_id: poolId, ...member(backends.b6!) }] });
+    const r = await api("PUT", "/v2/lbaas/pools/members", {
+      members: [
+        { pool_id: poolId, ...member(backends.b5!) },
+        { pool_id: poolId, ...member(backends.b6!) },
+      ],
+    });
     expect(r.status, JSON.stringify(r.body)).toBe(202);
     await settled(lb.id);
     await distribution(lb.vip_address, 8080, 20, { b5: 10, b6: 10 });
@@ -278,7 +364,12 @@ describe("the local data plane with real traffic", () => {
       await settled(lb.id);
       expect((await api("GET", `/v2/lbaas/listeners/${r.body.listener.id}`)).body.listener.provisioning_status).toBe("ERROR");
       const [flow] = (await api("GET", `/v2/lbaas/loadbalancers/${lb.id}/flows`)).body.flows;
-      expect(flow).toMatchObject({ flow: "listener-create", outcome: "FAILED", failed_step: "UpdateAmphoraeConfig", error: { error: "DriverError" } });
+      expect(flow).toMatchObject({
+        flow: "listener-create",
+        outcome: "FAILED",
+        failed_step: "UpdateAmphoraeConfig",
+        error: { error: "DriverError" },
+      });
       expect(flow.error.cause).toContain(`cannot bind socket (Address already in use) for [${lb.vip_address}:8090]`);
       // The amphora goes on serving what it served.
       expect((await get(lb.vip_address, 8080)).status).toBe(200);
@@ -295,7 +386,18 @@ describe("the local data plane with real traffic", () => {
       loadbalancer: {
         name: "udp",
         vip_subnet_id: SUBNET,
-        listeners: [{ protocol: "UDP", protocol_port: 5353, default_pool: { name: "dns", protocol: "UDP", lb_algorithm: "ROUND_ROBIN", members: [{ address: "127.0.0.1", protocol_port: 5353 }] } }],
+        listeners: [
+          {
+            protocol: "UDP",
+            protocol_port: 5353,
+            default_pool: {
+              name: "dns",
+              protocol: "UDP",
+              lb_algorithm: "ROUND_ROBIN",
+              members: [{ address: "127.0.0.1", protocol_port: 5353 }],
+            },
+          },
+        ],
       },
     });
     expect(r.status, JSON.stringify(r.body)).toBe(201);
@@ -312,14 +414,25 @@ describe("the local data plane with real traffic", () => {
   });
 
   it("ACTIVE_STANDBY: both amphorae's configurations are written; only the MASTER's HAProxy serves", async () => {
-    const profile = (await api("POST", "/v2/lbaas/flavorprofiles", { flavorprofile: { name: "ha", provider_name: "amphora", flavor_data: JSON.stringify({ loadbalancer_topology: "ACTIVE_STANDBY" }) } })).body.flavorprofile;
-    const flavor = (await api("POST", "/v2/lbaas/flavors", { flavor: { name: "ha", flavor_profile_id: profile.id, enabled: true } })).body.flavor;
+    const profile = (
+      await api("POST", "/v2/lbaas/flavorprofiles", {
+        flavorprofile: { name: "ha", provider_name: "amphora", flavor_data: JSON.stringify({ loadbalancer_topology: "ACTIVE_STANDBY" }) },
+      })
+    ).body.flavorprofile;
+    const flavor = (await api("POST", "/v2/lbaas/flavors", { flavor: { name: "ha", flavor_profile_id: profile.id, enabled: true } })).body
+      .flavor;
     const r = await api("POST", "/v2/lbaas/loadbalancers", {
       loadbalancer: {
         name: "ha",
         vip_subnet_id: SUBNET,
         flavor_id: flavor.id,
-        listeners: [{ protocol: "HTTP", protocol_port: 8088, default_pool: { name: "ha", protocol: "HTTP", lb_algorithm: "ROUND_ROBIN", members: [member(backends.b1!)] } }],
+        listeners: [
+          {
+            protocol: "HTTP",
+            protocol_port: 8088,
+            default_pool: { name: "ha", protocol: "HTTP", lb_algorithm: "ROUND_ROBIN", members: [member(backends.b1!)] },
+          },
+        ],
       },
     });
     expect(r.status, JSON.stringify(r.body)).toBe(201);

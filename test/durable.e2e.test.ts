@@ -23,7 +23,10 @@ const ENV = {
 
 function javaFor(dataDir: string): string[] {
   try {
-    return execFileSync("pgrep", ["-f", `DynamoDBLocal.jar .*${dataDir}`], { encoding: "utf8" }).trim().split("\n").filter(Boolean);
+    return execFileSync("pgrep", ["-f", `DynamoDBLocal.jar .*${dataDir}`], { encoding: "utf8" })
+      .trim()
+      .split("\n")
+      .filter(Boolean);
   } catch {
     return [];
   }
@@ -57,18 +60,37 @@ const tree = (name: string) => ({
         l7policies: [{ action: "REJECT", rules: [{ type: "PATH", compare_type: "STARTS_WITH", value: "/admin" }] }],
       },
     ],
-    pools: [{ name: `${name}-api`, protocol: "HTTP", lb_algorithm: "ROUND_ROBIN", members: [{ address: "192.0.2.20", protocol_port: 9000 }] }],
+    pools: [
+      { name: `${name}-api`, protocol: "HTTP", lb_algorithm: "ROUND_ROBIN", members: [{ address: "192.0.2.20", protocol_port: 9000 }] },
+    ],
   },
 });
 
 const members = async (stack: Stack, poolId: string) =>
-  ((await ok(stack, "GET", `/v2/lbaas/pools/${poolId}/members`)).members as { address: string; protocol_port: number; weight: number; provisioning_status: string }[])
+  (
+    (await ok(stack, "GET", `/v2/lbaas/pools/${poolId}/members`)).members as {
+      address: string;
+      protocol_port: number;
+      weight: number;
+      provisioning_status: string;
+    }[]
+  )
     .map((m) => `${m.address}:${m.protocol_port}/w${m.weight}/${m.provisioning_status}`)
     .sort();
 const amphorae = async (stack: Stack, lbId: string) =>
-  (await ok(stack, "GET", `/v2/octavia/amphorae?loadbalancer_id=${lbId}`)).amphorae as { id: string; role: string; status: string; compute_flavor?: string | null }[];
+  (await ok(stack, "GET", `/v2/octavia/amphorae?loadbalancer_id=${lbId}`)).amphorae as {
+    id: string;
+    role: string;
+    status: string;
+    compute_flavor?: string | null;
+  }[];
 const poolsOf = async (stack: Stack, lbId: string): Promise<Record<string, string>> =>
-  Object.fromEntries(((await ok(stack, "GET", `/v2/lbaas/pools?loadbalancer_id=${lbId}`)).pools as { id: string; name: string }[]).map((p) => [p.name, p.id]));
+  Object.fromEntries(
+    ((await ok(stack, "GET", `/v2/lbaas/pools?loadbalancer_id=${lbId}`)).pools as { id: string; name: string }[]).map((p) => [
+      p.name,
+      p.id,
+    ]),
+  );
 
 describe("npm start killed with SIGKILL mid-flow", () => {
   it("continues every running flow when it comes back, each ending as an uninterrupted run", async () => {
@@ -80,11 +102,20 @@ describe("npm start killed with SIGKILL mid-flow", () => {
       // The group is the stack's own (setsid), with DynamoDB Local's Java in it.
       expect(execFileSync("ps", ["-o", "pgid=", "-p", String(stack.proc.pid)], { encoding: "utf8" }).trim()).toBe(String(stack.pgid));
       expect(javaFor(dataDir)).toHaveLength(1);
-      const fp = await ok(stack, "POST", "/v2/lbaas/flavorprofiles", { flavorprofile: { name: "large", provider_name: "amphora", flavor_data: JSON.stringify({ loadbalancer_topology: "ACTIVE_STANDBY", compute_flavor: "m1.large" }) } });
-      const large = (await ok(stack, "POST", "/v2/lbaas/flavors", { flavor: { name: "large", flavor_profile_id: fp.flavorprofile.id } })).flavor.id as string;
+      const fp = await ok(stack, "POST", "/v2/lbaas/flavorprofiles", {
+        flavorprofile: {
+          name: "large",
+          provider_name: "amphora",
+          flavor_data: JSON.stringify({ loadbalancer_topology: "ACTIVE_STANDBY", compute_flavor: "m1.large" }),
+        },
+      });
+      const large = (await ok(stack, "POST", "/v2/lbaas/flavors", { flavor: { name: "large", flavor_profile_id: fp.flavorprofile.id } }))
+        .flavor.id as string;
 
       // Five ACTIVE load balancers (two amphorae each) to run flows on.
-      const setup = await Promise.all(["batch", "cross", "resize", "failover", "delete"].map(async (name) => (await ok(stack, "POST", LBS, tree(name))).loadbalancer));
+      const setup = await Promise.all(
+        ["batch", "cross", "resize", "failover", "delete"].map(async (name) => (await ok(stack, "POST", LBS, tree(name))).loadbalancer),
+      );
       for (const lb of setup) {
         ids[lb.name] = lb.id;
         expect((await waitSettled(stack, lb.id, 30_000)).body.loadbalancer.provisioning_status).toBe("ACTIVE");
@@ -115,13 +146,20 @@ describe("npm start killed with SIGKILL mid-flow", () => {
       ids.create = started.loadbalancer.id;
       // Killed once the resize and the failover have each built their first new amphora (a Map iteration
       // done, the next under way), every flow still in flight.
-      const built = async (name: string) => (await amphorae(stack, ids[name]!)).some((a) => !old[name]!.includes(a.id) && a.status === "ALLOCATED");
+      const built = async (name: string) =>
+        (await amphorae(stack, ids[name]!)).some((a) => !old[name]!.includes(a.id) && a.status === "ALLOCATED");
       for (let i = 0; !((await built("resize")) && (await built("failover"))); i++) {
         if (i > 200) throw new Error("the resize and the failover built no amphora in 20 s");
         await new Promise((r) => setTimeout(r, 100));
       }
-      const states = await Promise.all(["create", "batch", "cross", "resize", "failover", "delete"].map(async (name) => `${name}: ${(await stack.call("GET", `${LBS}/${ids[name]}`)).body.loadbalancer?.provisioning_status}`));
-      expect(states).toEqual(["create", "batch", "cross", "resize", "failover", "delete"].map((name) => expect.stringMatching(new RegExp(`^${name}: PENDING_`))));
+      const states = await Promise.all(
+        ["create", "batch", "cross", "resize", "failover", "delete"].map(
+          async (name) => `${name}: ${(await stack.call("GET", `${LBS}/${ids[name]}`)).body.loadbalancer?.provisioning_status}`,
+        ),
+      );
+      expect(states).toEqual(
+        ["create", "batch", "cross", "resize", "failover", "delete"].map((name) => expect.stringMatching(new RegExp(`^${name}: PENDING_`))),
+      );
       await stack.killGroup("SIGKILL");
       expect(javaFor(dataDir)).toEqual([]);
 
@@ -135,11 +173,18 @@ describe("npm start killed with SIGKILL mid-flow", () => {
       // The create: its whole tree ACTIVE, two amphorae, no more.
       const created = (await ok(stack, "GET", `${LBS}/${ids.create}`)).loadbalancer;
       const status = (await ok(stack, "GET", `${LBS}/${ids.create}/status`)).statuses.loadbalancer;
-      expect(JSON.stringify(status).match(/"provisioning_status":"(\w+)"/g)!.every((s: string) => s.includes("ACTIVE"))).toBe(true);
+      expect(
+        JSON.stringify(status)
+          .match(/"provisioning_status":"(\w+)"/g)!
+          .every((s: string) => s.includes("ACTIVE")),
+      ).toBe(true);
       expect(status.listeners).toHaveLength(1);
       expect(status.listeners[0].pools.map((p: { members: unknown[] }) => p.members.length)).toEqual([2]);
       expect(created.pools).toHaveLength(2);
-      expect((await amphorae(stack, ids.create!)).map((a) => `${a.role}/${a.status}`).sort()).toEqual(["BACKUP/ALLOCATED", "MASTER/ALLOCATED"]);
+      expect((await amphorae(stack, ids.create!)).map((a) => `${a.role}/${a.status}`).sort()).toEqual([
+        "BACKUP/ALLOCATED",
+        "MASTER/ALLOCATED",
+      ]);
       // The batch and the cross-pool update: exactly the member sets asked for.
       expect(await members(stack, pools["batch-web"]!)).toEqual(["192.0.2.10:8080/w3/ACTIVE", "192.0.2.12:8080/w1/ACTIVE"]);
       expect(await members(stack, pools["cross-web"]!)).toEqual(["192.0.2.11:8080/w9/ACTIVE", "192.0.2.13:8080/w1/ACTIVE"]);
@@ -148,7 +193,10 @@ describe("npm start killed with SIGKILL mid-flow", () => {
       for (const name of ["resize", "failover"]) {
         const live = await amphorae(stack, ids[name]!);
         expect(live.map((a) => `${a.role}/${a.status}`).sort(), name).toEqual(["BACKUP/ALLOCATED", "MASTER/ALLOCATED"]);
-        expect(live.filter((a) => old[name]!.includes(a.id)), name).toEqual([]);
+        expect(
+          live.filter((a) => old[name]!.includes(a.id)),
+          name,
+        ).toEqual([]);
         for (const id of old[name]!) expect((await stack.call("GET", `/v2/octavia/amphorae/${id}`)).status, name).toBe(404);
       }
       expect((await ok(stack, "GET", `${LBS}/${ids.resize}`)).loadbalancer.flavor_id).toBe(large);
@@ -159,7 +207,10 @@ describe("npm start killed with SIGKILL mid-flow", () => {
       // Every flow ran once to its end: SUCCEEDED, never REPAIRED or FAILED; nothing in ERROR or PENDING anywhere.
       for (const name of ["create", "batch", "cross", "resize", "failover"]) {
         const flows = (await ok(stack, "GET", `${LBS}/${ids[name]}/flows`)).flows as { flow: string; outcome: string }[];
-        expect(flows.map((f) => f.outcome), name).toEqual(flows.map(() => "SUCCEEDED"));
+        expect(
+          flows.map((f) => f.outcome),
+          name,
+        ).toEqual(flows.map(() => "SUCCEEDED"));
       }
       const all = (await ok(stack, "GET", LBS)).loadbalancers as { provisioning_status: string }[];
       expect(all.filter((lb) => lb.provisioning_status !== "ACTIVE")).toEqual([]);
@@ -173,7 +224,14 @@ describe("npm start killed with SIGKILL mid-flow", () => {
           .map((l) => JSON.parse(l) as { execution: string; recorded: number })
           .map((r) => [r.execution.replace(/-[0-9a-f-]{36}(-v\d+)?$/, ""), r.recorded]),
       );
-      expect(Object.keys(resumed).sort()).toEqual(["create", "delete", "failover", "member-batch-update", "member-cross-pool-update", "resize"]);
+      expect(Object.keys(resumed).sort()).toEqual([
+        "create",
+        "delete",
+        "failover",
+        "member-batch-update",
+        "member-cross-pool-update",
+        "resize",
+      ]);
       expect(resumed.failover, JSON.stringify(resumed)).toBeGreaterThanOrEqual(8);
       expect(resumed.resize, JSON.stringify(resumed)).toBeGreaterThanOrEqual(8);
     } finally {

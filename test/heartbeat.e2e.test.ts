@@ -67,7 +67,7 @@ class OctaviaAgent {
     this.proc.stderr.on("data", (d) => (err += d));
     this.proc.stdout.on("data", (d) => {
       this.buffer += d;
-      for (let i; (i = this.buffer.indexOf("\n")) >= 0; ) {
+      for (let i; (i = this.buffer.indexOf("\n")) >= 0;) {
         const line = this.buffer.slice(0, i);
         this.buffer = this.buffer.slice(i + 1);
         this.waiting.shift()?.(line);
@@ -81,7 +81,9 @@ class OctaviaAgent {
   /** The envelopes of these beats, in order (seq counting on from the last). */
   async beats(beats: Beat[]): Promise<{ envelope: Buffer; message: any }[]> {
     const line = new Promise<string>((ok) => this.waiting.push(ok));
-    this.proc.stdin.write(JSON.stringify({ amphora_id: this.amphoraId, lb_id: this.lbId, key: this.key, base_path: this.dir, beats }) + "\n");
+    this.proc.stdin.write(
+      JSON.stringify({ amphora_id: this.amphoraId, lb_id: this.lbId, key: this.key, base_path: this.dir, beats }) + "\n",
+    );
     const out = JSON.parse(await line);
     if (!Array.isArray(out)) throw new Error(`the Octavia agent failed: ${out.error}`);
     return out.map(([b64, message]: [string, unknown]) => ({ envelope: Buffer.from(b64, "base64"), message }));
@@ -150,7 +152,12 @@ describe("heartbeats from Octavia's amphora agent code to the stack `npm start` 
   let amphoraId: string;
 
   beforeAll(async () => {
-    stack = await startStack(["--in-memory"], { OTTAVA_HEARTBEAT_KEY: KEY, OTTAVA_HEARTBEAT_PORT: "0", OTTAVA_LOG_LEVEL: "info", POWERTOOLS_METRICS_DISABLED: "false" });
+    stack = await startStack(["--in-memory"], {
+      OTTAVA_HEARTBEAT_KEY: KEY,
+      OTTAVA_HEARTBEAT_PORT: "0",
+      OTTAVA_LOG_LEVEL: "info",
+      POWERTOOLS_METRICS_DISABLED: "false",
+    });
     const lines = logLines(stack.output());
     port = lines.find((l) => l.message === "heartbeat receiver listening")!.heartbeatPort;
     const endpoint = lines.find((l) => l.message === "DynamoDB Local started")!.endpoint;
@@ -201,7 +208,13 @@ describe("heartbeats from Octavia's amphora agent code to the stack `npm start` 
     listener: (await stack.call("GET", `/v2/lbaas/listeners/${listenerId}/stats`)).body.stats,
     amphora: (await stack.call("GET", `/v2/octavia/amphorae/${amphoraId}/stats`)).body,
   });
-  const counters = (s: { bytes_in: number; bytes_out: number; active_connections: number; total_connections: number; request_errors: number }) => s;
+  const counters = (s: {
+    bytes_in: number;
+    bytes_out: number;
+    active_connections: number;
+    total_connections: number;
+    request_errors: number;
+  }) => s;
 
   it("turns heartbeats into statuses, counters and last_heartbeat; drops tampered, foreign-key and duplicate packets and counts them", async () => {
     const [m1, m2, m3] = members.map((m) => m.id) as [string, string, string];
@@ -216,10 +229,21 @@ describe("heartbeats from Octavia's amphora agent code to the stack `npm start` 
     // 1. HAProxy has counted 100 bytes in, 200 out, 5 connections (3 open), 1 bad request; m2 is DOWN, m3 unreported.
     const pool = `${poolId}:${listenerId}`;
     const [first, foreign] = await agent.beats([
-      { rows: [frontend(listenerId, { bin: 100, bout: 200, ereq: 1, stot: 5, scur: 3 })], pools: { [pool]: { status: "UP", members: { [m1]: "UP", [m2]: "DOWN" } } } },
-      { rows: [frontend(listenerId, { bin: 100, bout: 200, ereq: 1, stot: 5, scur: 3 })], pools: { [pool]: { status: "UP", members: {} } }, key: "not-the-key" },
+      {
+        rows: [frontend(listenerId, { bin: 100, bout: 200, ereq: 1, stot: 5, scur: 3 })],
+        pools: { [pool]: { status: "UP", members: { [m1]: "UP", [m2]: "DOWN" } } },
+      },
+      {
+        rows: [frontend(listenerId, { bin: 100, bout: 200, ereq: 1, stot: 5, scur: 3 })],
+        pools: { [pool]: { status: "UP", members: {} } },
+        key: "not-the-key",
+      },
     ]);
-    expect(first!.message).toMatchObject({ id: amphoraId, ver: 3, listeners: { [listenerId]: { status: "OPEN", stats: { rx: 100, tx: 200, conns: 3, totconns: 5, ereq: 1 } } } });
+    expect(first!.message).toMatchObject({
+      id: amphoraId,
+      ver: 3,
+      listeners: { [listenerId]: { status: "OPEN", stats: { rx: 100, tx: 200, conns: 3, totconns: 5, ereq: 1 } } },
+    });
     const tampered = Buffer.from(first!.envelope);
     tampered[3] = tampered[3]! ^ 0xff;
     await sendUdp(port, [first!.envelope, first!.envelope, tampered, foreign!.envelope, Buffer.from("not a heartbeat")]);
@@ -244,9 +268,16 @@ describe("heartbeats from Octavia's amphora agent code to the stack `npm start` 
 
     // 2. Later (binary digest, as older agents sign): 150/225 bytes, 7 connections (1 open); every member UP.
     const [second] = await agent.beats([
-      { rows: [frontend(listenerId, { bin: 150, bout: 225, ereq: 1, stot: 7, scur: 1 })], pools: { [pool]: { status: "UP", members: { [m1]: "UP", [m2]: "UP 1/2", [m3]: "UP" } } }, hex: false },
+      {
+        rows: [frontend(listenerId, { bin: 150, bout: 225, ereq: 1, stot: 7, scur: 1 })],
+        pools: { [pool]: { status: "UP", members: { [m1]: "UP", [m2]: "UP 1/2", [m3]: "UP" } } },
+        hex: false,
+      },
     ]);
-    expect(second!.message).toMatchObject({ seq: first!.message.seq + 2, listeners: { [listenerId]: { stats: { rx: 50, tx: 25, conns: 1, totconns: 2, ereq: 0 } } } });
+    expect(second!.message).toMatchObject({
+      seq: first!.message.seq + 2,
+      listeners: { [listenerId]: { stats: { rx: 50, tx: 25, conns: 1, totconns: 2, ereq: 0 } } },
+    });
     await sendUdp(port, [second!.envelope]);
     await eventually(statusTree, (t) =>
       expect(flat(t)).toEqual({
@@ -257,8 +288,12 @@ describe("heartbeats from Octavia's amphora agent code to the stack `npm start` 
       }),
     );
     const two = counters({ bytes_in: 150, bytes_out: 225, active_connections: 1, total_connections: 7, request_errors: 1 });
-    await eventually(allStats, (s) => expect([s.lb, s.listener, s.amphora.amphora_stats[0]]).toEqual([two, two, expect.objectContaining(two)]));
-    expect(Date.parse(String(((await store.getAmphora(amphoraId)) as unknown as Record<string, unknown>).last_heartbeat))).toBeGreaterThanOrEqual(heard);
+    await eventually(allStats, (s) =>
+      expect([s.lb, s.listener, s.amphora.amphora_stats[0]]).toEqual([two, two, expect.objectContaining(two)]),
+    );
+    expect(
+      Date.parse(String(((await store.getAmphora(amphoraId)) as unknown as Record<string, unknown>).last_heartbeat)),
+    ).toBeGreaterThanOrEqual(heard);
 
     // The health writes took no lock: the LB item's version and provisioning status are as they were, and it is still updatable.
     const after = await store.getLoadBalancer(lbId);
@@ -272,14 +307,18 @@ describe("heartbeats from Octavia's amphora agent code to the stack `npm start` 
 
     // The counters, as the receiver logs them when it stops; the key is never logged.
     expect(await stack.stop()).toBe(0);
-    const logged = logLines(stack.output()).filter((l) => l.message === "heartbeat receiver counters").at(-1);
+    const logged = logLines(stack.output())
+      .filter((l) => l.message === "heartbeat receiver counters")
+      .at(-1);
     expect(logged).toMatchObject({ received: 6, accepted: 2, rejected: 3, duplicates: 1, failed: 0 });
     // And as metrics (EMF lines): the counters' increases, summed, are the counters.
     const sum = (name: string) =>
       logLines(stack.output())
         .filter((l) => l._aws?.CloudWatchMetrics?.[0]?.Namespace === "Ottava" && typeof l[name] === "number")
         .reduce((n, l) => n + l[name], 0);
-    expect(["HeartbeatsReceived", "HeartbeatsAccepted", "HeartbeatsRejected", "HeartbeatsDuplicate", "ZombieAmphorae"].map(sum)).toEqual([6, 2, 3, 1, 0]);
+    expect(["HeartbeatsReceived", "HeartbeatsAccepted", "HeartbeatsRejected", "HeartbeatsDuplicate", "ZombieAmphorae"].map(sum)).toEqual([
+      6, 2, 3, 1, 0,
+    ]);
     expect(sum("FlowsStarted")).toBeGreaterThan(0);
     expect(stack.output()).not.toContain(KEY);
   });
@@ -318,7 +357,18 @@ describe("an in-process receiver over DynamoDB Local", () => {
     const created = await app.call("POST", "/v2/lbaas/loadbalancers", {
       loadbalancer: {
         vip_subnet_id: SUBNET,
-        listeners: [{ protocol: "TCP", protocol_port: 22, default_pool: { name: "ssh", protocol: "TCP", lb_algorithm: "ROUND_ROBIN", members: [{ address: "192.0.2.20", protocol_port: 22 }] } }],
+        listeners: [
+          {
+            protocol: "TCP",
+            protocol_port: 22,
+            default_pool: {
+              name: "ssh",
+              protocol: "TCP",
+              lb_algorithm: "ROUND_ROBIN",
+              members: [{ address: "192.0.2.20", protocol_port: 22 }],
+            },
+          },
+        ],
       },
     });
     expect(created.status, JSON.stringify(created.body)).toBe(201);
@@ -361,7 +411,17 @@ describe("an in-process receiver over DynamoDB Local", () => {
       amphoraId: view.amphora!.id,
       lastHeartbeat: new Date().toISOString(),
       statuses: [],
-      stats: [{ listener_id: listenerId, mode: "increment" as const, bytes_in: 10, bytes_out: 1, active_connections: 2, total_connections: 3, request_errors: 0 }],
+      stats: [
+        {
+          listener_id: listenerId,
+          mode: "increment" as const,
+          bytes_in: 10,
+          bytes_out: 1,
+          active_connections: 2,
+          total_connections: 3,
+          request_errors: 0,
+        },
+      ],
       statsBase: { rows: view.amphora!.listener_stats, revision: view.amphora!.listener_stats_rev },
     };
     // Both computed on the same read: the second finds the revision moved, reads again and adds.

@@ -10,7 +10,15 @@ import { fileURLToPath } from "node:url";
 import { ResourceNotFoundException, type DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { build } from "esbuild";
 import { beforeAll, describe, expect, it } from "vitest";
-import { SECRET_SETTINGS, createLogger, healthCheck, loadConfig, readSecretSettings, type Amphora, type HealthCheckDeps } from "@ottava/core";
+import {
+  SECRET_SETTINGS,
+  createLogger,
+  healthCheck,
+  loadConfig,
+  readSecretSettings,
+  type Amphora,
+  type HealthCheckDeps,
+} from "@ottava/core";
 import { ensureTable } from "@ottava/db";
 import { AGENT_TASKS, CA_TASKS, FLOW_NAMES, FLOW_TASKS, HEARTBEAT_KEY_TASKS, definitionOf } from "@ottava/controller";
 import { captureOutput } from "./support/output";
@@ -98,7 +106,10 @@ const ONLY_TO: Record<string, Rule> = {
 // parameter's ARN); its value is in no environment, in nothing deployed but its parameter. A plain one (a
 // URL, names, a certificate) is the setting OTTAVA_<NAME> itself, with the SST secret's value. A workload
 // that does not need a secret gets neither.
-const isTask = (tasks: readonly string[]): Rule => (w) => tasks.includes(w.env.OTTAVA_TASK ?? "");
+const isTask =
+  (tasks: readonly string[]): Rule =>
+  (w) =>
+    tasks.includes(w.env.OTTAVA_TASK ?? "");
 const isHealthManager: Rule = (w) => w.sources.includes(HEALTH_MANAGER_ENTRY);
 const keystoneApi: Rule = (w, d) => w === d.api && d.variant.auth === "keystone";
 const SECRETS: Record<string, { sst: string; stored: boolean; to: Rule }> = {
@@ -217,7 +228,9 @@ const policyFile = ".sst/ottava-synth-policy.yaml";
  */
 const DEPLOYER_ENV: Record<string, string> = {
   ...Object.fromEntries(
-    [...SETTINGS].filter((n) => !LOCAL_ONLY.has(n) && !(n in SET_BY_STACKS)).map((n) => [n, isSecret(n) ? `deployer-secret:${n}` : `deployer:${n}`]),
+    [...SETTINGS]
+      .filter((n) => !LOCAL_ONLY.has(n) && !(n in SET_BY_STACKS))
+      .map((n) => [n, isSecret(n) ? `deployer-secret:${n}` : `deployer:${n}`]),
   ),
   OTTAVA_AUTH_STRATEGY: "keystone",
   OTTAVA_AMPHORA_DRIVER: "rest",
@@ -278,9 +291,17 @@ async function deployment(variant: Variant, synth: Synthesis): Promise<Deploymen
     .filter((r) => r.type === "aws:lambda/function:Function")
     .map((r): Fn => {
       const build = synth.builds.find((b) => `${b.functionID}Function` === r.name);
-      return { name: r.name, env: r.inputs.environment?.variables ?? {}, containerSecrets: {}, sources: ownSources(build?.inputs ?? []), resource: r };
+      return {
+        name: r.name,
+        env: r.inputs.environment?.variables ?? {},
+        containerSecrets: {},
+        sources: ownSources(build?.inputs ?? []),
+        resource: r,
+      };
     });
-  const containers = await Promise.all(synth.resources.filter((r) => r.type === "aws:ecs/taskDefinition:TaskDefinition").flatMap((td) => containerWorkloads(synth, td)));
+  const containers = await Promise.all(
+    synth.resources.filter((r) => r.type === "aws:ecs/taskDefinition:TaskDefinition").flatMap((td) => containerWorkloads(synth, td)),
+  );
   const functionArns = new Map(functions.map((f) => [f.resource.state.arn as string, f]));
   const integration = synth.resources.find((r) => r.type === "aws:apigatewayv2/integration:Integration");
   const api = functionArns.get(integration?.inputs.integrationUri);
@@ -303,9 +324,16 @@ function containerWorkloads(synth: Synthesis, td: SynthResource): Promise<Worklo
   if (!entrySources.has(entry)) {
     entrySources.set(
       entry,
-      build({ absWorkingDir: root, entryPoints: [entry], bundle: true, platform: "node", format: "esm", write: false, metafile: true, logLevel: "silent" }).then((b) =>
-        ownSources(Object.keys(b.metafile.inputs)),
-      ),
+      build({
+        absWorkingDir: root,
+        entryPoints: [entry],
+        bundle: true,
+        platform: "node",
+        format: "esm",
+        write: false,
+        metafile: true,
+        logLevel: "silent",
+      }).then((b) => ownSources(Object.keys(b.metafile.inputs))),
     );
   }
   return (JSON.parse(td.inputs.containerDefinitions) as any[]).map(async (c): Promise<Workload> => ({
@@ -324,7 +352,8 @@ const roleByArn = (d: Deployment, arn: string) => {
   return role;
 };
 /** The SSM parameter a function's OTTAVA_<NAME>_PARAMETER names ("name:version"). */
-const parameterOf = (d: Deployment, reference: string) => ofType(d, "aws:ssm/parameter:Parameter").find((p) => `${p.inputs.name}:${p.state.version}` === reference);
+const parameterOf = (d: Deployment, reference: string) =>
+  ofType(d, "aws:ssm/parameter:Parameter").find((p) => `${p.inputs.name}:${p.state.version}` === reference);
 const stateMachines = (d: Deployment) => ofType(d, "aws:sfn/stateMachine:StateMachine");
 
 describe("the AWS deployment, synthesized offline from sst.config.ts", () => {
@@ -349,7 +378,9 @@ describe("the AWS deployment, synthesized offline from sst.config.ts", () => {
         expect(build, `${fn.name} was not built`).toBeDefined();
         expect(fn.inputs.handler).toBe(build!.handler);
         expect(fn.inputs.runtime).toBe(build!.runtime);
-        expect(build!.exports, `${fn.name}: the bundle of ${build!.handler}`).toContain(build!.handler.slice(build!.handler.lastIndexOf(".") + 1));
+        expect(build!.exports, `${fn.name}: the bundle of ${build!.handler}`).toContain(
+          build!.handler.slice(build!.handler.lastIndexOf(".") + 1),
+        );
       }
       // Every workload's bundle holds code of this repository (the container's too).
       for (const w of d.workloads) expect(w.sources.length, w.name).toBeGreaterThan(0);
@@ -358,11 +389,16 @@ describe("the AWS deployment, synthesized offline from sst.config.ts", () => {
     it("deploys one state machine per flow, each Task a declared function", () => {
       const { name: app, stage } = d.synth.app;
       expect(stage).toBe(d.variant.stage);
-      expect(stateMachines(d).map((m) => m.inputs.name).sort()).toEqual(FLOW_NAMES.map((f) => `${app}-${stage}-${f}`).sort());
+      expect(
+        stateMachines(d)
+          .map((m) => m.inputs.name)
+          .sort(),
+      ).toEqual(FLOW_NAMES.map((f) => `${app}-${stage}-${f}`).sort());
       for (const m of stateMachines(d)) {
         const tasks = taskStates(JSON.parse(m.inputs.definition).States);
         expect(tasks.length, m.name).toBeGreaterThan(0);
-        for (const { Resource: arn } of tasks) expect(d.functionArns.has(arn), `${m.name}: Task Resource ${arn} is no declared function`).toBe(true);
+        for (const { Resource: arn } of tasks)
+          expect(d.functionArns.has(arn), `${m.name}: Task Resource ${arn} is no declared function`).toBe(true);
       }
       // Every flow task has its function.
       const taskFunctions = d.workloads.filter((w) => w.env.OTTAVA_TASK !== undefined).map((w) => w.env.OTTAVA_TASK);
@@ -396,10 +432,15 @@ describe("the AWS deployment, synthesized offline from sst.config.ts", () => {
         const tasks = new Set(taskStates(JSON.parse(m.inputs.definition).States).map((s) => s.Resource));
         const role = roleByArn(d, m.inputs.roleArn);
         // AWS's own policies on a flow's role: X-Ray's alone (its traces).
-        expect(managedPoliciesOf(d, role).filter((arn) => arn.startsWith("arn:aws:iam::aws:policy/")), `${m.name}: AWS-managed policies on its role`).toEqual([XRAY_POLICY]);
+        expect(
+          managedPoliciesOf(d, role).filter((arn) => arn.startsWith("arn:aws:iam::aws:policy/")),
+          `${m.name}: AWS-managed policies on its role`,
+        ).toEqual([XRAY_POLICY]);
         const invokable = new Set(
           statementsOf(d, role)
-            .filter((s) => s.Effect === "Allow" && asList(s.Action).some((a) => a === "*" || a === "lambda:*" || a === "lambda:InvokeFunction"))
+            .filter(
+              (s) => s.Effect === "Allow" && asList(s.Action).some((a) => a === "*" || a === "lambda:*" || a === "lambda:InvokeFunction"),
+            )
             .flatMap((s) => asList(s.Resource)),
         );
         expect([...invokable].sort(), m.name).toEqual([...tasks].sort());
@@ -422,7 +463,10 @@ describe("the AWS deployment, synthesized offline from sst.config.ts", () => {
       expect(fn?.env.OTTAVA_AUTH_STRATEGY).toBe(d.variant.auth);
       const arn = integration!.inputs.integrationUri as string;
       const permission = ofType(d, "aws:lambda/permission:Permission").find(
-        (p) => [arn, fn!.resource.inputs.name].includes(p.inputs.function) && p.inputs.principal === "apigateway.amazonaws.com" && p.inputs.action === "lambda:InvokeFunction",
+        (p) =>
+          [arn, fn!.resource.inputs.name].includes(p.inputs.function) &&
+          p.inputs.principal === "apigateway.amazonaws.com" &&
+          p.inputs.action === "lambda:InvokeFunction",
       );
       expect(permission, "API Gateway's permission to invoke the API function").toBeDefined();
       expect(permission!.inputs.sourceArn).toBe(`${gateway[0]!.state.executionArn}/*`);
@@ -456,7 +500,11 @@ describe("the AWS deployment, synthesized offline from sst.config.ts", () => {
         }
       }
       // SECRET_SETTINGS are the stored ones: a new secret setting needs its line above.
-      expect(Object.keys(SECRETS).filter((s) => SECRETS[s]!.stored).sort()).toEqual([...SECRET_SETTINGS].sort());
+      expect(
+        Object.keys(SECRETS)
+          .filter((s) => SECRETS[s]!.stored)
+          .sort(),
+      ).toEqual([...SECRET_SETTINGS].sort());
     });
 
     it("keeps each secret in one SSM SecureString, under the stage's key, and its value nowhere else", () => {
@@ -464,7 +512,11 @@ describe("the AWS deployment, synthesized offline from sst.config.ts", () => {
       expect(keys).toHaveLength(1);
       const parameters = ofType(d, "aws:ssm/parameter:Parameter");
       const referenced = new Set([
-        ...d.functions.flatMap((f) => Object.entries(f.env).filter(([n]) => n.endsWith("_PARAMETER")).map(([, ref]) => parameterOf(d, ref)?.state.arn)),
+        ...d.functions.flatMap((f) =>
+          Object.entries(f.env)
+            .filter(([n]) => n.endsWith("_PARAMETER"))
+            .map(([, ref]) => parameterOf(d, ref)?.state.arn),
+        ),
         ...d.workloads.flatMap((w) => Object.values(w.containerSecrets)),
       ]);
       // Every parameter is some workload's; every reference is a parameter.
@@ -479,7 +531,10 @@ describe("the AWS deployment, synthesized offline from sst.config.ts", () => {
       const deployed = everything.filter((r) => !r.what.startsWith("sst:") && !r.what.startsWith("pulumi:"));
       for (const secret of Object.values(SECRETS).filter((s) => s.stored)) {
         const holders = deployed.filter((r) => r.json.includes(JSON.stringify(`synth-secret:${secret.sst}`)));
-        expect(holders.map((r) => r.what), secret.sst).toEqual(holders.length ? [`aws:ssm/parameter:Parameter ${secret.sst}Parameter`] : []);
+        expect(
+          holders.map((r) => r.what),
+          secret.sst,
+        ).toEqual(holders.length ? [`aws:ssm/parameter:Parameter ${secret.sst}Parameter`] : []);
       }
       // Nothing is copied from the deployer's secret settings.
       expect(everything.filter((r) => r.json.includes("deployer-secret:")).map((r) => r.what)).toEqual([]);
@@ -490,17 +545,31 @@ describe("the AWS deployment, synthesized offline from sst.config.ts", () => {
       const wanted = new Map<string, string[]>(); // role ARN → parameter ARNs
       const want = (role: string, arns: string[]) => wanted.set(role, [...(wanted.get(role) ?? []), ...arns]);
       for (const f of d.functions) {
-        want(f.resource.inputs.role, Object.entries(f.env).filter(([n]) => n.endsWith("_PARAMETER")).map(([, ref]) => parameterOf(d, ref)!.state.arn));
+        want(
+          f.resource.inputs.role,
+          Object.entries(f.env)
+            .filter(([n]) => n.endsWith("_PARAMETER"))
+            .map(([, ref]) => parameterOf(d, ref)!.state.arn),
+        );
       }
       // A container's secrets are read by its execution role, when ECS starts the task.
       for (const td of ofType(d, "aws:ecs/taskDefinition:TaskDefinition")) {
-        const secrets = (JSON.parse(td.inputs.containerDefinitions) as { secrets?: { valueFrom: string }[] }[]).flatMap((c) => c.secrets ?? []);
-        want(td.inputs.executionRoleArn, secrets.map((s) => s.valueFrom));
+        const secrets = (JSON.parse(td.inputs.containerDefinitions) as { secrets?: { valueFrom: string }[] }[]).flatMap(
+          (c) => c.secrets ?? [],
+        );
+        want(
+          td.inputs.executionRoleArn,
+          secrets.map((s) => s.valueFrom),
+        );
       }
       for (const role of ofType(d, "aws:iam/role:Role")) {
         const allowed = statementsOf(d, role).filter((s) => s.Effect === "Allow");
         const ssm = allowed.filter((s) => asList(s.Action).some((a) => a.startsWith("ssm:")));
-        for (const s of ssm) expect(asList(s.Action).every((a) => a === "ssm:GetParameter" || a === "ssm:GetParameters"), `${role.name}: ${JSON.stringify(s)}`).toBe(true);
+        for (const s of ssm)
+          expect(
+            asList(s.Action).every((a) => a === "ssm:GetParameter" || a === "ssm:GetParameters"),
+            `${role.name}: ${JSON.stringify(s)}`,
+          ).toBe(true);
         const reads = ssm.flatMap((s) => asList(s.Resource));
         expect(reads.sort(), `${role.name} reads`).toEqual([...(wanted.get(role.state.arn) ?? [])].sort());
         const decrypts = allowed.filter((s) => asList(s.Action).some((a) => a.startsWith("kms:")));
@@ -521,10 +590,25 @@ describe("the AWS deployment, synthesized offline from sst.config.ts", () => {
       const tables = ofType(d, "aws:dynamodb/table:Table");
       expect(tables).toHaveLength(1);
       const t = tables[0]!.inputs;
-      const keyOf = (schema: { AttributeName: string; KeyType: string }[], type: string) => schema.find((k) => k.KeyType === type)?.AttributeName;
-      expect({ hashKey: t.hashKey, rangeKey: t.rangeKey }).toEqual({ hashKey: keyOf(create.KeySchema, "HASH"), rangeKey: keyOf(create.KeySchema, "RANGE") });
-      expect(sortBy(t.attributes, "name")).toEqual(sortBy(create.AttributeDefinitions.map((a: any) => ({ name: a.AttributeName, type: a.AttributeType })), "name"));
-      const gsi = (g: any) => ({ name: g.name, hashKey: g.hashKey, rangeKey: g.rangeKey, projectionType: g.projectionType, nonKeyAttributes: g.nonKeyAttributes ?? [] });
+      const keyOf = (schema: { AttributeName: string; KeyType: string }[], type: string) =>
+        schema.find((k) => k.KeyType === type)?.AttributeName;
+      expect({ hashKey: t.hashKey, rangeKey: t.rangeKey }).toEqual({
+        hashKey: keyOf(create.KeySchema, "HASH"),
+        rangeKey: keyOf(create.KeySchema, "RANGE"),
+      });
+      expect(sortBy(t.attributes, "name")).toEqual(
+        sortBy(
+          create.AttributeDefinitions.map((a: any) => ({ name: a.AttributeName, type: a.AttributeType })),
+          "name",
+        ),
+      );
+      const gsi = (g: any) => ({
+        name: g.name,
+        hashKey: g.hashKey,
+        rangeKey: g.rangeKey,
+        projectionType: g.projectionType,
+        nonKeyAttributes: g.nonKeyAttributes ?? [],
+      });
       expect(sortBy(t.globalSecondaryIndexes.map(gsi), "name")).toEqual(
         sortBy(
           create.GlobalSecondaryIndexes.map((g: any) => ({
@@ -540,7 +624,9 @@ describe("the AWS deployment, synthesized offline from sst.config.ts", () => {
       expect(t.localSecondaryIndexes ?? []).toEqual([]);
       expect(t.billingMode).toBe(create.BillingMode);
       expect(t.ttl).toEqual({ attributeName: defined.UpdateTimeToLiveCommand.TimeToLiveSpecification.AttributeName, enabled: true });
-      expect(t.pointInTimeRecovery?.enabled).toBe(defined.UpdateContinuousBackupsCommand.PointInTimeRecoverySpecification.PointInTimeRecoveryEnabled);
+      expect(t.pointInTimeRecovery?.enabled).toBe(
+        defined.UpdateContinuousBackupsCommand.PointInTimeRecoverySpecification.PointInTimeRecoveryEnabled,
+      );
       expect(t.deletionProtectionEnabled, "deletion protection").toBe(d.variant.production);
     });
 
@@ -551,14 +637,20 @@ describe("the AWS deployment, synthesized offline from sst.config.ts", () => {
           const what = `${where}: ${JSON.stringify(s)}`;
           expect(s.NotAction ?? s.NotResource, what).toBeUndefined();
           expect(asList(s.Action), what).not.toContain("*");
-          if (asList(s.Resource).includes("*")) for (const a of asList(s.Action)) expect(ACTIONS_ON_STAR_ONLY.has(a), `${what}: ${a} on *`).toBe(true);
+          if (asList(s.Resource).includes("*"))
+            for (const a of asList(s.Action)) expect(ACTIONS_ON_STAR_ONLY.has(a), `${what}: ${a} on *`).toBe(true);
         }
       };
       for (const role of ofType(d, "aws:iam/role:Role")) {
         for (const arn of managedPoliciesOf(d, role)) {
           // AWS's own policies: only the known ones. Any other must be one of ours, checked with the role.
-          if (arn.startsWith("arn:aws:iam::aws:policy/")) expect(MANAGED_POLICIES.has(arn), `${role.name}: managed policy ${arn}`).toBe(true);
-          else expect(ofType(d, "aws:iam/policy:Policy").some((p) => p.state.arn === arn), `${role.name}: ${arn} is declared`).toBe(true);
+          if (arn.startsWith("arn:aws:iam::aws:policy/"))
+            expect(MANAGED_POLICIES.has(arn), `${role.name}: managed policy ${arn}`).toBe(true);
+          else
+            expect(
+              ofType(d, "aws:iam/policy:Policy").some((p) => p.state.arn === arn),
+              `${role.name}: ${arn} is declared`,
+            ).toBe(true);
         }
         check(role.name, statementsOf(d, role));
       }
@@ -581,7 +673,11 @@ describe("the AWS deployment, synthesized offline from sst.config.ts", () => {
       // Everything logs into one of those groups: the functions, the flows, the container.
       const names = new Set(groups.map((g) => g.inputs.name));
       for (const f of d.functions) expect(names.has(f.resource.inputs.loggingConfig?.logGroup), `${f.name}'s log group`).toBe(true);
-      for (const m of stateMachines(d)) expect(groups.some((g) => m.inputs.loggingConfiguration?.logDestination === `${g.state.arn}:*`), `${m.name}'s log group`).toBe(true);
+      for (const m of stateMachines(d))
+        expect(
+          groups.some((g) => m.inputs.loggingConfiguration?.logDestination === `${g.state.arn}:*`),
+          `${m.name}'s log group`,
+        ).toBe(true);
       for (const group of containerLogGroups(d)) expect(names.has(group), group).toBe(true);
     });
 
@@ -591,9 +687,14 @@ describe("the AWS deployment, synthesized offline from sst.config.ts", () => {
       const topic = d.variant.env.OTTAVA_ALARM_TOPIC ?? topics[0]?.state.arn;
       expect(topics).toHaveLength(d.variant.env.OTTAVA_ALARM_TOPIC ? 0 : 1);
       const alarms = ofType(d, "aws:cloudwatch/metricAlarm:MetricAlarm");
-      for (const a of alarms) expect({ alarm: a.inputs.alarmActions, ok: a.inputs.okActions }, a.name).toEqual({ alarm: [topic], ok: [topic] });
+      for (const a of alarms)
+        expect({ alarm: a.inputs.alarmActions, ok: a.inputs.okActions }, a.name).toEqual({ alarm: [topic], ok: [topic] });
 
-      const watched = (a: SynthResource) => ({ namespace: a.inputs.namespace, metricName: a.inputs.metricName, dimensions: a.inputs.dimensions ?? {} });
+      const watched = (a: SynthResource) => ({
+        namespace: a.inputs.namespace,
+        metricName: a.inputs.metricName,
+        dimensions: a.inputs.dimensions ?? {},
+      });
       const queues = ofType(d, "aws:sqs/queue:Queue");
       expect(queues).toHaveLength(1); // the jobs' dead-letter queue
       const filters = ofType(d, "aws:cloudwatch/logMetricFilter:LogMetricFilter");
@@ -601,15 +702,27 @@ describe("the AWS deployment, synthesized offline from sst.config.ts", () => {
       const filter = filters[0]!.inputs;
       const expected = [
         ...stateMachines(d).flatMap((m) =>
-          ["ExecutionsFailed", "ExecutionsTimedOut"].map((metricName) => ({ namespace: "AWS/States", metricName, dimensions: { StateMachineArn: m.state.arn } })),
+          ["ExecutionsFailed", "ExecutionsTimedOut"].map((metricName) => ({
+            namespace: "AWS/States",
+            metricName,
+            dimensions: { StateMachineArn: m.state.arn },
+          })),
         ),
         { namespace: "AWS/ApiGateway", metricName: "5xx", dimensions: { ApiId: ofType(d, "aws:apigatewayv2/api:Api")[0]!.id } },
-        ...d.functions.map((f) => ({ namespace: "AWS/Lambda", metricName: "Throttles", dimensions: { FunctionName: f.resource.inputs.name } })),
+        ...d.functions.map((f) => ({
+          namespace: "AWS/Lambda",
+          metricName: "Throttles",
+          dimensions: { FunctionName: f.resource.inputs.name },
+        })),
         { namespace: "AWS/SQS", metricName: "ApproximateAgeOfOldestMessage", dimensions: { QueueName: queues[0]!.state.name } },
         { namespace: filter.metricTransformation.namespace, metricName: filter.metricTransformation.name, dimensions: {} },
       ];
       expect(alarms.map((a) => JSON.stringify(watched(a))).sort()).toEqual(expected.map((w) => JSON.stringify(w)).sort());
-      for (const w of expected) expect(Object.values(w.dimensions).every((v) => typeof v === "string" && v !== ""), JSON.stringify(w)).toBe(true);
+      for (const w of expected)
+        expect(
+          Object.values(w.dimensions).every((v) => typeof v === "string" && v !== ""),
+          JSON.stringify(w),
+        ).toBe(true);
 
       // The failover storms' filter reads the health manager's log, and counts the very line the health
       // check writes when it stops failovers, and no other.
@@ -629,50 +742,87 @@ describe("the AWS deployment, synthesized offline from sst.config.ts", () => {
       for (const schedule of schedules) {
         // What the scheduler cannot deliver, it sends to the queue, as its role.
         expect(schedule.inputs.target.deadLetterConfig?.arn, schedule.name).toBe(dlq.state.arn);
-        expect(allows(d, roleByArn(d, schedule.inputs.target.roleArn), "sqs:SendMessage", dlq.state.arn), `${schedule.name}'s role sends dead letters`).toBe(true);
+        expect(
+          allows(d, roleByArn(d, schedule.inputs.target.roleArn), "sqs:SendMessage", dlq.state.arn),
+          `${schedule.name}'s role sends dead letters`,
+        ).toBe(true);
       }
       for (const job of jobs) {
         expect(job.resource.inputs.reservedConcurrentExecutions, job.name).toBe(1);
         // A run that fails after Lambda's retries goes to the queue, sent as the function's role.
-        const invokeConfigs = ofType(d, "aws:lambda/functionEventInvokeConfig:FunctionEventInvokeConfig").filter((c) => c.inputs.functionName === job.resource.inputs.name);
-        expect(invokeConfigs.map((c) => c.inputs.destinationConfig?.onFailure?.destination), job.name).toEqual([dlq.state.arn]);
-        expect(allows(d, roleByArn(d, job.resource.inputs.role), "sqs:SendMessage", dlq.state.arn), `${job.name} sends dead letters`).toBe(true);
+        const invokeConfigs = ofType(d, "aws:lambda/functionEventInvokeConfig:FunctionEventInvokeConfig").filter(
+          (c) => c.inputs.functionName === job.resource.inputs.name,
+        );
+        expect(
+          invokeConfigs.map((c) => c.inputs.destinationConfig?.onFailure?.destination),
+          job.name,
+        ).toEqual([dlq.state.arn]);
+        expect(allows(d, roleByArn(d, job.resource.inputs.role), "sqs:SendMessage", dlq.state.arn), `${job.name} sends dead letters`).toBe(
+          true,
+        );
       }
     });
 
     it("admits heartbeats from the management network; with the REST driver, the agent callers run in the VPC, routed to it", () => {
       const mgmt = d.variant.env.OTTAVA_AMPHORA_MGMT_CIDR!;
       const port = Number(d.variant.env.OTTAVA_HEARTBEAT_PORT ?? 5555);
-      const groups = [...ofType(d, "aws:ec2/securityGroup:SecurityGroup"), ...ofType(d, "aws:ec2/defaultSecurityGroup:DefaultSecurityGroup")];
+      const groups = [
+        ...ofType(d, "aws:ec2/securityGroup:SecurityGroup"),
+        ...ofType(d, "aws:ec2/defaultSecurityGroup:DefaultSecurityGroup"),
+      ];
       const group = (id: string) => groups.find((g) => g.id === id)!;
       const service = ofType(d, "aws:ecs/service:Service")[0]!;
-      const ingress = asList<string>(service.inputs.networkConfiguration.securityGroups).flatMap((id) => asList<any>(group(id).inputs.ingress));
-      expect(ingress.some((r) => r.protocol === "udp" && r.fromPort === port && r.toPort === port && asList(r.cidrBlocks).includes(mgmt)), "heartbeat ingress").toBe(true);
+      const ingress = asList<string>(service.inputs.networkConfiguration.securityGroups).flatMap((id) =>
+        asList<any>(group(id).inputs.ingress),
+      );
+      expect(
+        ingress.some((r) => r.protocol === "udp" && r.fromPort === port && r.toPort === port && asList(r.cidrBlocks).includes(mgmt)),
+        "heartbeat ingress",
+      ).toBe(true);
 
       const inVpc = d.functions.filter((f) => f.resource.inputs.vpcConfig !== undefined);
       expect(inVpc.map((f) => f.env.OTTAVA_TASK).sort()).toEqual(d.variant.rest ? [...AGENT_TASKS].sort() : []);
-      const routes = ofType(d, "aws:ec2/routeTable:RouteTable").flatMap((t) => asList<any>(t.inputs.routes).map((r) => ({ table: t.id, ...r })));
+      const routes = ofType(d, "aws:ec2/routeTable:RouteTable").flatMap((t) =>
+        asList<any>(t.inputs.routes).map((r) => ({ table: t.id, ...r })),
+      );
       const gateway = d.variant.env.OTTAVA_AMPHORA_MGMT_GATEWAY;
-      expect(routes.filter((r) => r.cidrBlock === mgmt).every((r) => Object.values(r).includes(gateway)), "routes to the management network go through its gateway").toBe(true);
+      expect(
+        routes.filter((r) => r.cidrBlock === mgmt).every((r) => Object.values(r).includes(gateway)),
+        "routes to the management network go through its gateway",
+      ).toBe(true);
       const agentPort = Number(d.variant.env.OTTAVA_AMPHORA_AGENT_PORT ?? 9443);
       for (const f of inVpc) {
         // Each subnet it runs in routes the management network through the gateway.
         for (const subnet of f.resource.inputs.vpcConfig.subnetIds as string[]) {
-          const table = ofType(d, "aws:ec2/routeTableAssociation:RouteTableAssociation").find((a) => a.inputs.subnetId === subnet)?.inputs.routeTableId;
-          expect(routes.some((r) => r.table === table && r.cidrBlock === mgmt), `${f.name}: ${subnet} routes ${mgmt}`).toBe(true);
+          const table = ofType(d, "aws:ec2/routeTableAssociation:RouteTableAssociation").find((a) => a.inputs.subnetId === subnet)?.inputs
+            .routeTableId;
+          expect(
+            routes.some((r) => r.table === table && r.cidrBlock === mgmt),
+            `${f.name}: ${subnet} routes ${mgmt}`,
+          ).toBe(true);
         }
         // Its security groups reach the agents' port there, and AWS's APIs (HTTPS) inside the VPC only.
         const egress = asList<string>(f.resource.inputs.vpcConfig.securityGroupIds).flatMap((id) => asList<any>(group(id).inputs.egress));
-        expect(egress.some((r) => r.protocol === "tcp" && r.fromPort === agentPort && r.toPort === agentPort && asList(r.cidrBlocks).includes(mgmt)), `${f.name}: the agents`).toBe(true);
+        expect(
+          egress.some(
+            (r) => r.protocol === "tcp" && r.fromPort === agentPort && r.toPort === agentPort && asList(r.cidrBlocks).includes(mgmt),
+          ),
+          `${f.name}: the agents`,
+        ).toBe(true);
         for (const r of egress) {
           expect([agentPort, 443], `${f.name}: ${JSON.stringify(r)}`).toContain(r.fromPort);
           expect(r.toPort, `${f.name}: ${JSON.stringify(r)}`).toBe(r.fromPort);
           expect(asList(r.cidrBlocks), `${f.name}: ${JSON.stringify(r)}`).not.toContain("0.0.0.0/0");
-          expect(asList(r.prefixListIds).every((id) => typeof id === "string"), `${f.name}: ${JSON.stringify(r)}`).toBe(true);
+          expect(
+            asList(r.prefixListIds).every((id) => typeof id === "string"),
+            `${f.name}: ${JSON.stringify(r)}`,
+          ).toBe(true);
         }
         // In a rest deploy every agent caller can check the agents' certificates (packages/amphora/src/rest/driver.ts).
         // The deployer's OTTAVA_SERVER_CA, or else the CA certificate.
-        expect(f.env.OTTAVA_SERVER_CA ?? f.env.OTTAVA_CA_CERTIFICATE, `${f.name}: the CA it checks the agents with`).toBe(d.variant.env.OTTAVA_SERVER_CA ?? "synth-secret:CaCertificate");
+        expect(f.env.OTTAVA_SERVER_CA ?? f.env.OTTAVA_CA_CERTIFICATE, `${f.name}: the CA it checks the agents with`).toBe(
+          d.variant.env.OTTAVA_SERVER_CA ?? "synth-secret:CaCertificate",
+        );
       }
       if (!d.variant.rest) expect(routes.filter((r) => r.cidrBlock === mgmt)).toEqual([]);
 
@@ -684,10 +834,16 @@ describe("the AWS deployment, synthesized offline from sst.config.ts", () => {
         { name: service.name, groups: asList<string>(service.inputs.networkConfiguration.securityGroups) },
       ];
       const vpcCidr = ofType(d, "aws:ec2/vpc:Vpc")[0]!.inputs.cidrBlock;
-      for (const endpoint of ofType(d, "aws:ec2/vpcEndpoint:VpcEndpoint").filter((e) => e.inputs.vpcEndpointType === "Interface" && e.inputs.privateDnsEnabled)) {
-        const admits = asList<string>(endpoint.inputs.securityGroupIds).flatMap((id) => asList<any>(group(id).inputs.ingress)).filter((r) => r.fromPort <= 443 && r.toPort >= 443);
+      for (const endpoint of ofType(d, "aws:ec2/vpcEndpoint:VpcEndpoint").filter(
+        (e) => e.inputs.vpcEndpointType === "Interface" && e.inputs.privateDnsEnabled,
+      )) {
+        const admits = asList<string>(endpoint.inputs.securityGroupIds)
+          .flatMap((id) => asList<any>(group(id).inputs.ingress))
+          .filter((r) => r.fromPort <= 443 && r.toPort >= 443);
         for (const w of inside) {
-          const admitted = admits.some((r) => asList(r.cidrBlocks).includes(vpcCidr) || asList<string>(r.securityGroups).some((g) => w.groups.includes(g)));
+          const admitted = admits.some(
+            (r) => asList(r.cidrBlocks).includes(vpcCidr) || asList<string>(r.securityGroups).some((g) => w.groups.includes(g)),
+          );
           expect(admitted, `${endpoint.inputs.serviceName} admits ${w.name}`).toBe(true);
         }
       }
@@ -698,7 +854,9 @@ describe("the AWS deployment, synthesized offline from sst.config.ts", () => {
       it("gives each workload settings its configuration loads from, its secrets read from their parameters", async () => {
         const parameters = ofType(d, "aws:ssm/parameter:Parameter");
         for (const w of d.workloads.filter(loadsConfig)) {
-          const fromTask = Object.fromEntries(Object.entries(w.containerSecrets).map(([n, arn]) => [n, parameters.find((p) => p.state.arn === arn)?.inputs.value]));
+          const fromTask = Object.fromEntries(
+            Object.entries(w.containerSecrets).map(([n, arn]) => [n, parameters.find((p) => p.state.arn === arn)?.inputs.value]),
+          );
           const env = await readSecretSettings({ ...w.env, ...fromTask }, async (reference) => {
             const value = parameterOf(d, reference)?.inputs.value;
             if (value === undefined) throw new Error(`no parameter ${reference}`);
@@ -749,7 +907,8 @@ describe("the AWS deployment, synthesized offline from sst.config.ts", () => {
         }
         if (SET_BY_STACKS.OTTAVA_TABLE_NAME!(w, d)) expect(w.env.OTTAVA_TABLE_NAME, w.name).toBe(table.inputs.name);
         if (SET_BY_STACKS.OTTAVA_STATE_MACHINE_ARN_PREFIX!(w, d)) {
-          for (const flow of FLOW_NAMES) expect(machineArns.has(`${w.env.OTTAVA_STATE_MACHINE_ARN_PREFIX}${flow}`), `${w.name}: ${flow}`).toBe(true);
+          for (const flow of FLOW_NAMES)
+            expect(machineArns.has(`${w.env.OTTAVA_STATE_MACHINE_ARN_PREFIX}${flow}`), `${w.name}: ${flow}`).toBe(true);
         }
         if (w.env.OTTAVA_TASK !== undefined) expect(FLOW_TASKS, w.name).toContain(w.env.OTTAVA_TASK);
       }
@@ -801,7 +960,9 @@ const allows = (d: Deployment, role: SynthResource, action: string, resource: st
 /** The log groups the containers write to (their awslogs driver's group). */
 const containerLogGroups = (d: Deployment): string[] =>
   ofType(d, "aws:ecs/taskDefinition:TaskDefinition").flatMap((td) =>
-    (JSON.parse(td.inputs.containerDefinitions) as { logConfiguration?: { options?: Record<string, string> } }[]).map((c) => c.logConfiguration?.options?.["awslogs-group"] ?? ""),
+    (JSON.parse(td.inputs.containerDefinitions) as { logConfiguration?: { options?: Record<string, string> } }[]).map(
+      (c) => c.logConfiguration?.options?.["awslogs-group"] ?? "",
+    ),
   );
 
 type TaskState = { Resource: string; TimeoutSeconds?: number };
@@ -863,7 +1024,8 @@ async function tableDefinition(): Promise<Record<string, any>> {
     send: async (command: { constructor: { name: string }; input: unknown }) => {
       const name = command.constructor.name;
       sent[name] = command.input;
-      if (name === "DescribeTableCommand" && describes++ === 0) throw new ResourceNotFoundException({ message: "no such table", $metadata: {} });
+      if (name === "DescribeTableCommand" && describes++ === 0)
+        throw new ResourceNotFoundException({ message: "no such table", $metadata: {} });
       if (name === "DescribeTableCommand") return { Table: { TableStatus: "ACTIVE", GlobalSecondaryIndexes: [] } };
       if (name === "DescribeTimeToLiveCommand") return { TimeToLiveDescription: { TimeToLiveStatus: "DISABLED" } };
       return {};
@@ -873,4 +1035,5 @@ async function tableDefinition(): Promise<Record<string, any>> {
   return sent;
 }
 
-const sortBy = <T extends Record<string, any>>(list: T[], key: string) => [...list].sort((a, b) => String(a[key]).localeCompare(String(b[key])));
+const sortBy = <T extends Record<string, any>>(list: T[], key: string) =>
+  [...list].sort((a, b) => String(a[key]).localeCompare(String(b[key])));

@@ -19,7 +19,14 @@ import { startStack, type Stack } from "./support/stack";
 
 const MATRIX = JSON.parse(readFileSync(new URL("../packages/core/test/fixtures/octavia-policy-matrix.json", import.meta.url), "utf8")) as {
   rules: string[];
-  rows: { enforce_new_defaults: boolean; enforce_scope: boolean; scope: string; noauth: boolean; creds: { roles: string[] }; allowed: string }[];
+  rows: {
+    enforce_new_defaults: boolean;
+    enforce_scope: boolean;
+    scope: string;
+    noauth: boolean;
+    creds: { roles: string[] };
+    allowed: string;
+  }[];
 };
 
 const ROLES = [
@@ -144,7 +151,9 @@ describe("keystone authentication", () => {
   it("answers 401 as keystonemiddleware does without a token, with a garbage one, and with an expired one", async () => {
     const expect401 = (r: { status: number; body: unknown; headers: Headers }) => {
       expect(r.status).toBe(401);
-      expect(r.body).toEqual({ error: { code: 401, title: "Unauthorized", message: "The request you have made requires authentication." } });
+      expect(r.body).toEqual({
+        error: { code: 401, title: "Unauthorized", message: "The request you have made requires authentication." },
+      });
       expect(r.headers.get("www-authenticate")).toBe(`Keystone uri="${ks.url.replace(/\/v3$/, "")}"`);
     };
     expect401(await t.call("GET", LBS));
@@ -157,7 +166,13 @@ describe("keystone authentication", () => {
 
   it("takes the project and roles from the token and ignores identity headers the client sends", async () => {
     const member = tokens.get("load-balancer_member")!;
-    const headers = { ...as(member), "x-project-id": projects.B, "x-roles": "admin,load-balancer_admin", "x-user-id": "someone", "x-tenant-id": projects.B };
+    const headers = {
+      ...as(member),
+      "x-project-id": projects.B,
+      "x-roles": "admin,load-balancer_admin",
+      "x-user-id": "someone",
+      "x-tenant-id": projects.B,
+    };
     const list = await t.call("GET", LBS, undefined, headers);
     expect(list.status).toBe(200);
     expect(list.body.loadbalancers.map((l: { id: string }) => l.id)).toEqual([objects.A!.lb]);
@@ -221,15 +236,28 @@ describe("keystone authentication", () => {
     });
     const lb = await custom.call("POST", LBS, { loadbalancer: { vip_subnet_id: SUBNET } }, as(tokens.get("load-balancer_member")!));
     expect(lb.status).toBe(201);
-    expect(await custom.call("GET", LBS, undefined, as(tokens.get("load-balancer_member")!))).toMatchObject({ status: 403, body: FORBIDDEN });
-    expect((await custom.call("GET", `${LBS}/${lb.body.loadbalancer.id}`, undefined, as(tokens.get("load-balancer_member")!))).status).toBe(200);
+    expect(await custom.call("GET", LBS, undefined, as(tokens.get("load-balancer_member")!))).toMatchObject({
+      status: 403,
+      body: FORBIDDEN,
+    });
+    expect((await custom.call("GET", `${LBS}/${lb.body.loadbalancer.id}`, undefined, as(tokens.get("load-balancer_member")!))).status).toBe(
+      200,
+    );
     expect((await custom.call("GET", LBS, undefined, as(tokens.get("load-balancer_admin")!))).status).toBe(200);
     await custom.settle();
-    const listener = await custom.call("POST", "/v2/lbaas/listeners", { listener: { loadbalancer_id: lb.body.loadbalancer.id, protocol: "TCP", protocol_port: 80 } }, as(tokens.get("load-balancer_member")!));
+    const listener = await custom.call(
+      "POST",
+      "/v2/lbaas/listeners",
+      { listener: { loadbalancer_id: lb.body.loadbalancer.id, protocol: "TCP", protocol_port: 80 } },
+      as(tokens.get("load-balancer_member")!),
+    );
     expect(listener.status).toBe(201);
     const path = `/v2/lbaas/listeners/${listener.body.listener.id}`;
     expect((await custom.call("GET", path, undefined, as(tokens.get("load-balancer_observer")!))).status).toBe(200);
-    expect(await custom.call("GET", path, undefined, as(tokens.get("load-balancer_member")!))).toMatchObject({ status: 403, body: FORBIDDEN });
+    expect(await custom.call("GET", path, undefined, as(tokens.get("load-balancer_member")!))).toMatchObject({
+      status: 403,
+      body: FORBIDDEN,
+    });
     await custom.settle();
   });
 
@@ -273,26 +301,67 @@ const child = (kind: string, plural: string, idOf: (o: Objects) => string, put: 
 /** One request per rule of Octavia's policy (and Ottava's), on objects of the owner's project. */
 const PROBES: Probe[] = [
   { rule: `${API}:loadbalancer:get_all`, list: "loadbalancer", method: "GET", path: () => LBS },
-  { rule: `${API}:loadbalancer:post`, method: "POST", path: () => LBS, body: (_o, p) => ({ loadbalancer: { project_id: p, name: "no-vip" } }) },
+  {
+    rule: `${API}:loadbalancer:post`,
+    method: "POST",
+    path: () => LBS,
+    body: (_o, p) => ({ loadbalancer: { project_id: p, name: "no-vip" } }),
+  },
   ...child("loadbalancer", "loadbalancers", (o) => o.lb, { loadbalancer: { description: "x" } }),
   { rule: `${API}:loadbalancer:get_stats`, method: "GET", path: (o) => `${LBS}/${o.lb}/stats` },
   { rule: `${API}:loadbalancer:get_status`, method: "GET", path: (o) => `${LBS}/${o.lb}/status` },
   { rule: `${API}:loadbalancer:put_failover`, method: "PUT", path: (o) => `${LBS}/${o.lb}/failover` },
-  { rule: `${API}:loadbalancer:put_resize`, expectAs: `${API}:loadbalancer:put`, method: "PUT", path: (o) => `${LBS}/${o.lb}/resize`, body: () => ({ new_flavor_id: "6b4b2b5e-0000-4000-8000-000000000000" }) },
-  { rule: `${API}:loadbalancer:delete_resize`, expectAs: `${API}:loadbalancer:put`, method: "DELETE", path: (o) => `${LBS}/${o.lb}/resize` },
+  {
+    rule: `${API}:loadbalancer:put_resize`,
+    expectAs: `${API}:loadbalancer:put`,
+    method: "PUT",
+    path: (o) => `${LBS}/${o.lb}/resize`,
+    body: () => ({ new_flavor_id: "6b4b2b5e-0000-4000-8000-000000000000" }),
+  },
+  {
+    rule: `${API}:loadbalancer:delete_resize`,
+    expectAs: `${API}:loadbalancer:put`,
+    method: "DELETE",
+    path: (o) => `${LBS}/${o.lb}/resize`,
+  },
   { rule: `${API}:listener:get_all`, list: "listener", method: "GET", path: () => "/v2/lbaas/listeners" },
-  { rule: `${API}:listener:post`, method: "POST", path: () => "/v2/lbaas/listeners", body: (o) => ({ listener: { loadbalancer_id: o.lb, protocol: "HTTP", protocol_port: 8080 } }) },
+  {
+    rule: `${API}:listener:post`,
+    method: "POST",
+    path: () => "/v2/lbaas/listeners",
+    body: (o) => ({ listener: { loadbalancer_id: o.lb, protocol: "HTTP", protocol_port: 8080 } }),
+  },
   ...child("listener", "listeners", (o) => o.listener, { listener: { description: "x" } }),
   { rule: `${API}:listener:get_stats`, method: "GET", path: (o) => `/v2/lbaas/listeners/${o.listener}/stats` },
   { rule: `${API}:pool:get_all`, list: "pool", method: "GET", path: () => "/v2/lbaas/pools" },
-  { rule: `${API}:pool:post`, method: "POST", path: () => "/v2/lbaas/pools", body: (o) => ({ pool: { loadbalancer_id: o.lb, protocol: "HTTP", lb_algorithm: "ROUND_ROBIN" } }) },
+  {
+    rule: `${API}:pool:post`,
+    method: "POST",
+    path: () => "/v2/lbaas/pools",
+    body: (o) => ({ pool: { loadbalancer_id: o.lb, protocol: "HTTP", lb_algorithm: "ROUND_ROBIN" } }),
+  },
   ...child("pool", "pools", (o) => o.pool, { pool: { description: "x" } }),
   { rule: `${API}:member:get_all`, method: "GET", path: (o) => `/v2/lbaas/pools/${o.pool}/members` },
-  { rule: `${API}:member:post`, method: "POST", path: (o) => `/v2/lbaas/pools/${o.pool}/members`, body: () => ({ member: { address: "192.0.2.99", protocol_port: 80 } }) },
+  {
+    rule: `${API}:member:post`,
+    method: "POST",
+    path: (o) => `/v2/lbaas/pools/${o.pool}/members`,
+    body: () => ({ member: { address: "192.0.2.99", protocol_port: 80 } }),
+  },
   { rule: `${API}:member:get_one`, method: "GET", path: (o) => `/v2/lbaas/pools/${o.pool}/members/${o.member}` },
-  { rule: `${API}:member:put`, method: "PUT", path: (o) => `/v2/lbaas/pools/${o.pool}/members/${o.member}`, body: () => ({ member: { weight: 3 } }) },
+  {
+    rule: `${API}:member:put`,
+    method: "PUT",
+    path: (o) => `/v2/lbaas/pools/${o.pool}/members/${o.member}`,
+    body: () => ({ member: { weight: 3 } }),
+  },
   { rule: `${API}:member:delete`, method: "DELETE", path: (o) => `/v2/lbaas/pools/${o.pool}/members/${o.member}` },
-  { rule: `${API}:member:put`, method: "PUT", path: (o) => `/v2/lbaas/pools/${o.pool}/members`, body: () => ({ members: [{ address: "192.0.2.10", protocol_port: 8080 }] }) },
+  {
+    rule: `${API}:member:put`,
+    method: "PUT",
+    path: (o) => `/v2/lbaas/pools/${o.pool}/members`,
+    body: () => ({ members: [{ address: "192.0.2.10", protocol_port: 8080 }] }),
+  },
   {
     rule: `${API}:member:put_cross_pool`,
     expectAs: `${API}:member:put`,
@@ -301,15 +370,35 @@ const PROBES: Probe[] = [
     body: (o) => ({ members: [{ pool_id: o.pool, address: "192.0.2.10", protocol_port: 8080 }] }),
   },
   { rule: `${API}:healthmonitor:get_all`, list: "healthmonitor", method: "GET", path: () => "/v2/lbaas/healthmonitors" },
-  { rule: `${API}:healthmonitor:post`, method: "POST", path: () => "/v2/lbaas/healthmonitors", body: (o) => ({ healthmonitor: { pool_id: o.pool, type: "TCP", delay: 5, timeout: 3, max_retries: 3 } }) },
+  {
+    rule: `${API}:healthmonitor:post`,
+    method: "POST",
+    path: () => "/v2/lbaas/healthmonitors",
+    body: (o) => ({ healthmonitor: { pool_id: o.pool, type: "TCP", delay: 5, timeout: 3, max_retries: 3 } }),
+  },
   ...child("healthmonitor", "healthmonitors", (o) => o.healthmonitor, { healthmonitor: { delay: 6 } }),
   { rule: `${API}:l7policy:get_all`, list: "l7policy", method: "GET", path: () => "/v2/lbaas/l7policies" },
-  { rule: `${API}:l7policy:post`, method: "POST", path: () => "/v2/lbaas/l7policies", body: (o) => ({ l7policy: { listener_id: o.listener, action: "REJECT" } }) },
+  {
+    rule: `${API}:l7policy:post`,
+    method: "POST",
+    path: () => "/v2/lbaas/l7policies",
+    body: (o) => ({ l7policy: { listener_id: o.listener, action: "REJECT" } }),
+  },
   ...child("l7policy", "l7policies", (o) => o.l7policy, { l7policy: { description: "x" } }),
   { rule: `${API}:l7rule:get_all`, method: "GET", path: (o) => `/v2/lbaas/l7policies/${o.l7policy}/rules` },
-  { rule: `${API}:l7rule:post`, method: "POST", path: (o) => `/v2/lbaas/l7policies/${o.l7policy}/rules`, body: () => ({ rule: { type: "PATH", compare_type: "EQUAL_TO", value: "/y" } }) },
+  {
+    rule: `${API}:l7rule:post`,
+    method: "POST",
+    path: (o) => `/v2/lbaas/l7policies/${o.l7policy}/rules`,
+    body: () => ({ rule: { type: "PATH", compare_type: "EQUAL_TO", value: "/y" } }),
+  },
   { rule: `${API}:l7rule:get_one`, method: "GET", path: (o) => `/v2/lbaas/l7policies/${o.l7policy}/rules/${o.l7rule}` },
-  { rule: `${API}:l7rule:put`, method: "PUT", path: (o) => `/v2/lbaas/l7policies/${o.l7policy}/rules/${o.l7rule}`, body: () => ({ rule: { value: "/z" } }) },
+  {
+    rule: `${API}:l7rule:put`,
+    method: "PUT",
+    path: (o) => `/v2/lbaas/l7policies/${o.l7policy}/rules/${o.l7rule}`,
+    body: () => ({ rule: { value: "/z" } }),
+  },
   { rule: `${API}:l7rule:delete`, method: "DELETE", path: (o) => `/v2/lbaas/l7policies/${o.l7policy}/rules/${o.l7rule}` },
   { rule: `${API}:amphora:get_all`, method: "GET", path: () => "/v2/octavia/amphorae" },
   { rule: `${API}:amphora:get_one`, method: "GET", path: (o) => `/v2/octavia/amphorae/${o.amphora}` },
@@ -320,7 +409,13 @@ const PROBES: Probe[] = [
   { rule: `${API}:amphora:get_stats`, method: "GET", path: (o) => `/v2/octavia/amphorae/${o.amphora}/stats` },
   // An allowed PUT gets the 400 of its empty list.
   { rule: `${API}:healthmanager:get`, expectAs: `${API}:amphora:get_all`, method: "GET", path: () => "/v2/octavia/healthmanager" },
-  { rule: `${API}:healthmanager:put`, expectAs: `${API}:amphora:get_all`, method: "PUT", path: () => "/v2/octavia/healthmanager", body: () => ({ controller_ip_port_list: [] }) },
+  {
+    rule: `${API}:healthmanager:put`,
+    expectAs: `${API}:amphora:get_all`,
+    method: "PUT",
+    path: () => "/v2/octavia/healthmanager",
+    body: () => ({ controller_ip_port_list: [] }),
+  },
   { rule: `${API}:quota:get_all`, list: "quota", method: "GET", path: () => "/v2/lbaas/quotas" },
   { rule: `${API}:quota:get_one`, method: "GET", path: (_o, p) => `/v2/lbaas/quotas/${p}` },
   { rule: `${API}:quota:get_defaults`, method: "GET", path: (_o, p) => `/v2/lbaas/quotas/${p}/default` },
@@ -328,11 +423,30 @@ const PROBES: Probe[] = [
   { rule: `${API}:quota:delete`, method: "DELETE", path: (_o, p) => `/v2/lbaas/quotas/${p}` },
   { rule: `${API}:provider:get_all`, method: "GET", path: () => "/v2/lbaas/providers" },
   { rule: `${API}:provider-flavor:get_all`, method: "GET", path: () => "/v2/lbaas/providers/amphora/flavor_capabilities" },
-  { rule: `${API}:provider-availability-zone:get_all`, method: "GET", path: () => "/v2/lbaas/providers/amphora/availability_zone_capabilities" },
+  {
+    rule: `${API}:provider-availability-zone:get_all`,
+    method: "GET",
+    path: () => "/v2/lbaas/providers/amphora/availability_zone_capabilities",
+  },
   // The catalog: unknown ids, so an allowed caller gets the 404 (or the 400 of a body naming an unknown profile).
-  ...catalogProbes("flavor", "flavors", { flavor: { name: "f", flavor_profile_id: "6b4b2b5e-0000-4000-8000-000000000001" } }, { flavor: { description: "x" } }),
-  ...catalogProbes("flavor-profile", "flavorprofiles", { flavorprofile: { name: "p", provider_name: "amphora", flavor_data: "{}" } }, { flavorprofile: { name: "q" } }),
-  ...catalogProbes("availability-zone", "availabilityzones", { availability_zone: { name: "z", availability_zone_profile_id: "6b4b2b5e-0000-4000-8000-000000000002" } }, { availability_zone: { description: "x" } }),
+  ...catalogProbes(
+    "flavor",
+    "flavors",
+    { flavor: { name: "f", flavor_profile_id: "6b4b2b5e-0000-4000-8000-000000000001" } },
+    { flavor: { description: "x" } },
+  ),
+  ...catalogProbes(
+    "flavor-profile",
+    "flavorprofiles",
+    { flavorprofile: { name: "p", provider_name: "amphora", flavor_data: "{}" } },
+    { flavorprofile: { name: "q" } },
+  ),
+  ...catalogProbes(
+    "availability-zone",
+    "availabilityzones",
+    { availability_zone: { name: "z", availability_zone_profile_id: "6b4b2b5e-0000-4000-8000-000000000002" } },
+    { availability_zone: { description: "x" } },
+  ),
   ...catalogProbes(
     "availability-zone-profile",
     "availabilityzoneprofiles",
@@ -377,14 +491,18 @@ function expected(role: string, probe: Probe, owner: Owner): boolean {
     return oslo(role, globalRule, owner) || oslo(role, probe.rule, "own");
   }
   // Catalog rules are checked on the caller's project, whoever owns what they touch.
-  const onCaller = /:(flavor|flavor-profile|availability-zone|availability-zone-profile|provider|provider-flavor|provider-availability-zone|healthmanager):/.test(probe.rule);
+  const onCaller =
+    /:(flavor|flavor-profile|availability-zone|availability-zone-profile|provider|provider-flavor|provider-availability-zone|healthmanager):/.test(
+      probe.rule,
+    );
   return oslo(role, probe.expectAs ?? probe.rule, onCaller ? "own" : owner);
 }
 
 describe("Octavia's default policy, role by role, on every endpoint", () => {
   beforeAll(async () => {
     // Hold both LBs PENDING_UPDATE: allowed writes meet the 409, nothing moves.
-    for (const o of [objects.A!, objects.B!]) await t.store.lock(o.lb, { from: ["ACTIVE"], to: "PENDING_UPDATE", owner: HOLD, executionArn: HOLD });
+    for (const o of [objects.A!, objects.B!])
+      await t.store.lock(o.lb, { from: ["ACTIVE"], to: "PENDING_UPDATE", owner: HOLD, executionArn: HOLD });
   });
   afterAll(async () => {
     for (const o of [objects.A!, objects.B!]) await t.store.updateLoadBalancer(o.lb, HOLD, { provisioning_status: "ACTIVE" }, true);
@@ -401,7 +519,10 @@ describe("Octavia's default policy, role by role, on every endpoint", () => {
         if (probe.list && owner === "other") {
           const r = await call(token, "GET", `${probe.path(o, project)}?project_id=${project}`);
           const want = oslo(role, `${API}:${probe.list}:get_all-global`, owner) || oslo(role, probe.rule, "other");
-          if ((r.status !== 403) !== want) wrong.push(`${probe.method} ${probe.path(o, project)}?project_id=<other> (${probe.rule}): ${r.status}, expected ${want ? "allowed" : "403"}`);
+          if ((r.status !== 403) !== want)
+            wrong.push(
+              `${probe.method} ${probe.path(o, project)}?project_id=<other> (${probe.rule}): ${r.status}, expected ${want ? "allowed" : "403"}`,
+            );
           continue;
         }
         if (owner === "other" && /:(provider|flavor|availability-zone|healthmanager)/.test(probe.rule)) continue; // nothing owned
@@ -410,7 +531,10 @@ describe("Octavia's default policy, role by role, on every endpoint", () => {
         const allowed = r.status !== 403;
         if (r.status === 403) expect(r.body).toEqual(FORBIDDEN);
         if (r.status >= 500) wrong.push(`${probe.method} ${probe.path(o, project)}: ${r.status} ${JSON.stringify(r.body)}`);
-        else if (allowed !== want) wrong.push(`${probe.method} ${probe.path(o, project)} (${probe.rule}, ${owner}): ${r.status}, expected ${want ? "allowed" : "403"}`);
+        else if (allowed !== want)
+          wrong.push(
+            `${probe.method} ${probe.path(o, project)} (${probe.rule}, ${owner}): ${r.status}, expected ${want ? "allowed" : "403"}`,
+          );
       }
     }
     expect(wrong).toEqual([]);
@@ -493,14 +617,18 @@ describe("quotas under keystone", () => {
     const created = results.filter((r) => r.status === 201);
     expect(created).toHaveLength(2);
     for (const r of results.filter((r) => r.status !== 201)) {
-      expect(r).toMatchObject({ status: 403, body: { faultcode: "Client", faultstring: "Quota has been met for resources: Load Balancer", debuginfo: null } });
+      expect(r).toMatchObject({
+        status: 403,
+        body: { faultcode: "Client", faultstring: "Quota has been met for resources: Load Balancer", debuginfo: null },
+      });
     }
     const [lb1, lb2] = created.map((r) => r.body.loadbalancer.id as string);
     await settle(lb1!);
     await settle(lb2!);
 
     // Listeners racing on two LBs (different locks, one quota): 3 allowed in all.
-    const listener = (lb: string, port: number) => call(token, "POST", "/v2/lbaas/listeners", { listener: { loadbalancer_id: lb, protocol: "TCP", protocol_port: port } });
+    const listener = (lb: string, port: number) =>
+      call(token, "POST", "/v2/lbaas/listeners", { listener: { loadbalancer_id: lb, protocol: "TCP", protocol_port: port } });
     let made = 0;
     for (let round = 0; round < 3; round++) {
       const [a, b] = await Promise.all([listener(lb1!, 100 + round), listener(lb2!, 100 + round)]);
@@ -516,7 +644,8 @@ describe("quotas under keystone", () => {
     // A cascade delete gives back the LB and its listeners once its flow has ended.
     expect((await call(token, "DELETE", `${LBS}/${lb1}?cascade=true`)).status).toBe(204);
     await settle(lb1!).catch(() => undefined);
-    for (let i = 0; i < 100 && (await call(token, "GET", `${LBS}/${lb1}`)).status !== 404; i++) await new Promise((ok) => setTimeout(ok, 50));
+    for (let i = 0; i < 100 && (await call(token, "GET", `${LBS}/${lb1}`)).status !== 404; i++)
+      await new Promise((ok) => setTimeout(ok, 50));
     const again = await create(99);
     expect(again.status).toBe(201);
     expect((await create(100)).status).toBe(403);
@@ -575,9 +704,13 @@ describe("the openstack CLI through Keystone", () => {
     };
     const openstack = (...args: string[]) =>
       new Promise<string>((ok, fail) =>
-        execFile("openstack", args, { env, cwd: home, timeout: 120_000 }, (err, stdout, stderr) => (err ? fail(new Error(`openstack ${args.join(" ")}: ${stderr}`)) : ok(stdout))),
+        execFile("openstack", args, { env, cwd: home, timeout: 120_000 }, (err, stdout, stderr) =>
+          err ? fail(new Error(`openstack ${args.join(" ")}: ${stderr}`)) : ok(stdout),
+        ),
       );
-    const created = JSON.parse(await openstack("loadbalancer", "create", "--name", "via-keystone", "--vip-subnet-id", SUBNET, "--wait", "-f", "json"));
+    const created = JSON.parse(
+      await openstack("loadbalancer", "create", "--name", "via-keystone", "--vip-subnet-id", SUBNET, "--wait", "-f", "json"),
+    );
     expect(created).toMatchObject({ name: "via-keystone", project_id: projects.A, provisioning_status: "ACTIVE" });
     const listed = JSON.parse(await openstack("loadbalancer", "list", "-f", "json")) as { id: string }[];
     expect(listed.map((l) => l.id)).toContain(created.id);

@@ -24,7 +24,11 @@ describe("the local stack", () => {
   it("drives a load balancer through create, update, failover and delete", async () => {
     const created = await stack.call("POST", "/v2.0/lbaas/loadbalancers", { loadbalancer: { name: "e2e", vip_subnet_id: SUBNET } });
     expect(created.status).toBe(201);
-    expect(created.body.loadbalancer).toMatchObject({ provisioning_status: "PENDING_CREATE", operating_status: "OFFLINE", vip_address: "198.51.100.1" });
+    expect(created.body.loadbalancer).toMatchObject({
+      provisioning_status: "PENDING_CREATE",
+      operating_status: "OFFLINE",
+      vip_address: "198.51.100.1",
+    });
     const id = created.body.loadbalancer.id;
     expect((await waitSettled(stack, id)).body.loadbalancer).toMatchObject({ provisioning_status: "ACTIVE", operating_status: "OFFLINE" });
 

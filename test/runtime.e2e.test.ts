@@ -11,7 +11,10 @@ const SUBNET = "5e6b7c5a-0b7e-4a0e-9d36-1f5b2f3a6a11";
 
 function javaFor(dataDir: string): string[] {
   try {
-    return execFileSync("pgrep", ["-f", `DynamoDBLocal.jar .*${dataDir}`], { encoding: "utf8" }).trim().split("\n").filter(Boolean);
+    return execFileSync("pgrep", ["-f", `DynamoDBLocal.jar .*${dataDir}`], { encoding: "utf8" })
+      .trim()
+      .split("\n")
+      .filter(Boolean);
   } catch {
     return []; // pgrep exits 1 when nothing matches
   }

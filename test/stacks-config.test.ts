@@ -22,44 +22,74 @@ const failure = (fn: () => unknown): string => {
 describe("deployPlan: authentication", () => {
   it("is keystone by default, with its four secrets and the three every stage needs", () => {
     const plan = deployPlan(BASE, "dev", false);
-    expect(plan).toMatchObject({ authStrategy: "keystone", apiIamAuth: false, amphoraDriver: "noop", heartbeatPort: 5555, mgmtCidr: "172.16.0.0/12", mgmtRoute: undefined });
-    expect(plan.secrets.sort()).toEqual(["CaCertificate", "CaPrivateKey", "HeartbeatKey", "KeystonePassword", "KeystoneProjectName", "KeystoneUrl", "KeystoneUsername"]);
+    expect(plan).toMatchObject({
+      authStrategy: "keystone",
+      apiIamAuth: false,
+      amphoraDriver: "noop",
+      heartbeatPort: 5555,
+      mgmtCidr: "172.16.0.0/12",
+      mgmtRoute: undefined,
+    });
+    expect(plan.secrets.sort()).toEqual([
+      "CaCertificate",
+      "CaPrivateKey",
+      "HeartbeatKey",
+      "KeystonePassword",
+      "KeystoneProjectName",
+      "KeystoneUrl",
+      "KeystoneUsername",
+    ]);
     // Only the secret ones go to SSM: the URL, names and the CA certificate are plain settings.
     expect(plan.stored.sort()).toEqual(["CaPrivateKey", "HeartbeatKey", "KeystonePassword"]);
   });
 
   it("stops a keystone deploy whose secrets are missing, naming each and how to set it", () => {
-    const message = failure(() => deployPlan({ OTTAVA_AMPHORA_MGMT_CIDR: "172.16.0.0/12", ...secrets("CaCertificate", "KeystoneUrl") }, "staging", false));
+    const message = failure(() =>
+      deployPlan({ OTTAVA_AMPHORA_MGMT_CIDR: "172.16.0.0/12", ...secrets("CaCertificate", "KeystoneUrl") }, "staging", false),
+    );
     expect(message).toContain('Ottava cannot be deployed to stage "staging" as configured:');
     expect(message).toContain("npx sst secret set <Name> <value> --stage staging");
-    for (const name of ["CaPrivateKey", "HeartbeatKey", "KeystoneUsername", "KeystonePassword", "KeystoneProjectName"]) expect(message).toMatch(new RegExp(`\\n\\s+${name}\\s`));
+    for (const name of ["CaPrivateKey", "HeartbeatKey", "KeystoneUsername", "KeystonePassword", "KeystoneProjectName"])
+      expect(message).toMatch(new RegExp(`\\n\\s+${name}\\s`));
     expect(message).not.toMatch(/\n\s+KeystoneUrl\s/);
     expect(message).not.toMatch(/\n\s+CaCertificate\s/);
   });
 
   it("takes an empty secret for a missing one", () => {
-    expect(failure(() => deployPlan({ ...BASE, SST_SECRET_KeystonePassword: "" }, "dev", false))).toMatch(/\n\s+KeystonePassword\s+that user's password/);
+    expect(failure(() => deployPlan({ ...BASE, SST_SECRET_KeystonePassword: "" }, "dev", false))).toMatch(
+      /\n\s+KeystonePassword\s+that user's password/,
+    );
   });
 
   it("refuses noauth without the opt-in, and with an opt-in that names another stage", () => {
     const env = { ...BASE, OTTAVA_AUTH_STRATEGY: "noauth" };
-    expect(failure(() => deployPlan(env, "dev", false))).toContain(`OTTAVA_AUTH_STRATEGY=noauth makes every caller an admin. On AWS it needs ${NOAUTH_OPT_IN}=dev as well`);
+    expect(failure(() => deployPlan(env, "dev", false))).toContain(
+      `OTTAVA_AUTH_STRATEGY=noauth makes every caller an admin. On AWS it needs ${NOAUTH_OPT_IN}=dev as well`,
+    );
     expect(() => deployPlan({ ...env, [NOAUTH_OPT_IN]: "test" }, "dev", false)).toThrow(DeployConfigError);
   });
 
   it("allows noauth with the opt-in, behind IAM authorization, and without Keystone's secrets", () => {
-    const plan = deployPlan({ OTTAVA_AMPHORA_MGMT_CIDR: "172.16.0.0/12", ...ALWAYS, OTTAVA_AUTH_STRATEGY: "noauth", [NOAUTH_OPT_IN]: "dev" }, "dev", false);
+    const plan = deployPlan(
+      { OTTAVA_AMPHORA_MGMT_CIDR: "172.16.0.0/12", ...ALWAYS, OTTAVA_AUTH_STRATEGY: "noauth", [NOAUTH_OPT_IN]: "dev" },
+      "dev",
+      false,
+    );
     expect(plan).toMatchObject({ authStrategy: "noauth", apiIamAuth: true });
     expect(plan.secrets.some((s) => s.startsWith("Keystone"))).toBe(false);
   });
 
   it("never allows noauth on a production stage, opt-in or not", () => {
-    const message = failure(() => deployPlan({ ...BASE, OTTAVA_AUTH_STRATEGY: "noauth", [NOAUTH_OPT_IN]: "production" }, "production", true));
+    const message = failure(() =>
+      deployPlan({ ...BASE, OTTAVA_AUTH_STRATEGY: "noauth", [NOAUTH_OPT_IN]: "production" }, "production", true),
+    );
     expect(message).toContain('stage "production" is a production stage, which always authenticates with Keystone');
   });
 
   it("refuses an unknown strategy", () => {
-    expect(failure(() => deployPlan({ ...BASE, OTTAVA_AUTH_STRATEGY: "none" }, "dev", false))).toContain("OTTAVA_AUTH_STRATEGY must be keystone or noauth, not 'none'");
+    expect(failure(() => deployPlan({ ...BASE, OTTAVA_AUTH_STRATEGY: "none" }, "dev", false))).toContain(
+      "OTTAVA_AUTH_STRATEGY must be keystone or noauth, not 'none'",
+    );
   });
 });
 
@@ -67,12 +97,18 @@ describe("deployPlan: the amphora management network", () => {
   it("is required, saying why", () => {
     const { OTTAVA_AMPHORA_MGMT_CIDR: _, ...env } = BASE;
     expect(failure(() => deployPlan(env, "dev", false))).toContain("OTTAVA_AMPHORA_MGMT_CIDR is not set");
-    expect(failure(() => deployPlan(env, "dev", false))).toContain("without it every heartbeat would be dropped, and no amphora failure ever noticed");
+    expect(failure(() => deployPlan(env, "dev", false))).toContain(
+      "without it every heartbeat would be dropped, and no amphora failure ever noticed",
+    );
   });
 
   it("must be a network address outside the VPC, no wider than a /8", () => {
-    expect(failure(() => deployPlan({ ...BASE, OTTAVA_AMPHORA_MGMT_CIDR: "172.16.0.1/12" }, "dev", false))).toContain("not a network address: write 172.16.0.0/12");
-    expect(failure(() => deployPlan({ ...BASE, OTTAVA_AMPHORA_MGMT_CIDR: "10.0.8.0/24" }, "dev", false))).toContain("inside the VPC's own 10.0.0.0/16");
+    expect(failure(() => deployPlan({ ...BASE, OTTAVA_AMPHORA_MGMT_CIDR: "172.16.0.1/12" }, "dev", false))).toContain(
+      "not a network address: write 172.16.0.0/12",
+    );
+    expect(failure(() => deployPlan({ ...BASE, OTTAVA_AMPHORA_MGMT_CIDR: "10.0.8.0/24" }, "dev", false))).toContain(
+      "inside the VPC's own 10.0.0.0/16",
+    );
     expect(failure(() => deployPlan({ ...BASE, OTTAVA_AMPHORA_MGMT_CIDR: "0.0.0.0/0" }, "dev", false))).toContain("wider than a /8");
     expect(failure(() => deployPlan({ ...BASE, OTTAVA_AMPHORA_MGMT_CIDR: "fd00::/64" }, "dev", false))).toContain("not an IPv4 CIDR");
     // A range that holds the VPC's is fine: the VPC's own addresses stay local.
@@ -83,28 +119,48 @@ describe("deployPlan: the amphora management network", () => {
     const message = failure(() => deployPlan({ ...BASE, OTTAVA_AMPHORA_DRIVER: "rest" }, "dev", false));
     expect(message).toContain("OTTAVA_AMPHORA_MGMT_GATEWAY is not set");
     expect(message).toMatch(/\n\s+ClientCert\s/);
-    const plan = deployPlan({ ...BASE, ...secrets("ClientCert"), OTTAVA_AMPHORA_DRIVER: "rest", OTTAVA_AMPHORA_MGMT_GATEWAY: "tgw-0123456789abcdef0" }, "dev", false);
+    const plan = deployPlan(
+      { ...BASE, ...secrets("ClientCert"), OTTAVA_AMPHORA_DRIVER: "rest", OTTAVA_AMPHORA_MGMT_GATEWAY: "tgw-0123456789abcdef0" },
+      "dev",
+      false,
+    );
     expect(plan.mgmtRoute).toEqual({ cidrBlock: "172.16.0.0/12", transitGatewayId: "tgw-0123456789abcdef0" });
     expect(plan.stored).toContain("ClientCert");
   });
 
   it("routes through a virtual private gateway or a peering connection too, and refuses anything else", () => {
-    expect(deployPlan({ ...BASE, OTTAVA_AMPHORA_MGMT_GATEWAY: "vgw-0123abcd" }, "dev", false).mgmtRoute).toEqual({ cidrBlock: "172.16.0.0/12", gatewayId: "vgw-0123abcd" });
-    expect(deployPlan({ ...BASE, OTTAVA_AMPHORA_MGMT_GATEWAY: "pcx-0123abcd" }, "dev", false).mgmtRoute).toEqual({ cidrBlock: "172.16.0.0/12", vpcPeeringConnectionId: "pcx-0123abcd" });
-    expect(failure(() => deployPlan({ ...BASE, OTTAVA_AMPHORA_MGMT_GATEWAY: "igw-0123abcd" }, "dev", false))).toContain("OTTAVA_AMPHORA_MGMT_GATEWAY must be a transit gateway");
+    expect(deployPlan({ ...BASE, OTTAVA_AMPHORA_MGMT_GATEWAY: "vgw-0123abcd" }, "dev", false).mgmtRoute).toEqual({
+      cidrBlock: "172.16.0.0/12",
+      gatewayId: "vgw-0123abcd",
+    });
+    expect(deployPlan({ ...BASE, OTTAVA_AMPHORA_MGMT_GATEWAY: "pcx-0123abcd" }, "dev", false).mgmtRoute).toEqual({
+      cidrBlock: "172.16.0.0/12",
+      vpcPeeringConnectionId: "pcx-0123abcd",
+    });
+    expect(failure(() => deployPlan({ ...BASE, OTTAVA_AMPHORA_MGMT_GATEWAY: "igw-0123abcd" }, "dev", false))).toContain(
+      "OTTAVA_AMPHORA_MGMT_GATEWAY must be a transit gateway",
+    );
   });
 
   it("refuses the local driver and bad ports", () => {
-    expect(failure(() => deployPlan({ ...BASE, OTTAVA_AMPHORA_DRIVER: "local" }, "dev", false))).toContain("local runs only under npm start");
-    expect(failure(() => deployPlan({ ...BASE, OTTAVA_HEARTBEAT_PORT: "0" }, "dev", false))).toContain("OTTAVA_HEARTBEAT_PORT must be a port from 1 to 65535, not '0'");
+    expect(failure(() => deployPlan({ ...BASE, OTTAVA_AMPHORA_DRIVER: "local" }, "dev", false))).toContain(
+      "local runs only under npm start",
+    );
+    expect(failure(() => deployPlan({ ...BASE, OTTAVA_HEARTBEAT_PORT: "0" }, "dev", false))).toContain(
+      "OTTAVA_HEARTBEAT_PORT must be a port from 1 to 65535, not '0'",
+    );
   });
 });
 
 describe("deployPlan: the rest", () => {
   it("takes an SNS topic ARN for the alarms, or none (the stacks make one)", () => {
     expect(deployPlan(BASE, "dev", false).alarmTopic).toBeUndefined();
-    expect(deployPlan({ ...BASE, OTTAVA_ALARM_TOPIC: "arn:aws:sns:eu-west-1:123456789012:ops" }, "dev", false).alarmTopic).toBe("arn:aws:sns:eu-west-1:123456789012:ops");
-    expect(failure(() => deployPlan({ ...BASE, OTTAVA_ALARM_TOPIC: "ops" }, "dev", false))).toContain("OTTAVA_ALARM_TOPIC must be the ARN of a standard SNS topic");
+    expect(deployPlan({ ...BASE, OTTAVA_ALARM_TOPIC: "arn:aws:sns:eu-west-1:123456789012:ops" }, "dev", false).alarmTopic).toBe(
+      "arn:aws:sns:eu-west-1:123456789012:ops",
+    );
+    expect(failure(() => deployPlan({ ...BASE, OTTAVA_ALARM_TOPIC: "ops" }, "dev", false))).toContain(
+      "OTTAVA_ALARM_TOPIC must be the ARN of a standard SNS topic",
+    );
   });
 
   it("stores the CA key's passphrase when one is set", () => {

@@ -27,12 +27,18 @@ afterAll(async () => {
 async function start(range: string, heartbeatPort = "0"): Promise<Stack> {
   const dir = mkdtempSync(join(tmpdir(), "ottava-two-stacks-"));
   dirs.push(dir);
-  return startStack(["--data-dir", dir, "--dataplane", "haproxy", "--vip-range", range, "--heartbeat-port", heartbeatPort], { OTTAVA_HEARTBEAT_PORT: "5555" });
+  return startStack(["--data-dir", dir, "--dataplane", "haproxy", "--vip-range", range, "--heartbeat-port", heartbeatPort], {
+    OTTAVA_HEARTBEAT_PORT: "5555",
+  });
 }
 
 /** The heartbeat port a stack printed (the line may come in a later chunk of its output than the API's). */
 const heartbeatPortOf = (s: Stack) =>
-  waitFor("the heartbeat port printed", async () => Number(/Receiving amphora heartbeats on udp 127\.0\.0\.1:(\d+)/.exec(s.output())?.[1]) || undefined, 5_000);
+  waitFor(
+    "the heartbeat port printed",
+    async () => Number(/Receiving amphora heartbeats on udp 127\.0\.0\.1:(\d+)/.exec(s.output())?.[1]) || undefined,
+    5_000,
+  );
 
 describe("two stacks on one machine", () => {
   it("each serves its own load balancer, with its own ports and VIP range; a taken port stops a third with the flag to give", async () => {
@@ -41,7 +47,10 @@ describe("two stacks on one machine", () => {
     const [a, b] = stacks as [Stack, Stack];
     expect(a.url).not.toBe(b.url);
     const ports = await Promise.all(stacks.map(heartbeatPortOf));
-    expect(ports.every((p) => p > 0 && p !== 5555), a.output()).toBe(true);
+    expect(
+      ports.every((p) => p > 0 && p !== 5555),
+      a.output(),
+    ).toBe(true);
     expect(ports[0]).not.toBe(ports[1]);
 
     // The same request to both: each builds its own load balancer, on its own range, and carries traffic.
@@ -50,7 +59,18 @@ describe("two stacks on one machine", () => {
         const r = await s.call("POST", "/v2/lbaas/loadbalancers", {
           loadbalancer: {
             vip_subnet_id: SUBNET,
-            listeners: [{ protocol: "HTTP", protocol_port: 8080, default_pool: { name: "web", protocol: "HTTP", lb_algorithm: "ROUND_ROBIN", members: [{ address: "127.0.0.1", protocol_port: backend!.port }] } }],
+            listeners: [
+              {
+                protocol: "HTTP",
+                protocol_port: 8080,
+                default_pool: {
+                  name: "web",
+                  protocol: "HTTP",
+                  lb_algorithm: "ROUND_ROBIN",
+                  members: [{ address: "127.0.0.1", protocol_port: backend!.port }],
+                },
+              },
+            ],
           },
         });
         expect(r.status, JSON.stringify(r.body)).toBe(201);
@@ -71,6 +91,8 @@ describe("two stacks on one machine", () => {
       (s) => (stacks.push(s), "started"),
       (e: Error) => e.message,
     );
-    expect(clash).toContain(`the heartbeat port 127.0.0.1:${ports[0]}/udp is taken (another Ottava?): give this one another with --heartbeat-port (OTTAVA_HEARTBEAT_PORT); 0 picks a free one`);
+    expect(clash).toContain(
+      `the heartbeat port 127.0.0.1:${ports[0]}/udp is taken (another Ottava?): give this one another with --heartbeat-port (OTTAVA_HEARTBEAT_PORT); 0 picks a free one`,
+    );
   });
 });

@@ -93,7 +93,13 @@ const LOOKUPS = [
   { op: "list sorted by name desc (limit 10)", path: "/v2/lbaas/loadbalancers?sort=name:desc&limit=10" },
 ] as const;
 /** Their samples, least samples and time cap per run (few: each reads the whole table today), and counting runs. */
-const LOOKUP_TIMING: Timing = { samples: { 1: 5, 10: 20 }, min: { 1: 1, 10: 10 }, cap: QUICK ? 2_000 : 10_000, countRuns: 1, stopWhenSlow: true };
+const LOOKUP_TIMING: Timing = {
+  samples: { 1: 5, 10: 20 },
+  min: { 1: 1, 10: 10 },
+  cap: QUICK ? 2_000 : 10_000,
+  countRuns: 1,
+  stopWhenSlow: true,
+};
 
 // ---- prices: the cost model's assumptions (AWS list prices, not measured) -----------------------
 
@@ -290,7 +296,9 @@ async function createTemplate(b: Bench, members: number, pools: number): Promise
       members: Array.from({ length: per }, (_, k) => ({ address: address(p, k), protocol_port: 80 })),
     },
   }));
-  const made = await mutate(b, undefined, "POST", "/v2/lbaas/loadbalancers", { loadbalancer: { name: `bench-${members}`, vip_subnet_id: SUBNET, listeners } });
+  const made = await mutate(b, undefined, "POST", "/v2/lbaas/loadbalancers", {
+    loadbalancer: { name: `bench-${members}`, vip_subnet_id: SUBNET, listeners },
+  });
   return treeOf(b, made.loadbalancer.id);
 }
 
@@ -299,7 +307,10 @@ async function treeOf(b: Bench, lbId: string): Promise<Tree> {
   const pools = await Promise.all(
     lb.pools.map(async (p: { id: string }) => ({
       id: p.id,
-      members: (await read(b, `/v2/lbaas/pools/${p.id}/members?limit=1000`)).members.map((m: any) => ({ address: m.address, port: m.protocol_port })),
+      members: (await read(b, `/v2/lbaas/pools/${p.id}/members?limit=1000`)).members.map((m: any) => ({
+        address: m.address,
+        port: m.protocol_port,
+      })),
     })),
   );
   const ports = new Set<number>();
@@ -346,7 +357,8 @@ async function templateOf(b: Bench, tree: Tree): Promise<Template> {
   for (const item of items) {
     if (recordKind(db, item)) owned.add(String(item.id));
     for (const id of uuids(`${String(item.pk)} ${String(item.sk)}`)) owned.add(id);
-    for (const [k, v] of Object.entries(item)) if ((k.endsWith("_port_id") || k === "compute_id") && typeof v === "string" && UUID.test(v)) owned.add(v);
+    for (const [k, v] of Object.entries(item))
+      if ((k.endsWith("_port_id") || k === "compute_id") && typeof v === "string" && UUID.test(v)) owned.add(v);
   }
   // The pointers the records have (the layout decides which have one).
   const pointers = new Map<string, Record<string, unknown>>();
@@ -376,7 +388,9 @@ async function templateOf(b: Bench, tree: Tree): Promise<Template> {
     start = out.LastEvaluatedKey;
   } while (start);
   if (elsewhere.size) {
-    log(`  WARNING: copyTree copies the tree's partition and id pointers only; other items name the tree ${tree.lbId}: ${[...elsewhere].map(([f, n]) => `${n} × ${f}`).join(", ")}`);
+    log(
+      `  WARNING: copyTree copies the tree's partition and id pointers only; other items name the tree ${tree.lbId}: ${[...elsewhere].map(([f, n]) => `${n} × ${f}`).join(", ")}`,
+    );
   }
   return { tree, items, pointers, owned };
 }
@@ -446,7 +460,10 @@ async function copyTree(b: Bench, template: Template, count: number, since: numb
     }),
   );
   const of = (kind: string) => template.items.filter((i) => recordKind(db, i)?.kind === kind).length * count;
-  const usage = usageUpdate(TABLE, { project: PROJECT, delta: { load_balancer: count, listener: of("listener"), pool: of("pool"), member: of("member") } });
+  const usage = usageUpdate(TABLE, {
+    project: PROJECT,
+    delta: { load_balancer: count, listener: of("listener"), pool: of("pool"), member: of("member") },
+  });
   if (usage) await b.doc.send(new UpdateCommand(usage));
   return trees;
 }
@@ -498,7 +515,19 @@ interface Measurement {
 const results: Measurement[] = [];
 
 function useOf(rows: MeterRow[], scope: string, runs: number): Use {
-  const u: Use = { requests: 0, items: 0, reportedRead: 0, reportedWrite: 0, computedRead: 0, computedWrite: 0, computedIndexWrite: 0, estimated: 0, errors: 0, treeReads: 0, perObjectReads: 0 };
+  const u: Use = {
+    requests: 0,
+    items: 0,
+    reportedRead: 0,
+    reportedWrite: 0,
+    computedRead: 0,
+    computedWrite: 0,
+    computedIndexWrite: 0,
+    estimated: 0,
+    errors: 0,
+    treeReads: 0,
+    perObjectReads: 0,
+  };
   for (const r of rows.filter((r) => r.scope === scope)) {
     const c = r.counts;
     u.requests += c.requests / runs;
@@ -514,7 +543,8 @@ function useOf(rows: MeterRow[], scope: string, runs: number): Use {
     // A whole tree is the partition below the flow trail (`sk < "~"`); a pool's members (`begins_with`)
     // and the structure (`BETWEEN` its two ranges) are parts of it.
     if (partitionQuery && r.target.includes("sk < ") && !r.target.endsWith("(next page)")) u.treeReads += c.requests / runs;
-    if (r.op === "GetItem" || r.op === "BatchGetItem" || (partitionQuery && !r.target.endsWith("(next page)"))) u.perObjectReads += c.requests / runs;
+    if (r.op === "GetItem" || r.op === "BatchGetItem" || (partitionQuery && !r.target.endsWith("(next page)")))
+      u.perObjectReads += c.requests / runs;
   }
   return u;
 }
@@ -548,7 +578,11 @@ function timeServer() {
  */
 async function countFlows(): Promise<TaskDecorator> {
   const { StateMachine } = await import("aws-local-stepfunctions");
-  type RunFn = (this: unknown, input: unknown, options?: Record<string, any>) => { abort(): void; result: Promise<unknown>; eventLogs: AsyncGenerator<{ type: string }> };
+  type RunFn = (
+    this: unknown,
+    input: unknown,
+    options?: Record<string, any>,
+  ) => { abort(): void; result: Promise<unknown>; eventLogs: AsyncGenerator<{ type: string }> };
   const proto = StateMachine.prototype as unknown as { run: RunFn };
   const run = proto.run;
   proto.run = function (input, options) {
@@ -641,7 +675,13 @@ async function count(b: Bench, m: Measurement, runs: number, once: (run: number)
   const flow = useOf(rows, "flow", runs);
   if (flow.requests > 0) m.flow = flow;
   if (use.executions > 0) {
-    m.flowUse = { executions: use.executions / runs, transitions: use.transitions / runs, tasks: use.tasks / runs, taskMs: use.taskMs / runs, taskBilledMs: use.taskBilledMs / runs };
+    m.flowUse = {
+      executions: use.executions / runs,
+      transitions: use.transitions / runs,
+      tasks: use.tasks / runs,
+      taskMs: use.taskMs / runs,
+      taskBilledMs: use.taskBilledMs / runs,
+    };
   }
   return sent;
 }
@@ -709,7 +749,14 @@ function measurement(op: string, size: string): Measurement {
  * A read: counted, then timed at 1 and 10 clients in RUNS runs each, each run followed by one of its
  * floor (the same DynamoDB reads alone, built from the last counting run's requests) when it has one.
  */
-async function measureRead(b: Bench, op: string, size: string, path: string, floor?: (sent: Record<string, unknown>[]) => Promise<() => Promise<void>>, timing = READ_TIMING) {
+async function measureRead(
+  b: Bench,
+  op: string,
+  size: string,
+  path: string,
+  floor?: (sent: Record<string, unknown>[]) => Promise<() => Promise<void>>,
+  timing = READ_TIMING,
+) {
   const m = measurement(op, size);
   log(`  ${op} (${size}) at ${elapsed()}`);
   const sent = await count(b, m, timing.countRuns, async () => void (await read(b, path)));
@@ -735,7 +782,13 @@ async function measureRead(b: Bench, op: string, size: string, path: string, flo
  * A mutation, each request on a target `take` hands out (a tree no other client is working on, the
  * least used one): counted, then timed at 1 and 10 clients (one run each).
  */
-async function measureMutation<T>(b: Bench, op: string, size: string, take: () => { target: T; release(): void }, once: (target: T, n: number) => Promise<void>) {
+async function measureMutation<T>(
+  b: Bench,
+  op: string,
+  size: string,
+  take: () => { target: T; release(): void },
+  once: (target: T, n: number) => Promise<void>,
+) {
   const m = measurement(op, size);
   log(`  ${op} (${size}) at ${elapsed()}`);
   let n = 0;
@@ -774,7 +827,11 @@ function treesOf(list: Tree[], eligible: (t: Tree) => boolean = () => true) {
 // ---- the operations -------------------------------------------------------------------------
 
 /** The Queries a request made (`which` of them), sent again as they were, all at once. */
-async function queriesFloor(b: Bench, sent: Record<string, unknown>[], which: (input: Record<string, unknown>) => boolean): Promise<() => Promise<void>> {
+async function queriesFloor(
+  b: Bench,
+  sent: Record<string, unknown>[],
+  which: (input: Record<string, unknown>) => boolean,
+): Promise<() => Promise<void>> {
   const { QueryCommand } = await import("@aws-sdk/client-dynamodb");
   const queries = sent
     .filter((r) => r.op === "Query" && which(r.input as Record<string, unknown>))
@@ -789,32 +846,47 @@ async function reads(b: Bench, table: string, small: Tree[], big: Tree[], withSt
   const n = sizeNames();
   const get = (t: Tree) => async () => {
     const { GetCommand } = await import("@aws-sdk/lib-dynamodb");
-    return async () => void (await b.doc.send(new GetCommand({ TableName: TABLE, Key: { pk: `LB#${t.lbId}`, sk: "LB" }, ConsistentRead: true })));
+    return async () =>
+      void (await b.doc.send(new GetCommand({ TableName: TABLE, Key: { pk: `LB#${t.lbId}`, sk: "LB" }, ConsistentRead: true })));
   };
   await measureRead(b, "GET one LB", `${n.smallTree}, ${table}`, `/v2/lbaas/loadbalancers/${small[0]!.lbId}`, get(small[0]!));
   await measureRead(b, "GET one LB", `${n.bigTree}, ${table}`, `/v2/lbaas/loadbalancers/${big[0]!.lbId}`, get(big[0]!));
   // The list's floor: its index Queries (the page itself), not what it reads per listed object.
-  await measureRead(b, "list page of 100", table, "/v2/lbaas/loadbalancers?limit=100", (sent) => queriesFloor(b, sent, (q) => q.IndexName !== undefined));
+  await measureRead(b, "list page of 100", table, "/v2/lbaas/loadbalancers?limit=100", (sent) =>
+    queriesFloor(b, sent, (q) => q.IndexName !== undefined),
+  );
   // The name lookup and the sorted list: no floor (what they should cost depends on the index to come).
   for (const l of LOOKUPS) await measureRead(b, l.op, table, l.path, undefined, LOOKUP_TIMING);
   if (withStatus) {
-    for (const [t, size] of [[small[0]!, n.smallTree], [big[0]!, n.bigTree]] as const) {
-      await measureRead(b, "GET status tree", size, `/v2/lbaas/loadbalancers/${t.lbId}/status`, (sent) => queriesFloor(b, sent, () => true));
+    for (const [t, size] of [
+      [small[0]!, n.smallTree],
+      [big[0]!, n.bigTree],
+    ] as const) {
+      await measureRead(b, "GET status tree", size, `/v2/lbaas/loadbalancers/${t.lbId}/status`, (sent) =>
+        queriesFloor(b, sent, () => true),
+      );
     }
   }
 }
 
 async function mutations(b: Bench, small: Tree[], big: Tree[]) {
-  for (const [trees, members] of [[small, SMALL_MEMBERS], [big, BIG_MEMBERS]] as const) {
+  for (const [trees, members] of [
+    [small, SMALL_MEMBERS],
+    [big, BIG_MEMBERS],
+  ] as const) {
     const size = `${members} members`;
     await measureMutation(b, "listener create → ACTIVE", size, treesOf(trees), async (t) => {
       let port = 9000;
       while (t.ports.has(port)) port++;
       t.ports.add(port);
-      await mutate(b, t.lbId, "POST", "/v2/lbaas/listeners", { listener: { loadbalancer_id: t.lbId, protocol: "HTTP", protocol_port: port } });
+      await mutate(b, t.lbId, "POST", "/v2/lbaas/listeners", {
+        listener: { loadbalancer_id: t.lbId, protocol: "HTTP", protocol_port: port },
+      });
     });
     await measureMutation(b, "pool create → ACTIVE", size, treesOf(trees), async (t, n) => {
-      await mutate(b, t.lbId, "POST", "/v2/lbaas/pools", { pool: { loadbalancer_id: t.lbId, name: `bench-${n}`, protocol: "HTTP", lb_algorithm: "ROUND_ROBIN" } });
+      await mutate(b, t.lbId, "POST", "/v2/lbaas/pools", {
+        pool: { loadbalancer_id: t.lbId, name: `bench-${n}`, protocol: "HTTP", lb_algorithm: "ROUND_ROBIN" },
+      });
     });
     await measureMutation(b, "member create → ACTIVE", size, treesOf(trees), async (t, n) => {
       const pool = t.pools[0]!;
@@ -835,7 +907,10 @@ async function mutations(b: Bench, small: Tree[], big: Tree[]) {
       async (t, n) => {
         const named: { pool_id: string; address: string; protocol_port: number; weight: number }[] = [];
         const perPool = Math.ceil(CROSS_POOL_MEMBERS / t.pools.length);
-        for (const p of t.pools) for (const m of p.members.slice(0, perPool)) if (named.length < CROSS_POOL_MEMBERS) named.push({ pool_id: p.id, address: m.address, protocol_port: m.port, weight: 2 + (n % 50) });
+        for (const p of t.pools)
+          for (const m of p.members.slice(0, perPool))
+            if (named.length < CROSS_POOL_MEMBERS)
+              named.push({ pool_id: p.id, address: m.address, protocol_port: m.port, weight: 2 + (n % 50) });
         for (let k = 0; named.length < CROSS_POOL_MEMBERS; k++) {
           const m = { address: `10.201.${k}.${(n % 250) + 1}`, port: 80 };
           t.pools[0]!.members.push(m);
@@ -869,18 +944,28 @@ const ratio = (a: number, b: number) => (b > 0 && Number.isFinite(a) ? `${(a / b
 /** Requests a second. */
 const rate = (x: number) => (Number.isFinite(x) ? (x < 10 ? x.toFixed(2) : x.toFixed(0)) : "–");
 /** DynamoDB's figure, and AWS's where it differs. */
-const units = (reported: number, computed: number) => (Math.abs(reported - computed) < 0.05 ? num(reported) : `${num(reported)} (AWS ${num(computed)})`);
-const both = (api: number | undefined, flow: number | undefined, f: (x: number) => string = num) => `${api === undefined ? "–" : f(api)} / ${flow === undefined ? "–" : f(flow)}`;
+const units = (reported: number, computed: number) =>
+  Math.abs(reported - computed) < 0.05 ? num(reported) : `${num(reported)} (AWS ${num(computed)})`;
+const both = (api: number | undefined, flow: number | undefined, f: (x: number) => string = num) =>
+  `${api === undefined ? "–" : f(api)} / ${flow === undefined ? "–" : f(flow)}`;
 
 function report(): string[] {
   const out: string[] = [];
   const p = (s = "") => out.push(s);
-  p(`Octavia API on the local stack (in process, DynamoDB Local in memory, no-op data plane), HTTP without keep-alive; ${QUICK ? "--quick sizes" : "the issue's sizes"}; run of ${((Date.now() - began) / 60000).toFixed(1)} min.`);
-  p(`Latency in ms; a mutation's runs until its flow has ended (ACTIVE). Floors: the same DynamoDB reads alone, at the same concurrency (GET: GetItem of the LB by key; list: the index Queries of the page; status: the Queries the request made; each floor's Queries sent at once).`);
+  p(
+    `Octavia API on the local stack (in process, DynamoDB Local in memory, no-op data plane), HTTP without keep-alive; ${QUICK ? "--quick sizes" : "the issue's sizes"}; run of ${((Date.now() - began) / 60000).toFixed(1)} min.`,
+  );
+  p(
+    `Latency in ms; a mutation's runs until its flow has ended (ACTIVE). Floors: the same DynamoDB reads alone, at the same concurrency (GET: GetItem of the LB by key; list: the index Queries of the page; status: the Queries the request made; each floor's Queries sent at once).`,
+  );
   p();
-  p(`Reads: the median of ${RUNS} runs at each concurrency (each run's percentile, and its requests answered per second of wall time), fewer when a slow lookup overran its time cap; mutations: one run.`);
+  p(
+    `Reads: the median of ${RUNS} runs at each concurrency (each run's percentile, and its requests answered per second of wall time), fewer when a slow lookup overran its time cap; mutations: one run.`,
+  );
   p();
-  p("| Operation | Size | n (1 / 10 clients) | runs | p50, 1 client | p99, 1 client | p50, 10 clients | p99, 10 clients | req/s, 10 clients | floor p50 (1 / 10) | floor req/s, 10 clients | p50 vs floor (1 / 10) | req/s vs floor |");
+  p(
+    "| Operation | Size | n (1 / 10 clients) | runs | p50, 1 client | p99, 1 client | p50, 10 clients | p99, 10 clients | req/s, 10 clients | floor p50 (1 / 10) | floor req/s, 10 clients | p50 vs floor (1 / 10) | req/s vs floor |",
+  );
   p("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
   for (const m of results) {
     const f1 = runPct(m.floor[1], 0.5);
@@ -894,7 +979,9 @@ function report(): string[] {
     );
   }
   p();
-  p(`DynamoDB per request, API request / its flow (mean of ${COUNT_RUNS.read} runs for reads, ${COUNT_RUNS.mutation} for mutations). Capacity units as DynamoDB Local reports them, with AWS's (computed from item sizes) where they differ; WCU by AWS includes the index writes shown.`);
+  p(
+    `DynamoDB per request, API request / its flow (mean of ${COUNT_RUNS.read} runs for reads, ${COUNT_RUNS.mutation} for mutations). Capacity units as DynamoDB Local reports them, with AWS's (computed from item sizes) where they differ; WCU by AWS includes the index writes shown.`,
+  );
   p();
   p("| Operation | Size | DynamoDB requests | items read | whole-tree reads | RCU | WCU | of which index WCU (AWS) |");
   p("|---|---|---:|---:|---:|---:|---:|---:|");
@@ -918,7 +1005,9 @@ function report(): string[] {
   }
   p();
   const n = sizeNames();
-  p(`Big / small (the same operation on a table of ${n.bigTable} vs ${n.smallTable}, or a tree of ${n.bigTree} vs ${n.smallTree}; DynamoDB figures of the request and its flow together):`);
+  p(
+    `Big / small (the same operation on a table of ${n.bigTable} vs ${n.smallTable}, or a tree of ${n.bigTree} vs ${n.smallTree}; DynamoDB figures of the request and its flow together):`,
+  );
   p();
   p("| Operation | Sizes | p50, 1 client | p50, 10 clients | DynamoDB requests | items read | RCU (AWS) | WCU (AWS) |");
   p("|---|---|---:|---:|---:|---:|---:|---:|");
@@ -1010,7 +1099,9 @@ function costReport(): string[] {
       `on loopback: on AWS each DynamoDB round trip is slower and cold starts add to them, so the Lambda figures are low estimates; the free tiers are left out.`,
   );
   p();
-  p("| Operation | Size | API ms | RRU / WRU a call | transitions / task calls / task ms a call | $ a million calls: API Gateway | API Lambda | DynamoDB | Step Functions | task Lambdas | total | $ one flow | calls a month = Octavia's fixed cost |");
+  p(
+    "| Operation | Size | API ms | RRU / WRU a call | transitions / task calls / task ms a call | $ a million calls: API Gateway | API Lambda | DynamoDB | Step Functions | task Lambdas | total | $ one flow | calls a month = Octavia's fixed cost |",
+  );
   p("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
   for (const m of results) {
     const c = costOf(m, memory);
@@ -1024,11 +1115,14 @@ function costReport(): string[] {
     );
   }
   p();
-  p(`Always-on cost of an Octavia deployment, list prices assumed by the bench (on-demand, ${PRICES.region}, ${PRICES.hoursPerMonth} h a month), not measured:`);
+  p(
+    `Always-on cost of an Octavia deployment, list prices assumed by the bench (on-demand, ${PRICES.region}, ${PRICES.hoursPerMonth} h a month), not measured:`,
+  );
   p();
   p("| Octavia component | Instances | $ an hour each | $ a month |");
   p("|---|---|---:|---:|");
-  for (const o of PRICES.octavia) p(`| ${o.what} | ${o.count} × ${o.instance} | $${o.hourly.toFixed(3)} | ${dollars(o.count * o.hourly * PRICES.hoursPerMonth)} |`);
+  for (const o of PRICES.octavia)
+    p(`| ${o.what} | ${o.count} × ${o.instance} | $${o.hourly.toFixed(3)} | ${dollars(o.count * o.hourly * PRICES.hoursPerMonth)} |`);
   p(`| **total** | | | **${dollars(octavia)}** |`);
   p();
   const hm = healthManagerMonthly();
@@ -1069,7 +1163,11 @@ function budgets(): Budget[] {
   const find = (op: string, size: string) => results.find((m) => m.op === op && m.size === size);
   for (const m of results.filter((m) => m.op === "GET one LB")) {
     // One read: one request that reads one item (the load balancer's), not its tree.
-    out.push({ name: `GET one LB = 1 DynamoDB read (${m.size})`, ok: m.api!.requests === 1 && m.api!.items <= 1, detail: `${counted(m.api!.requests, "request")} reading ${counted(m.api!.items, "item")}` });
+    out.push({
+      name: `GET one LB = 1 DynamoDB read (${m.size})`,
+      ok: m.api!.requests === 1 && m.api!.items <= 1,
+      detail: `${counted(m.api!.requests, "request")} reading ${counted(m.api!.items, "item")}`,
+    });
   }
   for (const m of results.filter((m) => m.op === "list page of 100")) {
     out.push({
@@ -1079,21 +1177,45 @@ function budgets(): Budget[] {
     });
   }
   for (const m of results.filter((m) => m.op === "member create → ACTIVE")) {
-    out.push({ name: `member create's API request ≤ 6 DynamoDB requests (${m.size})`, ok: m.api!.requests <= 6, detail: counted(m.api!.requests, "request") });
-    out.push({ name: `member flow reads the tree at most once (${m.size})`, ok: (m.flow?.treeReads ?? 0) <= 1, detail: counted(m.flow?.treeReads ?? 0, "whole-tree read") });
+    out.push({
+      name: `member create's API request ≤ 6 DynamoDB requests (${m.size})`,
+      ok: m.api!.requests <= 6,
+      detail: counted(m.api!.requests, "request"),
+    });
+    out.push({
+      name: `member flow reads the tree at most once (${m.size})`,
+      ok: (m.flow?.treeReads ?? 0) <= 1,
+      detail: counted(m.flow?.treeReads ?? 0, "whole-tree read"),
+    });
   }
   const within = (name: string, small: Measurement | undefined, big: Measurement | undefined) => {
     if (!small || !big) return;
     for (const c of CLIENTS) {
       const r = runPct(big.latency[c], 0.5) / runPct(small.latency[c], 0.5);
-      out.push({ name: `${name}, ${c} client${c > 1 ? "s" : ""}`, ok: r <= LATENCY_BUDGET, detail: `${r.toFixed(2)}× (${ms(runPct(big.latency[c], 0.5))} vs ${ms(runPct(small.latency[c], 0.5))} ms)` });
+      out.push({
+        name: `${name}, ${c} client${c > 1 ? "s" : ""}`,
+        ok: r <= LATENCY_BUDGET,
+        detail: `${r.toFixed(2)}× (${ms(runPct(big.latency[c], 0.5))} vs ${ms(runPct(small.latency[c], 0.5))} ms)`,
+      });
     }
   };
   for (const tree of [n.smallTree, n.bigTree]) {
-    within(`GET p50 (${tree}) at ${n.bigTable} within ${LATENCY_BUDGET}× of ${n.smallTable}`, find("GET one LB", `${tree}, ${n.smallTable}`), find("GET one LB", `${tree}, ${n.bigTable}`));
+    within(
+      `GET p50 (${tree}) at ${n.bigTable} within ${LATENCY_BUDGET}× of ${n.smallTable}`,
+      find("GET one LB", `${tree}, ${n.smallTable}`),
+      find("GET one LB", `${tree}, ${n.bigTable}`),
+    );
   }
-  within(`list p50 at ${n.bigTable} within ${LATENCY_BUDGET}× of ${n.smallTable}`, find("list page of 100", n.smallTable), find("list page of 100", n.bigTable));
-  within(`GET p50 of an LB of ${BIG_MEMBERS} members within ${LATENCY_BUDGET}× of one of ${SMALL_MEMBERS}`, find("GET one LB", `${n.smallTree}, ${n.smallTable}`), find("GET one LB", `${n.bigTree}, ${n.smallTable}`));
+  within(
+    `list p50 at ${n.bigTable} within ${LATENCY_BUDGET}× of ${n.smallTable}`,
+    find("list page of 100", n.smallTable),
+    find("list page of 100", n.bigTable),
+  );
+  within(
+    `GET p50 of an LB of ${BIG_MEMBERS} members within ${LATENCY_BUDGET}× of one of ${SMALL_MEMBERS}`,
+    find("GET one LB", `${n.smallTree}, ${n.smallTable}`),
+    find("GET one LB", `${n.bigTree}, ${n.smallTable}`),
+  );
   // Throughput at 10 clients (medians of the runs), against the bare loop of the same DynamoDB reads.
   const share = (x: number) => `${(x * 100).toFixed(0)} %`;
   for (const m of results.filter((m) => m.op === "GET one LB")) {
@@ -1120,7 +1242,11 @@ function budgets(): Budget[] {
     const m = find(l.op, n.bigTable);
     if (!m) continue;
     const p50 = runPct(m.latency[1], 0.5);
-    out.push({ name: `${l.op} p50 at ${n.bigTable}, 1 client ≤ ${LOOKUP_BUDGET_MS} ms`, ok: p50 <= LOOKUP_BUDGET_MS, detail: `${ms(p50)} ms (${samples(m.latency[1])} samples)` });
+    out.push({
+      name: `${l.op} p50 at ${n.bigTable}, 1 client ≤ ${LOOKUP_BUDGET_MS} ms`,
+      ok: p50 <= LOOKUP_BUDGET_MS,
+      detail: `${ms(p50)} ms (${samples(m.latency[1])} samples)`,
+    });
   }
   return out;
 }
@@ -1129,7 +1255,9 @@ function budgets(): Budget[] {
 
 async function main() {
   const n = sizeNames();
-  log(`bench:api — trees of ${SMALL_MEMBERS} and ${BIG_MEMBERS} members (${POOLS} pools), tables of ${SMALL_TABLE} and ${BIG_TABLE} LBs, ${CLIENTS.join(" and ")} clients${QUICK ? " (--quick)" : ""}`);
+  log(
+    `bench:api — trees of ${SMALL_MEMBERS} and ${BIG_MEMBERS} members (${POOLS} pools), tables of ${SMALL_TABLE} and ${BIG_TABLE} LBs, ${CLIENTS.join(" and ")} clients${QUICK ? " (--quick)" : ""}`,
+  );
   timeServer();
   const decorateTask = await countFlows();
   const b = await startBench(decorateTask);
@@ -1144,10 +1272,16 @@ async function main() {
     const now = Date.now();
     const big = [bigTemplate, ...(await copyTree(b, bigCopy, BIG_TREES - 1, now - 3_600_000))];
     const small = [smallTemplate, ...(await copyTree(b, smallCopy, SMALL_TABLE - BIG_TREES - 1, now - 3_600_000 + BIG_TREES * 1000))];
-    log(`table of ${SMALL_TABLE} LBs ready (${BIG_TREES} of ${BIG_MEMBERS} members, ${small.length} of ${SMALL_MEMBERS}) at ${elapsed()}; measuring…`);
+    log(
+      `table of ${SMALL_TABLE} LBs ready (${BIG_TREES} of ${BIG_MEMBERS} members, ${small.length} of ${SMALL_MEMBERS}) at ${elapsed()}; measuring…`,
+    );
 
     // Warm-up (Node's and DynamoDB Local's JIT), not measured: the first measurement would pay for it.
-    const warm = [`/v2/lbaas/loadbalancers/${small[0]!.lbId}`, `/v2/lbaas/loadbalancers/${big[0]!.lbId}/status`, "/v2/lbaas/loadbalancers?limit=100"];
+    const warm = [
+      `/v2/lbaas/loadbalancers/${small[0]!.lbId}`,
+      `/v2/lbaas/loadbalancers/${big[0]!.lbId}/status`,
+      "/v2/lbaas/loadbalancers?limit=100",
+    ];
     for (const path of warm) {
       const m: Measurement = { op: "warm-up", size: path, latency: {}, floor: {}, serverMs: [], failures: [] };
       const total = path.includes("limit") ? 20 : 200;

@@ -20,7 +20,17 @@
 import { mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { FUNCTIONS, ROOT, bundleFunction, coldStart, packagesOf, timeNode, writeHarness, type Bundle, type LambdaFunction } from "../support/lambda-bundles";
+import {
+  FUNCTIONS,
+  ROOT,
+  bundleFunction,
+  coldStart,
+  packagesOf,
+  timeNode,
+  writeHarness,
+  type Bundle,
+  type LambdaFunction,
+} from "../support/lambda-bundles";
 
 const ROUNDS = 5;
 /** The API's cold start may exceed a bare Node start by this much, ms. */
@@ -53,7 +63,9 @@ const dir = mkdtempSync(join(tmpdir(), "ottava-cold-"));
 let failed = false;
 try {
   const harness = writeHarness(dir);
-  console.log(`Node ${process.version}; bundles as SST 4.17 builds them with the stacks' settings (esbuild, esm, platform node, es2023, keepNames, minified, split), in ${dir}`);
+  console.log(
+    `Node ${process.version}; bundles as SST 4.17 builds them with the stacks' settings (esbuild, esm, platform node, es2023, keepNames, minified, split), in ${dir}`,
+  );
 
   const bundled = new Map<LambdaFunction, Bundle>();
   for (const fn of FUNCTIONS) bundled.set(fn, await bundleFunction(fn, join(dir, fn.name.replace(/\W+/g, "-"))));
@@ -76,7 +88,9 @@ try {
   const bareMs = medians.get(bare)!;
 
   console.log(`\nCold start: process start to the first answer, median of ${ROUNDS}; ${bare}: ${bareMs.toFixed(0)} ms\n`);
-  console.log("| function | first request | bundle (bytes) | KiB | loaded at start (KiB) | cold start (ms) | above bare Node (ms) | budget |");
+  console.log(
+    "| function | first request | bundle (bytes) | KiB | loaded at start (KiB) | cold start (ms) | above bare Node (ms) | budget |",
+  );
   console.log("|---|---|---:|---:|---:|---:|---:|---|");
   const verdicts: string[] = [];
   for (const [fn, b] of bundled) {
@@ -86,7 +100,9 @@ try {
     if (fn.name === "api") checks.push(ms - bareMs <= API_OVER_BARE_MS ? "time PASS" : "time FAIL");
     if (checks.some((c) => c.endsWith("FAIL"))) failed = true;
     const request = fn.name === "api" ? "GET /" : fn.request ? "planMemberChunks" : "(load only)";
-    console.log(`| ${fn.name} | ${request} | ${b.bytes} | ${KiB(b.bytes)} | ${KiB(b.bytesAtStart)} | ${ms.toFixed(0)} | ${(ms - bareMs).toFixed(0)} | ${checks.join(", ") || "–"} |`);
+    console.log(
+      `| ${fn.name} | ${request} | ${b.bytes} | ${KiB(b.bytes)} | ${KiB(b.bytesAtStart)} | ${ms.toFixed(0)} | ${(ms - bareMs).toFixed(0)} | ${checks.join(", ") || "–"} |`,
+    );
     verdicts.push(...checks.map((c) => `${fn.name}: ${c}`));
   }
 
@@ -95,14 +111,23 @@ try {
   console.log("|---|---|---:|---:|---:|---:|---:|");
   for (const [fn, b] of external) {
     const own = bundled.get(fn)!;
-    for (const [sdk, bundle, ms] of [["bundled", own, medians.get(fn.name)!], ["external", b, medians.get(`${fn.name}, SDK external`)!]] as const) {
-      console.log(`| ${fn.name} | ${sdk} | ${bundle.bytes} | ${KiB(bundle.bytes)} | ${KiB(bundle.bytesAtStart)} | ${ms.toFixed(0)} | ${(ms - bareMs).toFixed(0)} |`);
+    for (const [sdk, bundle, ms] of [
+      ["bundled", own, medians.get(fn.name)!],
+      ["external", b, medians.get(`${fn.name}, SDK external`)!],
+    ] as const) {
+      console.log(
+        `| ${fn.name} | ${sdk} | ${bundle.bytes} | ${KiB(bundle.bytes)} | ${KiB(bundle.bytesAtStart)} | ${ms.toFixed(0)} | ${(ms - bareMs).toFixed(0)} |`,
+      );
     }
   }
 
   console.log("\nWhat each function holds (KiB, largest first): loaded at start; in chunks loaded on first import\n");
   const top = (sizes: Map<string, number>, n: number) =>
-    [...sizes].sort((x, y) => y[1] - x[1]).slice(0, n).map(([pkg, bytes]) => `${pkg} ${KiB(bytes)}`).join(", ");
+    [...sizes]
+      .sort((x, y) => y[1] - x[1])
+      .slice(0, n)
+      .map(([pkg, bytes]) => `${pkg} ${KiB(bytes)}`)
+      .join(", ");
   for (const [fn, b] of bundled) {
     console.log(`${fn.name}: ${top(packagesOf(b.outputs.filter((o) => o.atStart)), 8)}`);
     console.log(`${" ".repeat(fn.name.length)}  chunks: ${top(packagesOf(b.outputs.filter((o) => !o.atStart)), 6)}`);

@@ -124,7 +124,9 @@ async function build(stack: Stack): Promise<{ lbId: string; pools: string[] }> {
       members: Array.from({ length: NODES }, (_, k) => ({ address: oldAddr(k), protocol_port: PORT })),
     },
   }));
-  const created = await stack.call("POST", "/v2/lbaas/loadbalancers", { loadbalancer: { name: "bench-roll", vip_subnet_id: SUBNET, listeners } });
+  const created = await stack.call("POST", "/v2/lbaas/loadbalancers", {
+    loadbalancer: { name: "bench-roll", vip_subnet_id: SUBNET, listeners },
+  });
   if (created.status !== 201) throw new Error(`create: ${created.status} ${JSON.stringify(created.body)}`);
   const lb = created.body.loadbalancer;
   const until = Date.now() + 120_000;
@@ -146,7 +148,10 @@ async function build(stack: Stack): Promise<{ lbId: string; pools: string[] }> {
   return { lbId: lb.id, pools };
 }
 
-async function listMembers(stack: Stack, poolId: string): Promise<Array<{ id: string; address: string; protocol_port: number; provisioning_status: string }>> {
+async function listMembers(
+  stack: Stack,
+  poolId: string,
+): Promise<Array<{ id: string; address: string; protocol_port: number; provisioning_status: string }>> {
   const res = await stack.call("GET", `/v2/lbaas/pools/${poolId}/members?limit=1000`);
   if (res.status !== 200) throw new Error(`members of ${poolId}: ${res.status}`);
   return res.body.members;
@@ -161,7 +166,9 @@ async function roll(way: Way, client: Client, pools: string[], memberIds: Map<st
       for (let p = 0; p < POOLS; p++) {
         const pool = pools[p]!;
         await client.mutate("DELETE", `/v2/lbaas/pools/${pool}/members/${memberIds[p]!.get(oldAddr(k))}`);
-        const made = await client.mutate("POST", `/v2/lbaas/pools/${pool}/members`, { member: { address: newAddr(k), protocol_port: PORT } });
+        const made = await client.mutate("POST", `/v2/lbaas/pools/${pool}/members`, {
+          member: { address: newAddr(k), protocol_port: PORT },
+        });
         memberIds[p]!.set(newAddr(k), made.member.id);
       }
     } else if (way === "b") {
@@ -186,7 +193,9 @@ async function runWay(way: Way): Promise<Result> {
     const memberIds = await Promise.all(pools.map(async (p) => new Map((await listMembers(stack, p)).map((m) => [m.address, m.id]))));
     const built = memberIds.reduce((n, m) => n + m.size, 0);
     if (built !== POOLS * NODES) throw new Error(`built ${built} members, expected ${POOLS * NODES}`);
-    console.log(`  ${LABEL[way]}: stack ready in ${stack.readyMs} ms, LB with ${POOLS} pools × ${NODES} members built in ${Date.now() - t0} ms; rolling…`);
+    console.log(
+      `  ${LABEL[way]}: stack ready in ${stack.readyMs} ms, LB with ${POOLS} pools × ${NODES} members built in ${Date.now() - t0} ms; rolling…`,
+    );
 
     const before = stack.output().length;
     const client = new Client(stack, lbId);
@@ -201,7 +210,10 @@ async function runWay(way: Way): Promise<Result> {
     let ok = true;
     for (const pool of pools) {
       const members = await listMembers(stack, pool);
-      const got = members.map((m) => `${m.address}`).sort().join(",");
+      const got = members
+        .map((m) => `${m.address}`)
+        .sort()
+        .join(",");
       if (got !== want || members.some((m) => m.protocol_port !== PORT || m.provisioning_status !== "ACTIVE")) ok = false;
     }
     if (!ok) console.log(`  WARNING: ${LABEL[way]}: end state is not the expected member set`);
@@ -226,7 +238,9 @@ const fmtS = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 const ratio = (x: number, y: number) => (y ? `${(x / y).toFixed(1)}×` : "n/a");
 
 async function main() {
-  console.log(`bench:roll — ${POOLS} listener/pool pairs × ${NODES} nodes = ${POOLS * NODES} members; rolling ${NODES} nodes; ways: ${WAYS.join(", ")}; poll every ${POLL_MS} ms`);
+  console.log(
+    `bench:roll — ${POOLS} listener/pool pairs × ${NODES} nodes = ${POOLS * NODES} members; rolling ${NODES} nodes; ways: ${WAYS.join(", ")}; poll every ${POLL_MS} ms`,
+  );
   const results: Partial<Record<Way, Result>> = {};
   for (const way of WAYS) {
     const r = await runWay(way);
@@ -240,13 +254,18 @@ async function main() {
   if (c) {
     for (const w of ["a", "b"] as const) {
       const r = results[w];
-      if (r) console.log(`${w}/c: wall time ${ratio(r.wallMs, c.wallMs)}, requests ${ratio(r.requests, c.requests)}, mutating requests ${ratio(r.mutating, c.mutating)}, flows ${ratio(r.flows, c.flows)}`);
+      if (r)
+        console.log(
+          `${w}/c: wall time ${ratio(r.wallMs, c.wallMs)}, requests ${ratio(r.requests, c.requests)}, mutating requests ${ratio(r.mutating, c.mutating)}, flows ${ratio(r.flows, c.flows)}`,
+        );
     }
   }
 
   const rows = WAYS.map((w) => results[w]!);
   console.log("");
-  console.log(`Rolling ${NODES} nodes of a load balancer with ${POOLS} pools × ${NODES} members (${POOLS * NODES} members), local stack (\`--in-memory\`), polling every ${POLL_MS} ms:`);
+  console.log(
+    `Rolling ${NODES} nodes of a load balancer with ${POOLS} pools × ${NODES} members (${POOLS * NODES} members), local stack (\`--in-memory\`), polling every ${POLL_MS} ms:`,
+  );
   console.log("");
   console.log("| Way | Wall time | HTTP requests (all) | Mutating requests | Flows | 409s | Wall time vs (c) | Requests vs (c) |");
   console.log("|---|---:|---:|---:|---:|---:|---:|---:|");

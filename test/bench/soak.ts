@@ -69,7 +69,8 @@ async function settle(stack: Stack, lbId: string) {
   }
 }
 
-const members = (n: number, salt: number) => Array.from({ length: n }, (_, i) => ({ address: `10.${salt % 250}.${i}.1`, protocol_port: 80 }));
+const members = (n: number, salt: number) =>
+  Array.from({ length: n }, (_, i) => ({ address: `10.${salt % 250}.${i}.1`, protocol_port: 80 }));
 const pick = <T>(xs: T[]) => xs[Math.floor(Math.random() * xs.length)]!;
 
 interface Owned {
@@ -88,7 +89,14 @@ async function client(stack: Stack, n: number, until: number) {
         loadbalancer: {
           name: `soak-${n}-${round}`,
           vip_subnet_id: SUBNET,
-          listeners: [{ name: "http", protocol: "HTTP", protocol_port: 80, default_pool: { name: "web", protocol: "HTTP", lb_algorithm: "ROUND_ROBIN", members: members(2, n) } }],
+          listeners: [
+            {
+              name: "http",
+              protocol: "HTTP",
+              protocol_port: 80,
+              default_pool: { name: "web", protocol: "HTTP", lb_algorithm: "ROUND_ROBIN", members: members(2, n) },
+            },
+          ],
         },
       });
       if (res.status !== 201) continue;
@@ -103,10 +111,16 @@ async function client(stack: Stack, n: number, until: number) {
       else mine.push(lb);
     } else if (r < 0.3 && mine.length > 0) {
       const lb = pick(mine);
-      if ((await timed(stack, "update", "PUT", `/v2/lbaas/loadbalancers/${lb.id}`, { loadbalancer: { description: `round ${round}` } })).status === 200) await settle(stack, lb.id);
+      if (
+        (await timed(stack, "update", "PUT", `/v2/lbaas/loadbalancers/${lb.id}`, { loadbalancer: { description: `round ${round}` } }))
+          .status === 200
+      )
+        await settle(stack, lb.id);
     } else if (r < 0.45 && mine.length > 0) {
       const lb = pick(mine);
-      const res = await timed(stack, "member batch", "PUT", `/v2/lbaas/pools/${lb.poolId}/members`, { members: members(2 + (round % 9), n * 7 + round) });
+      const res = await timed(stack, "member batch", "PUT", `/v2/lbaas/pools/${lb.poolId}/members`, {
+        members: members(2 + (round % 9), n * 7 + round),
+      });
       if (res.status === 202) await settle(stack, lb.id);
     } else if (r < 0.65 && mine.length > 0) {
       await timed(stack, "GET", "GET", `/v2/lbaas/loadbalancers/${pick(mine).id}`);
@@ -153,7 +167,13 @@ function rssMiB(pid: number): number {
 /** Objects of every kind in PENDING_*, read through the API's lists (the admin's view under noauth). */
 async function pending(stack: Stack): Promise<Record<string, number>> {
   const out: Record<string, number> = {};
-  for (const [path, key] of [["loadbalancers", "loadbalancers"], ["listeners", "listeners"], ["pools", "pools"], ["healthmonitors", "healthmonitors"], ["l7policies", "l7policies"]] as const) {
+  for (const [path, key] of [
+    ["loadbalancers", "loadbalancers"],
+    ["listeners", "listeners"],
+    ["pools", "pools"],
+    ["healthmonitors", "healthmonitors"],
+    ["l7policies", "l7policies"],
+  ] as const) {
     let url: string | undefined = `/v2/lbaas/${path}?limit=1000`;
     let n = 0;
     const pools: string[] = [];
@@ -169,7 +189,9 @@ async function pending(stack: Stack): Promise<Record<string, number>> {
     out[key] = n;
     if (key === "pools") {
       let m = 0;
-      for (const p of pools) for (const o of (await stack.call("GET", `/v2/lbaas/pools/${p}/members?limit=1000`)).body.members ?? []) if (String(o.provisioning_status).startsWith("PENDING_")) m++;
+      for (const p of pools)
+        for (const o of (await stack.call("GET", `/v2/lbaas/pools/${p}/members?limit=1000`)).body.members ?? [])
+          if (String(o.provisioning_status).startsWith("PENDING_")) m++;
       out.members = m;
     }
   }
@@ -183,7 +205,10 @@ const pct = (xs: number[], q: number) => {
 
 async function main() {
   console.log(`bench:soak — ${CLIENTS} clients and ${AMPHORAE} simulated amphorae for ${MINUTES} min against \`npm start -- --in-memory\``);
-  const stack = await startStack(["--in-memory", "--heartbeat-port", "0"], { OTTAVA_HEARTBEAT_KEY: HEARTBEAT_KEY, OTTAVA_LOG_LEVEL: "warn" });
+  const stack = await startStack(["--in-memory", "--heartbeat-port", "0"], {
+    OTTAVA_HEARTBEAT_KEY: HEARTBEAT_KEY,
+    OTTAVA_LOG_LEVEL: "warn",
+  });
   try {
     const port = Number(/Receiving amphora heartbeats on udp [\d.]+:(\d+)/.exec(stack.output())?.[1]);
     const pid = stack.proc.pid!;
@@ -213,23 +238,41 @@ async function main() {
     const byStatus = new Map<number, number>();
     for (const s of all) for (const [k, v] of s.statuses) byStatus.set(k, (byStatus.get(k) ?? 0) + v);
     console.log(`\nRequests: ${total} in ${wallS.toFixed(0)} s (${(total / wallS).toFixed(1)}/s); heartbeats sent: ${sent}`);
-    console.log(`Answers by status: ${[...byStatus].sort(([a], [b]) => a - b).map(([k, v]) => `${k}: ${v}`).join(", ")}\n`);
+    console.log(
+      `Answers by status: ${[...byStatus]
+        .sort(([a], [b]) => a - b)
+        .map(([k, v]) => `${k}: ${v}`)
+        .join(", ")}\n`,
+    );
     console.log("| operation | requests | p50 (ms) | p99 (ms) | answers |");
     console.log("|---|---:|---:|---:|---|");
     for (const [op, s] of [...stats].sort(([a], [b]) => a.localeCompare(b))) {
-      const answers = [...s.statuses].sort(([a], [b]) => a - b).map(([k, v]) => `${k}: ${v}`).join(", ");
+      const answers = [...s.statuses]
+        .sort(([a], [b]) => a - b)
+        .map(([k, v]) => `${k}: ${v}`)
+        .join(", ");
       console.log(`| ${op} | ${s.times.length} | ${pct(s.times, 0.5).toFixed(1)} | ${pct(s.times, 0.99).toFixed(1)} | ${answers} |`);
     }
     const growth = (rssEnd - rssWarm) / rssWarm;
-    console.log(`\nResident memory of the stack's process: ${rssStart.toFixed(0)} MiB at start, ${rssWarm.toFixed(0)} MiB after the warm-up (${Math.round(WARM_UP * 100)}% of the run), ${rssEnd.toFixed(0)} MiB at the end (${(growth * 100).toFixed(1)}%), ${peak.toFixed(0)} MiB at most`);
-    console.log(`Left in PENDING_*: ${Object.entries(left).map(([k, v]) => `${k} ${v}`).join(", ")}`);
+    console.log(
+      `\nResident memory of the stack's process: ${rssStart.toFixed(0)} MiB at start, ${rssWarm.toFixed(0)} MiB after the warm-up (${Math.round(WARM_UP * 100)}% of the run), ${rssEnd.toFixed(0)} MiB at the end (${(growth * 100).toFixed(1)}%), ${peak.toFixed(0)} MiB at most`,
+    );
+    console.log(
+      `Left in PENDING_*: ${Object.entries(left)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(", ")}`,
+    );
 
     const fiveHundreds = [...byStatus].filter(([k]) => k >= 500).reduce((n, [, v]) => n + v, 0);
     const pendingLeft = Object.values(left).reduce((a, b) => a + b, 0);
     const budgets = [
       { name: "no 5xx", ok: fiveHundreds === 0, detail: `${fiveHundreds}` },
       { name: "nothing left PENDING", ok: pendingLeft === 0, detail: `${pendingLeft}` },
-      { name: `memory growth after the warm-up under ${MEMORY_BUDGET * 100}%`, ok: growth < MEMORY_BUDGET, detail: `${(growth * 100).toFixed(1)}%` },
+      {
+        name: `memory growth after the warm-up under ${MEMORY_BUDGET * 100}%`,
+        ok: growth < MEMORY_BUDGET,
+        detail: `${(growth * 100).toFixed(1)}%`,
+      },
     ];
     console.log("\nBudgets:");
     for (const b of budgets) console.log(`  ${b.ok ? "PASS" : "FAIL"}  ${b.name}: ${b.detail}`);

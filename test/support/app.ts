@@ -14,12 +14,19 @@ export const SUBNET = "5e6b7c5a-0b7e-4a0e-9d36-1f5b2f3a6a11";
  * `engine`: options of the local runner (a test-only task decorator, retry intervals); `durable`
  * journals its executions in the table as `npm start` does (else in memory).
  */
-export async function inProcessApp(env: Record<string, string> = {}, engine_: Omit<LocalWorkflowEngineOptions, "journal" | "concurrency"> & { durable?: boolean } = {}) {
+export async function inProcessApp(
+  env: Record<string, string> = {},
+  engine_: Omit<LocalWorkflowEngineOptions, "journal" | "concurrency"> & { durable?: boolean } = {},
+) {
   const { config, ...stores } = await freshTable(env);
   const tasks = createTaskContext(config, stores);
   const log = createLogger({ service: "test" }, "error");
   const { durable, ...options } = engine_;
-  const engine = new LocalWorkflowEngine(tasks, log, { ...options, concurrency: config.flowConcurrency, ...(durable ? { journal: createExecutionJournal(config) } : {}) });
+  const engine = new LocalWorkflowEngine(tasks, log, {
+    ...options,
+    concurrency: config.flowConcurrency,
+    ...(durable ? { journal: createExecutionJournal(config) } : {}),
+  });
   const app = await createApp({ ...stores, engine, network: tasks.drivers.network, certificates: tasks.drivers.certificates, config, log });
   const call = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
     const res = await app.request(path, {

@@ -348,15 +348,24 @@ async function provision(dir: string, adminPassword: string, log: (m: string) =>
   t = Date.now();
   await keystoneManage(conf, [
     "bootstrap",
-    "--bootstrap-username", "admin",
-    "--bootstrap-password", adminPassword,
-    "--bootstrap-project-name", "admin",
-    "--bootstrap-role-name", "admin",
-    "--bootstrap-service-name", "keystone",
-    "--bootstrap-region-id", REGION,
-    "--bootstrap-public-url", PLACEHOLDER_URL,
-    "--bootstrap-internal-url", PLACEHOLDER_URL,
-    "--bootstrap-admin-url", PLACEHOLDER_URL,
+    "--bootstrap-username",
+    "admin",
+    "--bootstrap-password",
+    adminPassword,
+    "--bootstrap-project-name",
+    "admin",
+    "--bootstrap-role-name",
+    "admin",
+    "--bootstrap-service-name",
+    "keystone",
+    "--bootstrap-region-id",
+    REGION,
+    "--bootstrap-public-url",
+    PLACEHOLDER_URL,
+    "--bootstrap-internal-url",
+    PLACEHOLDER_URL,
+    "--bootstrap-admin-url",
+    PLACEHOLDER_URL,
   ]);
   log(`keystone: bootstrap ${Date.now() - t} ms`);
   // WAL: oslo.db emits BEGIN for reads too, and Keystone leaks some read sessions (until the garbage
@@ -399,7 +408,12 @@ function primaryGroupName(): string {
 function templateKey(): string {
   const h = createHash("sha256");
   h.update(`format ${TEMPLATE_FORMAT}\n`);
-  h.update(readdirSync(KEYSTONE_PACKAGE_DIR).filter((n) => /^keystone[-_]/i.test(n)).sort().join(",") + "\n");
+  h.update(
+    readdirSync(KEYSTONE_PACKAGE_DIR)
+      .filter((n) => /^keystone[-_]/i.test(n))
+      .sort()
+      .join(",") + "\n",
+  );
   h.update(`${statSync(KEYSTONE_MANAGE).mtimeMs} ${statSync(join(KEYSTONE_PACKAGE_DIR, "keystone", "__init__.py")).mtimeMs}\n`);
   h.update(keystoneConf("/DIR", { tokenExpiration: 3600, cache: false }));
   return h.digest("hex").slice(0, 16);
@@ -499,7 +513,10 @@ function freePort(): Promise<number> {
 
 function tail(file: string, lines: number): string {
   try {
-    return readFileSync(file, "utf8").split("\n").slice(-lines - 1).join("\n");
+    return readFileSync(file, "utf8")
+      .split("\n")
+      .slice(-lines - 1)
+      .join("\n");
   } catch {
     return "";
   }
@@ -528,22 +545,29 @@ class PortInUse extends Error {}
 async function serve(dir: string, port: number, threads: number): Promise<ChildProcess> {
   const uwsgiLog = join(dir, "uwsgi.log");
   const args = [
-    "--plugins", "python3",
-    "--http-socket", `127.0.0.1:${port}`,
-    "--wsgi-file", KEYSTONE_WSGI_PUBLIC,
+    "--plugins",
+    "python3",
+    "--http-socket",
+    `127.0.0.1:${port}`,
+    "--wsgi-file",
+    KEYSTONE_WSGI_PUBLIC,
     // ONE process: sqlite + several processes fails the first writes with "database is locked".
-    "--processes", "1",
+    "--processes",
+    "1",
     // and one thread by default, see StartKeystoneOptions.threads.
     ...(threads > 1 ? ["--threads", String(threads)] : []),
     "--single-interpreter",
     "--need-app",
     "--die-on-term",
     "--disable-logging",
-    "--buffer-size", "65535",
+    "--buffer-size",
+    "65535",
     // uwsgi's plain --http-socket closes the connection after every response without saying so, and
     // Node's fetch (undici) then reuses the dead keep-alive socket: "SocketError: other side closed".
-    "--add-header", "Connection: close",
-    "--logto", uwsgiLog,
+    "--add-header",
+    "Connection: close",
+    "--logto",
+    uwsgiLog,
   ];
   const useSetpriv = existsSync(SETPRIV);
   const [file, argv] = useSetpriv ? [SETPRIV, ["--pdeathsig", "SIGKILL", "--", UWSGI, ...args]] : [UWSGI, args];
@@ -577,7 +601,9 @@ async function serve(dir: string, port: number, threads: number): Promise<ChildP
     if (exited !== undefined) {
       const logText = tail(uwsgiLog, 30);
       if (/Address already in use/.test(logText)) throw new PortInUse(`port ${port} taken`);
-      throw new Error(`keystone: uwsgi ${exited} before answering\n--- uwsgi.log ---\n${logText}\n--- keystone.log ---\n${tail(join(dir, "keystone.log"), 30)}`);
+      throw new Error(
+        `keystone: uwsgi ${exited} before answering\n--- uwsgi.log ---\n${logText}\n--- keystone.log ---\n${tail(join(dir, "keystone.log"), 30)}`,
+      );
     }
     try {
       // uwsgi listens before the app is loaded: this first request waits in the backlog until it is.
@@ -613,7 +639,8 @@ export async function startKeystone(opts: StartKeystoneOptions = {}): Promise<Ke
     } else {
       const tpl = await prepareKeystoneTemplate(log);
       adminPassword = tpl.adminPassword;
-      for (const name of ["keystone.db", "fernet-keys", "credential-keys"]) cpSync(join(tpl.dir, name), join(dir, name), { recursive: true });
+      for (const name of ["keystone.db", "fernet-keys", "credential-keys"])
+        cpSync(join(tpl.dir, name), join(dir, name), { recursive: true });
     }
     writeFileSync(join(dir, "keystone.conf"), keystoneConf(dir, { tokenExpiration, cache: opts.keystoneCache ?? true }));
     const t = Date.now();
@@ -692,7 +719,8 @@ export async function startKeystone(opts: StartKeystoneOptions = {}): Promise<Ke
   const ensureRole = async (name: string): Promise<string> => {
     const known = roleIds.get(name);
     if (known) return known;
-    const find = async () => (await asAdmin("GET", `/v3/roles?name=${encodeURIComponent(name)}`, undefined, [200])).roles[0]?.id as string | undefined;
+    const find = async () =>
+      (await asAdmin("GET", `/v3/roles?name=${encodeURIComponent(name)}`, undefined, [200])).roles[0]?.id as string | undefined;
     let id = await find();
     if (!id) {
       const res = await request("POST", "/v3/roles", { token: await adminToken(), body: { role: { name } } });
@@ -714,7 +742,14 @@ export async function startKeystone(opts: StartKeystoneOptions = {}): Promise<Ke
       const ep = existing.find((e) => e.interface === iface && (e.region_id ?? e.region) === REGION);
       endpointIds[iface] = ep
         ? (await asAdmin("PATCH", `/v3/endpoints/${ep.id}`, { endpoint: { url: endpointUrl } }, [200])).endpoint.id
-        : (await asAdmin("POST", "/v3/endpoints", { endpoint: { service_id: serviceId, interface: iface, region_id: REGION, url: endpointUrl, enabled: true } }, [201])).endpoint.id;
+        : (
+            await asAdmin(
+              "POST",
+              "/v3/endpoints",
+              { endpoint: { service_id: serviceId, interface: iface, region_id: REGION, url: endpointUrl, enabled: true } },
+              [201],
+            )
+          ).endpoint.id;
     }
     return { serviceId, endpointIds };
   };
@@ -794,7 +829,15 @@ export async function startKeystone(opts: StartKeystoneOptions = {}): Promise<Ke
         await asAdmin(
           "POST",
           "/v3/users",
-          { user: { name, password, domain_id: "default", enabled: true, ...(defaultProjectId ? { default_project_id: defaultProjectId } : {}) } },
+          {
+            user: {
+              name,
+              password,
+              domain_id: "default",
+              enabled: true,
+              ...(defaultProjectId ? { default_project_id: defaultProjectId } : {}),
+            },
+          },
           [201],
         )
       ).user.id,

@@ -80,7 +80,8 @@ const MiB = 1024 * 1024;
  */
 const noopTask = {
   event: { lbId: "bench", chunks: 2 },
-  check: (answer: unknown) => (JSON.stringify(answer) === "[0,1]" ? undefined : `planMemberChunks answered ${JSON.stringify(answer)}, not [0,1]`),
+  check: (answer: unknown) =>
+    JSON.stringify(answer) === "[0,1]" ? undefined : `planMemberChunks answered ${JSON.stringify(answer)}, not [0,1]`,
 };
 
 export const FUNCTIONS: LambdaFunction[] = [
@@ -174,7 +175,9 @@ export async function bundleFunction(fn: LambdaFunction, outdir: string, opts: B
     target: "es2023",
     bundle: true,
     // As SST: one file unless split (then an outdir, the entry named bundle.mjs).
-    ...((opts.splitting ?? true) ? { splitting: true, outdir, entryNames: "bundle", outExtension: { ".js": ".mjs" } } : { outfile: join(outdir, "bundle.mjs") }),
+    ...((opts.splitting ?? true)
+      ? { splitting: true, outdir, entryNames: "bundle", outExtension: { ".js": ".mjs" } }
+      : { outfile: join(outdir, "bundle.mjs") }),
     external: ["sharp", "pg-native", ...(opts.sdk === "external" ? ["@aws-sdk/*"] : [])],
     mainFields: ["module", "main"],
     keepNames: true,

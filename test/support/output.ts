@@ -50,7 +50,10 @@ export function jsonLines(lines: string[]): Record<string, any>[] {
 
 /** An Embedded Metric Format line, parsed. */
 export interface EmfLine {
-  _aws: { Timestamp: number; CloudWatchMetrics: { Namespace: string; Dimensions: string[][]; Metrics: { Name: string; Unit: string }[] }[] };
+  _aws: {
+    Timestamp: number;
+    CloudWatchMetrics: { Namespace: string; Dimensions: string[][]; Metrics: { Name: string; Unit: string }[] }[];
+  };
   [key: string]: unknown;
 }
 
@@ -67,6 +70,10 @@ export function captureMetrics(): { lines: string[]; emitted(name: string): EmfL
   return {
     lines,
     emitted: (name) =>
-      jsonLines(lines).filter((l): l is EmfLine => Array.isArray(l._aws?.CloudWatchMetrics) && l._aws.CloudWatchMetrics.some((m: EmfLine["_aws"]["CloudWatchMetrics"][number]) => m.Metrics.some((x) => x.Name === name))),
+      jsonLines(lines).filter(
+        (l): l is EmfLine =>
+          Array.isArray(l._aws?.CloudWatchMetrics) &&
+          l._aws.CloudWatchMetrics.some((m: EmfLine["_aws"]["CloudWatchMetrics"][number]) => m.Metrics.some((x) => x.Name === name)),
+      ),
   };
 }

@@ -22,7 +22,11 @@ export interface Stack {
  * `detached`: the stack runs in a session and process group of its own (setsid: node's spawn makes
  * the child its leader, so the group's id is its pid), which `killGroup` signals whole.
  */
-export async function startStack(args: string[] = ["--in-memory"], env: Record<string, string> = {}, opts: { detached?: boolean } = {}): Promise<Stack> {
+export async function startStack(
+  args: string[] = ["--in-memory"],
+  env: Record<string, string> = {},
+  opts: { detached?: boolean } = {},
+): Promise<Stack> {
   const started = Date.now();
   const proc = spawn(process.execPath, ["--import", "tsx", "packages/local/src/main.ts", "--port", "0", ...args], {
     cwd: ROOT,

@@ -79,12 +79,20 @@ export async function synthesize(env: Record<string, string>, stage = "synth"): 
     const file = HANDLER_EXTENSIONS.map((ext) => base + ext).find((f) => existsSync(join(root, f)));
     if (!file) return { handler: input.handler, out: "", errors: [`Could not find file for handler "${input.handler}"`], sourcemaps: [] };
     const target = /^nodejs(\d+)\.x$/.exec(input.runtime)?.[1];
-    if (!target) return { handler: input.handler, out: "", errors: [`${input.functionID}: not a Node.js runtime: ${input.runtime}`], sourcemaps: [] };
+    if (!target)
+      return { handler: input.handler, out: "", errors: [`${input.functionID}: not a Node.js runtime: ${input.runtime}`], sourcemaps: [] };
     const key = JSON.stringify([file, target, input.properties ?? {}]);
-    if (!bundles.has(key)) bundles.set(key, bundle(file, base, `node${target}`, input.properties ?? {}, join(work, "artifacts", `bundle-${bundles.size}`)));
+    if (!bundles.has(key))
+      bundles.set(key, bundle(file, base, `node${target}`, input.properties ?? {}, join(work, "artifacts", `bundle-${bundles.size}`)));
     try {
       const made = await bundles.get(key)!;
-      builds.push({ functionID: input.functionID, handler: input.handler, runtime: input.runtime, inputs: made.inputs, exports: made.exports });
+      builds.push({
+        functionID: input.functionID,
+        handler: input.handler,
+        runtime: input.runtime,
+        inputs: made.inputs,
+        exports: made.exports,
+      });
       return { handler: input.handler, out: made.out, errors: [], sourcemaps: [] };
     } catch (e) {
       return { handler: input.handler, out: "", errors: [`${input.functionID}: ${(e as Error).message}`], sourcemaps: [] };
@@ -112,7 +120,12 @@ export async function synthesize(env: Record<string, string>, stage = "synth"): 
       ...(nodejs.loader ? { loader: nodejs.loader } : {}),
       external: install,
       banner: {
-        js: [format === "esm" ? `import { createRequire as topLevelCreateRequire } from "module"; const require = topLevelCreateRequire(import.meta.url);` : "", nodejs.banner ?? ""].join("\n"),
+        js: [
+          format === "esm"
+            ? `import { createRequire as topLevelCreateRequire } from "module"; const require = topLevelCreateRequire(import.meta.url);`
+            : "",
+          nodejs.banner ?? "",
+        ].join("\n"),
       },
       ...nodejs.esbuild,
       metafile: true,
@@ -126,7 +139,16 @@ export async function synthesize(env: Record<string, string>, stage = "synth"): 
     const { method, params } = JSON.parse(await body(req)) as { method: string; params: [any] };
     let reply: { result?: unknown; error?: string };
     if (method === "Provider.Aws.Bootstrap") {
-      reply = { result: { asset: "sst-asset-synth", assetEcrRegistryId: "123456789012", assetEcrUrl: "123456789012.dkr.ecr.us-east-1.amazonaws.com/sst-asset", state: "sst-state-synth", appsyncHttp: "", appsyncRealtime: "" } };
+      reply = {
+        result: {
+          asset: "sst-asset-synth",
+          assetEcrRegistryId: "123456789012",
+          assetEcrUrl: "123456789012.dkr.ecr.us-east-1.amazonaws.com/sst-asset",
+          state: "sst-state-synth",
+          appsyncHttp: "",
+          appsyncRealtime: "",
+        },
+      };
     } else if (method === "Runtime.Build") {
       reply = { result: await runtimeBuild(params[0]) };
     } else {
@@ -148,7 +170,9 @@ export async function synthesize(env: Record<string, string>, stage = "synth"): 
       format: "esm",
       target: "node20",
       packages: "external",
-      banner: { js: `import { createRequire as topLevelCreateRequire } from "module"; const require = topLevelCreateRequire(import.meta.url);` },
+      banner: {
+        js: `import { createRequire as topLevelCreateRequire } from "module"; const require = topLevelCreateRequire(import.meta.url);`,
+      },
       logLevel: "silent",
     });
     const outFile = join(work, "synth.json");

@@ -7,7 +7,15 @@
 // the same instance and ports, never a second one.
 import { createHash } from "node:crypto";
 import { NOOP_LB_NETWORK_IP, NOOP_VIP_ADDRESS } from "@ottava/core";
-import { CertificateError, DriverError, type AmphoraDriver, type CertManager, type ComputeDriver, type Drivers, type NetworkDriver } from "@ottava/core";
+import {
+  CertificateError,
+  DriverError,
+  type AmphoraDriver,
+  type CertManager,
+  type ComputeDriver,
+  type Drivers,
+  type NetworkDriver,
+} from "@ottava/core";
 
 /**
  * The last server PEM (certificate and key) handed to the no-op drivers per amphora, for tests and
@@ -70,7 +78,12 @@ const network: NetworkDriver = {
   async updateVipSecurityGroups() {},
   // The amphora's ports are derived from its id: plugging again answers the same ports.
   async plugVip(_lb, a) {
-    return { vrrp_ip: NOOP_VIP_ADDRESS, ha_ip: NOOP_VIP_ADDRESS, vrrp_port_id: uuidOf(`ottava-noop-vrrp-port/${a.id}`), ha_port_id: uuidOf(`ottava-noop-ha-port/${a.id}`) };
+    return {
+      vrrp_ip: NOOP_VIP_ADDRESS,
+      ha_ip: NOOP_VIP_ADDRESS,
+      vrrp_port_id: uuidOf(`ottava-noop-vrrp-port/${a.id}`),
+      ha_port_id: uuidOf(`ottava-noop-ha-port/${a.id}`),
+    };
   },
   async unplugVip() {},
 };
@@ -107,7 +120,10 @@ export const noopCertManager: CertManager = {
  */
 export function parseCallList(setting: string, spec: string, fallback = Infinity): Map<string, number> {
   const calls = new Map<string, number>();
-  for (const part of spec.split(",").map((s) => s.trim()).filter(Boolean)) {
+  for (const part of spec
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const m = /^(compute|network|amphora)\.([A-Za-z]+)(?::(\d+))?$/.exec(part);
     if (!m) throw new Error(`${setting}: '${part}' is not driver.method[:N] (drivers: compute, network, amphora)`);
     const drivers = { compute, network, amphora } as Record<string, object>;

@@ -8,7 +8,16 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CertificateError, loadConfig } from "@ottava/core";
-import { buildPem, createCertManager, createDrivers, intermediatePems, LocalCertManager, noopCertManager, tlsContainer, validateCertificate } from "../src";
+import {
+  buildPem,
+  createCertManager,
+  createDrivers,
+  intermediatePems,
+  LocalCertManager,
+  noopCertManager,
+  tlsContainer,
+  validateCertificate,
+} from "../src";
 import { fault, inProcessApp, pick, SUBNET } from "../../../test/support/app";
 
 const ROOT = join(import.meta.dirname, "../../..");
@@ -24,13 +33,45 @@ function makePki(at: string) {
     openssl(d, "req", "-x509", "-newkey", ...keyArgs, "-nodes", "-keyout", "ca.key", "-out", "ca.pem", "-subj", `/CN=${cn}`, "-days", "2");
     writeFileSync(join(d, "index.txt"), "");
     writeFileSync(join(d, "crlnumber"), "01\n");
-    writeFileSync(join(d, "ca.cnf"), "[ca]\ndefault_ca = d\n[d]\ndatabase = index.txt\ncrlnumber = crlnumber\ndefault_md = sha256\ndefault_crl_days = 2\n");
+    writeFileSync(
+      join(d, "ca.cnf"),
+      "[ca]\ndefault_ca = d\n[d]\ndatabase = index.txt\ncrlnumber = crlnumber\ndefault_md = sha256\ndefault_crl_days = 2\n",
+    );
     openssl(d, "ca", "-gencrl", "-config", "ca.cnf", "-keyfile", "ca.key", "-cert", "ca.pem", "-out", "ca.crl");
   };
   ca("ca", ["rsa:2048"], "Test CA");
   ca("other", ["ec", "-pkeyopt", "ec_paramgen_curve:P-256"], "Other CA");
-  openssl(at, "req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=www.example.com");
-  openssl(at, "x509", "-req", "-in", "server.csr", "-CA", "ca/ca.pem", "-CAkey", "ca/ca.key", "-CAcreateserial", "-out", "server.pem", "-days", "2");
+  openssl(
+    at,
+    "req",
+    "-newkey",
+    "ec",
+    "-pkeyopt",
+    "ec_paramgen_curve:P-256",
+    "-nodes",
+    "-keyout",
+    "server.key",
+    "-out",
+    "server.csr",
+    "-subj",
+    "/CN=www.example.com",
+  );
+  openssl(
+    at,
+    "x509",
+    "-req",
+    "-in",
+    "server.csr",
+    "-CA",
+    "ca/ca.pem",
+    "-CAkey",
+    "ca/ca.key",
+    "-CAcreateserial",
+    "-out",
+    "server.pem",
+    "-days",
+    "2",
+  );
   openssl(at, "pkey", "-in", "server.key", "-aes256", "-passout", "pass:s3cret", "-out", "server.enc.key");
 }
 
@@ -47,7 +88,12 @@ describe("LocalCertManager, as Octavia's LocalCertManager", () => {
     const storagePath = join(dir, "store-1");
     const m = new LocalCertManager({ storagePath });
     const intermediates = pem("ca/ca.pem") + pem("other/ca.pem");
-    const ref = await m.storeCert({ certificate: pem("server.pem"), private_key: pem("server.enc.key"), intermediates, private_key_passphrase: "s3cret" });
+    const ref = await m.storeCert({
+      certificate: pem("server.pem"),
+      private_key: pem("server.enc.key"),
+      intermediates,
+      private_key_passphrase: "s3cret",
+    });
     expect(ref).toMatch(/^[0-9a-f-]{36}$/);
     expect(readdirSync(storagePath).sort()).toEqual([`${ref}.crt`, `${ref}.int`, `${ref}.key`, `${ref}.pass`]);
     for (const f of readdirSync(storagePath)) expect(statSync(join(storagePath, f)).mode & 0o777).toBe(0o600);
@@ -61,7 +107,12 @@ describe("LocalCertManager, as Octavia's LocalCertManager", () => {
     // get_secret reads <ref>.crt.
     expect(await m.getSecret("any-project", ref)).toBe(pem("server.pem"));
     const plain = await m.storeCert({ certificate: pem("server.pem"), private_key: pem("server.key") });
-    expect(await m.getCert("p", plain)).toEqual({ certificate: pem("server.pem"), private_key: pem("server.key"), private_key_passphrase: null, intermediates: [] });
+    expect(await m.getCert("p", plain)).toEqual({
+      certificate: pem("server.pem"),
+      private_key: pem("server.key"),
+      private_key_passphrase: null,
+      intermediates: [],
+    });
   });
 
   it("refuses unknown references, a certificate without its key, and references that are not plain file names", async () => {
@@ -70,7 +121,9 @@ describe("LocalCertManager, as Octavia's LocalCertManager", () => {
     const secret = await m.storeSecret(pem("ca/ca.pem"));
     expect(await m.getSecret("p", secret)).toBe(pem("ca/ca.pem"));
     await expect(m.getCert("p", secret)).rejects.toThrow(new CertificateError("Private Key could not be read."));
-    await expect(m.getCert("p", "0b7c8e6e-0000-4000-8000-000000000000")).rejects.toThrow(new CertificateError("Certificate could not be read."));
+    await expect(m.getCert("p", "0b7c8e6e-0000-4000-8000-000000000000")).rejects.toThrow(
+      new CertificateError("Certificate could not be read."),
+    );
     await expect(m.getSecret("p", "nope")).rejects.toBeInstanceOf(CertificateError);
     writeFileSync(join(dir, "outside.crt"), pem("ca/ca.pem"));
     for (const ref of ["../outside", "a/b", ".hidden", "", "x".repeat(300)]) {
@@ -92,7 +145,12 @@ describe("LocalCertManager, as Octavia's LocalCertManager", () => {
     const storagePath = join(dir, "store-octavia");
     const m = new LocalCertManager({ storagePath });
     const intermediates = pem("other/ca.pem") + "\n" + pem("ca/ca.pem");
-    const ours = await m.storeCert({ certificate: pem("server.pem"), private_key: pem("server.enc.key"), intermediates, private_key_passphrase: "s3cret" });
+    const ours = await m.storeCert({
+      certificate: pem("server.pem"),
+      private_key: pem("server.enc.key"),
+      intermediates,
+      private_key_passphrase: "s3cret",
+    });
     const script = `
 import json, sys
 from oslo_config import cfg
@@ -108,7 +166,14 @@ print(json.dumps({'read': {'certificate': c.get_certificate(), 'private_key': c.
                   'stored': theirs}))
 `;
     const py = spawnSync("/usr/bin/python3", ["-c", script], {
-      input: JSON.stringify({ path: storagePath, ref: ours, cert: pem("server.pem"), key: pem("server.key"), ints: pem("ca/ca.pem"), pass: "pw" }),
+      input: JSON.stringify({
+        path: storagePath,
+        ref: ours,
+        cert: pem("server.pem"),
+        key: pem("server.key"),
+        ints: pem("ca/ca.pem"),
+        pass: "pw",
+      }),
       encoding: "utf8",
     });
     expect(py.status, py.stderr).toBe(0);
@@ -116,7 +181,12 @@ print(json.dumps({'read': {'certificate': c.get_certificate(), 'private_key': c.
     // What Octavia reads from ours is what ours reads.
     expect(out.read).toEqual(await m.getCert("p", ours));
     // What Octavia stores, ours reads.
-    expect(await m.getCert("p", out.stored)).toEqual({ certificate: pem("server.pem"), private_key: pem("server.key"), private_key_passphrase: "pw", intermediates: [pem("ca/ca.pem").trim()] });
+    expect(await m.getCert("p", out.stored)).toEqual({
+      certificate: pem("server.pem"),
+      private_key: pem("server.key"),
+      private_key_passphrase: "pw",
+      intermediates: [pem("ca/ca.pem").trim()],
+    });
   });
 
   it("tlsContainer and buildPem give the HAProxy PEM Octavia's _map_cert_tls_container and build_pem give (python3-octavia)", async () => {
@@ -124,7 +194,12 @@ print(json.dumps({'read': {'certificate': c.get_certificate(), 'private_key': c.
     const m = new LocalCertManager({ storagePath });
     const refs = [
       // EC key, encrypted, with two intermediates; RSA key in PKCS#8 (openssl's default), no intermediates.
-      await m.storeCert({ certificate: pem("server.pem"), private_key: pem("server.enc.key"), intermediates: pem("ca/ca.pem") + pem("other/ca.pem"), private_key_passphrase: "s3cret" }),
+      await m.storeCert({
+        certificate: pem("server.pem"),
+        private_key: pem("server.enc.key"),
+        intermediates: pem("ca/ca.pem") + pem("other/ca.pem"),
+        private_key_passphrase: "s3cret",
+      }),
       await m.storeCert({ certificate: pem("ca/ca.pem"), private_key: pem("ca/ca.key") }),
     ];
     const script = `
@@ -146,16 +221,26 @@ print(json.dumps(out))
     const ours = await Promise.all(refs.map(async (ref) => tlsContainer(await m.getCert("p", ref))));
     expect(ours.map((c) => ({ id: c.id, primary_cn: c.primary_cn, pem: buildPem(c) }))).toEqual(JSON.parse(py.stdout));
     expect(ours.map((c) => c.private_key.split("\n")[0])).toEqual(["-----BEGIN EC PRIVATE KEY-----", "-----BEGIN RSA PRIVATE KEY-----"]);
-    expect(() => tlsContainer({ certificate: pem("server.pem"), private_key: pem("server.enc.key"), private_key_passphrase: null, intermediates: [] })).toThrow("Passphrase required.");
+    expect(() =>
+      tlsContainer({ certificate: pem("server.pem"), private_key: pem("server.enc.key"), private_key_passphrase: null, intermediates: [] }),
+    ).toThrow("Passphrase required.");
   });
 
   it("validateCertificate (cert_parser.validate_cert): the key must be the certificate's, decrypted with its passphrase", () => {
     expect(() => validateCertificate({ certificate: pem("server.pem"), private_key: pem("server.key") })).not.toThrow();
-    expect(() => validateCertificate({ certificate: pem("server.pem"), private_key: pem("server.enc.key"), private_key_passphrase: "s3cret" })).not.toThrow();
-    expect(() => validateCertificate({ certificate: pem("server.pem"), private_key: pem("server.enc.key") })).toThrow("Passphrase required.");
-    expect(() => validateCertificate({ certificate: pem("server.pem"), private_key: pem("ca/ca.key") })).toThrow("Key and x509 certificate do not match");
+    expect(() =>
+      validateCertificate({ certificate: pem("server.pem"), private_key: pem("server.enc.key"), private_key_passphrase: "s3cret" }),
+    ).not.toThrow();
+    expect(() => validateCertificate({ certificate: pem("server.pem"), private_key: pem("server.enc.key") })).toThrow(
+      "Passphrase required.",
+    );
+    expect(() => validateCertificate({ certificate: pem("server.pem"), private_key: pem("ca/ca.key") })).toThrow(
+      "Key and x509 certificate do not match",
+    );
     expect(() => validateCertificate({ certificate: "junk", private_key: pem("server.key") })).toThrow("Could not read X509 from PEM");
-    expect(() => validateCertificate({ certificate: pem("server.pem"), private_key: pem("server.key"), intermediates: "junk" })).toThrow(/intermediates/);
+    expect(() => validateCertificate({ certificate: pem("server.pem"), private_key: pem("server.key"), intermediates: "junk" })).toThrow(
+      /intermediates/,
+    );
     expect(intermediatePems(`junk\r\n${pem("ca/ca.pem").replace(/\n/g, "\r\n")}`)).toEqual([pem("ca/ca.pem").trim()]);
   });
 });
@@ -172,7 +257,12 @@ describe("selection: OTTAVA_CERT_MANAGER and OTTAVA_CERT_STORAGE_PATH", () => {
 
   it("the no-op manager accepts any non-empty reference and reads nothing", async () => {
     expect(noopCertManager.noop).toBe(true);
-    await expect(noopCertManager.getCert("p", "anything")).resolves.toEqual({ certificate: "", private_key: null, private_key_passphrase: null, intermediates: [] });
+    await expect(noopCertManager.getCert("p", "anything")).resolves.toEqual({
+      certificate: "",
+      private_key: null,
+      private_key_passphrase: null,
+      intermediates: [],
+    });
     await expect(noopCertManager.getCert("p", "")).rejects.toBeInstanceOf(CertificateError);
     await expect(noopCertManager.getSecret("p", "")).rejects.toBeInstanceOf(CertificateError);
   });
@@ -180,11 +270,27 @@ describe("selection: OTTAVA_CERT_MANAGER and OTTAVA_CERT_STORAGE_PATH", () => {
 
 describe("npm run cert", () => {
   const cert = (env: Record<string, string>, ...args: string[]) =>
-    spawnSync(process.execPath, ["--import", "tsx", join(ROOT, "packages/local/src/cert.ts"), ...args], { cwd: ROOT, encoding: "utf8", env: { ...process.env, ...env } });
+    spawnSync(process.execPath, ["--import", "tsx", join(ROOT, "packages/local/src/cert.ts"), ...args], {
+      cwd: ROOT,
+      encoding: "utf8",
+      env: { ...process.env, ...env },
+    });
   const f = (name: string) => join(dir, name);
 
   it("store prints the reference of what it stored in <data dir>/certificates; the manager reads it", async () => {
-    const args = ["store", "--cert", f("server.pem"), "--key", f("server.enc.key"), "--passphrase-file", f("pass.txt"), "--intermediates", f("ca/ca.pem"), "--data-dir", f("data")];
+    const args = [
+      "store",
+      "--cert",
+      f("server.pem"),
+      "--key",
+      f("server.enc.key"),
+      "--passphrase-file",
+      f("pass.txt"),
+      "--intermediates",
+      f("ca/ca.pem"),
+      "--data-dir",
+      f("data"),
+    ];
     const run = cert({}, ...args);
     expect(run.status).toBe(1); // no passphrase file yet
     expect(run.stderr).toContain(`Could not read the passphrase file ${f("pass.txt")}: ENOENT`);
@@ -195,7 +301,11 @@ describe("npm run cert", () => {
     expect(ref).toMatch(/^[0-9a-f-]{36}$/);
     expect(ok.stdout + ok.stderr).not.toContain("PRIVATE KEY");
     const m = new LocalCertManager({ storagePath: join(dir, "data/certificates") });
-    expect(await m.getCert("p", ref)).toMatchObject({ certificate: pem("server.pem"), private_key_passphrase: "s3cret", intermediates: [pem("ca/ca.pem").trim()] });
+    expect(await m.getCert("p", ref)).toMatchObject({
+      certificate: pem("server.pem"),
+      private_key_passphrase: "s3cret",
+      intermediates: [pem("ca/ca.pem").trim()],
+    });
 
     const secret = cert({ OTTAVA_CERT_STORAGE_PATH: f("elsewhere") }, "store-secret", "--file", f("ca/ca.crl"));
     expect(secret.status, secret.stderr).toBe(0);
@@ -208,7 +318,11 @@ describe("npm run cert", () => {
 
   it("refuses a key that is not the certificate's, and says how to use it", () => {
     const run = cert({}, "store", "--cert", f("server.pem"), "--key", f("ca/ca.key"), "--data-dir", f("data-2"));
-    expect({ status: run.status, stderr: run.stderr.trim(), stdout: run.stdout }).toEqual({ status: 1, stderr: "Not stored: Key and x509 certificate do not match", stdout: "" });
+    expect({ status: run.status, stderr: run.stderr.trim(), stdout: run.stdout }).toEqual({
+      status: 1,
+      stderr: "Not stored: Key and x509 certificate do not match",
+      stdout: "",
+    });
     expect(cert({}, "--help").stdout).toContain("Usage: npm run cert -- <command>");
   });
 });
@@ -228,29 +342,41 @@ describe("the API reads pools' and fully populated creates' references through t
     await t.settle();
   });
 
-  const pool = (fields: Record<string, unknown>) => ({ pool: { loadbalancer_id: lbId, protocol: "HTTP", lb_algorithm: "ROUND_ROBIN", ...fields } });
+  const pool = (fields: Record<string, unknown>) => ({
+    pool: { loadbalancer_id: lbId, protocol: "HTTP", lb_algorithm: "ROUND_ROBIN", ...fields },
+  });
 
   it("a pool's client certificate, CA and CRL (_validate_create_pool, _validate_pool_PUT)", async () => {
     const clientCert = await m.storeCert({ certificate: pem("server.pem"), private_key: pem("server.key") });
     const ca = await m.storeSecret(pem("ca/ca.pem"));
     const crl = await m.storeSecret(pem("ca/ca.crl"));
     const otherCrl = await m.storeSecret(pem("other/ca.crl"));
-    expect(pick(await t.call("POST", "/v2/lbaas/pools", pool({ tls_enabled: true, tls_container_ref: "missing" })))).toEqual(fault(400, "Could not retrieve certificate: ['missing']"));
-    expect(pick(await t.call("POST", "/v2/lbaas/pools", pool({ tls_enabled: true, ca_tls_container_ref: ca, crl_container_ref: otherCrl })))).toEqual(
-      fault(400, "Validation failure: The CRL specified is not valid for client certificate authority reference supplied."),
+    expect(pick(await t.call("POST", "/v2/lbaas/pools", pool({ tls_enabled: true, tls_container_ref: "missing" })))).toEqual(
+      fault(400, "Could not retrieve certificate: ['missing']"),
     );
+    expect(
+      pick(await t.call("POST", "/v2/lbaas/pools", pool({ tls_enabled: true, ca_tls_container_ref: ca, crl_container_ref: otherCrl }))),
+    ).toEqual(fault(400, "Validation failure: The CRL specified is not valid for client certificate authority reference supplied."));
     expect(pick(await t.call("POST", "/v2/lbaas/pools", pool({ ca_tls_container_ref: "no-ca", crl_container_ref: "no-crl" })))).toEqual(
       fault(400, "Could not retrieve certificate: ['no-ca', 'no-crl']"),
     );
-    const created = await t.call("POST", "/v2/lbaas/pools", pool({ tls_enabled: true, tls_container_ref: clientCert, ca_tls_container_ref: ca, crl_container_ref: crl }));
+    const created = await t.call(
+      "POST",
+      "/v2/lbaas/pools",
+      pool({ tls_enabled: true, tls_container_ref: clientCert, ca_tls_container_ref: ca, crl_container_ref: crl }),
+    );
     expect(created.status, JSON.stringify(created.body)).toBe(201);
     expect(created.body.pool).toMatchObject({ tls_container_ref: clientCert, ca_tls_container_ref: ca, crl_container_ref: crl });
     await t.settle();
     const id = created.body.pool.id;
-    expect(pick(await t.call("PUT", `/v2/lbaas/pools/${id}`, { pool: { tls_container_ref: "gone" } }))).toEqual(fault(400, "Could not retrieve certificate: ['gone']"));
+    expect(pick(await t.call("PUT", `/v2/lbaas/pools/${id}`, { pool: { tls_container_ref: "gone" } }))).toEqual(
+      fault(400, "Could not retrieve certificate: ['gone']"),
+    );
     // The CA in force is re-read on update (Octavia's ca_ref from the pool): removed from the store, the update fails.
     await m.deleteCert(crl).catch(() => undefined);
-    expect(pick(await t.call("PUT", `/v2/lbaas/pools/${id}`, { pool: { name: "renamed" } }))).toEqual(fault(400, `Could not retrieve certificate: ['${crl}']`));
+    expect(pick(await t.call("PUT", `/v2/lbaas/pools/${id}`, { pool: { name: "renamed" } }))).toEqual(
+      fault(400, `Could not retrieve certificate: ['${crl}']`),
+    );
     const fine = await t.call("PUT", `/v2/lbaas/pools/${id}`, { pool: { name: "renamed", crl_container_ref: null } });
     expect(fine.status, JSON.stringify(fine.body)).toBe(200);
     await t.settle();
@@ -271,8 +397,12 @@ describe("the API reads pools' and fully populated creates' references through t
         ],
       },
     });
-    expect(pick(await t.call("POST", "/v2/lbaas/loadbalancers", body("missing", cert)))).toEqual(fault(400, "Could not retrieve certificate: ['missing']"));
-    expect(pick(await t.call("POST", "/v2/lbaas/loadbalancers", body(cert, "missing-too")))).toEqual(fault(400, "Could not retrieve certificate: ['missing-too']"));
+    expect(pick(await t.call("POST", "/v2/lbaas/loadbalancers", body("missing", cert)))).toEqual(
+      fault(400, "Could not retrieve certificate: ['missing']"),
+    );
+    expect(pick(await t.call("POST", "/v2/lbaas/loadbalancers", body(cert, "missing-too")))).toEqual(
+      fault(400, "Could not retrieve certificate: ['missing-too']"),
+    );
     const ok = await t.call("POST", "/v2/lbaas/loadbalancers", body(cert, cert));
     expect(ok.status, JSON.stringify(ok.body)).toBe(201);
     expect(ok.body.loadbalancer.listeners).toHaveLength(1);

@@ -70,19 +70,41 @@ describe("the local compute and amphora drivers", () => {
     const { store } = await freshTable();
     const root = join(dir, "a-data-directory-whose-path-is-long-enough", "amphorae");
     mkdirSync(root, { recursive: true });
-    const host = await AmphoraHost.open({ root, haproxyBinary: "/usr/sbin/haproxy", log, heartbeat: { key: KEY, intervalSeconds: 1, localReceiver: () => undefined } });
+    const host = await AmphoraHost.open({
+      root,
+      haproxyBinary: "/usr/sbin/haproxy",
+      log,
+      heartbeat: { key: KEY, intervalSeconds: 1, localReceiver: () => undefined },
+    });
     const compute = new LocalComputeDriver(host);
-    const driver = new LocalAmphoraDriver({ host, store, certificates: noopCertManager, controllers: async () => [], range: new AddressRange("127.0.106.0/24"), secret: KEY, log });
+    const driver = new LocalAmphoraDriver({
+      host,
+      store,
+      certificates: noopCertManager,
+      controllers: async () => [],
+      range: new AddressRange("127.0.106.0/24"),
+      secret: KEY,
+      log,
+    });
 
     const base = structuredClone(FIXTURE.cases[0]!);
     const lb = { ...base.tree.lb, vip_address: VIP };
     const items = base.tree.items.map((i) =>
-      i.kind === "listener" ? { ...i, record: { ...i.record, protocol_port: 18480 } } : i.kind === "member" ? { ...i, record: { ...i.record, address: "127.0.0.1", protocol_port: backendPort } } : i,
+      i.kind === "listener"
+        ? { ...i, record: { ...i.record, protocol_port: 18480 } }
+        : i.kind === "member"
+          ? { ...i, record: { ...i.record, address: "127.0.0.1", protocol_port: backendPort } }
+          : i,
     );
     const amphoraId = randomUUID();
     const amphora: Amphora = { ...base.amphora, id: amphoraId, loadbalancer_id: lb.id, role: "STANDALONE", status: "ALLOCATED" };
 
-    const computeId = await compute.build({ amphoraId, computeFlavor: null, availabilityZone: null, serverPem: "-----BEGIN PRIVATE KEY-----\nsecret\n" });
+    const computeId = await compute.build({
+      amphoraId,
+      computeFlavor: null,
+      availabilityZone: null,
+      serverPem: "-----BEGIN PRIVATE KEY-----\nsecret\n",
+    });
     expect(await compute.getInstance(computeId)).toMatchObject({ compute_id: amphoraId, lb_network_ip: "127.0.0.1" });
     const amphoraDir = join(root, amphoraId);
     expect(statSync(join(amphoraDir, "server.pem")).mode & 0o777).toBe(0o600);
@@ -93,7 +115,10 @@ describe("the local compute and amphora drivers", () => {
     const beats: { id: string; listeners: Record<string, { status: string }> }[] = [];
     controller.on("message", (m) => beats.push(unwrapEnvelope(m, KEY) as (typeof beats)[number]));
     try {
-      await driver.updateAgentConfig(amphora, renderAgentConfig({ amphora, topology: "SINGLE", controllerIpPortList: [`127.0.0.1:${port}`], heartbeatKey: KEY }));
+      await driver.updateAgentConfig(
+        amphora,
+        renderAgentConfig({ amphora, topology: "SINGLE", controllerIpPortList: [`127.0.0.1:${port}`], heartbeatKey: KEY }),
+      );
       expect(statSync(join(amphoraDir, "amphora-agent.conf")).mode & 0o777).toBe(0o600);
 
       await driver.update(new Tree(lb, items), [amphora]);
@@ -104,10 +129,18 @@ describe("the local compute and amphora drivers", () => {
       expect(socket.length).toBeLessThanOrEqual(100);
       expect(lstatSync(join(socket, "..")).isSymbolicLink()).toBe(true);
       const listenerId = items.find((i) => i.kind === "listener")!.record.id;
-      await expect.poll(() => beats.find((b) => b.listeners[listenerId]?.status === "OPEN"), { timeout: 5000 }).toMatchObject({ id: amphoraId });
+      await expect
+        .poll(() => beats.find((b) => b.listeners[listenerId]?.status === "OPEN"), { timeout: 5000 })
+        .toMatchObject({ id: amphoraId });
 
       // No listener left: HAProxy stops.
-      await driver.update(new Tree(lb, items.filter((i) => i.kind !== "listener")), [amphora]);
+      await driver.update(
+        new Tree(
+          lb,
+          items.filter((i) => i.kind !== "listener"),
+        ),
+        [amphora],
+      );
       expect(await refused(18480)).toBe(true);
       expect(existsSync(join(amphoraDir, lb.id, "haproxy.cfg"))).toBe(false);
 

@@ -85,7 +85,10 @@ async function traffic(n: number) {
     });
   }
   // HAProxy counts a session when it closes.
-  await eventually(() => showStat(sock, -1, 1, -1), (rows) => expect(rows.find((r) => r.pxname === listenerId)?.scur).toBe("0"));
+  await eventually(
+    () => showStat(sock, -1, 1, -1),
+    (rows) => expect(rows.find((r) => r.pxname === listenerId)?.scur).toBe("0"),
+  );
 }
 
 /** The FRONTEND row of the listener, as HAProxy reports it now. */
@@ -145,7 +148,13 @@ beforeAll(async () => {
     () => showStat(sock, -1, 6, -1),
     (rows) => {
       const status = Object.fromEntries(rows.map((r) => [r.svname, r.status]));
-      expect(status, stderr).toMatchObject({ [m.up]: "UP", [m.down]: "DOWN", [m.noCheck]: "no check", [m.drain]: "UP", [m.maint]: "MAINT" });
+      expect(status, stderr).toMatchObject({
+        [m.up]: "UP",
+        [m.down]: "DOWN",
+        [m.noCheck]: "no check",
+        [m.drain]: "UP",
+        [m.maint]: "MAINT",
+      });
     },
   );
 });
@@ -187,7 +196,9 @@ describe("HAProxy's stats socket, read as Octavia's HAProxyQuery", () => {
       { pxname: "p:l", svname: "a,b", status: 'say "hi"', weight: "0", "": "" },
       { pxname: "p:l", svname: "BACKEND", status: "UP", weight: "1", "": "" },
     ]);
-    expect(() => poolStatusOf(parseShowStat("# pxname,svname,status,weight\nweb,BACKEND,UP,1"))).toThrow("not named <pool id>:<listener id>");
+    expect(() => poolStatusOf(parseShowStat("# pxname,svname,status,weight\nweb,BACKEND,UP,1"))).toThrow(
+      "not named <pool id>:<listener id>",
+    );
   });
 });
 
@@ -196,13 +207,17 @@ class MemoryHealthStore implements HealthStore {
   readonly writes: HealthWrite[] = [];
   constructor(private view: HealthView) {}
   async healthView(id: string): Promise<HealthView> {
-    return id === this.view.amphora?.id ? structuredClone(this.view) : { amphora: undefined, lb: undefined, listeners: [], pools: [], members: [] };
+    return id === this.view.amphora?.id
+      ? structuredClone(this.view)
+      : { amphora: undefined, lb: undefined, listeners: [], pools: [], members: [] };
   }
   async applyHealth(write: HealthWrite) {
     this.writes.push(write);
     for (const c of write.statuses) {
       const target =
-        c.kind === "loadbalancer" ? this.view.lb : [...this.view.listeners, ...this.view.pools, ...this.view.members].find((o) => o.id === c.id);
+        c.kind === "loadbalancer"
+          ? this.view.lb
+          : [...this.view.listeners, ...this.view.pools, ...this.view.members].find((o) => o.id === c.id);
       if (target) target.operating_status = c.to;
     }
     const a = this.view.amphora!;
@@ -225,7 +240,14 @@ describe("heartbeats to Ottava's receiver over UDP", () => {
 
   beforeAll(async () => {
     store = new MemoryHealthStore({
-      amphora: { id: amphoraId, loadbalancer_id: lbId, status: "ALLOCATED", compute_id: randomUUID(), listener_stats: {}, listener_stats_rev: 0 },
+      amphora: {
+        id: amphoraId,
+        loadbalancer_id: lbId,
+        status: "ALLOCATED",
+        compute_id: randomUUID(),
+        listener_stats: {},
+        listener_stats_rev: 0,
+      },
       lb: { id: lbId, enabled: true, provisioning_status: "ACTIVE", operating_status: "OFFLINE" },
       listeners: [
         { id: listenerId, enabled: true, protocol: "HTTP", operating_status: "OFFLINE", default_pool_id: poolId },
@@ -234,7 +256,15 @@ describe("heartbeats to Ottava's receiver over UDP", () => {
       pools: [{ id: poolId, operating_status: "OFFLINE" }],
       members: Object.values(m).map((id) => ({ id, pool_id: poolId, enabled: true, operating_status: "OFFLINE" })),
     });
-    receiver = new HeartbeatReceiver({ key: KEY, host: "127.0.0.1", port: 0, store, compute: noopDrivers().compute, log, logIntervalMs: 3_600_000 });
+    receiver = new HeartbeatReceiver({
+      key: KEY,
+      host: "127.0.0.1",
+      port: 0,
+      store,
+      compute: noopDrivers().compute,
+      log,
+      logIntervalMs: 3_600_000,
+    });
     const port = await receiver.start();
     await traffic(3);
     sender = startHeartbeats({
@@ -254,7 +284,10 @@ describe("heartbeats to Ottava's receiver over UDP", () => {
   });
 
   it("every interval; the statuses Octavia's health manager computes from HAProxy's state", async () => {
-    await eventually(async () => receiver.counters.accepted, (n) => expect(n).toBeGreaterThanOrEqual(2));
+    await eventually(
+      async () => receiver.counters.accepted,
+      (n) => expect(n).toBeGreaterThanOrEqual(2),
+    );
     await receiver.idle();
     const v = store.current;
     const status = (id: string) => [...v.listeners, ...v.pools, ...v.members].find((o) => o.id === id)?.operating_status;
@@ -291,7 +324,14 @@ describe("heartbeats to Ottava's receiver over UDP", () => {
           await receiver.idle();
           return stored();
         },
-        (s) => expect(s).toEqual({ bytes_in: Number(row.bin), bytes_out: Number(row.bout), active_connections: 0, total_connections: Number(row.stot), request_errors: Number(row.ereq) }),
+        (s) =>
+          expect(s).toEqual({
+            bytes_in: Number(row.bin),
+            bytes_out: Number(row.bout),
+            active_connections: 0,
+            total_connections: Number(row.stot),
+            request_errors: Number(row.ereq),
+          }),
       );
       return row;
     };
@@ -310,11 +350,17 @@ describe("heartbeats to Ottava's receiver over UDP", () => {
     const rejected = receiver.counters.rejected;
     sender.update({ key: `${KEY}-other` });
     await sender.beat();
-    await eventually(async () => receiver.counters.rejected, (n) => expect(n).toBeGreaterThan(rejected));
+    await eventually(
+      async () => receiver.counters.rejected,
+      (n) => expect(n).toBeGreaterThan(rejected),
+    );
     sender.update({ key: KEY });
     const accepted = receiver.counters.accepted;
     await sender.beat();
-    await eventually(async () => receiver.counters.accepted, (n) => expect(n).toBeGreaterThan(accepted));
+    await eventually(
+      async () => receiver.counters.accepted,
+      (n) => expect(n).toBeGreaterThan(accepted),
+    );
   });
 });
 
@@ -331,10 +377,22 @@ describe("the sender's loop, as Octavia's run_sender and UDPStatusSender", () =>
   it("sends each heartbeat to one controller address, the next one each time", async () => {
     const a = await listen();
     const b = await listen();
-    const sender = startHeartbeats({ amphoraId, statsSocket: sock, targets: [{ host: "127.0.0.1", port: a.port }, { host: "localhost", port: b.port }], key: KEY, intervalSeconds: 3600 });
+    const sender = startHeartbeats({
+      amphoraId,
+      statsSocket: sock,
+      targets: [
+        { host: "127.0.0.1", port: a.port },
+        { host: "localhost", port: b.port },
+      ],
+      key: KEY,
+      intervalSeconds: 3600,
+    });
     for (let i = 0; i < 3; i++) await sender.beat(); // with the first one, four beats
     await sender.stop();
-    await eventually(async () => a.got.length + b.got.length, (n) => expect(n).toBe(4));
+    await eventually(
+      async () => a.got.length + b.got.length,
+      (n) => expect(n).toBe(4),
+    );
     const seqs = (got: Buffer[]) => got.map((d) => (unwrapEnvelope(d, KEY) as StatsMessage).seq);
     expect({ a: seqs(a.got), b: seqs(b.got) }).toEqual({ a: [0, 2], b: [1, 3] });
     await closeAll([a.s, b.s]);
@@ -346,17 +404,33 @@ describe("the sender's loop, as Octavia's run_sender and UDPStatusSender", () =>
     await new Promise((ok) => exited.on("exit", ok));
     const stalePid = join(base, "stale.pid");
     writeFileSync(stalePid, `${exited.pid}\n`);
-    const sender = startHeartbeats({ amphoraId, statsSocket: sock, pidFile: stalePid, targets: [{ host: "127.0.0.1", port: a.port }], key: KEY, intervalSeconds: 3600 });
+    const sender = startHeartbeats({
+      amphoraId,
+      statsSocket: sock,
+      pidFile: stalePid,
+      targets: [{ host: "127.0.0.1", port: a.port }],
+      key: KEY,
+      intervalSeconds: 3600,
+    });
     const msg = await sender.beat();
     await sender.stop();
     expect(msg).toEqual({ id: amphoraId, seq: 1, listeners: {}, pools: {}, ver: 3 });
-    await eventually(async () => a.got.length, (n) => expect(n).toBe(2));
+    await eventually(
+      async () => a.got.length,
+      (n) => expect(n).toBe(2),
+    );
     await closeAll([a.s]);
   });
 
   it("no stats socket yet reports no listeners; a socket that does not answer skips the heartbeat (seq still counts)", async () => {
     const a = await listen();
-    const sender = startHeartbeats({ amphoraId, statsSocket: null, targets: [{ host: "127.0.0.1", port: a.port }], key: KEY, intervalSeconds: 3600 });
+    const sender = startHeartbeats({
+      amphoraId,
+      statsSocket: null,
+      targets: [{ host: "127.0.0.1", port: a.port }],
+      key: KEY,
+      intervalSeconds: 3600,
+    });
     expect(await sender.beat()).toEqual({ id: amphoraId, seq: 1, listeners: {}, pools: {}, ver: 3 });
     sender.update({ statsSocket: join(base, "nothing.sock") });
     expect(await sender.beat()).toBeUndefined();
@@ -365,7 +439,10 @@ describe("the sender's loop, as Octavia's run_sender and UDPStatusSender", () =>
     await sender.stop();
     expect(msg?.seq).toBe(3);
     expect(Object.keys(msg!.listeners)).toHaveLength(2);
-    await eventually(async () => a.got.length, (n) => expect(n).toBe(3));
+    await eventually(
+      async () => a.got.length,
+      (n) => expect(n).toBe(3),
+    );
     await closeAll([a.s]);
   });
 
@@ -374,7 +451,15 @@ describe("the sender's loop, as Octavia's run_sender and UDPStatusSender", () =>
     const countersFile = join(base, "stats_counters.ottava.json");
     const row = await frontendRow();
     const firstMessages: StatsMessage[] = [];
-    const first = startHeartbeats({ amphoraId, statsSocket: sock, targets: [{ host: "127.0.0.1", port: a.port }], key: KEY, intervalSeconds: 3600, countersFile, onSent: (msg) => firstMessages.push(msg) });
+    const first = startHeartbeats({
+      amphoraId,
+      statsSocket: sock,
+      targets: [{ host: "127.0.0.1", port: a.port }],
+      key: KEY,
+      intervalSeconds: 3600,
+      countersFile,
+      onSent: (msg) => firstMessages.push(msg),
+    });
     await first.beat();
     await first.stop();
     // The first message of a fresh sender reports HAProxy's absolute counters, the next one what changed since.
@@ -382,8 +467,20 @@ describe("the sender's loop, as Octavia's run_sender and UDPStatusSender", () =>
       { tx: Number(row.bout), rx: Number(row.bin), conns: 0, totconns: Number(row.stot), ereq: Number(row.ereq) },
       { tx: 0, rx: 0, conns: 0, totconns: 0, ereq: 0 },
     ]);
-    expect(JSON.parse(readFileSync(countersFile, "utf8"))[listenerId]).toEqual({ bin: Number(row.bin), bout: Number(row.bout), ereq: Number(row.ereq), stot: Number(row.stot) });
-    const again = startHeartbeats({ amphoraId, statsSocket: sock, targets: [{ host: "127.0.0.1", port: a.port }], key: KEY, intervalSeconds: 3600, countersFile });
+    expect(JSON.parse(readFileSync(countersFile, "utf8"))[listenerId]).toEqual({
+      bin: Number(row.bin),
+      bout: Number(row.bout),
+      ereq: Number(row.ereq),
+      stot: Number(row.stot),
+    });
+    const again = startHeartbeats({
+      amphoraId,
+      statsSocket: sock,
+      targets: [{ host: "127.0.0.1", port: a.port }],
+      key: KEY,
+      intervalSeconds: 3600,
+      countersFile,
+    });
     const m2 = await again.beat();
     await again.stop();
     expect(m2!.listeners[listenerId]!.stats).toEqual({ tx: 0, rx: 0, conns: 0, totconns: 0, ereq: 0 });
@@ -429,7 +526,7 @@ class OctaviaDaemon {
     this.proc.stderr.on("data", (d) => (this.stderr += d));
     this.proc.stdout.on("data", (d) => {
       this.buffer += d;
-      for (let i; (i = this.buffer.indexOf("\n")) >= 0; ) {
+      for (let i; (i = this.buffer.indexOf("\n")) >= 0;) {
         const line = this.buffer.slice(0, i);
         this.buffer = this.buffer.slice(i + 1);
         this.waiting.shift()?.(line);
@@ -486,7 +583,10 @@ describe("cross-check with Octavia's own health daemon (python3-octavia) on the 
       await sender.stop();
 
       // Octavia's health manager would take our datagrams: its unwrap_envelope gives back our messages.
-      await eventually(async () => datagrams.length, (n) => expect(n).toBe(2));
+      await eventually(
+        async () => datagrams.length,
+        (n) => expect(n).toBe(2),
+      );
       const unwrapped = await Promise.all(datagrams.map((d) => octavia.ask({ op: "unwrap", envelope: d.toString("base64"), key: KEY })));
       expect(unwrapped).toEqual([ours0, ours1]);
     } finally {
@@ -498,7 +598,12 @@ describe("cross-check with Octavia's own health daemon (python3-octavia) on the 
   it("from the same captured `show stat` output, our parsing and message equal HAProxyQuery's and build_stats_message's", async () => {
     const all = await haproxyQuery(sock, "show stat -1 -1 -1");
     const backends = await haproxyQuery(sock, "show stat -1 6 -1");
-    const ours = await buildStatsMessage(amphoraId, 7, { stats: parseShowStat(all), pools: poolStatusOf(parseShowStat(backends)) }, new StatsCounters());
+    const ours = await buildStatsMessage(
+      amphoraId,
+      7,
+      { stats: parseShowStat(all), pools: poolStatusOf(parseShowStat(backends)) },
+      new StatsCounters(),
+    );
     // Octavia's own HAProxyQuery parses the same text (its socket read replaced by the captured output).
     const script = `
 import json, sys
@@ -524,7 +629,13 @@ with mock.patch.object(haproxy_query.HAProxyQuery, '_query', lambda self, q: spe
       let err = "";
       py.stdout.on("data", (d) => (out += d));
       py.stderr.on("data", (d) => (err += d));
-      py.stdin.end(JSON.stringify({ amphora_id: amphoraId, base_path: scratch, answers: { "show stat -1 -1 -1": all, "show stat -1 6 -1": backends } }));
+      py.stdin.end(
+        JSON.stringify({
+          amphora_id: amphoraId,
+          base_path: scratch,
+          answers: { "show stat -1 -1 -1": all, "show stat -1 6 -1": backends },
+        }),
+      );
       const code = await new Promise((ok) => py.on("exit", ok));
       expect(code, err).toBe(0);
       expect(ours).toEqual(JSON.parse(out));

@@ -29,7 +29,12 @@ const request = (extra: Partial<VipRequest> = {}): VipRequest => ({
 });
 
 const lbOf = (req: VipRequest, vip: { vip_address: string; vip_port_id: string; additional_vips: { ip_address: string }[] }) =>
-  ({ id: req.lbId, vip_address: vip.vip_address, vip_port_id: vip.vip_port_id, additional_vips: vip.additional_vips }) as unknown as LoadBalancer;
+  ({
+    id: req.lbId,
+    vip_address: vip.vip_address,
+    vip_port_id: vip.vip_port_id,
+    additional_vips: vip.additional_vips,
+  }) as unknown as LoadBalancer;
 
 const fault = (p: Promise<unknown>) =>
   p.then(
@@ -57,12 +62,18 @@ describe("LocalNetworkDriver", () => {
     expect(va).toMatchObject({ vip_address: "127.0.110.1", vip_subnet_id: range.subnetId, vip_network_id: range.networkId });
     // The request's own ids are kept.
     const b = request({ vip_address: "127.0.110.5", vip_subnet_id: "5e6b7c5a-0b7e-4a0e-9d36-1f5b2f3a6a11" });
-    expect(await network.allocateVip(b)).toMatchObject({ vip_address: "127.0.110.5", vip_subnet_id: "5e6b7c5a-0b7e-4a0e-9d36-1f5b2f3a6a11" });
+    expect(await network.allocateVip(b)).toMatchObject({
+      vip_address: "127.0.110.5",
+      vip_subnet_id: "5e6b7c5a-0b7e-4a0e-9d36-1f5b2f3a6a11",
+    });
     expect(await fault(network.allocateVip(request({ vip_address: "127.0.110.5" })))).toEqual({
       status: 409,
       message: `IP address 127.0.110.5 already allocated in subnet ${range.subnetId}.`,
     });
-    expect(await fault(network.allocateVip(request({ vip_address: "10.0.0.5" })))).toEqual({ status: 400, message: "IP address 10.0.0.5 is not a valid IP for the specified subnet." });
+    expect(await fault(network.allocateVip(request({ vip_address: "10.0.0.5" })))).toEqual({
+      status: 400,
+      message: "IP address 10.0.0.5 is not a valid IP for the specified subnet.",
+    });
     expect((await vips.allocated()).map((x) => [x.address, x.owner]).sort()).toEqual([
       ["127.0.110.1", a.lbId],
       ["127.0.110.5", b.lbId],
@@ -93,14 +104,17 @@ describe("LocalNetworkDriver", () => {
     expect(new Set(addresses).size).toBe(14);
     const refused = results.flatMap((r) => (r.status === "rejected" ? [r.reason] : []));
     expect(refused).toHaveLength(2);
-    for (const e of refused) expect(e).toMatchObject({ status: 409, message: expect.stringMatching(/^No more IP addresses available on network /) });
+    for (const e of refused)
+      expect(e).toMatchObject({ status: 409, message: expect.stringMatching(/^No more IP addresses available on network /) });
   });
 
   it("gives each amphora a VRRP address of its own (the same one again on a retried plug) and takes it back on unplug", async () => {
     const { network, vips } = await driver("127.0.112.0/29");
     const req = request({ additional_vips: [{ subnet_id: randomUUID() }] });
     const vip = await network.allocateVip(req);
-    expect(vip.additional_vips).toEqual([{ subnet_id: req.additional_vips[0]!.subnet_id, ip_address: "127.0.112.2", network_id: vip.vip_network_id, port_id: vip.vip_port_id }]);
+    expect(vip.additional_vips).toEqual([
+      { subnet_id: req.additional_vips[0]!.subnet_id, ip_address: "127.0.112.2", network_id: vip.vip_network_id, port_id: vip.vip_port_id },
+    ]);
     const lb = lbOf(req, vip);
     const amphora = { id: randomUUID() } as Amphora;
     const ports = await network.plugVip(lb, amphora);

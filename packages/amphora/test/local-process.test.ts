@@ -136,7 +136,9 @@ describe("HaproxyProcess", () => {
         (e: unknown) => e,
       );
       expect(failed).toBeInstanceOf(DriverError);
-      expect((failed as Error).message).toMatch(new RegExp(`cannot bind socket \\(Address already in use\\).*${VIP.replace(/\./g, "\\.")}:${heldPort}`));
+      expect((failed as Error).message).toMatch(
+        new RegExp(`cannot bind socket \\(Address already in use\\).*${VIP.replace(/\./g, "\\.")}:${heldPort}`),
+      );
       expect(await get(port, "/three")).toEqual({ status: 200, body: "backend /three" });
       expect(haproxy.running).toBe(true);
 
@@ -161,20 +163,25 @@ describe("HaproxyProcess", () => {
   });
 
   // As root HAProxy may bind any port; run as nobody (setpriv), it may not bind one below 1024.
-  it.skipIf(process.getuid?.() !== 0 || !existsSync("/usr/bin/setpriv"))("fails a start on a port it may not bind (below 1024 without root), with the reason", async () => {
-    const own = mkdtempSync(join(tmpdir(), "ottava-process-nobody-"));
-    try {
-      chmodSync(own, 0o777);
-      const wrapper = join(own, "haproxy-as-nobody");
-      writeFileSync(wrapper, `#!/bin/sh\nexec /usr/bin/setpriv --reuid=65534 --regid=65534 --clear-groups ${HAPROXY} "$@"\n`, { mode: 0o755 });
-      const files = { configs: [join(own, "low.cfg")], pidFile: join(own, "low.pid"), cwd: own };
-      writeFileSync(files.configs[0]!, config([80]), { mode: 0o644 });
-      const haproxy = new HaproxyProcess(wrapper, files, log, "amphora-low");
-      await expect(haproxy.start()).rejects.toThrow(`cannot bind socket (Permission denied) for [${VIP}:80]`);
-    } finally {
-      rmSync(own, { recursive: true, force: true });
-    }
-  });
+  it.skipIf(process.getuid?.() !== 0 || !existsSync("/usr/bin/setpriv"))(
+    "fails a start on a port it may not bind (below 1024 without root), with the reason",
+    async () => {
+      const own = mkdtempSync(join(tmpdir(), "ottava-process-nobody-"));
+      try {
+        chmodSync(own, 0o777);
+        const wrapper = join(own, "haproxy-as-nobody");
+        writeFileSync(wrapper, `#!/bin/sh\nexec /usr/bin/setpriv --reuid=65534 --regid=65534 --clear-groups ${HAPROXY} "$@"\n`, {
+          mode: 0o755,
+        });
+        const files = { configs: [join(own, "low.cfg")], pidFile: join(own, "low.pid"), cwd: own };
+        writeFileSync(files.configs[0]!, config([80]), { mode: 0o644 });
+        const haproxy = new HaproxyProcess(wrapper, files, log, "amphora-low");
+        await expect(haproxy.start()).rejects.toThrow(`cannot bind socket (Permission denied) for [${VIP}:80]`);
+      } finally {
+        rmSync(own, { recursive: true, force: true });
+      }
+    },
+  );
 
   it("finds, before a reload, a new port that cannot be bound, without touching the running HAProxy", async () => {
     const free = await freePort();
@@ -217,6 +224,8 @@ describe("HaproxyProcess", () => {
 
   it("reports the version, and a missing binary with how to get one", async () => {
     expect(await haproxyVersion(HAPROXY)).toMatch(/^2\.\d+\./);
-    await expect(haproxyVersion(join(dir, "no-haproxy"))).rejects.toThrow(/there is none at .*no-haproxy: install it \(Debian\/Ubuntu: sudo apt-get install haproxy/);
+    await expect(haproxyVersion(join(dir, "no-haproxy"))).rejects.toThrow(
+      /there is none at .*no-haproxy: install it \(Debian\/Ubuntu: sudo apt-get install haproxy/,
+    );
   });
 });

@@ -19,7 +19,6 @@ const fixture = readFixture<{
   cases: Case[];
 }>("octavia-agent-config.json");
 
-
 describe("renderAgentConfig equals Octavia 11's AgentJinjaTemplater.build_agent_config", () => {
   it("has the generated cases: random and hand-picked, and the outputs marked wrong", () => {
     expect(fixture.cases.length).toBeGreaterThanOrEqual(130);
@@ -48,7 +47,12 @@ describe("renderAgentConfig equals Octavia 11's AgentJinjaTemplater.build_agent_
 });
 
 describe("renderAgentConfig", () => {
-  const input: AgentConfigInput = { amphora: { id: "amp-1" }, topology: "SINGLE", controllerIpPortList: ["192.0.2.10:5555"], heartbeatKey: "k" };
+  const input: AgentConfigInput = {
+    amphora: { id: "amp-1" },
+    topology: "SINGLE",
+    controllerIpPortList: ["192.0.2.10:5555"],
+    heartbeatKey: "k",
+  };
 
   it("writes an unset heartbeat key as Octavia does (None)", () => {
     expect(renderAgentConfig({ ...input, heartbeatKey: null })).toContain("\nheartbeat_key = None\n");
@@ -65,7 +69,9 @@ describe("renderAgentConfig", () => {
       expect(message).toMatch(/the heartbeat key cannot be written/);
       expect(message).not.toMatch(/k3y/);
     }
-    expect(() => renderAgentConfig({ ...input, controllerIpPortList: ["192.0.2.10:5555, 192.0.2.11:5555"] })).toThrow(/health manager address/);
+    expect(() => renderAgentConfig({ ...input, controllerIpPortList: ["192.0.2.10:5555, 192.0.2.11:5555"] })).toThrow(
+      /health manager address/,
+    );
     expect(() => renderAgentConfig(input, { administrativeLogFacility: 8 })).toThrow(/0\.\.7/);
     expect(() => renderAgentConfig(input, { bindPort: 1.5 })).toThrow(/integer/);
   });
@@ -79,10 +85,27 @@ const SETTINGS: Partial<AgentConfigSettings> = { heartbeatInterval: 7, bindPort:
 
 function amphora(id: string, lbId: string): Amphora {
   return {
-    id, loadbalancer_id: lbId, project_id: "p", compute_id: "c", lb_network_ip: "192.0.2.9", vrrp_ip: null, ha_ip: null,
-    vrrp_port_id: null, ha_port_id: null, cert_expiration: null, cert_busy: false, role: "STANDALONE", status: "ALLOCATED",
-    vrrp_interface: null, vrrp_id: null, vrrp_priority: null, cached_zone: null, image_id: null, compute_flavor: null,
-    created_at: "2024-06-11T10:00:00", updated_at: null,
+    id,
+    loadbalancer_id: lbId,
+    project_id: "p",
+    compute_id: "c",
+    lb_network_ip: "192.0.2.9",
+    vrrp_ip: null,
+    ha_ip: null,
+    vrrp_port_id: null,
+    ha_port_id: null,
+    cert_expiration: null,
+    cert_busy: false,
+    role: "STANDALONE",
+    status: "ALLOCATED",
+    vrrp_interface: null,
+    vrrp_id: null,
+    vrrp_priority: null,
+    cached_zone: null,
+    image_id: null,
+    compute_flavor: null,
+    created_at: "2024-06-11T10:00:00",
+    updated_at: null,
   };
 }
 
@@ -106,12 +129,17 @@ function context(opts: { amphorae: Amphora[]; topologies: Record<string, string>
       const topology = opts.topologies[id];
       return topology ? { record: { id, topology } as LoadBalancer, version: 1, lockOwner: undefined } : undefined;
     },
-    amphorae: () => async function* () {
-      yield* opts.amphorae as never[];
-    },
+    amphorae: () =>
+      async function* () {
+        yield* opts.amphorae as never[];
+      },
   };
   const healthManagerConfig = {
-    getHealthManagerConfig: async () => ({ controller_ip_port_list: ["192.0.2.10:5555", "[2001:db8::10]:5555"], generation: 3, refresh: { total: 0, done: 0, failed: 0 } }),
+    getHealthManagerConfig: async () => ({
+      controller_ip_port_list: ["192.0.2.10:5555", "[2001:db8::10]:5555"],
+      generation: 3,
+      refresh: { total: 0, done: 0, failed: 0 },
+    }),
     recordAmphoraAgentGeneration: async (_lb: string, id: string, generation: number) => {
       recorded.push([id, generation]);
       return true;
@@ -165,7 +193,9 @@ describe("the controller renders amphora-agent.conf for the driver", () => {
     const result = await TASKS.refreshAgentConfigPage!({ lbId: "", owner: "", generation: 3 }, t.ctx);
     expect([...t.pushed.keys()].sort()).toEqual(["a1", "a2", "a3"]);
     expect(t.pushed.get("a1")).toContain("\nloadbalancer_topology = ACTIVE_STANDBY\n");
-    expect(t.pushed.get("a3")).toBe(renderAgentConfig({ amphora: amps[2]!, topology: "SINGLE", controllerIpPortList: list, heartbeatKey: KEY }, SETTINGS));
+    expect(t.pushed.get("a3")).toBe(
+      renderAgentConfig({ amphora: amps[2]!, topology: "SINGLE", controllerIpPortList: list, heartbeatKey: KEY }, SETTINGS),
+    );
     expect(t.lbReads.sort()).toEqual(["lb-1", "lb-2"]);
     expect(t.recorded.map(([id, g]) => `${id}:${g}`).sort()).toEqual(["a1:3", "a2:3", "a3:3"]);
     expect(JSON.stringify([result, t.lines])).not.toContain(KEY);

@@ -90,7 +90,10 @@ function makePki(at: string) {
   openssl("req", "-x509", ...ec, "-keyout", "ca.key", "-out", "ca.pem", "-subj", "/CN=Ottava test CA", "-days", "2");
   writeFileSync(join(at, "index.txt"), "");
   writeFileSync(join(at, "crlnumber"), "01\n");
-  writeFileSync(join(at, "ca.cnf"), "[ca]\ndefault_ca = d\n[d]\ndatabase = index.txt\ncrlnumber = crlnumber\ndefault_md = sha256\ndefault_crl_days = 2\n");
+  writeFileSync(
+    join(at, "ca.cnf"),
+    "[ca]\ndefault_ca = d\n[d]\ndatabase = index.txt\ncrlnumber = crlnumber\ndefault_md = sha256\ndefault_crl_days = 2\n",
+  );
   openssl("ca", "-gencrl", "-config", "ca.cnf", "-keyfile", "ca.key", "-cert", "ca.pem", "-out", "ca.crl");
   openssl("req", ...ec, "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=www.example.com");
   openssl("x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial", "-out", "server.crt", "-days", "2");
@@ -128,10 +131,15 @@ function haproxyCheck(config: string, peer: string): Promise<CheckResult> {
   const file = join(dir, "configs", `${checked++}.cfg`);
   writeFileSync(file, config);
   return new Promise((resolve) => {
-    execFile("/usr/sbin/haproxy", ["-c", "-L", peer, "-f", file, "-f", join(dir, "user-group.cfg")], { cwd: dir }, (err, stdout, stderr) => {
-      const code = err ? (typeof err.code === "number" ? err.code : -1) : 0;
-      resolve({ code, output: `${stdout}${stderr}` });
-    });
+    execFile(
+      "/usr/sbin/haproxy",
+      ["-c", "-L", peer, "-f", file, "-f", join(dir, "user-group.cfg")],
+      { cwd: dir },
+      (err, stdout, stderr) => {
+        const code = err ? (typeof err.code === "number" ? err.code : -1) : 0;
+        resolve({ code, output: `${stdout}${stderr}` });
+      },
+    );
   });
 }
 
@@ -264,35 +272,46 @@ describe("HSTS (API v2.27), as Octavia master renders it", () => {
     [undefined, undefined, undefined],
   ];
 
-  it.each(settings.map((s) => [JSON.stringify(s), s] as const))("max age, subdomains, preload %s", async (_name, [maxAge, sub, preload]) => {
-    const c = clone(base);
-    for (const item of c.tree.items) {
-      if (item.kind !== "listener") continue;
-      Object.assign(item.record, { hsts_max_age: maxAge, hsts_include_subdomains: sub, hsts_preload: preload });
-    }
-    const config = renderHaproxyConfig(input(c));
-    // Master's line after each TERMINATED_HTTPS frontend's redirect, the rest as Octavia 11 renders it.
-    const want = expected(c).split("\n");
-    const listeners = c.tree.items.filter((i) => i.kind === "listener").map((i) => i.record as Listener);
-    for (const l of listeners) {
-      const line = masterHstsLine(l);
-      if (line === undefined) continue;
-      const at = want.indexOf(`frontend ${l.id}`);
-      const redirect = want.indexOf("    redirect scheme https if !{ ssl_fc }", at);
-      expect(redirect).toBeGreaterThan(at);
-      want.splice(redirect + 1, 0, line);
-    }
-    expect(normalize(config)).toBe(normalize(want.join("\n")));
-    if (maxAge != null) expect(config).toContain(`Strict-Transport-Security "max-age=${maxAge};`);
-    else expect(config).not.toContain("Strict-Transport-Security");
-    expectValid(await haproxyCheck(config, haproxyPeerName(c.amphora.id)), "HSTS");
-  });
+  it.each(settings.map((s) => [JSON.stringify(s), s] as const))(
+    "max age, subdomains, preload %s",
+    async (_name, [maxAge, sub, preload]) => {
+      const c = clone(base);
+      for (const item of c.tree.items) {
+        if (item.kind !== "listener") continue;
+        Object.assign(item.record, { hsts_max_age: maxAge, hsts_include_subdomains: sub, hsts_preload: preload });
+      }
+      const config = renderHaproxyConfig(input(c));
+      // Master's line after each TERMINATED_HTTPS frontend's redirect, the rest as Octavia 11 renders it.
+      const want = expected(c).split("\n");
+      const listeners = c.tree.items.filter((i) => i.kind === "listener").map((i) => i.record as Listener);
+      for (const l of listeners) {
+        const line = masterHstsLine(l);
+        if (line === undefined) continue;
+        const at = want.indexOf(`frontend ${l.id}`);
+        const redirect = want.indexOf("    redirect scheme https if !{ ssl_fc }", at);
+        expect(redirect).toBeGreaterThan(at);
+        want.splice(redirect + 1, 0, line);
+      }
+      expect(normalize(config)).toBe(normalize(want.join("\n")));
+      if (maxAge != null) expect(config).toContain(`Strict-Transport-Security "max-age=${maxAge};`);
+      else expect(config).not.toContain("Strict-Transport-Security");
+      expectValid(await haproxyCheck(config, haproxyPeerName(c.amphora.id)), "HSTS");
+    },
+  );
 
   it("is not rendered for PROMETHEUS (master computes it, its template writes it for TERMINATED_HTTPS only) nor HTTP listeners", async () => {
     const c = clone(CASES.find((x) => x.name === "PROMETHEUS listener with TLS")!);
-    const http: Listener = { ...(clone(c.tree.items[0]!.record) as Listener), id: "0b7e2d04-6d3c-4a57-9a55-0e8b1c3f5a01", protocol: "HTTP", protocol_port: 80, default_tls_container_ref: null, client_ca_tls_container_ref: null };
+    const http: Listener = {
+      ...(clone(c.tree.items[0]!.record) as Listener),
+      id: "0b7e2d04-6d3c-4a57-9a55-0e8b1c3f5a01",
+      protocol: "HTTP",
+      protocol_port: 80,
+      default_tls_container_ref: null,
+      client_ca_tls_container_ref: null,
+    };
     c.tree.items.push({ kind: "listener", record: http });
-    for (const item of c.tree.items) if (item.kind === "listener") Object.assign(item.record, { hsts_max_age: 600, hsts_include_subdomains: true, hsts_preload: true });
+    for (const item of c.tree.items)
+      if (item.kind === "listener") Object.assign(item.record, { hsts_max_age: 600, hsts_include_subdomains: true, hsts_preload: true });
     const config = renderHaproxyConfig(input(c));
     expect(masterDirectives(c.tree.items[0]!.record as Listener)).toBe("max-age=600; includeSubDomains; preload;");
     expect(config).not.toContain("Strict-Transport-Security");
@@ -308,8 +327,13 @@ describe("renderHaproxyConfig's input", () => {
 
   it("takes partial settings over Octavia's defaults", async () => {
     const c = clone(simple);
-    const config = renderHaproxyConfig({ ...input(c), settings: { haproxy_stick_size: "1m", base_path: "/run/amphora", connection_logging: undefined } });
-    expect(config).toBe(renderHaproxyConfig({ ...input(c), settings: undefined }).replace(/\/var\/lib\/octavia\/(?=[0-9a-f-]{36}[./])/g, "/run/amphora/"));
+    const config = renderHaproxyConfig({
+      ...input(c),
+      settings: { haproxy_stick_size: "1m", base_path: "/run/amphora", connection_logging: undefined },
+    });
+    expect(config).toBe(
+      renderHaproxyConfig({ ...input(c), settings: undefined }).replace(/\/var\/lib\/octavia\/(?=[0-9a-f-]{36}[./])/g, "/run/amphora/"),
+    );
     expect(config).toContain(`stats socket /run/amphora/${c.tree.lb.id}.sock mode 0666 level user`);
     expect(config).toContain("log-format ");
     expectValid(await haproxyCheck(config, haproxyPeerName(c.amphora.id)), "partial settings");
@@ -328,8 +352,12 @@ describe("renderHaproxyConfig's input", () => {
 
   it("refuses an amphora of another load balancer, a client CA without its file and a version that is none", () => {
     const c = clone(CASES.find((x) => x.name === "TERMINATED_HTTPS client authentication modes")!);
-    expect(() => renderHaproxyConfig({ ...input(c), amphora: { ...c.amphora, loadbalancer_id: "e2b0c1b6-57a3-4c35-8e54-4f2e44ff8a11" } })).toThrow(/is not load balancer/);
-    expect(() => renderHaproxyConfig({ ...input(c), certs: { pools: c.certs.pools } })).toThrow(/client_ca reference but no client_ca file/);
+    expect(() =>
+      renderHaproxyConfig({ ...input(c), amphora: { ...c.amphora, loadbalancer_id: "e2b0c1b6-57a3-4c35-8e54-4f2e44ff8a11" } }),
+    ).toThrow(/is not load balancer/);
+    expect(() => renderHaproxyConfig({ ...input(c), certs: { pools: c.certs.pools } })).toThrow(
+      /client_ca reference but no client_ca file/,
+    );
     expect(() => renderHaproxyConfig({ ...input(c), haproxyVersion: "1:2.6.12-1" })).toThrow(/not a PEP 440 version/);
   });
 

@@ -29,7 +29,6 @@ const fixture = readFixture<{
   cases: Case[];
 }>("octavia-keepalived.json");
 
-
 const render = (c: Case) => renderKeepalivedConfig(c.input, c.settings);
 
 describe("renderKeepalivedConfig equals Octavia 11's KeepalivedJinjaTemplater.build_keepalived_config", () => {
@@ -104,7 +103,15 @@ describe("renderKeepalivedConfig", () => {
     expect(ipNetworkWithPrefixlen("0.0.0.0/0.0.0.0")).toBe("0.0.0.0/0");
     expect(ipNetworkWithPrefixlen("10.0.0.0/024")).toBe("10.0.0.0/24");
     expect(ipNetworkWithPrefixlen("10.0.0.7")).toBe("10.0.0.7/32");
-    for (const bad of ["10.0.0.1/24", "10.0.0.0/33", "10.0.0.0/255.0.255.0", "10.0.0.0/+24", "10.0.0.0/24/1", "2001:db8::/129", "2001:db8::1/64"]) {
+    for (const bad of [
+      "10.0.0.1/24",
+      "10.0.0.0/33",
+      "10.0.0.0/255.0.255.0",
+      "10.0.0.0/+24",
+      "10.0.0.0/24/1",
+      "2001:db8::/129",
+      "2001:db8::1/64",
+    ]) {
       expect(() => ipNetworkWithPrefixlen(bad), bad).toThrow();
     }
   });

@@ -29,7 +29,6 @@ const fixture = readFixture<{
   cases: Case[];
 }>("octavia-lvs.json");
 
-
 const render = (c: Case) => renderLvsConfig(new Tree(c.input.lb, c.input.items), c.input.listenerId, c.settings);
 
 describe("renderLvsConfig equals Octavia 11's LvsJinjaTemplater.build_config", () => {

@@ -6,7 +6,15 @@ import type { TLSSocket } from "node:tls";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createLocalCa, LocalCertGenerator } from "@ottava/controller";
 import type { CaMaterial, Logger } from "@ottava/core";
-import { AmphoraApiClient, AmphoraApiError, AmphoraUnreachable, AmpConnectionRetry, OCTAVIA_API_CLIENT, splitPem, type AgentTls } from "../src/rest/client";
+import {
+  AmphoraApiClient,
+  AmphoraApiError,
+  AmphoraUnreachable,
+  AmpConnectionRetry,
+  OCTAVIA_API_CLIENT,
+  splitPem,
+  type AgentTls,
+} from "../src/rest/client";
 
 const AMP = "6f1e2d3c-4b5a-4978-8a69-5b4c3d2e1f00";
 const OTHER = "0a1b2c3d-4e5f-4a6b-8c7d-8e9f0a1b2c3d";
@@ -31,16 +39,19 @@ async function agentServer(handler: Handler, opts: { cert?: { cert: string; key:
   const seen: Seen[] = [];
   let tlsErrors = 0;
   const { cert, key } = opts.cert ?? serverPem;
-  const server = createHttpsServer({ cert, key, ca: opts.clientCa ?? ca.certificate, requestCert: true, rejectUnauthorized: true }, (req, res) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => {
-      const body = Buffer.concat(chunks).toString("utf8");
-      const peer = (req.socket as TLSSocket).getPeerCertificate();
-      seen.push({ method: req.method!, url: req.url!, headers: req.headers, body, clientCn: [peer?.subject?.CN].flat()[0] });
-      handler(req, body, res, seen.length);
-    });
-  });
+  const server = createHttpsServer(
+    { cert, key, ca: opts.clientCa ?? ca.certificate, requestCert: true, rejectUnauthorized: true },
+    (req, res) => {
+      const chunks: Buffer[] = [];
+      req.on("data", (c: Buffer) => chunks.push(c));
+      req.on("end", () => {
+        const body = Buffer.concat(chunks).toString("utf8");
+        const peer = (req.socket as TLSSocket).getPeerCertificate();
+        seen.push({ method: req.method!, url: req.url!, headers: req.headers, body, clientCn: [peer?.subject?.CN].flat()[0] });
+        handler(req, body, res, seen.length);
+      });
+    },
+  );
   server.on("tlsClientError", () => tlsErrors++);
   server.on("connection", (s: Socket) => {
     sockets.add(s);
@@ -183,7 +194,9 @@ describe("AmphoraApiClient (API 1.0)", () => {
     const err = await c.getInfo({ id: OTHER, lb_network_ip: "127.0.0.1" }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(AmphoraUnreachable);
     expect((err as Error).name).toBe("DriverError");
-    expect((err as Error).message).toMatch(new RegExp(`Amphora ${OTHER} at 127.0.0.1:${agent.port}: contacting the amphora timed out .*2 attempts.*${OTHER}`));
+    expect((err as Error).message).toMatch(
+      new RegExp(`Amphora ${OTHER} at 127.0.0.1:${agent.port}: contacting the amphora timed out .*2 attempts.*${OTHER}`),
+    );
     expect(agent.seen).toHaveLength(0);
   });
 
@@ -192,11 +205,15 @@ describe("AmphoraApiClient (API 1.0)", () => {
     const gen = new LocalCertGenerator(() => other);
     const foreign = splitPem((await gen.generateServerPem(AMP, 3600)).pem);
     const impostor = await agentServer((_req, _b, res) => json(res, 200, {}), { cert: foreign });
-    await expect(client(impostor.port, { retries: { maxRetries: 1, retryInterval: 0.01 } }).getInfo(amp)).rejects.toThrow(/self-signed certificate|unable to verify|unable to get local issuer/);
+    await expect(client(impostor.port, { retries: { maxRetries: 1, retryInterval: 0.01 } }).getInfo(amp)).rejects.toThrow(
+      /self-signed certificate|unable to verify|unable to get local issuer/,
+    );
     expect(impostor.seen).toHaveLength(0);
 
     const strict = await agentServer((_req, _b, res) => json(res, 200, {}), { clientCa: other.certificate });
-    await expect(client(strict.port, { retries: { maxRetries: 2, retryInterval: 0.01 } }).getInfo(amp)).rejects.toBeInstanceOf(AmphoraUnreachable);
+    await expect(client(strict.port, { retries: { maxRetries: 2, retryInterval: 0.01 } }).getInfo(amp)).rejects.toBeInstanceOf(
+      AmphoraUnreachable,
+    );
     expect(strict.seen).toHaveLength(0);
     expect(strict.tlsErrors()).toBeGreaterThanOrEqual(1);
   });
@@ -250,7 +267,9 @@ describe("AmphoraApiClient (API 1.0)", () => {
     const err = await c.reloadListener(amp, "lb9").catch((e: unknown) => e);
     expect(err).toBeInstanceOf(AmphoraApiError);
     expect(err).toMatchObject({ name: "DriverError", status: 404, kind: "NotFound" });
-    expect((err as Error).message).toBe(`Amphora ${AMP}: PUT /1.0/loadbalancer/lb9/reload answered 404 NotFound: Loadbalancer Not Found: No loadbalancer with UUID: lb9`);
+    expect((err as Error).message).toBe(
+      `Amphora ${AMP}: PUT /1.0/loadbalancer/lb9/reload answered 404 NotFound: Loadbalancer Not Found: No loadbalancer with UUID: lb9`,
+    );
     expect(agent.seen).toHaveLength(4);
     // Version discovery does not retry a 404 either (retry_404=False).
     await expect(c.getApiVersion(amp)).rejects.toMatchObject({ status: 404 });
@@ -294,7 +313,9 @@ describe("AmphoraApiClient (API 1.0)", () => {
     }
     expect(agent.seen).toHaveLength(cases.length); // none retried
     const vrrp = (await c.startVrrp(amp).catch((e: unknown) => e)) as Error;
-    expect(vrrp.message).toBe(`Amphora ${AMP}: PUT /1.0/vrrp/start answered 500 InternalServerError: Failed to start octavia-keepalived service: keepalived: not found`);
+    expect(vrrp.message).toBe(
+      `Amphora ${AMP}: PUT /1.0/vrrp/start answered 500 InternalServerError: Failed to start octavia-keepalived service: keepalived: not found`,
+    );
   });
 
   it("retries an answer slower than rest_request_read_timeout", async () => {
@@ -325,7 +346,11 @@ describe("AmphoraApiClient (API 1.0)", () => {
     const tcp = createTcpServer((s) => held.push(s)); // accepts, says nothing
     servers.push(tcp);
     await new Promise<void>((r) => tcp.listen(0, "127.0.0.1", r));
-    const c = client((tcp.address() as AddressInfo).port, { connTimeout: 0.2, readTimeout: 5, retries: { maxRetries: 2, retryInterval: 0.3 } });
+    const c = client((tcp.address() as AddressInfo).port, {
+      connTimeout: 0.2,
+      readTimeout: 5,
+      retries: { maxRetries: 2, retryInterval: 0.3 },
+    });
     const t0 = Date.now();
     const err = await c.getInfo(amp).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(AmphoraUnreachable);
@@ -336,7 +361,9 @@ describe("AmphoraApiClient (API 1.0)", () => {
   });
 
   it("refuses a client certificate setting without its key", () => {
-    expect(() => splitPem(tls.clientPem.replace(/-----BEGIN PRIVATE KEY-----[\s\S]+?-----END PRIVATE KEY-----\n?/, ""))).toThrow(/OTTAVA_CLIENT_CERT/);
+    expect(() => splitPem(tls.clientPem.replace(/-----BEGIN PRIVATE KEY-----[\s\S]+?-----END PRIVATE KEY-----\n?/, ""))).toThrow(
+      /OTTAVA_CLIENT_CERT/,
+    );
     const { cert, key } = splitPem(tls.clientPem);
     expect(cert).toMatch(/^-----BEGIN CERTIFICATE-----/);
     expect(key).toMatch(/^-----BEGIN PRIVATE KEY-----/);

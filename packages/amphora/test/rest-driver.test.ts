@@ -64,7 +64,11 @@ const calls = (a: FakeAgent) => a.calls.map((c) => `${c.method} ${c.path}`);
 
 const network: VipPlugNetworkConfig = {
   vrrp_port: { mac_address: "fa:16:3e:12:34:56", mtu: 1450 },
-  vip_subnet: { cidr: "198.51.100.0/24", gateway_ip: "198.51.100.1", host_routes: [{ destination: "203.0.113.0/24", nexthop: "198.51.100.254" }] },
+  vip_subnet: {
+    cidr: "198.51.100.0/24",
+    gateway_ip: "198.51.100.1",
+    host_routes: [{ destination: "203.0.113.0/24", nexthop: "198.51.100.254" }],
+  },
   additional_vip_data: [{ ip_address: "2001:db8::10", subnet: { cidr: "2001:db8::/64", gateway_ip: null, host_routes: [] } }],
 };
 
@@ -88,13 +92,20 @@ describe("HaproxyAmphoraLoadBalancerDriver.update (update_amphora_listeners)", (
     const lb = loadBalancer();
     const amp = amphora(lb);
     const agent = await fakeAgent(amp.id);
-    const [www, sni, backend] = await Promise.all([pki.issue("www.example.com"), pki.issue("sni.example.com"), pki.issue("client.example.com")]);
+    const [www, sni, backend] = await Promise.all([
+      pki.issue("www.example.com"),
+      pki.issue("sni.example.com"),
+      pki.issue("client.example.com"),
+    ]);
     const asCert = (pem: string): TlsCertificate => {
       const { cert, key } = splitPem(pem);
       return { certificate: cert, private_key: key, private_key_passphrase: null, intermediates: [] };
     };
     const clientCa = pki.ca.certificate;
-    const certManager = mapCertManager({ "ref:www": asCert(www), "ref:sni": asCert(sni), "ref:backend": asCert(backend) }, { "ref:ca": clientCa, "ref:poolca": clientCa });
+    const certManager = mapCertManager(
+      { "ref:www": asCert(www), "ref:sni": asCert(sni), "ref:backend": asCert(backend) },
+      { "ref:ca": clientCa, "ref:poolca": clientCa },
+    );
     const driver = await driverFor(agent.port, { certManager });
 
     const httpPool = pool(lb);
@@ -156,7 +167,9 @@ describe("HaproxyAmphoraLoadBalancerDriver.update (update_amphora_listeners)", (
     // build_pem: certificate, key, one per line; the crt-list names the default certificate first.
     const { cert: wwwCert, key: wwwKey } = splitPem(www);
     expect(agent.certs.get(`${lb.id}/${wwwId}.pem`)).toBe(`${wwwCert}\n${createKeyPem(wwwKey)}\n`);
-    expect(agent.certs.get(`${lb.id}/${https.record.id}.pem`)).toBe(`/var/lib/octavia/certs/${lb.id}/${wwwId}.pem\n/var/lib/octavia/certs/${lb.id}/${sniId}.pem\n`);
+    expect(agent.certs.get(`${lb.id}/${https.record.id}.pem`)).toBe(
+      `/var/lib/octavia/certs/${lb.id}/${wwwId}.pem\n/var/lib/octavia/certs/${lb.id}/${sniId}.pem\n`,
+    );
     expect(agent.certs.get(`${lb.id}/${caName}`)).toBe(clientCa);
     const cfg = agent.haproxy.get(lb.id)!;
     expect(cfg).toContain(`frontend ${http.record.id}`);
@@ -204,12 +217,17 @@ describe("HaproxyAmphoraLoadBalancerDriver.update (update_amphora_listeners)", (
     const lb = loadBalancer();
     const amp = amphora(lb);
     const agent = await fakeAgent(amp.id);
-    agent.override = (c) => (c.path.endsWith("/haproxy") ? [400, { message: "Invalid request", details: "[ALERT] parsing [haproxy.cfg:12]" }] : undefined);
+    agent.override = (c) =>
+      c.path.endsWith("/haproxy") ? [400, { message: "Invalid request", details: "[ALERT] parsing [haproxy.cfg:12]" }] : undefined;
     const driver = await driverFor(agent.port);
     const p = pool(lb);
-    const err = (await driver.update(tree(lb, [listener(lb, { default_pool_id: p.record.id }), p]), [amp]).catch((e: unknown) => e)) as Error;
+    const err = (await driver
+      .update(tree(lb, [listener(lb, { default_pool_id: p.record.id }), p]), [amp])
+      .catch((e: unknown) => e)) as Error;
     expect(err.name).toBe("DriverError");
-    expect(err.message).toBe(`Amphora ${amp.id}: PUT /1.0/loadbalancer/${amp.id}/${lb.id}/haproxy answered 400 InvalidRequest: Invalid request: [ALERT] parsing [haproxy.cfg:12]`);
+    expect(err.message).toBe(
+      `Amphora ${amp.id}: PUT /1.0/loadbalancer/${amp.id}/${lb.id}/haproxy answered 400 InvalidRequest: Invalid request: [ALERT] parsing [haproxy.cfg:12]`,
+    );
     expect(calls(agent).some((c) => c.endsWith("/reload"))).toBe(false);
   });
 });
@@ -252,8 +270,22 @@ describe("HaproxyAmphoraLoadBalancerDriver: VIP plug, VRRP, agent configuration,
 
   it("ACTIVE_STANDBY: uploads each allocated amphora's keepalived.conf, then starts keepalived on each", async () => {
     const lb = loadBalancer({ topology: "ACTIVE_STANDBY" });
-    const master = amphora(lb, { role: "MASTER", vrrp_priority: 100, vrrp_id: 1, vrrp_interface: "eth1", vrrp_ip: "198.51.100.11", lb_network_ip: "127.0.0.2" });
-    const backup = amphora(lb, { role: "BACKUP", vrrp_priority: 90, vrrp_id: 1, vrrp_interface: "eth1", vrrp_ip: "198.51.100.12", lb_network_ip: "127.0.0.3" });
+    const master = amphora(lb, {
+      role: "MASTER",
+      vrrp_priority: 100,
+      vrrp_id: 1,
+      vrrp_interface: "eth1",
+      vrrp_ip: "198.51.100.11",
+      lb_network_ip: "127.0.0.2",
+    });
+    const backup = amphora(lb, {
+      role: "BACKUP",
+      vrrp_priority: 90,
+      vrrp_id: 1,
+      vrrp_interface: "eth1",
+      vrrp_ip: "198.51.100.12",
+      lb_network_ip: "127.0.0.3",
+    });
     const booting = amphora(lb, { status: "BOOTING", lb_network_ip: "127.0.0.4" });
     const a1 = await fakeAgent(master.id, "127.0.0.2");
     const a2 = await fakeAgent(backup.id, "127.0.0.3", a1.port);
@@ -334,11 +366,18 @@ describe("createDrivers with OTTAVA_AMPHORA_DRIVER=rest", () => {
       serverCa: undefined,
       lbNetworkInterface: "o-hm0",
     });
-    expect(loadConfig({ OTTAVA_REST_REQUEST_CONN_TIMEOUT: "2.5", OTTAVA_SERVER_CA: "-----BEGIN CERTIFICATE-----\\nAAA\\n-----END CERTIFICATE-----" })).toMatchObject({
+    expect(
+      loadConfig({
+        OTTAVA_REST_REQUEST_CONN_TIMEOUT: "2.5",
+        OTTAVA_SERVER_CA: "-----BEGIN CERTIFICATE-----\\nAAA\\n-----END CERTIFICATE-----",
+      }),
+    ).toMatchObject({
       restRequestConnTimeout: 2.5,
       serverCa: "-----BEGIN CERTIFICATE-----\nAAA\n-----END CERTIFICATE-----",
     });
-    expect(() => loadConfig({ OTTAVA_REST_REQUEST_READ_TIMEOUT: "0" })).toThrow(/OTTAVA_REST_REQUEST_READ_TIMEOUT must be a number of seconds > 0/);
+    expect(() => loadConfig({ OTTAVA_REST_REQUEST_READ_TIMEOUT: "0" })).toThrow(
+      /OTTAVA_REST_REQUEST_READ_TIMEOUT must be a number of seconds > 0/,
+    );
     expect(() => loadConfig({ OTTAVA_CONNECTION_MAX_RETRIES: "0" })).toThrow(/OTTAVA_CONNECTION_MAX_RETRIES must be an integer >= 1/);
   });
 
@@ -355,7 +394,10 @@ describe("createDrivers with OTTAVA_AMPHORA_DRIVER=rest", () => {
     const none = createDrivers(loadConfig({ OTTAVA_AMPHORA_DRIVER: "rest" })).amphora;
     await expect(none.uploadCert(amp, "x")).rejects.toThrow(/OTTAVA_SERVER_CA \(or OTTAVA_CA_CERTIFICATE\)/);
     const noClient = createDrivers(loadConfig({ OTTAVA_AMPHORA_DRIVER: "rest", OTTAVA_SERVER_CA: pki.ca.certificate })).amphora;
-    await expect(noClient.uploadCert(amp, "x")).rejects.toMatchObject({ name: "CertificateError", message: expect.stringMatching(/OTTAVA_CLIENT_CERT/) });
+    await expect(noClient.uploadCert(amp, "x")).rejects.toMatchObject({
+      name: "CertificateError",
+      message: expect.stringMatching(/OTTAVA_CLIENT_CERT/),
+    });
   });
 
   it("speaks to the agent on OTTAVA_AMPHORA_AGENT_PORT with OTTAVA_CLIENT_CERT, or a client certificate the CA issues", async () => {
@@ -363,9 +405,13 @@ describe("createDrivers with OTTAVA_AMPHORA_DRIVER=rest", () => {
     const amp = amphora(lb);
     const agent = await fakeAgent(amp.id);
     const env = { OTTAVA_AMPHORA_DRIVER: "rest", OTTAVA_AMPHORA_AGENT_PORT: String(agent.port), OTTAVA_SERVER_CA: pki.ca.certificate };
-    const given = createDrivers(loadConfig({ ...env, OTTAVA_CLIENT_CERT: (await pki.issue("operator-given")).replace(/\n/g, "\\n") })).amphora;
+    const given = createDrivers(
+      loadConfig({ ...env, OTTAVA_CLIENT_CERT: (await pki.issue("operator-given")).replace(/\n/g, "\\n") }),
+    ).amphora;
     await given.uploadCert(amp, "PEM");
-    const issued = createDrivers(loadConfig(env), { certs: { generateServerPem: async (cn) => ({ pem: await pki.issue(cn), expiration: "" }) } }).amphora;
+    const issued = createDrivers(loadConfig(env), {
+      certs: { generateServerPem: async (cn) => ({ pem: await pki.issue(cn), expiration: "" }) },
+    }).amphora;
     await issued.uploadCert(amp, "PEM");
     expect(agent.calls.map((c) => c.clientCn)).toEqual(["operator-given", CLIENT_CERT_CN]);
   });

@@ -44,7 +44,8 @@ async function runCreate(amp: Amphora, driver: TaskContext["drivers"]["amphora"]
     drivers: { ...noopDrivers(), amphora: driver },
     store: {
       getAmphora: async (id: string) => amphorae.get(id),
-      updateAmphora: async (_lb: string, id: string, _owner: string, set: Partial<Amphora>) => void amphorae.set(id, { ...amphorae.get(id)!, ...set }),
+      updateAmphora: async (_lb: string, id: string, _owner: string, set: Partial<Amphora>) =>
+        void amphorae.set(id, { ...amphorae.get(id)!, ...set }),
     },
   } as unknown as TaskContext;
   const definition = definitionOf("loadbalancer-create", localTaskArn);
@@ -62,10 +63,13 @@ async function runCreate(amp: Amphora, driver: TaskContext["drivers"]["amphora"]
   }
   const machine = new StateMachine(definition as never, { validationOptions: { checkArn: true } });
   const started = Date.now();
-  const execution = machine.run({ lbId: amp.loadbalancer_id, owner: "test-execution" }, {
-    // The ASL's retries of a failed step (1 s, 2 s) are not what is measured here.
-    overrides: { taskResourceLocalHandlers: handlers, retryIntervalOverrides: { AmphoraeConnectivityWait: 0 } },
-  });
+  const execution = machine.run(
+    { lbId: amp.loadbalancer_id, owner: "test-execution" },
+    {
+      // The ASL's retries of a failed step (1 s, 2 s) are not what is measured here.
+      overrides: { taskResourceLocalHandlers: handlers, retryIntervalOverrides: { AmphoraeConnectivityWait: 0 } },
+    },
+  );
   const entered: string[] = [];
   const logs = (async () => {
     for await (const e of execution.eventLogs) if (e.type === "StateEntered") entered.push((e as { state: { name: string } }).state.name);
@@ -94,17 +98,29 @@ describe("the create flow's wait for the amphora agent (AmphoraeConnectivityWait
   it("is a Task, a Choice on $.agentWait.waiting and a Wait of $.agentWait.retryIn seconds, right after ComputeWait", () => {
     const d = definitionOf("loadbalancer-create", localTaskArn) as { States: Record<string, Record<string, unknown>> };
     expect(d.States.ComputeWait!.Next).toBe("AmphoraeConnectivityWait");
-    expect(d.States.AmphoraeConnectivityWait).toMatchObject({ Type: "Task", ResultPath: "$.agentWait", Next: "AmphoraeConnectivityWaitLoop" });
+    expect(d.States.AmphoraeConnectivityWait).toMatchObject({
+      Type: "Task",
+      ResultPath: "$.agentWait",
+      Next: "AmphoraeConnectivityWaitLoop",
+    });
     expect(d.States.AmphoraeConnectivityWaitLoop).toEqual({
       Type: "Choice",
       Choices: [{ Variable: "$.agentWait.waiting", BooleanEquals: true, Next: "AmphoraeConnectivityWaitWait" }],
       Default: "PlugVip",
     });
-    expect(d.States.AmphoraeConnectivityWaitWait).toEqual({ Type: "Wait", SecondsPath: "$.agentWait.retryIn", Next: "AmphoraeConnectivityWait" });
+    expect(d.States.AmphoraeConnectivityWaitWait).toEqual({
+      Type: "Wait",
+      SecondsPath: "$.agentWait.retryIn",
+      Next: "AmphoraeConnectivityWait",
+    });
     // The failover and resize flows build amphorae with the same steps.
-    const failover = definitionOf("loadbalancer-failover", localTaskArn) as { States: Record<string, { ItemProcessor?: { States: Record<string, unknown> } }> };
+    const failover = definitionOf("loadbalancer-failover", localTaskArn) as {
+      States: Record<string, { ItemProcessor?: { States: Record<string, unknown> } }>;
+    };
     expect(failover.States.FailoverAmphorae!.ItemProcessor!.States).toHaveProperty("ReplacementAmphoraeConnectivityWaitWait");
-    const resize = definitionOf("loadbalancer-resize", localTaskArn) as { States: Record<string, { ItemProcessor?: { States: Record<string, unknown> } }> };
+    const resize = definitionOf("loadbalancer-resize", localTaskArn) as {
+      States: Record<string, { ItemProcessor?: { States: Record<string, unknown> } }>;
+    };
     expect(resize.States.ResizeBuildAmphorae!.ItemProcessor!.States).toHaveProperty("ResizeAmphoraeConnectivityWaitWait");
   });
 
@@ -122,7 +138,9 @@ describe("the create flow's wait for the amphora agent (AmphoraeConnectivityWait
     const port = await freePort();
     // The agent comes up 1.5 s from now (the flow starts once the driver is made: later on a loaded machine).
     const t0 = Date.now();
-    const late = new Promise<void>((resolve) => setTimeout(() => void startFakeAgent({ pki, amphoraId: amp.id, port }).then((a) => (agents.push(a), resolve())), 1500));
+    const late = new Promise<void>((resolve) =>
+      setTimeout(() => void startFakeAgent({ pki, amphoraId: amp.id, port }).then((a) => (agents.push(a), resolve())), 1500),
+    );
     const r = await runCreate(amp, await restDriver(port), { OTTAVA_CONNECTION_MAX_RETRIES: "10", OTTAVA_CONNECTION_RETRY_INTERVAL: "1" });
     // The flow ended only once the agent was up: not before it.
     const ended = Date.now() - t0;
@@ -133,7 +151,13 @@ describe("the create flow's wait for the amphora agent (AmphoraeConnectivityWait
     const waits = r.entered.filter((s) => s === "AmphoraeConnectivityWaitWait").length;
     expect(waits).toBeGreaterThanOrEqual(1);
     expect(r.ran.filter((s) => s === "AmphoraeConnectivityWait")).toHaveLength(waits + 1);
-    expect(r.ran.slice(r.ran.lastIndexOf("AmphoraeConnectivityWait") + 1)).toEqual(["PlugVip", "AmphoraePostVipPlug", "MarkAmphoraeAllocated", "StartVrrp", "MarkLoadBalancerActive"]);
+    expect(r.ran.slice(r.ran.lastIndexOf("AmphoraeConnectivityWait") + 1)).toEqual([
+      "PlugVip",
+      "AmphoraePostVipPlug",
+      "MarkAmphoraeAllocated",
+      "StartVrrp",
+      "MarkLoadBalancerActive",
+    ]);
     expect(ended).toBeGreaterThanOrEqual(1400);
     expect(agents[0]!.calls.map((c) => `${c.method} ${c.path}`)).toEqual(["GET /1.0/info"]);
   });
@@ -141,13 +165,23 @@ describe("the create flow's wait for the amphora agent (AmphoraeConnectivityWait
   it("gives up after connection_max_retries attempts: the amphora goes to ERROR and the flow runs the reverts", async () => {
     const lb = loadBalancer();
     const amp = amphora(lb, { status: "BOOTING" });
-    const r = await runCreate(amp, await restDriver(await freePort()), { OTTAVA_CONNECTION_MAX_RETRIES: "3", OTTAVA_CONNECTION_RETRY_INTERVAL: "1" });
+    const r = await runCreate(amp, await restDriver(await freePort()), {
+      OTTAVA_CONNECTION_MAX_RETRIES: "3",
+      OTTAVA_CONNECTION_RETRY_INTERVAL: "1",
+    });
     expect(r.outcome.ok).toBe(false);
-    expect(r.failure).toMatchObject({ Error: "DriverError", Cause: expect.stringMatching(new RegExp(`Amphora compute instance failed to become reachable \\(${amp.id}, 3 attempts`)) });
+    expect(r.failure).toMatchObject({
+      Error: "DriverError",
+      Cause: expect.stringMatching(new RegExp(`Amphora compute instance failed to become reachable \\(${amp.id}, 3 attempts`)),
+    });
     // Three attempts one second apart, then the step fails (and its two retries fail at once).
     expect(r.entered.filter((s) => s === "AmphoraeConnectivityWaitWait")).toHaveLength(2);
     expect(r.ran.filter((s) => s === "AmphoraeConnectivityWait")).toHaveLength(5);
-    expect(r.ran.slice(r.ran.lastIndexOf("AmphoraeConnectivityWait") + 1)).toEqual(["RevertComputeCreate", "RevertCreateAmphoraeInDB", "OnFailure"]);
+    expect(r.ran.slice(r.ran.lastIndexOf("AmphoraeConnectivityWait") + 1)).toEqual([
+      "RevertComputeCreate",
+      "RevertCreateAmphoraeInDB",
+      "OnFailure",
+    ]);
     expect(r.entered).toContain("CatchAmphoraeConnectivityWait");
     expect(r.amphora.status).toBe("ERROR");
     expect(r.ms).toBeLessThan(6000);

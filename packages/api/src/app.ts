@@ -28,7 +28,15 @@ export async function createApp(apiDeps: ApiDeps): Promise<Hono<Env>> {
   app.use("*", requestContext(log, auth));
   // Before anything reads a body: a larger one is refused (413) without being read whole.
   const maxSize = deps.config.maxRequestBodySize;
-  app.use("*", bodyLimit({ maxSize, onError: () => { throw bodyTooLarge(maxSize); } }));
+  app.use(
+    "*",
+    bodyLimit({
+      maxSize,
+      onError: () => {
+        throw bodyTooLarge(maxSize);
+      },
+    }),
+  );
   app.onError(onError);
   app.notFound(notFoundHandler);
   app.route("/", versionRoutes);

@@ -1,6 +1,17 @@
 // Small helpers shared by the route modules: bodies, queries, list pages.
 import type { Context } from "hono";
-import { checkBodyDepth, lightItems, listItem, listPage, notJson, parseListQuery, selectFields, type ItemSource, type ListQuery, type ResourceDescriptor } from "@ottava/core";
+import {
+  checkBodyDepth,
+  lightItems,
+  listItem,
+  listPage,
+  notJson,
+  parseListQuery,
+  selectFields,
+  type ItemSource,
+  type ListQuery,
+  type ResourceDescriptor,
+} from "@ottava/core";
 import type { Env } from "./middleware/context";
 
 /** The request's JSON body ({} when empty); its size was bounded by the app's bodyLimit, its depth is here. */
@@ -48,7 +59,10 @@ export function listItems<T>(source: ItemSource, d: ResourceDescriptor<T>): Item
 
 /** GET on one object, with `fields=` as Octavia's get_one. */
 export function showResponse<T>(c: Context<Env>, d: ResourceDescriptor<T>, item: T, status = 200) {
-  const fields = new URL(c.req.url).searchParams.getAll("fields").flatMap((f) => f.split(",")).filter(Boolean);
+  const fields = new URL(c.req.url).searchParams
+    .getAll("fields")
+    .flatMap((f) => f.split(","))
+    .filter(Boolean);
   return c.json({ [d.root]: selectFields(d.toResponse(item), fields) }, status as 200);
 }
 

@@ -124,7 +124,10 @@ export class KeystoneAuth {
       { "Content-Type": "application/json" },
       JSON.stringify({
         auth: {
-          identity: { methods: ["password"], password: { user: { name: s.username, domain: { name: s.userDomainName }, password: s.password } } },
+          identity: {
+            methods: ["password"],
+            password: { user: { name: s.username, domain: { name: s.userDomainName }, password: s.password } },
+          },
           scope: { project: { name: s.projectName, domain: { name: s.projectDomainName } } },
         },
       }),

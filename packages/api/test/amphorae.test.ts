@@ -53,7 +53,9 @@ describe("amphora configuration", () => {
 describe("amphora delete", () => {
   it("refuses an allocated amphora with 409", async () => {
     const { amp } = await lbWithAmphora();
-    expect(pick(await t.call("DELETE", `/v2/octavia/amphorae/${amp.id}`))).toEqual(fault(409, `Amphora ${amp.id} is immutable and cannot be updated.`));
+    expect(pick(await t.call("DELETE", `/v2/octavia/amphorae/${amp.id}`))).toEqual(
+      fault(409, `Amphora ${amp.id} is immutable and cannot be updated.`),
+    );
   });
 
   it("deletes an amphora in ERROR (204), which then answers 404", async () => {

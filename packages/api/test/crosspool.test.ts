@@ -8,7 +8,8 @@ const LBS = "/v2/lbaas/loadbalancers";
 const CROSS = "/v2/lbaas/pools/members";
 const NOBODY = "11111111-2222-3333-4444-555555555555";
 
-const put = (app: App, members: Record<string, unknown>[], query = "", prefix = "/v2") => app.call("PUT", `${prefix}/lbaas/pools/members${query}`, { members });
+const put = (app: App, members: Record<string, unknown>[], query = "", prefix = "/v2") =>
+  app.call("PUT", `${prefix}/lbaas/pools/members${query}`, { members });
 
 async function activeLb(app: App = t) {
   const res = await app.call("POST", LBS, { loadbalancer: { vip_subnet_id: SUBNET } });
@@ -68,7 +69,12 @@ async function memberSet(app: App, lbId: string) {
 }
 const statuses = async (app: App, lbId: string) => {
   const { lb, items } = await app.store.tree(lbId);
-  return { lb: lb!.record.provisioning_status, objects: items.filter((i) => i.kind !== "amphora" && i.record.provisioning_status !== "DELETED").map((i) => i.record.provisioning_status) };
+  return {
+    lb: lb!.record.provisioning_status,
+    objects: items
+      .filter((i) => i.kind !== "amphora" && i.record.provisioning_status !== "DELETED")
+      .map((i) => i.record.provisioning_status),
+  };
 };
 
 beforeAll(async () => {
@@ -91,7 +97,9 @@ describe("routing", () => {
     await t.settle();
     expect((await put(t, [{ pool_id: id, address: "192.0.2.1", protocol_port: 80 }], "", "/v2.0")).status).toBe(202);
     await t.settle();
-    expect((await t.call("GET", `/v2/lbaas/pools/${id}/members`)).body.members.map((m: { address: string }) => m.address)).toEqual(["192.0.2.1"]);
+    expect((await t.call("GET", `/v2/lbaas/pools/${id}/members`)).body.members.map((m: { address: string }) => m.address)).toEqual([
+      "192.0.2.1",
+    ]);
   });
 });
 
@@ -104,17 +112,36 @@ describe("validation", () => {
     const start = vi.spyOn(t.engine, "start");
     const [p0, p1] = pools as [string, string];
 
-    expect(pick(await put(t, []))).toEqual(fault(400, "Validation failure: The members list must name at least one member (with its pool_id)."));
-    expect(pick(await put(t, [{ pool_id: NOBODY, address: "192.0.2.1", protocol_port: 80 }]))).toEqual(fault(404, `Pool ${NOBODY} not found.`));
+    expect(pick(await put(t, []))).toEqual(
+      fault(400, "Validation failure: The members list must name at least one member (with its pool_id)."),
+    );
+    expect(pick(await put(t, [{ pool_id: NOBODY, address: "192.0.2.1", protocol_port: 80 }]))).toEqual(
+      fault(404, `Pool ${NOBODY} not found.`),
+    );
     expect(
-      pick(await put(t, [{ pool_id: p0, address: "192.0.2.1", protocol_port: 80 }, { pool_id: other.pools[0], address: "192.0.2.1", protocol_port: 80 }])),
+      pick(
+        await put(t, [
+          { pool_id: p0, address: "192.0.2.1", protocol_port: 80 },
+          { pool_id: other.pools[0], address: "192.0.2.1", protocol_port: 80 },
+        ]),
+      ),
     ).toEqual(fault(400, "Validation failure: All pools named in a cross-pool member update must belong to the same load balancer."));
     expect(
-      pick(await put(t, [{ pool_id: p0, address: "192.0.2.1", protocol_port: 80 }, { pool_id: p0, address: "192.0.2.1", protocol_port: 80, weight: 3 }])),
+      pick(
+        await put(t, [
+          { pool_id: p0, address: "192.0.2.1", protocol_port: 80 },
+          { pool_id: p0, address: "192.0.2.1", protocol_port: 80, weight: 3 },
+        ]),
+      ),
     ).toEqual(fault(400, "Validation failure: Member must be updated only once in the same request."));
     // The same address and port in two pools is two members.
     expect(
-      pick(await put(t, [{ pool_id: p1, address: "192.0.2.9", protocol_port: 80 }, { pool_id: p1, address: "192.0.2.9", protocol_port: 80 }])),
+      pick(
+        await put(t, [
+          { pool_id: p1, address: "192.0.2.9", protocol_port: 80 },
+          { pool_id: p1, address: "192.0.2.9", protocol_port: 80 },
+        ]),
+      ),
     ).toEqual(fault(400, "Validation failure: Member must be updated only once in the same request."));
     expect(pick(await put(t, [{ pool_id: p1, address: "169.254.169.254", protocol_port: 80 }]))).toEqual(
       fault(400, "169.254.169.254 is not a valid option for member address"),
@@ -124,7 +151,12 @@ describe("validation", () => {
     expect((await t.call("PUT", CROSS, { members: "x" })).status).toBe(400);
     // A valid first pool does not make a later refusal partial.
     expect(
-      (await put(t, [{ pool_id: p1, address: "192.0.2.7", protocol_port: 80 }, { pool_id: p0, address: "169.254.169.254", protocol_port: 80 }])).status,
+      (
+        await put(t, [
+          { pool_id: p1, address: "192.0.2.7", protocol_port: 80 },
+          { pool_id: p0, address: "169.254.169.254", protocol_port: 80 },
+        ])
+      ).status,
     ).toBe(400);
 
     expect(start).not.toHaveBeenCalled();
@@ -178,7 +210,10 @@ describe("update", () => {
     expect(after.every((m) => m.provisioning_status === "ACTIVE")).toBe(true);
     expect((await t.store.getChild("member", members[1]!.id))!.record.provisioning_status).toBe("DELETED");
     expect((await t.store.getChild("member", members[3]!.id))!.record.provisioning_status).toBe("DELETED");
-    expect(await statuses(t, lbId)).toEqual({ lb: "ACTIVE", objects: after.map(() => "ACTIVE").concat(["ACTIVE", "ACTIVE", "ACTIVE", "ACTIVE"]) });
+    expect(await statuses(t, lbId)).toEqual({
+      lb: "ACTIVE",
+      objects: after.map(() => "ACTIVE").concat(["ACTIVE", "ACTIVE", "ACTIVE", "ACTIVE"]),
+    });
     // The change set is gone.
     const { items } = await t.store.tree(lbId);
     expect(items.some((i) => !["pool", "member", "amphora"].includes(i.kind))).toBe(false);
@@ -186,9 +221,23 @@ describe("update", () => {
   });
 
   it("with additive_only=true deletes nothing", async () => {
-    const { lbId, pools, members } = await lbWithPools(t, 2, (p, lb) => [member(lb, p[0]!, "192.0.2.1", 80), member(lb, p[1]!, "192.0.2.2", 80)]);
+    const { lbId, pools, members } = await lbWithPools(t, 2, (p, lb) => [
+      member(lb, p[0]!, "192.0.2.1", 80),
+      member(lb, p[1]!, "192.0.2.2", 80),
+    ]);
     const [p0, p1] = pools as [string, string];
-    expect((await put(t, [{ pool_id: p0, address: "192.0.2.5", protocol_port: 80 }, { pool_id: p1, address: "192.0.2.2", protocol_port: 80, weight: 7 }], "?additive_only=true")).status).toBe(202);
+    expect(
+      (
+        await put(
+          t,
+          [
+            { pool_id: p0, address: "192.0.2.5", protocol_port: 80 },
+            { pool_id: p1, address: "192.0.2.2", protocol_port: 80, weight: 7 },
+          ],
+          "?additive_only=true",
+        )
+      ).status,
+    ).toBe(202);
     await t.settle();
     const after = await memberSet(t, lbId);
     expect(after).toHaveLength(3);
@@ -200,7 +249,15 @@ describe("update", () => {
   it("handles 1000 members across 20 pools in one request and one flow", async () => {
     const { lbId, pools } = await lbWithPools(t, 20, (p, lb) => p.map((id) => member(lb, id, "10.255.0.1", 80)));
     const start = vi.spyOn(t.engine, "start");
-    const body = pools.flatMap((poolId, i) => Array.from({ length: 50 }, (_, j) => ({ pool_id: poolId, address: `10.${i}.${Math.floor(j / 100)}.${(j % 100) + 1}`, protocol_port: 80, name: `m-${i}-${j}`, tags: ["bulk", `pool-${i}`] })));
+    const body = pools.flatMap((poolId, i) =>
+      Array.from({ length: 50 }, (_, j) => ({
+        pool_id: poolId,
+        address: `10.${i}.${Math.floor(j / 100)}.${(j % 100) + 1}`,
+        protocol_port: 80,
+        name: `m-${i}-${j}`,
+        tags: ["bulk", `pool-${i}`],
+      })),
+    );
     expect(body).toHaveLength(1000);
     expect((await put(t, body)).status).toBe(202);
     expect(start).toHaveBeenCalledTimes(1);
@@ -243,7 +300,10 @@ describe("all or nothing", () => {
 
   it("puts the touched members in ERROR (the rest ACTIVE) only when the restore itself fails", async () => {
     const f = await inProcessApp({ OTTAVA_NOOP_FAULTS: "amphora.update" });
-    const { lbId, pools, members } = await lbWithPools(f, 2, (p, lb) => [member(lb, p[0]!, "192.0.2.1", 80), member(lb, p[1]!, "192.0.2.2", 80)]);
+    const { lbId, pools, members } = await lbWithPools(f, 2, (p, lb) => [
+      member(lb, p[0]!, "192.0.2.1", 80),
+      member(lb, p[1]!, "192.0.2.2", 80),
+    ]);
     expect((await put(f, [{ pool_id: pools[0], address: "192.0.2.1", protocol_port: 80, weight: 2 }])).status).toBe(202);
     await f.settle();
     expect((await f.store.getChild("member", members[0]!.id))!.record.provisioning_status).toBe("ERROR");

@@ -25,12 +25,10 @@ const newestFlow = (lbId: string) => faults.newestFlow(base, lbId);
 const faulty = (faults: string) => inProcessApp({ OTTAVA_TABLE_NAME: base.config.tableName, OTTAVA_DYNAMODB_FAULTS: faults });
 const unavailable = (name: string) => fault(503, `The service is temporarily unavailable (${name}). Please retry the request later.`);
 
-
-
 const members = (n: number, base3 = 10) => Array.from({ length: n }, (_, i) => ({ address: `192.0.${base3}.${i + 1}`, protocol_port: 80 }));
 
-
-const live = (items: { kind: string; record: Record<string, unknown> }[], kind: string) => items.filter((i) => i.kind === kind && i.record.provisioning_status !== "DELETED");
+const live = (items: { kind: string; record: Record<string, unknown> }[], kind: string) =>
+  items.filter((i) => i.kind === kind && i.record.provisioning_status !== "DELETED");
 
 describe("API reads", () => {
   it("a fault the SDK's retries absorb is invisible: the first 3 GetItem requests fail (InternalServerError), the 4th answers", async () => {
@@ -52,7 +50,12 @@ describe("API reads", () => {
     expect(f.dynamoFaults!.attempts("GetItem")).toBe(4);
     const logged = jsonLines(lines).filter((l) => l.message === "service unavailable");
     expect(logged).toHaveLength(1);
-    expect(logged[0]).toMatchObject({ level: "ERROR", requestId: res.headers.get("x-openstack-request-id"), error: "ProvisionedThroughputExceededException", attempts: 4 });
+    expect(logged[0]).toMatchObject({
+      level: "ERROR",
+      requestId: res.headers.get("x-openstack-request-id"),
+      error: "ProvisionedThroughputExceededException",
+      attempts: 4,
+    });
     // The faults are spent: the same app answers again.
     expect((await f.call("GET", `${LBS}/${lbId}`)).status).toBe(200);
   });
@@ -91,7 +94,12 @@ describe("API writes that take the lock", () => {
     await f.settle();
     const { lb } = await nothingHeld(lbId);
     expect(lb.record).toMatchObject({ name: "before", provisioning_status: "ACTIVE" });
-    expect(await newestFlow(lbId)).toMatchObject({ flow: "loadbalancer-update", outcome: "FAILED", reason: "the change could not be written", error: { error: "InternalServerError" } });
+    expect(await newestFlow(lbId)).toMatchObject({
+      flow: "loadbalancer-update",
+      outcome: "FAILED",
+      reason: "the change could not be written",
+      error: { error: "InternalServerError" },
+    });
   });
 
   it("a member batch too big for one transaction: the lock's goes through, the next fails; what was written is undone, the lock and quota given back; 503", async () => {
@@ -100,14 +108,20 @@ describe("API writes that take the lock", () => {
     const usage = (await base.store.quotaUsage(PROJECT)).member ?? 0;
     // 40 new members are 120 items: the lock's transaction takes 97 of them, the rest need a second one (requests 2 to 5 fail).
     const f = await faulty("TransactWriteItems:internal:2-5");
-    expect(pick(await f.call("PUT", `/v2/lbaas/pools/${poolId}/members`, { members: members(40) }))).toEqual(unavailable("InternalServerError"));
+    expect(pick(await f.call("PUT", `/v2/lbaas/pools/${poolId}/members`, { members: members(40) }))).toEqual(
+      unavailable("InternalServerError"),
+    );
     await f.settle();
     const { items } = await nothingHeld(lbId);
     expect(items.filter((i) => i.kind === "member").length).toBeGreaterThan(0); // the lock's transaction wrote some…
     expect(live(items, "member")).toEqual([]); // …and they were undone
     expect(live(items, "pool").map((i) => i.record.provisioning_status)).toEqual(["ACTIVE"]);
     expect((await base.store.quotaUsage(PROJECT)).member ?? 0).toBe(usage);
-    expect(await newestFlow(lbId)).toMatchObject({ flow: "member-batch-update", outcome: "FAILED", reason: "the change could not be written" });
+    expect(await newestFlow(lbId)).toMatchObject({
+      flow: "member-batch-update",
+      outcome: "FAILED",
+      reason: "the change could not be written",
+    });
     // The same batch, once DynamoDB answers.
     expect((await base.call("PUT", `/v2/lbaas/pools/${poolId}/members`, { members: members(40) })).status).toBe(202);
     await base.settle();
@@ -118,13 +132,22 @@ describe("API writes that take the lock", () => {
     const lbId = await activeLb();
     const poolId = await activePool(lbId);
     const f = await faulty("TransactWriteItems:internal:2-99");
-    expect(pick(await f.call("PUT", `/v2/lbaas/pools/${poolId}/members`, { members: members(40, 11) }))).toEqual(unavailable("InternalServerError"));
+    expect(pick(await f.call("PUT", `/v2/lbaas/pools/${poolId}/members`, { members: members(40, 11) }))).toEqual(
+      unavailable("InternalServerError"),
+    );
     // Still locked by an execution that never started: nothing the API could do.
     const stuck = (await base.store.getLoadBalancer(lbId))!;
     expect(stuck.record.provisioning_status).toBe("PENDING_UPDATE");
     expect(stuck.lockOwner).toMatch(/^member-batch-update-/);
     const pending = new DynamoRepairStore(createClients(base.config.dynamodbEndpoint).doc, base.config.tableName);
-    const deps = { store: base.store, trail: base.trail, catalog: base.catalog, engine: base.engine, log: createLogger({ service: "test" }, "error"), pending };
+    const deps = {
+      store: base.store,
+      trail: base.trail,
+      catalog: base.catalog,
+      engine: base.engine,
+      log: createLogger({ service: "test" }, "error"),
+      pending,
+    };
     // Not before its grace minute…
     expect((await repairStuck(deps, new Date())).repaired).not.toContain(lbId);
     // …then to ERROR, every object the change had moved to PENDING_* with it.
@@ -145,14 +168,24 @@ describe("API writes that take the lock", () => {
     const { items } = await nothingHeld(lbId);
     expect(live(items, "pool").map((i) => i.record.provisioning_status)).toEqual(["ACTIVE"]);
     expect(live(items, "member")).toEqual([]);
-    expect(await newestFlow(lbId)).toMatchObject({ flow: "member-cross-pool-update", outcome: "FAILED", reason: "the execution could not be started" });
+    expect(await newestFlow(lbId)).toMatchObject({
+      flow: "member-cross-pool-update",
+      outcome: "FAILED",
+      reason: "the execution could not be started",
+    });
   });
 
   it("a flow start that fails for any other reason is still the 500 it was, with the lock given back", async () => {
     const lbId = await activeLb();
-    const engine = { executionArn: (flow: string, name: string) => base.engine.executionArn(flow, name), describe: async () => undefined, start: async () => Promise.reject(new Error("no such state machine")) };
+    const engine = {
+      executionArn: (flow: string, name: string) => base.engine.executionArn(flow, name),
+      describe: async () => undefined,
+      start: async () => Promise.reject(new Error("no such state machine")),
+    };
     const deps = { store: base.store, trail: base.trail, catalog: base.catalog, engine, log: createLogger({ service: "test" }, "error") };
-    await expect(lockAndStart(deps, { lbId, flow: "loadbalancer-update", verb: "update", from: ["ACTIVE"], to: "PENDING_UPDATE" })).rejects.toMatchObject({
+    await expect(
+      lockAndStart(deps, { lbId, flow: "loadbalancer-update", verb: "update", from: ["ACTIVE"], to: "PENDING_UPDATE" }),
+    ).rejects.toMatchObject({
       status: 500,
       message: "Provider 'amphora' reports error: the controller could not start the flow.",
     });
@@ -166,7 +199,13 @@ describe("API writes that take the lock", () => {
       loadbalancer: {
         name: "graph-faults",
         vip_subnet_id: SUBNET,
-        listeners: [{ protocol: "HTTP", protocol_port: 80, default_pool: { name: "web", protocol: "HTTP", lb_algorithm: "ROUND_ROBIN", members: members(40, 13) } }],
+        listeners: [
+          {
+            protocol: "HTTP",
+            protocol_port: 80,
+            default_pool: { name: "web", protocol: "HTTP", lb_algorithm: "ROUND_ROBIN", members: members(40, 13) },
+          },
+        ],
       },
     };
     expect(pick(await f.call("POST", LBS, body))).toEqual(unavailable("InternalServerError"));
@@ -176,7 +215,11 @@ describe("API writes that take the lock", () => {
     expect(lb.record.provisioning_status).toBe("ERROR");
     expect(items.filter((i) => i.kind === "member").length).toBeGreaterThan(0);
     expect(new Set(items.filter((i) => i.kind !== "amphora").map((i) => i.record.provisioning_status))).toEqual(new Set(["ERROR"]));
-    expect(await newestFlow(lbId)).toMatchObject({ flow: "loadbalancer-create", outcome: "FAILED", reason: "the change could not be written" });
+    expect(await newestFlow(lbId)).toMatchObject({
+      flow: "loadbalancer-create",
+      outcome: "FAILED",
+      reason: "the change could not be written",
+    });
     expect((await base.call("DELETE", `${LBS}/${lbId}?cascade=true`)).status).toBe(204);
     await base.settle();
     expect((await base.call("GET", `${LBS}/${lbId}`)).status).toBe(404);

@@ -91,7 +91,13 @@ beforeAll(async () => {
         protocol: "HTTP",
         protocol_port: 8080,
         l7policies: [
-          { name: "pol-b", action: "REDIRECT_TO_URL", redirect_url: "http://b.example", position: 1, rules: [{ type: "HEADER", key: "X", compare_type: "EQUAL_TO", value: "b" }] },
+          {
+            name: "pol-b",
+            action: "REDIRECT_TO_URL",
+            redirect_url: "http://b.example",
+            position: 1,
+            rules: [{ type: "HEADER", key: "X", compare_type: "EQUAL_TO", value: "b" }],
+          },
         ],
       },
     ],
@@ -189,7 +195,11 @@ beforeAll(async () => {
     model: (o, which) => ({ load_balancer_id: o.loadbalancer_id, "load_balancer.project_id": which === "a" ? PROJECT : OTHER }),
   };
 
-  const fpA = await create("/v2/lbaas/flavorprofiles", "flavorprofile", { name: "fp-a", provider_name: "amphora", flavor_data: '{"loadbalancer_topology": "SINGLE"}' });
+  const fpA = await create("/v2/lbaas/flavorprofiles", "flavorprofile", {
+    name: "fp-a",
+    provider_name: "amphora",
+    flavor_data: '{"loadbalancer_topology": "SINGLE"}',
+  });
   const fpB = await create("/v2/lbaas/flavorprofiles", "flavorprofile", { name: "fp-b", provider_name: "octavia", flavor_data: "{}" });
   cases.flavorprofiles = { path: "/v2/lbaas/flavorprofiles", a: fpA, b: fpB, model: () => ({}) };
   cases.flavors = {
@@ -198,18 +208,39 @@ beforeAll(async () => {
     b: await create("/v2/lbaas/flavors", "flavor", { name: "f-b", flavor_profile_id: fpB.id, enabled: false }),
     model: () => ({}),
   };
-  const azpA = await create("/v2/lbaas/availabilityzoneprofiles", "availability_zone_profile", { name: "azp-a", provider_name: "amphora", availability_zone_data: '{"compute_zone": "a"}' });
-  const azpB = await create("/v2/lbaas/availabilityzoneprofiles", "availability_zone_profile", { name: "azp-b", provider_name: "octavia", availability_zone_data: '{"compute_zone": "b"}' });
+  const azpA = await create("/v2/lbaas/availabilityzoneprofiles", "availability_zone_profile", {
+    name: "azp-a",
+    provider_name: "amphora",
+    availability_zone_data: '{"compute_zone": "a"}',
+  });
+  const azpB = await create("/v2/lbaas/availabilityzoneprofiles", "availability_zone_profile", {
+    name: "azp-b",
+    provider_name: "octavia",
+    availability_zone_data: '{"compute_zone": "b"}',
+  });
   cases.availability_zone_profiles = { path: "/v2/lbaas/availabilityzoneprofiles", a: azpA, b: azpB, model: () => ({}) };
   cases.availability_zones = {
     path: "/v2/lbaas/availabilityzones",
     key: "name",
-    a: await create("/v2/lbaas/availabilityzones", "availability_zone", { name: "az-a", description: "da", availability_zone_profile_id: azpA.id }),
-    b: await create("/v2/lbaas/availabilityzones", "availability_zone", { name: "az-b", availability_zone_profile_id: azpB.id, enabled: false }),
+    a: await create("/v2/lbaas/availabilityzones", "availability_zone", {
+      name: "az-a",
+      description: "da",
+      availability_zone_profile_id: azpA.id,
+    }),
+    b: await create("/v2/lbaas/availabilityzones", "availability_zone", {
+      name: "az-b",
+      availability_zone_profile_id: azpB.id,
+      enabled: false,
+    }),
     model: () => ({}),
   };
-  for (const [project, n] of [[PROJECT, 5], [OTHER, 7]] as const) {
-    expect((await t.call("PUT", `/v2/lbaas/quotas/${project}`, { quota: { load_balancer: n, member: n, health_monitor: n + 1 } })).status).toBe(202);
+  for (const [project, n] of [
+    [PROJECT, 5],
+    [OTHER, 7],
+  ] as const) {
+    expect(
+      (await t.call("PUT", `/v2/lbaas/quotas/${project}`, { quota: { load_balancer: n, member: n, health_monitor: n + 1 } })).status,
+    ).toBe(202);
   }
   const quotas = (await get("/v2/lbaas/quotas")).quotas as Obj[];
   cases.quotas = {
@@ -218,7 +249,10 @@ beforeAll(async () => {
     a: quotas.find((q) => q.project_id === PROJECT)!,
     b: quotas.find((q) => q.project_id === OTHER)!,
     // Under noauth Octavia counts no usage: its in_use_* columns stay null.
-    model: () => Object.fromEntries(["load_balancer", "listener", "member", "pool", "health_monitor", "l7policy", "l7rule"].map((f) => [`in_use_${f}`, null])),
+    model: () =>
+      Object.fromEntries(
+        ["load_balancer", "listener", "member", "pool", "health_monitor", "l7policy", "l7rule"].map((f) => [`in_use_${f}`, null]),
+      ),
   };
 }, 120_000);
 
@@ -279,21 +313,41 @@ describe("in a non-default order (read projected, then the page's whole items): 
       expect(all.length).toBeGreaterThanOrEqual(2);
       for (const key of Object.keys(c.a).filter((k) => k !== "tags")) {
         // (created_at:asc is the storage order, by the stored instant: not this path.)
-        for (const dir of key === "created_at" ? ["desc"] : ["asc", "desc"]) expect(await list([["sort", `${key}:${dir}`]]), `${collection}?sort=${key}:${dir}`).toEqual(sorted(all, key, dir));
+        for (const dir of key === "created_at" ? ["desc"] : ["asc", "desc"])
+          expect(await list([["sort", `${key}:${dir}`]]), `${collection}?sort=${key}:${dir}`).toEqual(sorted(all, key, dir));
       }
       const key = Object.hasOwn(c.a, "name") ? "name" : "id";
       const expected = sorted(all, key, "desc");
       for (let i = 0; i < expected.length; i++) {
         const marker = expected[i]!.id as string;
-        expect(await list([["sort", `${key}:desc`], ["limit", "1"], ["marker", marker]])).toEqual(expected.slice(i + 1, i + 2));
-        expect(await list([["sort", `${key}:desc`], ["limit", "1"], ["marker", marker], ["page_reverse", "true"]])).toEqual(expected.slice(Math.max(0, i - 1), i));
+        expect(
+          await list([
+            ["sort", `${key}:desc`],
+            ["limit", "1"],
+            ["marker", marker],
+          ]),
+        ).toEqual(expected.slice(i + 1, i + 2));
+        expect(
+          await list([
+            ["sort", `${key}:desc`],
+            ["limit", "1"],
+            ["marker", marker],
+            ["page_reverse", "true"],
+          ]),
+        ).toEqual(expected.slice(Math.max(0, i - 1), i));
       }
       for (const [name, attribute] of Object.entries(fixture.collections[collection]!.accepted)) {
         const model = c.model(c.a, "a");
         const value = queryValue(Object.hasOwn(model, attribute) ? model[attribute] : c.a[attribute]);
         if (value === undefined) continue;
         const filtered = await list([[name, value]]);
-        expect(await list([[name, value], ["sort", `${key}:desc`]]), `${collection}?${name}=${value}&sort=${key}:desc`).toEqual(sorted(filtered, key, "desc"));
+        expect(
+          await list([
+            [name, value],
+            ["sort", `${key}:desc`],
+          ]),
+          `${collection}?${name}=${value}&sort=${key}:desc`,
+        ).toEqual(sorted(filtered, key, "desc"));
       }
     });
   }

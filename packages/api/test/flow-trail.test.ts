@@ -47,7 +47,9 @@ describe("the flow trail of a load balancer", () => {
     const id = await activeLb(t);
     expect((await t.call("PUT", `${LBS}/${id}`, { loadbalancer: { name: "renamed" } })).status).toBe(200);
     await t.settle();
-    const listener = await t.call("POST", "/v2/lbaas/listeners", { listener: { loadbalancer_id: id, protocol: "HTTP", protocol_port: 80 } });
+    const listener = await t.call("POST", "/v2/lbaas/listeners", {
+      listener: { loadbalancer_id: id, protocol: "HTTP", protocol_port: 80 },
+    });
     expect(listener.status).toBe(201);
     await t.settle();
 
@@ -84,13 +86,17 @@ describe("the flow trail of a load balancer", () => {
     const out = captureMetrics();
     const id = await activeLb(t);
     const [create] = await flows(t, id);
-    const of = (name: string) => out.emitted(name).map((m) => [m._aws.CloudWatchMetrics[0]!.Namespace, m._aws.CloudWatchMetrics[0]!.Dimensions, m.flow, m[name]]);
+    const of = (name: string) =>
+      out.emitted(name).map((m) => [m._aws.CloudWatchMetrics[0]!.Namespace, m._aws.CloudWatchMetrics[0]!.Dimensions, m.flow, m[name]]);
     expect(of("FlowsStarted")).toEqual([["Ottava", [["service", "flow"]], "loadbalancer-create", 1]]);
     expect(of("FlowsSucceeded")).toEqual([["Ottava", [["service", "flow"]], "loadbalancer-create", 1]]);
     expect(of("FlowsFailed")).toEqual([]);
     const [duration] = out.emitted("FlowDuration");
     expect(duration!._aws.CloudWatchMetrics[0]!.Metrics).toEqual([{ Name: "FlowDuration", Unit: "Milliseconds" }]);
-    expect(duration).toMatchObject({ flow: "loadbalancer-create", FlowDuration: Date.parse(create!.ended_at!) - Date.parse(create!.started_at) });
+    expect(duration).toMatchObject({
+      flow: "loadbalancer-create",
+      FlowDuration: Date.parse(create!.ended_at!) - Date.parse(create!.started_at),
+    });
   });
 
   it("answers 404 for an unknown load balancer, and for a deleted one", async () => {
@@ -143,7 +149,13 @@ describe("the end of a flow", () => {
 
     // A running entry ends once, whatever the retries.
     const startedAt = new Date().toISOString();
-    await t.trail.recordFlowStart(id, { flow: "loadbalancer-update", execution: `probe-${id}`, executionArn: "arn:probe", startedAt, subject: [] });
+    await t.trail.recordFlowStart(id, {
+      flow: "loadbalancer-update",
+      execution: `probe-${id}`,
+      executionArn: "arn:probe",
+      startedAt,
+      subject: [],
+    });
     const end = { outcome: "SUCCEEDED" as const, endedAt: new Date().toISOString() };
     // The end answers the entry it was written to: its flow and start (what the flow metrics need).
     expect(await t.trail.recordFlowEnd(id, `probe-${id}`, end)).toEqual({ flow: "loadbalancer-update", startedAt });
@@ -152,11 +164,20 @@ describe("the end of a flow", () => {
     expect(trail).toHaveLength(2);
     expect(trail[0]).toMatchObject({ execution: `probe-${id}`, outcome: "SUCCEEDED", ended_at: end.endedAt });
     // A FAILED end replaces a SUCCEEDED one (the finish wrote it, then the release failed), once.
-    const failed = { outcome: "FAILED" as const, endedAt: new Date().toISOString(), failedStep: "MarkLoadBalancerActive", error: { error: "X", cause: "y" } };
+    const failed = {
+      outcome: "FAILED" as const,
+      endedAt: new Date().toISOString(),
+      failedStep: "MarkLoadBalancerActive",
+      error: { error: "X", cause: "y" },
+    };
     expect(await t.trail.recordFlowEnd(id, `probe-${id}`, failed)).toEqual({ flow: "loadbalancer-update", startedAt });
     expect(await t.trail.recordFlowEnd(id, `probe-${id}`, failed)).toBeUndefined();
     expect(await t.trail.recordFlowEnd(id, "no-such-execution", end)).toBeUndefined();
-    expect((await flows(t, id))[0]).toMatchObject({ outcome: "FAILED", failed_step: "MarkLoadBalancerActive", error: { error: "X", cause: "y" } });
+    expect((await flows(t, id))[0]).toMatchObject({
+      outcome: "FAILED",
+      failed_step: "MarkLoadBalancerActive",
+      error: { error: "X", cause: "y" },
+    });
   });
 
   it("keeps the newest entries only", async () => {
@@ -164,7 +185,13 @@ describe("the end of a flow", () => {
     const { doc } = createClients(t.config.dynamodbEndpoint);
     const small = new DynamoFlowTrail(doc, { tableName: t.config.tableName, expiryAge: 60, flowTrailMax: 3 });
     for (let i = 1; i <= 4; i++) {
-      await small.recordFlowStart(id, { flow: "f", execution: `e${i}`, executionArn: `arn:e${i}`, startedAt: new Date(Date.now() + i * 1000).toISOString(), subject: [] });
+      await small.recordFlowStart(id, {
+        flow: "f",
+        execution: `e${i}`,
+        executionArn: `arn:e${i}`,
+        startedAt: new Date(Date.now() + i * 1000).toISOString(),
+        subject: [],
+      });
     }
     expect((await small.flowTrail(id)).map((f) => f.execution)).toEqual(["e4", "e3", "e2"]);
     expect((await t.trail.flowTrail(id, 2)).map((f) => f.execution)).toEqual(["e4", "e3"]);
@@ -181,7 +208,10 @@ describe("the end of a flow", () => {
     };
     const out = captureMetrics();
     await expect(
-      lockAndStart({ store: t.store, trail: t.trail, catalog: t.catalog, engine, log }, { lbId: id, flow: "loadbalancer-update", verb: "update", from: ["ACTIVE"], to: "PENDING_UPDATE" }),
+      lockAndStart(
+        { store: t.store, trail: t.trail, catalog: t.catalog, engine, log },
+        { lbId: id, flow: "loadbalancer-update", verb: "update", from: ["ACTIVE"], to: "PENDING_UPDATE" },
+      ),
     ).rejects.toMatchObject({ name: "ThrottlingException" }); // Step Functions unavailable: rethrown, the API's 503
     expect(out.emitted("FlowsStarted").map((m) => [m.flow, m.FlowsStarted])).toEqual([["loadbalancer-update", 1]]);
     expect(out.emitted("FlowsFailed").map((m) => [m.flow, m.FlowsFailed])).toEqual([["loadbalancer-update", 1]]);
@@ -253,15 +283,23 @@ describe("authorization (keystone contexts, called at the service)", () => {
       await expect(denied, roles.join()).rejects.toMatchObject({ status: 403 });
     }
     // An unknown LB is a 404 whoever asks.
-    await expect(getFlowTrail({ store: t.store, trail: t.trail }, ctx("another-project", ["load-balancer_member"]), "nope")).rejects.toMatchObject({ status: 404 });
+    await expect(
+      getFlowTrail({ store: t.store, trail: t.trail }, ctx("another-project", ["load-balancer_member"]), "nope"),
+    ).rejects.toMatchObject({ status: 404 });
   });
 });
 
 describe("what the trail keeps of an error", () => {
   it("is the Lambda error's message, credentials masked, at most 1000 characters", () => {
-    const lambda = JSON.stringify({ errorType: "DriverError", errorMessage: "boom at https://user:pw@nova.example/v2", trace: ["at x (/var/task/index.js:1:1)"] });
+    const lambda = JSON.stringify({
+      errorType: "DriverError",
+      errorMessage: "boom at https://user:pw@nova.example/v2",
+      trace: ["at x (/var/task/index.js:1:1)"],
+    });
     expect(sanitizeCause(lambda)).toBe("boom at https://***@nova.example/v2");
-    expect(sanitizeCause("password=hunter2 X-Auth-Token: gAAAA123 Authorization: Bearer abc.def")).toBe("password=*** X-Auth-Token: *** Authorization: ***");
+    expect(sanitizeCause("password=hunter2 X-Auth-Token: gAAAA123 Authorization: Bearer abc.def")).toBe(
+      "password=*** X-Auth-Token: *** Authorization: ***",
+    );
     expect(sanitizeCause("x".repeat(5000))).toHaveLength(1000);
     expect(sanitizeCause(undefined)).toBeNull();
   });
@@ -270,6 +308,9 @@ describe("what the trail keeps of an error", () => {
     const inner = { failedStep: "ReplacementPlugVip", error: { Error: "DriverError", Cause: "no port" } };
     const end = failedFlowEnd({ failedStep: "FailoverAmphorae", error: { Error: "IterationFailed", Cause: JSON.stringify(inner) } });
     expect(end).toMatchObject({ outcome: "FAILED", failedStep: "ReplacementPlugVip", error: { error: "DriverError", cause: "no port" } });
-    expect(failedFlowEnd({ failedStep: "PlugVip", error: { Error: "States.Timeout" } })).toMatchObject({ failedStep: "PlugVip", error: { error: "States.Timeout", cause: null } });
+    expect(failedFlowEnd({ failedStep: "PlugVip", error: { Error: "States.Timeout" } })).toMatchObject({
+      failedStep: "PlugVip",
+      error: { error: "States.Timeout", cause: null },
+    });
   });
 });

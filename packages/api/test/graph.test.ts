@@ -26,13 +26,20 @@ const graph = () => ({
           healthmonitor: { type: "HTTP", delay: 5, timeout: 3, max_retries: 3, url_path: "/health" },
         },
         l7policies: [
-          { name: "api", action: "REDIRECT_TO_POOL", redirect_pool: { name: "api" }, rules: [{ type: "PATH", compare_type: "STARTS_WITH", value: "/api" }] },
+          {
+            name: "api",
+            action: "REDIRECT_TO_POOL",
+            redirect_pool: { name: "api" },
+            rules: [{ type: "PATH", compare_type: "STARTS_WITH", value: "/api" }],
+          },
           { action: "REJECT", rules: [{ type: "HEADER", compare_type: "EQUAL_TO", key: "X-Bad", value: "yes" }] },
         ],
       },
       { name: "tcp", protocol: "TCP", protocol_port: 443 },
     ],
-    pools: [{ name: "api", protocol: "HTTP", lb_algorithm: "LEAST_CONNECTIONS", members: [{ address: "192.0.2.20", protocol_port: 9000 }] }],
+    pools: [
+      { name: "api", protocol: "HTTP", lb_algorithm: "LEAST_CONNECTIONS", members: [{ address: "192.0.2.20", protocol_port: 9000 }] },
+    ],
   },
 });
 
@@ -87,16 +94,24 @@ describe("fully populated create", () => {
     const before = (await t.call("GET", LBS)).body.loadbalancers.length;
     const unnamed = graph();
     (unnamed.loadbalancer.listeners[0]!.default_pool as Record<string, unknown>).name = undefined;
-    expect(pick(await t.call("POST", LBS, unnamed))).toEqual(fault(400, "Validation failure: Pools must be named when creating a fully populated loadbalancer."));
+    expect(pick(await t.call("POST", LBS, unnamed))).toEqual(
+      fault(400, "Validation failure: Pools must be named when creating a fully populated loadbalancer."),
+    );
     const dup = graph();
     dup.loadbalancer.pools[0]!.name = "web";
-    expect(pick(await t.call("POST", LBS, dup))).toEqual(fault(400, "Validation failure: Pool names must be unique when creating a fully populated loadbalancer."));
+    expect(pick(await t.call("POST", LBS, dup))).toEqual(
+      fault(400, "Validation failure: Pool names must be unique when creating a fully populated loadbalancer."),
+    );
     const missing = graph();
     missing.loadbalancer.pools = [];
-    expect(pick(await t.call("POST", LBS, missing))).toEqual(fault(400, "Validation failure: Pool 'api' was referenced but no full definition was found."));
+    expect(pick(await t.call("POST", LBS, missing))).toEqual(
+      fault(400, "Validation failure: Pool 'api' was referenced but no full definition was found."),
+    );
     const noAlgo = graph();
     delete (noAlgo.loadbalancer.pools[0] as Record<string, unknown>).lb_algorithm;
-    expect(pick(await t.call("POST", LBS, noAlgo))).toEqual(fault(400, "Validation failure: Pool definition for 'api' missing required attribute: lb_algorithm"));
+    expect(pick(await t.call("POST", LBS, noAlgo))).toEqual(
+      fault(400, "Validation failure: Pool definition for 'api' missing required attribute: lb_algorithm"),
+    );
     const clash = graph();
     clash.loadbalancer.listeners[1]!.protocol_port = 80;
     expect((await t.call("POST", LBS, clash)).status).toBe(409);

@@ -42,7 +42,16 @@ describe("GET/PUT /v2/octavia/healthmanager", () => {
     const t = await inProcessApp({ OTTAVA_CONTROLLER_IP_PORT_LIST: "192.0.2.10:5555" });
     const msg = "Value should be an IPv4 address and port (ip:port) or a bracketed IPv6 address and port ([ip]:port), port 1..65535";
     const bad = (v: string) => fault(400, `Invalid input for field/attribute controller_ip_port_list. Value: '${v}'. ${msg}`);
-    for (const v of ["192.0.2.1", "192.0.2.1:0", "192.0.2.1:65536", "300.0.2.1:5555", "2001:db8::1:5555", "[2001:db8::zz]:5555", "host:5555", "192.0.2.1:55a"]) {
+    for (const v of [
+      "192.0.2.1",
+      "192.0.2.1:0",
+      "192.0.2.1:65536",
+      "300.0.2.1:5555",
+      "2001:db8::1:5555",
+      "[2001:db8::zz]:5555",
+      "host:5555",
+      "192.0.2.1:55a",
+    ]) {
       expect(pick(await t.call("PUT", HM, { controller_ip_port_list: ["192.0.2.20:5555", v] }))).toEqual(bad(v));
     }
     expect(pick(await t.call("PUT", HM, { controller_ip_port_list: ["192.0.2.20:5555"], extra: 1 }))).toEqual(
@@ -54,11 +63,19 @@ describe("GET/PUT /v2/octavia/healthmanager", () => {
     expect((await t.call("PUT", HM, { controller_ip_port_list: [5555] })).status).toBe(400);
     expect((await t.call("PUT", HM, "[1,")).status).toBe(400);
     expect((await t.call("PUT", HM, [])).status).toBe(400);
-    expect((await t.call("GET", HM)).body).toEqual({ controller_ip_port_list: ["192.0.2.10:5555"], generation: 0, refresh: { total: 0, done: 0, failed: 0 } });
+    expect((await t.call("GET", HM)).body).toEqual({
+      controller_ip_port_list: ["192.0.2.10:5555"],
+      generation: 0,
+      refresh: { total: 0, done: 0, failed: 0 },
+    });
     // IPv6 in brackets is fine.
     const ok = await t.call("PUT", HM, { controller_ip_port_list: ["[2001:db8::1]:5555", "192.0.2.20:65535"] });
     expect(ok.status).toBe(202);
-    expect(ok.body).toEqual({ controller_ip_port_list: ["[2001:db8::1]:5555", "192.0.2.20:65535"], generation: 1, refresh: { total: 0, done: 0, failed: 0 } });
+    expect(ok.body).toEqual({
+      controller_ip_port_list: ["[2001:db8::1]:5555", "192.0.2.20:65535"],
+      generation: 1,
+      refresh: { total: 0, done: 0, failed: 0 },
+    });
     await t.settle();
   });
 });
@@ -83,7 +100,11 @@ describe("refresh", () => {
     const amps = await amphoraeOf(t, lbs);
     expect(amps).toHaveLength(6);
     for (const a of amps) expect(a).toMatchObject({ agent_generation: 1, agent_config_at: expect.any(String) });
-    expect((await t.call("GET", HM)).body).toEqual({ controller_ip_port_list: ["192.0.2.30:5555"], generation: 1, refresh: { total: 6, done: 6, failed: 0 } });
+    expect((await t.call("GET", HM)).body).toEqual({
+      controller_ip_port_list: ["192.0.2.30:5555"],
+      generation: 1,
+      refresh: { total: 6, done: 6, failed: 0 },
+    });
     // Not part of Octavia's amphora response.
     expect((await t.call("GET", `/v2/octavia/amphorae/${amps[0]!.id}`)).body.amphora).not.toHaveProperty("agent_generation");
   });
@@ -164,7 +185,10 @@ describe("refresh", () => {
     await t.store.lock(lbs[0]!, { from: ["ACTIVE"], to: "PENDING_UPDATE", owner, executionArn: "arn:test", expectVersion: lb.version });
     const [template] = await t.store.amphoraeOf(lbs[0]!);
     for (let i = 0; i < 40; i++) {
-      await t.store.createAmphora({ ...template!, id: randomUUID(), status: "ALLOCATED", created_at: new Date(Date.now() + i).toISOString() }, owner);
+      await t.store.createAmphora(
+        { ...template!, id: randomUUID(), status: "ALLOCATED", created_at: new Date(Date.now() + i).toISOString() },
+        owner,
+      );
     }
     await t.store.updateLoadBalancer(lbs[0]!, owner, { provisioning_status: "ACTIVE" }, true);
     expect(await amphoraeOf(t, lbs)).toHaveLength(42);

@@ -9,8 +9,6 @@ let slow: App; // flows take a while, so the PENDING_* states can be seen
 const HMS = "/v2/lbaas/healthmonitors";
 const NOBODY = "11111111-2222-3333-4444-555555555555";
 
-
-
 /** An ACTIVE LB with an ACTIVE pool of `protocol`. */
 async function activePool(app: App = t, protocol = "HTTP") {
   const lb = await app.call("POST", "/v2/lbaas/loadbalancers", { loadbalancer: { vip_subnet_id: SUBNET } });
@@ -86,9 +84,9 @@ describe("create", () => {
     expect(await status(slow, "pool", poolId)).toBe("PENDING_UPDATE");
     expect(await status(slow, "listener", listener.id)).toBe("PENDING_UPDATE");
     // The pool is locked: Octavia refuses on the pool's status first.
-    expect(pick(await slow.call("POST", HMS, { healthmonitor: { pool_id: poolId, type: "TCP", delay: 1, timeout: 1, max_retries: 1 } }))).toEqual(
-      fault(409, `Pool ${poolId} is immutable and cannot be updated.`),
-    );
+    expect(
+      pick(await slow.call("POST", HMS, { healthmonitor: { pool_id: poolId, type: "TCP", delay: 1, timeout: 1, max_retries: 1 } })),
+    ).toEqual(fault(409, `Pool ${poolId} is immutable and cannot be updated.`));
     await slow.settle();
     expect((await slow.call("GET", `${HMS}/${hm.id}`)).body.healthmonitor).toMatchObject({ provisioning_status: "ACTIVE" });
     expect(await status(slow, "pool", poolId)).toBe("ACTIVE");
@@ -144,9 +142,9 @@ describe("create", () => {
   it("one monitor per pool (409)", async () => {
     const { poolId } = await activePool();
     await createHm(t, { pool_id: poolId, type: "TCP" });
-    expect(pick(await t.call("POST", HMS, { healthmonitor: { pool_id: poolId, type: "PING", delay: 1, timeout: 1, max_retries: 1 } }))).toEqual(
-      fault(409, "This pool already has a health monitor"),
-    );
+    expect(
+      pick(await t.call("POST", HMS, { healthmonitor: { pool_id: poolId, type: "PING", delay: 1, timeout: 1, max_retries: 1 } })),
+    ).toEqual(fault(409, "This pool already has a health monitor"));
   });
 
   it("answers bad input with Octavia's faults and writes nothing", async () => {
@@ -162,16 +160,52 @@ describe("create", () => {
       [without("max_retries"), 400, "Invalid input for field/attribute max_retries. Value: 'None'. Mandatory field missing."],
       [{ ...base, pool_id: NOBODY }, 404, `Pool ${NOBODY} not found.`],
       [{ ...base, pool_id: "x" }, 400, "Invalid input for field/attribute pool_id. Value: 'x'. Value should be UUID format"],
-      [{ ...base, type: "ICMP" }, 400, "Invalid input for field/attribute type. Value: 'ICMP'. Value should be one of: HTTP, HTTPS, PING, TCP, TLS-HELLO, UDP-CONNECT, SCTP"],
+      [
+        { ...base, type: "ICMP" },
+        400,
+        "Invalid input for field/attribute type. Value: 'ICMP'. Value should be one of: HTTP, HTTPS, PING, TCP, TLS-HELLO, UDP-CONNECT, SCTP",
+      ],
       [{ ...base, delay: -1 }, 400, "Invalid input for field/attribute delay. Value: '-1'. Value should be greater or equal to 0"],
-      [{ ...base, timeout: "soon" }, 400, "Invalid input for field/attribute timeout. Value: 'soon'. invalid literal for int() with base 10: 'soon'"],
-      [{ ...base, max_retries: 0 }, 400, "Invalid input for field/attribute max_retries. Value: '0'. Value should be greater or equal to 1"],
-      [{ ...base, max_retries: 11 }, 400, "Invalid input for field/attribute max_retries. Value: '11'. Value should be lower or equal to 10"],
-      [{ ...base, max_retries_down: 11 }, 400, "Invalid input for field/attribute max_retries_down. Value: '11'. Value should be lower or equal to 10"],
-      [{ ...base, http_method: "FETCH" }, 400, "Invalid input for field/attribute http_method. Value: 'FETCH'. Value should be one of: GET, HEAD, POST, PUT, DELETE, TRACE, OPTIONS, CONNECT, PATCH"],
-      [{ ...base, url_path: "health" }, 400, "Invalid input for field/attribute url_path. Value: 'health'. Value must be a valid URL Path string"],
-      [{ ...base, url_path: "http://h/x" }, 400, "Invalid input for field/attribute url_path. Value: 'http://h/x'. Value must be a valid URL Path string"],
-      [{ ...base, url_path: "/a b" }, 400, "Invalid input for field/attribute url_path. Value: '/a b'. Value must be a valid URL Path string"],
+      [
+        { ...base, timeout: "soon" },
+        400,
+        "Invalid input for field/attribute timeout. Value: 'soon'. invalid literal for int() with base 10: 'soon'",
+      ],
+      [
+        { ...base, max_retries: 0 },
+        400,
+        "Invalid input for field/attribute max_retries. Value: '0'. Value should be greater or equal to 1",
+      ],
+      [
+        { ...base, max_retries: 11 },
+        400,
+        "Invalid input for field/attribute max_retries. Value: '11'. Value should be lower or equal to 10",
+      ],
+      [
+        { ...base, max_retries_down: 11 },
+        400,
+        "Invalid input for field/attribute max_retries_down. Value: '11'. Value should be lower or equal to 10",
+      ],
+      [
+        { ...base, http_method: "FETCH" },
+        400,
+        "Invalid input for field/attribute http_method. Value: 'FETCH'. Value should be one of: GET, HEAD, POST, PUT, DELETE, TRACE, OPTIONS, CONNECT, PATCH",
+      ],
+      [
+        { ...base, url_path: "health" },
+        400,
+        "Invalid input for field/attribute url_path. Value: 'health'. Value must be a valid URL Path string",
+      ],
+      [
+        { ...base, url_path: "http://h/x" },
+        400,
+        "Invalid input for field/attribute url_path. Value: 'http://h/x'. Value must be a valid URL Path string",
+      ],
+      [
+        { ...base, url_path: "/a b" },
+        400,
+        "Invalid input for field/attribute url_path. Value: '/a b'. Value must be a valid URL Path string",
+      ],
       [
         { ...base, expected_codes: "20x" },
         400,
@@ -189,8 +223,16 @@ describe("create", () => {
       [{ ...base, max_retries: null }, 400, "None is not a valid option for max_retries"],
       [{ ...base, type: "TCP", http_method: "GET" }, 400, "http_method is not a valid option for health monitors of type TCP"],
       [{ ...base, type: "PING", url_path: "/" }, 400, "url_path is not a valid option for health monitors of type PING"],
-      [{ ...base, type: "TLS-HELLO", expected_codes: "200" }, 400, "expected_codes is not a valid option for health monitors of type TLS-HELLO"],
-      [{ ...base, domain_name: "example.com" }, 400, "Validation failure: 'http_version' must be specified when 'domain_name' is provided."],
+      [
+        { ...base, type: "TLS-HELLO", expected_codes: "200" },
+        400,
+        "expected_codes is not a valid option for health monitors of type TLS-HELLO",
+      ],
+      [
+        { ...base, domain_name: "example.com" },
+        400,
+        "Validation failure: 'http_version' must be specified when 'domain_name' is provided.",
+      ],
       [
         { ...base, domain_name: "example.com", http_version: 1.0 },
         400,
@@ -212,12 +254,15 @@ describe("create", () => {
       const { poolId } = await activePool(t, protocol);
       for (const type of ["PING", "HTTPS", "TLS-HELLO"]) {
         expect(pick(await t.call("POST", HMS, { healthmonitor: { pool_id: poolId, type, delay: 5, timeout: 3, max_retries: 2 } }))).toEqual(
-          fault(400, `Validation failure: The associated pool protocol is ${protocol}, so only a UDP-CONNECT/SCTP/TCP/HTTP health monitor is supported.`),
+          fault(
+            400,
+            `Validation failure: The associated pool protocol is ${protocol}, so only a UDP-CONNECT/SCTP/TCP/HTTP health monitor is supported.`,
+          ),
         );
       }
-      expect(pick(await t.call("POST", HMS, { healthmonitor: { pool_id: poolId, type: "UDP-CONNECT", delay: 2, timeout: 1, max_retries: 2 } }))).toEqual(
-        fault(400, "Validation failure: The request delay value 2 should be larger than 3 for UDP-CONNECT health monitor type."),
-      );
+      expect(
+        pick(await t.call("POST", HMS, { healthmonitor: { pool_id: poolId, type: "UDP-CONNECT", delay: 2, timeout: 1, max_retries: 2 } })),
+      ).toEqual(fault(400, "Validation failure: The request delay value 2 should be larger than 3 for UDP-CONNECT health monitor type."));
       const hm = await createHm(t, { pool_id: poolId, type: "UDP-CONNECT", delay: 3 });
       expect(hm).toMatchObject({ type: "UDP-CONNECT", http_method: null });
       expect(pick(await t.call("PUT", `${HMS}/${hm.id}`, { healthmonitor: { delay: 1 } }))).toEqual(
@@ -233,20 +278,41 @@ describe("create", () => {
   it("refuses a pool that is not ACTIVE", async () => {
     const { lbId, poolId } = await activePool();
     const owner = `seed-${randomUUID()}`;
-    await t.store.lockWith(lbId, { from: ["ACTIVE"], to: "PENDING_UPDATE", owner, executionArn: "seed" }, [{ kind: "pool", id: poolId, set: { provisioning_status: "ERROR" } }]);
+    await t.store.lockWith(lbId, { from: ["ACTIVE"], to: "PENDING_UPDATE", owner, executionArn: "seed" }, [
+      { kind: "pool", id: poolId, set: { provisioning_status: "ERROR" } },
+    ]);
     await t.store.updateLoadBalancer(lbId, owner, { provisioning_status: "ACTIVE" }, true);
-    expect(pick(await t.call("POST", HMS, { healthmonitor: { pool_id: poolId, type: "TCP", delay: 1, timeout: 1, max_retries: 1 } }))).toEqual(
-      fault(409, `Pool ${poolId} is immutable and cannot be updated.`),
-    );
+    expect(
+      pick(await t.call("POST", HMS, { healthmonitor: { pool_id: poolId, type: "TCP", delay: 1, timeout: 1, max_retries: 1 } })),
+    ).toEqual(fault(409, `Pool ${poolId} is immutable and cannot be updated.`));
   });
 });
 
 describe("update", () => {
   it("changes the given fields, nulls back to defaults; pool PENDING_UPDATE with it", async () => {
     const { lbId, poolId } = await activePool(slow);
-    const hm = await createHm(slow, { pool_id: poolId, type: "HTTP", http_method: "POST", url_path: "/x", expected_codes: "202", max_retries_down: 5, tags: ["a"] });
+    const hm = await createHm(slow, {
+      pool_id: poolId,
+      type: "HTTP",
+      http_method: "POST",
+      url_path: "/x",
+      expected_codes: "202",
+      max_retries_down: 5,
+      tags: ["a"],
+    });
     const res = await slow.call("PUT", `${HMS}/${hm.id}`, {
-      healthmonitor: { name: "n", delay: 7, timeout: 8, max_retries: 4, http_method: null, url_path: null, expected_codes: null, max_retries_down: null, tags: null, admin_state_up: null },
+      healthmonitor: {
+        name: "n",
+        delay: 7,
+        timeout: 8,
+        max_retries: 4,
+        http_method: null,
+        url_path: null,
+        expected_codes: null,
+        max_retries_down: null,
+        tags: null,
+        admin_state_up: null,
+      },
     });
     expect(res.status).toBe(200);
     expect(res.body.healthmonitor).toMatchObject({
@@ -302,7 +368,9 @@ describe("update", () => {
     }
     expect((await t.call("GET", `${HMS}/${hm.id}`)).body.healthmonitor).toEqual(before);
     expect(await lbStatus(t, lbId)).toBe("ACTIVE");
-    expect(pick(await t.call("PUT", `${HMS}/${NOBODY}`, { healthmonitor: { delay: 1 } }))).toEqual(fault(404, `Health Monitor ${NOBODY} not found.`));
+    expect(pick(await t.call("PUT", `${HMS}/${NOBODY}`, { healthmonitor: { delay: 1 } }))).toEqual(
+      fault(404, `Health Monitor ${NOBODY} not found.`),
+    );
   });
 });
 
@@ -317,7 +385,10 @@ describe("delete", () => {
     await slow.settle();
     expect(pick(await slow.call("GET", `${HMS}/${hm.id}`))).toEqual(fault(404, `Health Monitor ${hm.id} not found.`));
     expect(pick(await slow.call("DELETE", `${HMS}/${hm.id}`))).toEqual(fault(404, `Health Monitor ${hm.id} not found.`));
-    expect((await slow.call("GET", `/v2/lbaas/pools/${poolId}`)).body.pool).toMatchObject({ healthmonitor_id: null, provisioning_status: "ACTIVE" });
+    expect((await slow.call("GET", `/v2/lbaas/pools/${poolId}`)).body.pool).toMatchObject({
+      healthmonitor_id: null,
+      provisioning_status: "ACTIVE",
+    });
     expect(await lbStatus(slow, lbId)).toBe("ACTIVE");
     // The pool can take a new monitor.
     await createHm(slow, { pool_id: poolId, type: "TCP" });
@@ -331,7 +402,8 @@ describe("lists", () => {
     const b = await activePool(app, "TCP");
     const x = await createHm(app, { pool_id: a.poolId, type: "HTTP", name: "x" });
     const y = await createHm(app, { pool_id: b.poolId, type: "TCP", name: "y" });
-    const list = async (q: string, base = HMS) => ((await app.call("GET", `${base}${q}`)).body.healthmonitors as { id: string }[]).map((h) => h.id);
+    const list = async (q: string, base = HMS) =>
+      ((await app.call("GET", `${base}${q}`)).body.healthmonitors as { id: string }[]).map((h) => h.id);
     expect(await list("")).toEqual([x.id, y.id]);
     expect(await list("", "/v2.0/lbaas/healthmonitors")).toEqual([x.id, y.id]);
     expect(await list("?type=TCP")).toEqual([y.id]);

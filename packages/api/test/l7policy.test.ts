@@ -32,8 +32,10 @@ async function policy(app: App, listenerId: string, fields: Record<string, unkno
 }
 
 const positions = async (app: App, listenerId: string) =>
-  ((await app.call("GET", `${POLICIES}?listener_id=${listenerId}&sort=position`)).body.l7policies as Obj[]).map((p) => [p.name, p.position]);
-
+  ((await app.call("GET", `${POLICIES}?listener_id=${listenerId}&sort=position`)).body.l7policies as Obj[]).map((p) => [
+    p.name,
+    p.position,
+  ]);
 
 beforeAll(async () => {
   t = await inProcessApp();
@@ -75,7 +77,10 @@ describe("create", () => {
     );
     await slow.settle();
     // Octavia's MarkL7PolicyActiveInDB: ONLINE once configured (it is admin-up).
-    expect((await slow.call("GET", `${POLICIES}/${p.id}`)).body.l7policy).toMatchObject({ provisioning_status: "ACTIVE", operating_status: "ONLINE" });
+    expect((await slow.call("GET", `${POLICIES}/${p.id}`)).body.l7policy).toMatchObject({
+      provisioning_status: "ACTIVE",
+      operating_status: "ONLINE",
+    });
     expect(await lbStatus(slow, lbId)).toBe("ACTIVE");
     expect(await status(slow, "listener", listenerId)).toBe("ACTIVE");
     // The listener lists its policy.
@@ -86,21 +91,78 @@ describe("create", () => {
 
   it("keeps the given fields and sets the redirect defaults per action (302 for URL and prefix redirects)", async () => {
     const { listenerId, poolId } = await setup();
-    const url = await policy(t, listenerId, { action: "REDIRECT_TO_URL", redirect_url: "http://www.example.com", name: "u", description: "d", admin_state_up: false, tags: ["a", "b"] });
-    expect(url).toMatchObject({ action: "REDIRECT_TO_URL", redirect_url: "http://www.example.com", redirect_http_code: 302, redirect_pool_id: null, redirect_prefix: null, name: "u", description: "d", admin_state_up: false, tags: ["a", "b"], position: 1 });
+    const url = await policy(t, listenerId, {
+      action: "REDIRECT_TO_URL",
+      redirect_url: "http://www.example.com",
+      name: "u",
+      description: "d",
+      admin_state_up: false,
+      tags: ["a", "b"],
+    });
+    expect(url).toMatchObject({
+      action: "REDIRECT_TO_URL",
+      redirect_url: "http://www.example.com",
+      redirect_http_code: 302,
+      redirect_pool_id: null,
+      redirect_prefix: null,
+      name: "u",
+      description: "d",
+      admin_state_up: false,
+      tags: ["a", "b"],
+      position: 1,
+    });
     // project_id and tenant_id are accepted and ignored: the LB's project owns the policy.
-    const prefix = await policy(t, listenerId, { action: "REDIRECT_PREFIX", redirect_prefix: "https://example.com", redirect_http_code: "301", tenant_id: "other", project_id: "other" });
+    const prefix = await policy(t, listenerId, {
+      action: "REDIRECT_PREFIX",
+      redirect_prefix: "https://example.com",
+      redirect_http_code: "301",
+      tenant_id: "other",
+      project_id: "other",
+    });
     expect(prefix.project_id).toBe(PROJECT);
-    expect(prefix).toMatchObject({ action: "REDIRECT_PREFIX", redirect_prefix: "https://example.com", redirect_http_code: 301, redirect_url: null, position: 2 });
+    expect(prefix).toMatchObject({
+      action: "REDIRECT_PREFIX",
+      redirect_prefix: "https://example.com",
+      redirect_http_code: 301,
+      redirect_url: null,
+      position: 2,
+    });
     // A pool redirect has no HTTP code, whatever is given.
     const pool = await policy(t, listenerId, { action: "REDIRECT_TO_POOL", redirect_pool_id: poolId, redirect_http_code: 308 });
-    expect(pool).toMatchObject({ action: "REDIRECT_TO_POOL", redirect_pool_id: poolId, redirect_url: null, redirect_prefix: null, redirect_http_code: null, position: 3 });
+    expect(pool).toMatchObject({
+      action: "REDIRECT_TO_POOL",
+      redirect_pool_id: poolId,
+      redirect_url: null,
+      redirect_prefix: null,
+      redirect_http_code: null,
+      position: 3,
+    });
     // REJECT drops a redirect URL or pool given with it; a null admin_state_up is false, as wsme's to_dict makes it.
-    const reject = await policy(t, listenerId, { action: "REJECT", redirect_url: "http://a.com", redirect_pool_id: poolId, admin_state_up: null });
-    expect(reject).toMatchObject({ action: "REJECT", redirect_url: null, redirect_pool_id: null, redirect_http_code: null, admin_state_up: false });
+    const reject = await policy(t, listenerId, {
+      action: "REJECT",
+      redirect_url: "http://a.com",
+      redirect_pool_id: poolId,
+      admin_state_up: null,
+    });
+    expect(reject).toMatchObject({
+      action: "REJECT",
+      redirect_url: null,
+      redirect_pool_id: null,
+      redirect_http_code: null,
+      admin_state_up: false,
+    });
     // A redirect target implies its action, as sanitize_l7policy_api_args makes it.
-    const implied = await policy(t, listenerId, { action: "REDIRECT_PREFIX", redirect_prefix: "http://p.example.com", redirect_url: "http://u.example.com" });
-    expect(implied).toMatchObject({ action: "REDIRECT_TO_URL", redirect_url: "http://u.example.com", redirect_prefix: null, redirect_http_code: 302 });
+    const implied = await policy(t, listenerId, {
+      action: "REDIRECT_PREFIX",
+      redirect_prefix: "http://p.example.com",
+      redirect_url: "http://u.example.com",
+    });
+    expect(implied).toMatchObject({
+      action: "REDIRECT_TO_URL",
+      redirect_url: "http://u.example.com",
+      redirect_prefix: null,
+      redirect_http_code: 302,
+    });
     // The pool redirect is no parent of the change: the pool stays ACTIVE.
     expect(await status(t, "pool", poolId)).toBe("ACTIVE");
   });
@@ -109,25 +171,40 @@ describe("create", () => {
     const { lbId, listenerId, poolId } = await setup();
     const post = (fields: Record<string, unknown>, base: Record<string, unknown> = { listener_id: listenerId, action: "REJECT" }) =>
       t.call("POST", POLICIES, { l7policy: { ...base, ...fields } }).then(pick);
-    const bad = (field: string, value: string, why: string) => fault(400, `Invalid input for field/attribute ${field}. Value: '${value}'. ${why}`);
+    const bad = (field: string, value: string, why: string) =>
+      fault(400, `Invalid input for field/attribute ${field}. Value: '${value}'. ${why}`);
     expect(await post({}, { listener_id: listenerId })).toEqual(bad("action", "None", "Mandatory field missing."));
     expect(await post({}, { action: "REJECT" })).toEqual(bad("listener_id", "None", "Mandatory field missing."));
-    expect(await post({ action: "DROP" })).toEqual(bad("action", "DROP", "Value should be one of: REJECT, REDIRECT_TO_URL, REDIRECT_TO_POOL, REDIRECT_PREFIX"));
+    expect(await post({ action: "DROP" })).toEqual(
+      bad("action", "DROP", "Value should be one of: REJECT, REDIRECT_TO_URL, REDIRECT_TO_POOL, REDIRECT_PREFIX"),
+    );
     expect(await post({ listener_id: "nope" })).toEqual(bad("listener_id", "nope", "Value should be UUID format"));
     expect(await post({ redirect_url: "bad url" })).toEqual(bad("redirect_url", "bad url", "Value must be a valid URL string"));
     expect(await post({ redirect_url: "" })).toEqual(bad("redirect_url", "", "Value must be a valid URL string"));
-    expect(await post({ redirect_url: "www.example.com" })).toEqual(bad("redirect_url", "www.example.com", "Value must be a valid URL string"));
-    expect(await post({ redirect_prefix: "ftp://example.com" })).toEqual(bad("redirect_prefix", "ftp://example.com", "Value must be a valid URL string"));
+    expect(await post({ redirect_url: "www.example.com" })).toEqual(
+      bad("redirect_url", "www.example.com", "Value must be a valid URL string"),
+    );
+    expect(await post({ redirect_prefix: "ftp://example.com" })).toEqual(
+      bad("redirect_prefix", "ftp://example.com", "Value must be a valid URL string"),
+    );
     expect(await post({ redirect_url: 5 })).toEqual(bad("redirect_url", "5", "expected string or bytes-like object, got 'int'"));
     expect(await post({ position: 0 })).toEqual(bad("position", "0", "Value should be greater or equal to 1"));
     expect(await post({ position: 2147483648 })).toEqual(bad("position", "2147483648", "Value should be lower or equal to 2147483647"));
-    expect(await post({ redirect_http_code: 1 })).toEqual(bad("redirect_http_code", "1", "Value should be one of: 301, 302, 303, 307, 308"));
+    expect(await post({ redirect_http_code: 1 })).toEqual(
+      bad("redirect_http_code", "1", "Value should be one of: 301, 302, 303, 307, 308"),
+    );
     // int() failures are refused for the whole argument, the body in Python's words.
     expect(await post({ redirect_http_code: "" })).toEqual(
-      fault(400, `Invalid input for field/attribute l7policy_. Value: '{'l7policy': {'listener_id': '${listenerId}', 'action': 'REJECT', 'redirect_http_code': ''}}'. invalid literal for int() with base 10: ''`),
+      fault(
+        400,
+        `Invalid input for field/attribute l7policy_. Value: '{'l7policy': {'listener_id': '${listenerId}', 'action': 'REJECT', 'redirect_http_code': ''}}'. invalid literal for int() with base 10: ''`,
+      ),
     );
     expect(await post({ name: "it's", position: "HTTPCODE", admin_state_up: true, tags: null })).toEqual(
-      fault(400, `Invalid input for field/attribute l7policy_. Value: '{'l7policy': {'listener_id': '${listenerId}', 'action': 'REJECT', 'name': "it's", 'position': 'HTTPCODE', 'admin_state_up': True, 'tags': None}}'. invalid literal for int() with base 10: 'HTTPCODE'`),
+      fault(
+        400,
+        `Invalid input for field/attribute l7policy_. Value: '{'l7policy': {'listener_id': '${listenerId}', 'action': 'REJECT', 'name': "it's", 'position': 'HTTPCODE', 'admin_state_up': True, 'tags': None}}'. invalid literal for int() with base 10: 'HTTPCODE'`,
+      ),
     );
     // Octavia lets this TypeError escape as a 500; Ottava answers it as the bad input it is.
     expect(await post({ position: [1] })).toEqual(
@@ -137,10 +214,15 @@ describe("create", () => {
       ),
     );
     // Unknown attributes are refused before anything else is looked at.
-    expect(await post({ redirect_pool: {}, action: "DROP" })).toEqual(fault(400, "Unknown attribute for argument l7policy_.l7policy: redirect_pool"));
+    expect(await post({ redirect_pool: {}, action: "DROP" })).toEqual(
+      fault(400, "Unknown attribute for argument l7policy_.l7policy: redirect_pool"),
+    );
     // wsme's conversions (int(), booleans, lists) fail the whole argument, in attribute order.
     expect(await post({ admin_state_up: "True", tags: "x" })).toEqual(
-      fault(400, `Invalid input for field/attribute l7policy_. Value: '{'l7policy': {'listener_id': '${listenerId}', 'action': 'REJECT', 'admin_state_up': 'True', 'tags': 'x'}}'. Value not an unambiguous boolean: True`),
+      fault(
+        400,
+        `Invalid input for field/attribute l7policy_. Value: '{'l7policy': {'listener_id': '${listenerId}', 'action': 'REJECT', 'admin_state_up': 'True', 'tags': 'x'}}'. Value not an unambiguous boolean: True`,
+      ),
     );
     const unhashable = await t.call("POST", POLICIES, { l7policy: { listener_id: listenerId, action: ["REJECT"], position: "x" } });
     expect(unhashable.status).toBe(400);
@@ -165,28 +247,42 @@ describe("create", () => {
     const { listenerId } = await setup();
     const other = await setup();
     const unknown = randomUUID();
-    expect(pick(await t.call("POST", POLICIES, { l7policy: { listener_id: unknown, action: "REJECT" } }))).toEqual(fault(404, `Listener ${unknown} not found.`));
-    expect(pick(await t.call("POST", POLICIES, { l7policy: { listener_id: null, action: "REJECT" } }))).toEqual(fault(404, "Listener None not found."));
-    expect(pick(await t.call("POST", POLICIES, { l7policy: { listener_id: listenerId, action: "REDIRECT_TO_POOL", redirect_pool_id: unknown } }))).toEqual(
-      fault(404, `Pool ${unknown} not found.`),
+    expect(pick(await t.call("POST", POLICIES, { l7policy: { listener_id: unknown, action: "REJECT" } }))).toEqual(
+      fault(404, `Listener ${unknown} not found.`),
     );
-    expect(pick(await t.call("POST", POLICIES, { l7policy: { listener_id: listenerId, action: "REDIRECT_TO_POOL", redirect_pool_id: other.poolId } }))).toEqual(
-      fault(404, `Pool ${other.poolId} not found.`),
+    expect(pick(await t.call("POST", POLICIES, { l7policy: { listener_id: null, action: "REJECT" } }))).toEqual(
+      fault(404, "Listener None not found."),
     );
+    expect(
+      pick(
+        await t.call("POST", POLICIES, { l7policy: { listener_id: listenerId, action: "REDIRECT_TO_POOL", redirect_pool_id: unknown } }),
+      ),
+    ).toEqual(fault(404, `Pool ${unknown} not found.`));
+    expect(
+      pick(
+        await t.call("POST", POLICIES, {
+          l7policy: { listener_id: listenerId, action: "REDIRECT_TO_POOL", redirect_pool_id: other.poolId },
+        }),
+      ),
+    ).toEqual(fault(404, `Pool ${other.poolId} not found.`));
     const lbId = (await t.store.getChild("listener", listenerId))!.lbId;
     const tcp = await created(t, "/v2/lbaas/pools", "pool", { loadbalancer_id: lbId, protocol: "TCP", lb_algorithm: "ROUND_ROBIN" });
-    expect(pick(await t.call("POST", POLICIES, { l7policy: { listener_id: listenerId, action: "REDIRECT_TO_POOL", redirect_pool_id: tcp.id } }))).toEqual(
-      fault(400, "Validation failure: The pool protocol 'TCP' is invalid while the listener protocol is 'HTTP'."),
-    );
+    expect(
+      pick(await t.call("POST", POLICIES, { l7policy: { listener_id: listenerId, action: "REDIRECT_TO_POOL", redirect_pool_id: tcp.id } })),
+    ).toEqual(fault(400, "Validation failure: The pool protocol 'TCP' is invalid while the listener protocol is 'HTTP'."));
     // Checked before the redirect fields are sanitized: even with REJECT.
-    expect(pick(await t.call("POST", POLICIES, { l7policy: { listener_id: listenerId, action: "REJECT", redirect_pool_id: tcp.id } }))).toEqual(
-      fault(400, "Validation failure: The pool protocol 'TCP' is invalid while the listener protocol is 'HTTP'."),
-    );
+    expect(
+      pick(await t.call("POST", POLICIES, { l7policy: { listener_id: listenerId, action: "REJECT", redirect_pool_id: tcp.id } })),
+    ).toEqual(fault(400, "Validation failure: The pool protocol 'TCP' is invalid while the listener protocol is 'HTTP'."));
   });
 
   it("refuses policies on a PROMETHEUS listener", async () => {
     const lb = await created(t, "/v2/lbaas/loadbalancers", "loadbalancer", { vip_subnet_id: SUBNET });
-    const listener = await created(t, "/v2/lbaas/listeners", "listener", { loadbalancer_id: lb.id, protocol: "PROMETHEUS", protocol_port: 8123 });
+    const listener = await created(t, "/v2/lbaas/listeners", "listener", {
+      loadbalancer_id: lb.id,
+      protocol: "PROMETHEUS",
+      protocol_port: 8123,
+    });
     expect(pick(await t.call("POST", POLICIES, { l7policy: { listener_id: listener.id, action: "REJECT" } }))).toEqual(
       fault(400, "Protocol PROMETHEUS listeners cannot have child objects."),
     );
@@ -216,22 +312,41 @@ describe("create", () => {
     ]);
     expect((await t.call("GET", `${POLICIES}/${p.id}`)).body.l7policy.rules).toEqual(p.rules);
 
-    const post = (rules: unknown) => t.call("POST", POLICIES, { l7policy: { listener_id: listenerId, action: "REJECT", rules } }).then(pick);
+    const post = (rules: unknown) =>
+      t.call("POST", POLICIES, { l7policy: { listener_id: listenerId, action: "REJECT", rules } }).then(pick);
     expect(await post([{ type: "PATH", compare_type: "REGEX", value: "bad string\\" }])).toEqual(
       fault(400, "Error parsing L7Rule: Unable to parse regular expression: bad escape (end of pattern) at position 10"),
     );
-    expect(await post([{ type: "HEADER", compare_type: "EQUAL_TO", value: "x" }])).toEqual(fault(400, "Error parsing L7Rule: Invalid L7 Rule: L7 rule type requires a key"));
+    expect(await post([{ type: "HEADER", compare_type: "EQUAL_TO", value: "x" }])).toEqual(
+      fault(400, "Error parsing L7Rule: Invalid L7 Rule: L7 rule type requires a key"),
+    );
     expect(await post([{ type: "PATH", compare_type: "EQUAL_TO", value: "a\nb" }])).toEqual(
-      fault(400, "Error parsing L7Rule: Invalid input for field/attribute value. Value: 'a\nb'. Value should match the pattern ^[^\\r\\n]*$"),
+      fault(
+        400,
+        "Error parsing L7Rule: Invalid input for field/attribute value. Value: 'a\nb'. Value should match the pattern ^[^\\r\\n]*$",
+      ),
     );
-    expect(await post([{ type: "PATH", compare_type: "EQUAL_TO" }])).toEqual(fault(400, "Invalid input for field/attribute value. Value: 'None'. Mandatory field missing."));
+    expect(await post([{ type: "PATH", compare_type: "EQUAL_TO" }])).toEqual(
+      fault(400, "Invalid input for field/attribute value. Value: 'None'. Mandatory field missing."),
+    );
     expect(await post({})).toEqual(
-      fault(400, `Invalid input for field/attribute l7policy_. Value: '{'l7policy': {'listener_id': '${listenerId}', 'action': 'REJECT', 'rules': {}}}'. Value not a valid list: {}`),
+      fault(
+        400,
+        `Invalid input for field/attribute l7policy_. Value: '{'l7policy': {'listener_id': '${listenerId}', 'action': 'REJECT', 'rules': {}}}'. Value not a valid list: {}`,
+      ),
     );
-    expect(await post([null])).toEqual(fault(400, "Error parsing L7Rule: octavia.api.v2.types.l7rule.L7RulePOST() argument after ** must be a mapping, not NoneType"));
-    expect(await post([{ ...{ type: "PATH", compare_type: "EQUAL_TO", value: "/a" }, bogus: 1 }])).toEqual(fault(400, "Unknown attribute for argument l7policy_.l7policy.rules: bogus"));
+    expect(await post([null])).toEqual(
+      fault(400, "Error parsing L7Rule: octavia.api.v2.types.l7rule.L7RulePOST() argument after ** must be a mapping, not NoneType"),
+    );
+    expect(await post([{ ...{ type: "PATH", compare_type: "EQUAL_TO", value: "/a" }, bogus: 1 }])).toEqual(
+      fault(400, "Unknown attribute for argument l7policy_.l7policy.rules: bogus"),
+    );
     const tooMany = await t.call("POST", POLICIES, {
-      l7policy: { listener_id: listenerId, action: "REJECT", rules: Array.from({ length: 51 }, () => ({ type: "PATH", compare_type: "STARTS_WITH", value: "/a" })) },
+      l7policy: {
+        listener_id: listenerId,
+        action: "REJECT",
+        rules: Array.from({ length: 51 }, () => ({ type: "PATH", compare_type: "STARTS_WITH", value: "/a" })),
+      },
     });
     expect(tooMany.status).toBe(409);
     expect(tooMany.body.faultstring).toMatch(/^Too many rules on L7 policy [0-9a-f-]{36}$/);
@@ -245,11 +360,20 @@ describe("positions", () => {
     const a = await policy(t, listenerId, { name: "a" });
     const b = await policy(t, listenerId, { name: "b" });
     await policy(t, listenerId, { name: "c", position: 3 });
-    expect(await positions(t, listenerId)).toEqual([["a", 1], ["b", 2], ["c", 3]]);
+    expect(await positions(t, listenerId)).toEqual([
+      ["a", 1],
+      ["b", 2],
+      ["c", 3],
+    ]);
     // At position 1: the others move down, keeping their order (and their status).
     const d = await policy(t, listenerId, { name: "d", position: 1 });
     expect(d.position).toBe(1);
-    expect(await positions(t, listenerId)).toEqual([["d", 1], ["a", 2], ["b", 3], ["c", 4]]);
+    expect(await positions(t, listenerId)).toEqual([
+      ["d", 1],
+      ["a", 2],
+      ["b", 3],
+      ["c", 4],
+    ]);
     // Past the end: appended.
     const e = await policy(t, listenerId, { name: "e", position: 99 });
     expect(e.position).toBe(5);
@@ -257,16 +381,34 @@ describe("positions", () => {
     const moved = await t.call("PUT", `${POLICIES}/${d.id}`, { l7policy: { position: 3 } });
     expect(moved.body.l7policy.position).toBe(3);
     await t.settle();
-    expect(await positions(t, listenerId)).toEqual([["a", 1], ["b", 2], ["d", 3], ["c", 4], ["e", 5]]);
+    expect(await positions(t, listenerId)).toEqual([
+      ["a", 1],
+      ["b", 2],
+      ["d", 3],
+      ["c", 4],
+      ["e", 5],
+    ]);
     expect((await t.call("PUT", `${POLICIES}/${a.id}`, { l7policy: { position: 42 } })).body.l7policy.position).toBe(5);
     await t.settle();
-    expect(await positions(t, listenerId)).toEqual([["b", 1], ["d", 2], ["c", 3], ["e", 4], ["a", 5]]);
+    expect(await positions(t, listenerId)).toEqual([
+      ["b", 1],
+      ["d", 2],
+      ["c", 3],
+      ["e", 4],
+      ["a", 5],
+    ]);
     // Deleting one closes the gap.
     expect((await t.call("DELETE", `${POLICIES}/${d.id}`)).status).toBe(204);
     await t.settle();
-    expect(await positions(t, listenerId)).toEqual([["b", 1], ["c", 2], ["e", 3], ["a", 4]]);
+    expect(await positions(t, listenerId)).toEqual([
+      ["b", 1],
+      ["c", 2],
+      ["e", 3],
+      ["a", 4],
+    ]);
     // Only the moved or created policy changed status.
-    for (const p of (await t.call("GET", `${POLICIES}?listener_id=${listenerId}`)).body.l7policies) expect(p.provisioning_status).toBe("ACTIVE");
+    for (const p of (await t.call("GET", `${POLICIES}?listener_id=${listenerId}`)).body.l7policies)
+      expect(p.provisioning_status).toBe("ACTIVE");
     expect(await lbStatus(t, lbId)).toBe("ACTIVE");
     // Another listener's policies are numbered on their own.
     const lb2 = await setup();
@@ -279,7 +421,9 @@ describe("update", () => {
   it("answers 200 PENDING_UPDATE with the new values (listener PENDING_UPDATE too), then ACTIVE", async () => {
     const { lbId, listenerId } = await setup(slow);
     const p = await policy(slow, listenerId, { tags: ["old_tag"] });
-    const res = await slow.call("PUT", `${POLICIES}/${p.id}`, { l7policy: { action: "REDIRECT_TO_URL", redirect_url: "http://www.example.com", tags: ["new_tag"], name: "n" } });
+    const res = await slow.call("PUT", `${POLICIES}/${p.id}`, {
+      l7policy: { action: "REDIRECT_TO_URL", redirect_url: "http://www.example.com", tags: ["new_tag"], name: "n" },
+    });
     expect(res.status).toBe(200);
     expect(res.body.l7policy).toMatchObject({
       action: "REDIRECT_TO_URL",
@@ -292,9 +436,15 @@ describe("update", () => {
     });
     expect(await lbStatus(slow, lbId)).toBe("PENDING_UPDATE");
     expect(await status(slow, "listener", listenerId)).toBe("PENDING_UPDATE");
-    expect(pick(await slow.call("PUT", `${POLICIES}/${p.id}`, { l7policy: { name: "x" } }))).toEqual(fault(409, `Load Balancer ${lbId} is immutable and cannot be updated.`));
+    expect(pick(await slow.call("PUT", `${POLICIES}/${p.id}`, { l7policy: { name: "x" } }))).toEqual(
+      fault(409, `Load Balancer ${lbId} is immutable and cannot be updated.`),
+    );
     await slow.settle();
-    expect((await slow.call("GET", `${POLICIES}/${p.id}`)).body.l7policy).toMatchObject({ provisioning_status: "ACTIVE", name: "n", redirect_url: "http://www.example.com" });
+    expect((await slow.call("GET", `${POLICIES}/${p.id}`)).body.l7policy).toMatchObject({
+      provisioning_status: "ACTIVE",
+      name: "n",
+      redirect_url: "http://www.example.com",
+    });
     expect(await status(slow, "listener", listenerId)).toBe("ACTIVE");
   });
 
@@ -310,13 +460,34 @@ describe("update", () => {
     expect(await put({ redirect_http_code: 308 })).toMatchObject({ action: "REDIRECT_TO_URL", redirect_http_code: 308 });
     expect(await put({ redirect_http_code: null })).toMatchObject({ action: "REDIRECT_TO_URL", redirect_http_code: null });
     // A pool alone makes it a pool redirect, without HTTP code or URL.
-    expect(await put({ redirect_pool_id: poolId })).toMatchObject({ action: "REDIRECT_TO_POOL", redirect_pool_id: poolId, redirect_url: null, redirect_http_code: null });
+    expect(await put({ redirect_pool_id: poolId })).toMatchObject({
+      action: "REDIRECT_TO_POOL",
+      redirect_pool_id: poolId,
+      redirect_url: null,
+      redirect_http_code: null,
+    });
     // A prefix alone: a prefix redirect, 302 by default.
-    expect(await put({ redirect_prefix: "https://example.com" })).toMatchObject({ action: "REDIRECT_PREFIX", redirect_prefix: "https://example.com", redirect_pool_id: null, redirect_http_code: 302 });
+    expect(await put({ redirect_prefix: "https://example.com" })).toMatchObject({
+      action: "REDIRECT_PREFIX",
+      redirect_prefix: "https://example.com",
+      redirect_pool_id: null,
+      redirect_http_code: 302,
+    });
     // REJECT clears every redirect field.
-    expect(await put({ action: "REJECT" })).toMatchObject({ action: "REJECT", redirect_prefix: null, redirect_url: null, redirect_pool_id: null, redirect_http_code: null });
+    expect(await put({ action: "REJECT" })).toMatchObject({
+      action: "REJECT",
+      redirect_prefix: null,
+      redirect_url: null,
+      redirect_pool_id: null,
+      redirect_http_code: null,
+    });
     // Nulls: name and description answer "", tags [], admin_state_up false.
-    expect(await put({ name: null, description: null, tags: null, admin_state_up: null })).toMatchObject({ name: "", description: "", tags: [], admin_state_up: false });
+    expect(await put({ name: null, description: null, tags: null, admin_state_up: null })).toMatchObject({
+      name: "",
+      description: "",
+      tags: [],
+      admin_state_up: false,
+    });
   });
 
   it("refuses bad updates with Octavia's messages and changes nothing", async () => {
@@ -328,21 +499,31 @@ describe("update", () => {
     const unknown = randomUUID();
     expect(await put({})).toEqual(fault(400, "Invalid L7 Policy arguments: Invalid update options"));
     expect(await put({ action: "bad action" })).toEqual(
-      fault(400, "Invalid input for field/attribute action. Value: 'bad action'. Value should be one of: REJECT, REDIRECT_TO_URL, REDIRECT_TO_POOL, REDIRECT_PREFIX"),
+      fault(
+        400,
+        "Invalid input for field/attribute action. Value: 'bad action'. Value should be one of: REJECT, REDIRECT_TO_URL, REDIRECT_TO_POOL, REDIRECT_PREFIX",
+      ),
     );
     expect(await put({ action: null })).toEqual(fault(400, "Invalid L7 Policy action specified: None"));
     expect(await put({ listener_id: listenerId })).toEqual(fault(400, "Unknown attribute for argument l7policy_.l7policy: listener_id"));
     expect(await put({ action: "REDIRECT_TO_URL" })).toEqual(fault(400, "Invalid L7 Policy arguments: redirect_url must not be None"));
     expect(await put({ action: "REDIRECT_TO_POOL", redirect_pool_id: unknown })).toEqual(fault(404, `Pool ${unknown} not found.`));
     expect(await put({ redirect_pool_id: other.poolId })).toEqual(fault(404, `Pool ${other.poolId} not found.`));
-    expect(await put({ redirect_url: "bad-url" })).toEqual(fault(400, "Invalid input for field/attribute redirect_url. Value: 'bad-url'. Value must be a valid URL string"));
+    expect(await put({ redirect_url: "bad-url" })).toEqual(
+      fault(400, "Invalid input for field/attribute redirect_url. Value: 'bad-url'. Value must be a valid URL string"),
+    );
     expect(await put({ redirect_http_code: "" })).toEqual(
-      fault(400, "Invalid input for field/attribute l7policy_. Value: '{'l7policy': {'redirect_http_code': ''}}'. invalid literal for int() with base 10: ''"),
+      fault(
+        400,
+        "Invalid input for field/attribute l7policy_. Value: '{'l7policy': {'redirect_http_code': ''}}'. invalid literal for int() with base 10: ''",
+      ),
     );
     expect((await t.call("GET", `${POLICIES}/${p.id}`)).body.l7policy).toEqual(before);
     expect(await lbStatus(t, lbId)).toBe("ACTIVE");
     const gone = randomUUID();
-    expect(pick(await t.call("PUT", `${POLICIES}/${gone}`, { l7policy: { name: "x" } }))).toEqual(fault(404, `L7 Policy ${gone} not found.`));
+    expect(pick(await t.call("PUT", `${POLICIES}/${gone}`, { l7policy: { name: "x" } }))).toEqual(
+      fault(404, `L7 Policy ${gone} not found.`),
+    );
   });
 });
 
@@ -375,7 +556,17 @@ describe("delete", () => {
   it("on a failed flow puts the policy in ERROR and the listener and LB back to ACTIVE", async () => {
     const f = await inProcessApp({ OTTAVA_NOOP_FAULTS: "amphora.update" });
     const lb = await created(f, "/v2/lbaas/loadbalancers", "loadbalancer", { vip_subnet_id: SUBNET });
-    const listener = { id: randomUUID(), project_id: PROJECT, loadbalancer_id: lb.id, protocol: "HTTP", protocol_port: 80, provisioning_status: "ACTIVE", operating_status: "ONLINE", created_at: new Date().toISOString(), updated_at: null };
+    const listener = {
+      id: randomUUID(),
+      project_id: PROJECT,
+      loadbalancer_id: lb.id,
+      protocol: "HTTP",
+      protocol_port: 80,
+      provisioning_status: "ACTIVE",
+      operating_status: "ONLINE",
+      created_at: new Date().toISOString(),
+      updated_at: null,
+    };
     await seed(f, lb.id, [{ kind: "listener", put: listener }]);
     expect((await f.call("POST", POLICIES, { l7policy: { listener_id: listener.id, action: "REJECT" } })).status).toBe(201);
     await f.settle();
@@ -391,14 +582,18 @@ describe("list", () => {
     const { listenerId, poolId } = await setup();
     const a = await policy(t, listenerId, { name: "a", tags: ["x"] });
     const b = await policy(t, listenerId, { name: "b", action: "REDIRECT_TO_POOL", redirect_pool_id: poolId });
-    const names = async (q: string) => ((await t.call("GET", `${POLICIES}?listener_id=${listenerId}&${q}`)).body.l7policies as Obj[]).map((p) => p.name);
+    const names = async (q: string) =>
+      ((await t.call("GET", `${POLICIES}?listener_id=${listenerId}&${q}`)).body.l7policies as Obj[]).map((p) => p.name);
     expect(await names("action=REJECT")).toEqual(["a"]);
     expect(await names(`redirect_pool_id=${poolId}`)).toEqual(["b"]);
     expect(await names("position=2")).toEqual(["b"]);
     expect(await names("tags=x")).toEqual(["a"]);
     expect(await names("sort=position:desc")).toEqual(["b", "a"]);
     const fields = await t.call("GET", `${POLICIES}?listener_id=${listenerId}&fields=id&fields=position`);
-    expect(fields.body.l7policies).toEqual([{ id: a.id, position: 1 }, { id: b.id, position: 2 }]);
+    expect(fields.body.l7policies).toEqual([
+      { id: a.id, position: 1 },
+      { id: b.id, position: 2 },
+    ]);
     expect((await t.call("GET", `${POLICIES}/${a.id}?fields=name`)).body).toEqual({ l7policy: { name: "a" } });
     expect(pick(await t.call("GET", `${POLICIES}?bogus=1`))).toEqual(fault(400, "One or more arguments are either duplicate or invalid"));
   });

@@ -41,7 +41,9 @@ beforeAll(async () => {
 describe("create", () => {
   it("answers 201 with Octavia's defaults; the policy, listener and LB are PENDING_UPDATE until the flow makes all ACTIVE", async () => {
     const { lbId, listenerId, policyId } = await setup(slow);
-    const res = await slow.call("POST", rules(policyId), { rule: { type: "HOST_NAME", compare_type: "EQUAL_TO", value: "www.example.com" } });
+    const res = await slow.call("POST", rules(policyId), {
+      rule: { type: "HOST_NAME", compare_type: "EQUAL_TO", value: "www.example.com" },
+    });
     expect(res.status).toBe(201);
     const r = res.body.rule;
     expect(r).toEqual({
@@ -64,10 +66,15 @@ describe("create", () => {
     expect(await status(slow, "listener", listenerId)).toBe("PENDING_UPDATE");
     expect(await lbStatus(slow, lbId)).toBe("PENDING_UPDATE");
     // Octavia checks the policy first, which is PENDING_UPDATE.
-    expect(pick(await slow.call("POST", rules(policyId), { rule: PATH_RULE }))).toEqual(fault(409, `L7Policy ${policyId} is immutable and cannot be updated.`));
+    expect(pick(await slow.call("POST", rules(policyId), { rule: PATH_RULE }))).toEqual(
+      fault(409, `L7Policy ${policyId} is immutable and cannot be updated.`),
+    );
     await slow.settle();
     // Octavia's MarkL7RuleActiveInDB: ONLINE once configured (it is admin-up).
-    expect((await slow.call("GET", `${rules(policyId)}/${r.id}`)).body.rule).toMatchObject({ provisioning_status: "ACTIVE", operating_status: "ONLINE" });
+    expect((await slow.call("GET", `${rules(policyId)}/${r.id}`)).body.rule).toMatchObject({
+      provisioning_status: "ACTIVE",
+      operating_status: "ONLINE",
+    });
     expect(await status(slow, "l7policy", policyId)).toBe("ACTIVE");
     expect(await status(slow, "listener", listenerId)).toBe("ACTIVE");
     expect(await lbStatus(slow, lbId)).toBe("ACTIVE");
@@ -77,7 +84,17 @@ describe("create", () => {
 
   it("keeps each rule type's fields: header, cookie, file type and the SSL types", async () => {
     const { policyId } = await setup();
-    expect(await rule(t, policyId, { type: "HEADER", compare_type: "EQUAL_TO", key: "Some-header", value: '"some string"', invert: true, admin_state_up: false, tags: ["a"] })).toMatchObject({
+    expect(
+      await rule(t, policyId, {
+        type: "HEADER",
+        compare_type: "EQUAL_TO",
+        key: "Some-header",
+        value: '"some string"',
+        invert: true,
+        admin_state_up: false,
+        tags: ["a"],
+      }),
+    ).toMatchObject({
       type: "HEADER",
       key: "Some-header",
       value: '"some string"',
@@ -85,11 +102,19 @@ describe("create", () => {
       admin_state_up: false,
       tags: ["a"],
     });
-    expect(await rule(t, policyId, { type: "COOKIE", compare_type: "CONTAINS", key: "some-cookie", value: "some-value" })).toMatchObject({ key: "some-cookie", value: "some-value" });
+    expect(await rule(t, policyId, { type: "COOKIE", compare_type: "CONTAINS", key: "some-cookie", value: "some-value" })).toMatchObject({
+      key: "some-cookie",
+      value: "some-value",
+    });
     expect(await rule(t, policyId, { type: "FILE_TYPE", compare_type: "REGEX", value: "jpg|png" })).toMatchObject({ value: "jpg|png" });
-    expect(await rule(t, policyId, { type: "SSL_CONN_HAS_CERT", compare_type: "EQUAL_TO", value: "tRuE" })).toMatchObject({ value: "tRuE", key: null });
+    expect(await rule(t, policyId, { type: "SSL_CONN_HAS_CERT", compare_type: "EQUAL_TO", value: "tRuE" })).toMatchObject({
+      value: "tRuE",
+      key: null,
+    });
     expect(await rule(t, policyId, { type: "SSL_VERIFY_RESULT", compare_type: "EQUAL_TO", value: "0" })).toMatchObject({ value: "0" });
-    expect(await rule(t, policyId, { type: "SSL_DN_FIELD", compare_type: "STARTS_WITH", key: "st-1", value: "ST-FIELD1-PREFIX" })).toMatchObject({ key: "st-1" });
+    expect(
+      await rule(t, policyId, { type: "SSL_DN_FIELD", compare_type: "STARTS_WITH", key: "st-1", value: "ST-FIELD1-PREFIX" }),
+    ).toMatchObject({ key: "st-1" });
     // A key given to a rule type without one is kept on create, as Octavia does.
     expect(await rule(t, policyId, { type: "PATH", compare_type: "EQUAL_TO", key: "k", value: "/x" })).toMatchObject({ key: "k" });
     expect((await t.call("GET", rules(policyId))).body.rules).toHaveLength(7);
@@ -98,56 +123,101 @@ describe("create", () => {
   it("refuses bad rules with wsme's and validate.l7rule_data's messages, and writes nothing", async () => {
     const { lbId, policyId } = await setup();
     const post = (body: Record<string, unknown>) => t.call("POST", rules(policyId), { rule: body }).then(pick);
-    const bad = (field: string, value: string, why: string) => fault(400, `Invalid input for field/attribute ${field}. Value: '${value}'. ${why}`);
+    const bad = (field: string, value: string, why: string) =>
+      fault(400, `Invalid input for field/attribute ${field}. Value: '${value}'. ${why}`);
     expect(await post({ name: "test1" })).toEqual(fault(400, "Unknown attribute for argument rule_.rule: name"));
     expect(await post({ compare_type: "EQUAL_TO", value: "x" })).toEqual(bad("type", "None", "Mandatory field missing."));
     expect(await post({ type: "HOST_NAME", compare_type: "STARTS_WITH" })).toEqual(bad("value", "None", "Mandatory field missing."));
     expect(await post({ type: "NAME", compare_type: "EQUAL_TO", value: "x" })).toEqual(
-      bad("type", "NAME", "Value should be one of: HOST_NAME, PATH, FILE_TYPE, HEADER, COOKIE, SSL_CONN_HAS_CERT, SSL_VERIFY_RESULT, SSL_DN_FIELD"),
+      bad(
+        "type",
+        "NAME",
+        "Value should be one of: HOST_NAME, PATH, FILE_TYPE, HEADER, COOKIE, SSL_CONN_HAS_CERT, SSL_VERIFY_RESULT, SSL_DN_FIELD",
+      ),
     );
-    expect(await post({ type: "PATH", compare_type: "LIKE", value: "x" })).toEqual(bad("compare_type", "LIKE", "Value should be one of: REGEX, STARTS_WITH, ENDS_WITH, CONTAINS, EQUAL_TO"));
+    expect(await post({ type: "PATH", compare_type: "LIKE", value: "x" })).toEqual(
+      bad("compare_type", "LIKE", "Value should be one of: REGEX, STARTS_WITH, ENDS_WITH, CONTAINS, EQUAL_TO"),
+    );
     expect(await post({ type: "PATH", compare_type: "EQUAL_TO", value: 5 })).toEqual(bad("value", "5", "Value should be string"));
-    expect(await post({ type: "PATH", compare_type: "EQUAL_TO", value: "x".repeat(256) })).toEqual(bad("value", "x".repeat(256), "Value should have a maximum character requirement of 255"));
-    expect(await post({ type: "PATH", compare_type: "EQUAL_TO", value: "a\nb" })).toEqual(bad("value", "a\nb", "Value should match the pattern ^[^\\r\\n]*$"));
-    expect(await post({ type: "HEADER", compare_type: "EQUAL_TO", key: "a\rb", value: "x" })).toEqual(bad("key", "a\rb", "Value should match the pattern ^[^\\r\\n]*$"));
-    expect(await post({ type: "PATH", compare_type: "EQUAL_TO", value: null })).toEqual(parsing("Invalid L7 Rule: L7 rule type requires a value"));
+    expect(await post({ type: "PATH", compare_type: "EQUAL_TO", value: "x".repeat(256) })).toEqual(
+      bad("value", "x".repeat(256), "Value should have a maximum character requirement of 255"),
+    );
+    expect(await post({ type: "PATH", compare_type: "EQUAL_TO", value: "a\nb" })).toEqual(
+      bad("value", "a\nb", "Value should match the pattern ^[^\\r\\n]*$"),
+    );
+    expect(await post({ type: "HEADER", compare_type: "EQUAL_TO", key: "a\rb", value: "x" })).toEqual(
+      bad("key", "a\rb", "Value should match the pattern ^[^\\r\\n]*$"),
+    );
+    expect(await post({ type: "PATH", compare_type: "EQUAL_TO", value: null })).toEqual(
+      parsing("Invalid L7 Rule: L7 rule type requires a value"),
+    );
     expect(await post({ type: null, compare_type: "EQUAL_TO", value: "x" })).toEqual(parsing("Invalid L7 Rule: invalid rule type"));
     expect(await post({ type: "PATH", compare_type: "REGEX", value: "bad string\\" })).toEqual(
       parsing("Unable to parse regular expression: bad escape (end of pattern) at position 10"),
     );
-    expect(await post({ type: "PATH", compare_type: "REGEX", value: "(?<=a+)b" })).toEqual(parsing("Unable to parse regular expression: look-behind requires fixed-width pattern"));
-    expect(await post({ type: "PATH", compare_type: "REGEX", value: "a\tb" })).toEqual(parsing("Unable to parse regular expression: contains control characters"));
-    expect(await post({ type: "PATH", compare_type: "EQUAL_TO", value: "some string" })).toEqual(parsing("Invalid characters in comparison value"));
-    expect(await post({ type: "FILE_TYPE", compare_type: "STARTS_WITH", value: "png" })).toEqual(parsing("Invalid L7 Rule: invalid comparison type for rule type"));
-    expect(await post({ type: "HEADER", compare_type: "CONTAINS", value: "some-string" })).toEqual(parsing("Invalid L7 Rule: L7 rule type requires a key"));
-    expect(await post({ type: "HEADER", compare_type: "CONTAINS", key: "bad key", value: "x" })).toEqual(parsing("Invalid characters in key"));
-    expect(await post({ type: "HEADER", compare_type: "CONTAINS", key: "k", value: "a b" })).toEqual(parsing("Invalid characters in header value"));
-    expect(await post({ type: "COOKIE", compare_type: "EQUAL_TO", key: "bad cookie name", value: "some-string" })).toEqual(parsing("Invalid characters in key"));
-    expect(await post({ type: "COOKIE", compare_type: "EQUAL_TO", key: "c", value: "a;b" })).toEqual(parsing("Invalid characters in cookie value"));
+    expect(await post({ type: "PATH", compare_type: "REGEX", value: "(?<=a+)b" })).toEqual(
+      parsing("Unable to parse regular expression: look-behind requires fixed-width pattern"),
+    );
+    expect(await post({ type: "PATH", compare_type: "REGEX", value: "a\tb" })).toEqual(
+      parsing("Unable to parse regular expression: contains control characters"),
+    );
+    expect(await post({ type: "PATH", compare_type: "EQUAL_TO", value: "some string" })).toEqual(
+      parsing("Invalid characters in comparison value"),
+    );
+    expect(await post({ type: "FILE_TYPE", compare_type: "STARTS_WITH", value: "png" })).toEqual(
+      parsing("Invalid L7 Rule: invalid comparison type for rule type"),
+    );
+    expect(await post({ type: "HEADER", compare_type: "CONTAINS", value: "some-string" })).toEqual(
+      parsing("Invalid L7 Rule: L7 rule type requires a key"),
+    );
+    expect(await post({ type: "HEADER", compare_type: "CONTAINS", key: "bad key", value: "x" })).toEqual(
+      parsing("Invalid characters in key"),
+    );
+    expect(await post({ type: "HEADER", compare_type: "CONTAINS", key: "k", value: "a b" })).toEqual(
+      parsing("Invalid characters in header value"),
+    );
+    expect(await post({ type: "COOKIE", compare_type: "EQUAL_TO", key: "bad cookie name", value: "some-string" })).toEqual(
+      parsing("Invalid characters in key"),
+    );
+    expect(await post({ type: "COOKIE", compare_type: "EQUAL_TO", key: "c", value: "a;b" })).toEqual(
+      parsing("Invalid characters in cookie value"),
+    );
     // The SSL rule types (the cases of Octavia's _test_bad_cases_with_ssl_rule_types).
     const ssl = (type: string, fields: Record<string, unknown>) => post({ type, compare_type: "EQUAL_TO", value: "true", ...fields });
-    expect(await ssl("SSL_CONN_HAS_CERT", { key: "no-need-key" })).toEqual(parsing('Invalid L7 Rule: L7rule type SSL_CONN_HAS_CERT does not use the "key" field.'));
-    expect(await ssl("SSL_CONN_HAS_CERT", { value: "not-true-string" })).toEqual(parsing("Invalid L7 Rule: L7rule value not-true-string is not a boolean True string."));
+    expect(await ssl("SSL_CONN_HAS_CERT", { key: "no-need-key" })).toEqual(
+      parsing('Invalid L7 Rule: L7rule type SSL_CONN_HAS_CERT does not use the "key" field.'),
+    );
+    expect(await ssl("SSL_CONN_HAS_CERT", { value: "not-true-string" })).toEqual(
+      parsing("Invalid L7 Rule: L7rule value not-true-string is not a boolean True string."),
+    );
     expect(await ssl("SSL_CONN_HAS_CERT", { value: "tRUe", compare_type: "STARTS_WITH" })).toEqual(
       parsing("Invalid L7 Rule: L7rule type SSL_CONN_HAS_CERT only supports the EQUAL_TO compare type."),
     );
-    expect(await ssl("SSL_VERIFY_RESULT", { key: "no-need-key" })).toEqual(parsing('Invalid L7 Rule: L7rule type SSL_VERIFY_RESULT does not use the "key" field.'));
-    expect(await ssl("SSL_VERIFY_RESULT", {})).toEqual(parsing("Invalid L7 Rule: L7rule type SSL_VERIFY_RESULT needs a int value, which is >= 0"));
+    expect(await ssl("SSL_VERIFY_RESULT", { key: "no-need-key" })).toEqual(
+      parsing('Invalid L7 Rule: L7rule type SSL_VERIFY_RESULT does not use the "key" field.'),
+    );
+    expect(await ssl("SSL_VERIFY_RESULT", {})).toEqual(
+      parsing("Invalid L7 Rule: L7rule type SSL_VERIFY_RESULT needs a int value, which is >= 0"),
+    );
     expect(await ssl("SSL_VERIFY_RESULT", { value: "0", compare_type: "STARTS_WITH" })).toEqual(
       parsing("Invalid L7 Rule: L7rule type SSL_VERIFY_RESULT only supports the EQUAL_TO compare type."),
     );
     expect(await ssl("SSL_DN_FIELD", { compare_type: "REGEX", value: "bad regex\\" })).toEqual(
       parsing("Unable to parse regular expression: bad escape (end of pattern) at position 9"),
     );
-    expect(await ssl("SSL_DN_FIELD", { compare_type: "REGEX", value: "^.test*$" })).toEqual(parsing("Invalid L7 Rule: L7rule type SSL_DN_FIELD needs to specify a key and a value."));
-    expect(await ssl("SSL_DN_FIELD", { key: "NOT_SUPPORTED_DN_FIELD" })).toEqual(parsing("Invalid L7 Rule: Invalid L7rule distinguished name field."));
+    expect(await ssl("SSL_DN_FIELD", { compare_type: "REGEX", value: "^.test*$" })).toEqual(
+      parsing("Invalid L7 Rule: L7rule type SSL_DN_FIELD needs to specify a key and a value."),
+    );
+    expect(await ssl("SSL_DN_FIELD", { key: "NOT_SUPPORTED_DN_FIELD" })).toEqual(
+      parsing("Invalid L7 Rule: Invalid L7rule distinguished name field."),
+    );
     // Nothing was written.
     expect((await t.call("GET", rules(policyId))).body.rules).toEqual([]);
     expect(await status(t, "l7policy", policyId)).toBe("ACTIVE");
     expect(await lbStatus(t, lbId)).toBe("ACTIVE");
   });
 
-  it("answers 404 \"L7Policy <id> not found.\" under an unknown policy, whatever the request", async () => {
+  it('answers 404 "L7Policy <id> not found." under an unknown policy, whatever the request', async () => {
     const unknown = randomUUID();
     const missing = fault(404, `L7Policy ${unknown} not found.`);
     expect(pick(await t.call("GET", rules(unknown)))).toEqual(missing);
@@ -166,7 +236,10 @@ describe("create", () => {
   });
 
   it("allows at most MAX_L7RULES_PER_L7POLICY (50) rules on a policy", async () => {
-    const { policyId } = await setup(t, Array.from({ length: 50 }, (_, i) => ({ type: "PATH", compare_type: "STARTS_WITH", value: `/p${i}` })));
+    const { policyId } = await setup(
+      t,
+      Array.from({ length: 50 }, (_, i) => ({ type: "PATH", compare_type: "STARTS_WITH", value: `/p${i}` })),
+    );
     expect((await t.call("GET", rules(policyId))).body.rules).toHaveLength(50);
     expect(pick(await t.call("POST", rules(policyId), { rule: PATH_RULE }))).toEqual(fault(409, `Too many rules on L7 policy ${policyId}`));
   });
@@ -183,7 +256,9 @@ describe("create", () => {
     expect(pick(await t.call("PUT", `${rules(policyId)}/${r.id}`, { rule: { value: "/b" } }))).toEqual(immutable);
     expect(pick(await t.call("DELETE", `${rules(policyId)}/${r.id}`))).toEqual(immutable);
     // Rule checks come first.
-    expect(pick(await t.call("POST", rules(policyId), { rule: { ...PATH_RULE, value: "a b" } }))).toEqual(parsing("Invalid characters in comparison value"));
+    expect(pick(await t.call("POST", rules(policyId), { rule: { ...PATH_RULE, value: "a b" } }))).toEqual(
+      parsing("Invalid characters in comparison value"),
+    );
   });
 });
 
@@ -193,12 +268,21 @@ describe("update", () => {
     const r = await rule(slow, policyId, { ...PATH_RULE, tags: ["old"] });
     const res = await slow.call("PUT", `${rules(policyId)}/${r.id}`, { rule: { value: "/images", tags: ["new"] } });
     expect(res.status).toBe(200);
-    expect(res.body.rule).toMatchObject({ value: "/images", tags: ["new"], type: "PATH", provisioning_status: "PENDING_UPDATE", updated_at: expect.stringMatching(/^\d{4}-/) });
+    expect(res.body.rule).toMatchObject({
+      value: "/images",
+      tags: ["new"],
+      type: "PATH",
+      provisioning_status: "PENDING_UPDATE",
+      updated_at: expect.stringMatching(/^\d{4}-/),
+    });
     expect(await status(slow, "l7policy", policyId)).toBe("PENDING_UPDATE");
     expect(await status(slow, "listener", listenerId)).toBe("PENDING_UPDATE");
     expect(await lbStatus(slow, lbId)).toBe("PENDING_UPDATE");
     await slow.settle();
-    expect((await slow.call("GET", `${rules(policyId)}/${r.id}`)).body.rule).toMatchObject({ value: "/images", provisioning_status: "ACTIVE" });
+    expect((await slow.call("GET", `${rules(policyId)}/${r.id}`)).body.rule).toMatchObject({
+      value: "/images",
+      provisioning_status: "ACTIVE",
+    });
     expect(await status(slow, "l7policy", policyId)).toBe("ACTIVE");
   });
 
@@ -211,8 +295,16 @@ describe("update", () => {
       await t.settle();
       return res.body.rule as Obj;
     };
-    expect(await put({ invert: null, admin_state_up: null, tags: null })).toMatchObject({ invert: false, admin_state_up: false, tags: [], key: "X-A" });
-    expect(await put({ type: "SSL_DN_FIELD", key: "CN", value: "x", compare_type: "EQUAL_TO" })).toMatchObject({ type: "SSL_DN_FIELD", key: "CN" });
+    expect(await put({ invert: null, admin_state_up: null, tags: null })).toMatchObject({
+      invert: false,
+      admin_state_up: false,
+      tags: [],
+      key: "X-A",
+    });
+    expect(await put({ type: "SSL_DN_FIELD", key: "CN", value: "x", compare_type: "EQUAL_TO" })).toMatchObject({
+      type: "SSL_DN_FIELD",
+      key: "CN",
+    });
     expect(await put({ type: "HOST_NAME" })).toMatchObject({ type: "HOST_NAME", key: null, value: "x", compare_type: "EQUAL_TO" });
     for (const [type, fields] of [
       ["SSL_CONN_HAS_CERT", { value: "tRuE", compare_type: "EQUAL_TO" }],
@@ -224,14 +316,26 @@ describe("update", () => {
     const bad = async (fields: Record<string, unknown>, msg: string) =>
       expect(pick(await t.call("PUT", `${rules(policyId)}/${r.id}`, { rule: fields }))).toEqual(parsing(msg));
     await bad({ compare_type: "STARTS_WITH" }, "Invalid L7 Rule: L7rule type SSL_VERIFY_RESULT only supports the EQUAL_TO compare type.");
-    await bad({ type: "PATH", compare_type: "REGEX", value: "bad string\\" }, "Unable to parse regular expression: bad escape (end of pattern) at position 10");
+    await bad(
+      { type: "PATH", compare_type: "REGEX", value: "bad string\\" },
+      "Unable to parse regular expression: bad escape (end of pattern) at position 10",
+    );
     await bad({ type: "COOKIE", value: "v" }, "Invalid L7 Rule: L7 rule type requires a key");
     await bad({ value: null }, "Invalid L7 Rule: L7 rule type requires a value");
     expect(pick(await t.call("PUT", `${rules(policyId)}/${r.id}`, { rule: { type: "bad type" } }))).toEqual(
-      fault(400, "Invalid input for field/attribute type. Value: 'bad type'. Value should be one of: HOST_NAME, PATH, FILE_TYPE, HEADER, COOKIE, SSL_CONN_HAS_CERT, SSL_VERIFY_RESULT, SSL_DN_FIELD"),
+      fault(
+        400,
+        "Invalid input for field/attribute type. Value: 'bad type'. Value should be one of: HOST_NAME, PATH, FILE_TYPE, HEADER, COOKIE, SSL_CONN_HAS_CERT, SSL_VERIFY_RESULT, SSL_DN_FIELD",
+      ),
     );
-    expect(pick(await t.call("PUT", `${rules(policyId)}/${r.id}`, { rule: { project_id: PROJECT } }))).toEqual(fault(400, "Unknown attribute for argument l7rule_.rule: project_id"));
-    expect((await t.call("GET", `${rules(policyId)}/${r.id}`)).body.rule).toMatchObject({ type: "SSL_VERIFY_RESULT", value: "0", provisioning_status: "ACTIVE" });
+    expect(pick(await t.call("PUT", `${rules(policyId)}/${r.id}`, { rule: { project_id: PROJECT } }))).toEqual(
+      fault(400, "Unknown attribute for argument l7rule_.rule: project_id"),
+    );
+    expect((await t.call("GET", `${rules(policyId)}/${r.id}`)).body.rule).toMatchObject({
+      type: "SSL_VERIFY_RESULT",
+      value: "0",
+      provisioning_status: "ACTIVE",
+    });
   });
 });
 
@@ -248,7 +352,10 @@ describe("delete", () => {
     await slow.settle();
     expect(pick(await slow.call("GET", `${rules(policyId)}/${r.id}`))).toEqual(fault(404, `L7 Rule ${r.id} not found.`));
     expect(pick(await slow.call("DELETE", `${rules(policyId)}/${r.id}`))).toEqual(fault(404, `L7 Rule ${r.id} not found.`));
-    expect((await slow.call("GET", `/v2/lbaas/l7policies/${policyId}`)).body.l7policy).toMatchObject({ rules: [{ id: keep.id }], provisioning_status: "ACTIVE" });
+    expect((await slow.call("GET", `/v2/lbaas/l7policies/${policyId}`)).body.l7policy).toMatchObject({
+      rules: [{ id: keep.id }],
+      provisioning_status: "ACTIVE",
+    });
   });
 });
 
@@ -269,6 +376,12 @@ describe("list", () => {
     expect(await ids("?sort=value:desc")).toEqual([a.id, b.id]);
     expect(await ids("?limit=1")).toEqual([a.id]);
     expect(await ids(`?marker=${a.id}`)).toEqual([b.id]);
-    expect((await t.call("GET", `${rules(policyId)}?fields=id,type`)).body).toMatchObject({ rules: [{ id: a.id, type: "PATH" }, { id: b.id, type: "HOST_NAME" }], rules_links: [] });
+    expect((await t.call("GET", `${rules(policyId)}?fields=id,type`)).body).toMatchObject({
+      rules: [
+        { id: a.id, type: "PATH" },
+        { id: b.id, type: "HOST_NAME" },
+      ],
+      rules_links: [],
+    });
   });
 });

@@ -7,7 +7,11 @@ const event = (path: string) => ({
   rawPath: path,
   rawQueryString: "",
   headers: { host: "api.example.com" },
-  requestContext: { http: { method: "GET", path, protocol: "HTTP/1.1", sourceIp: "192.0.2.1", userAgent: "test" }, requestId: "r1", stage: "$default" },
+  requestContext: {
+    http: { method: "GET", path, protocol: "HTTP/1.1", sourceIp: "192.0.2.1", userAgent: "test" },
+    requestId: "r1",
+    stage: "$default",
+  },
   isBase64Encoded: false,
 });
 

@@ -45,7 +45,13 @@ const lb = (over: Partial<LoadBalancer>): LoadBalancer => ({
 async function stored(over: Partial<LoadBalancer>) {
   const rec = lb(over);
   made.push(rec);
-  const started = { flow: "loadbalancer-create", execution: `create-${rec.id}`, executionArn: "arn:x", startedAt: rec.created_at, subject: [] };
+  const started = {
+    flow: "loadbalancer-create",
+    execution: `create-${rec.id}`,
+    executionArn: "arn:x",
+    startedAt: rec.created_at,
+    subject: [],
+  };
   await t.store.createLoadBalancer({ ...rec, provisioning_status: "PENDING_CREATE" }, `create-${rec.id}`, "arn:x", undefined, started);
   await t.store.updateLoadBalancer(rec.id, `create-${rec.id}`, { provisioning_status: ACTIVE }, true);
   return rec;
@@ -66,7 +72,9 @@ async function metered(fn: () => Promise<unknown>) {
   await fn();
   const rows = meter.rows();
   const sum = (pred: (op: string, target: string) => boolean) =>
-    rows.filter((r) => pred(r.op, r.target)).reduce((n, r) => ({ requests: n.requests + r.counts.requests, items: n.items + r.counts.items }), { requests: 0, items: 0 });
+    rows
+      .filter((r) => pred(r.op, r.target))
+      .reduce((n, r) => ({ requests: n.requests + r.counts.requests, items: n.items + r.counts.items }), { requests: 0, items: 0 });
   return {
     byName: sum((op, target) => op === "Query" && target.startsWith("byName ")),
     lists: sum((op, target) => op === "Query" && /^by(Project|Shard) /.test(target)),
@@ -147,7 +155,9 @@ describe("?name=", () => {
     expect(await ids("name=after")).toEqual([]);
     expect(await ids("name=")).toContain(rec.id);
 
-    const created = await t.call("POST", "/v2/lbaas/listeners", { listener: { name: "l-before", loadbalancer_id: rec.id, protocol: "HTTP", protocol_port: 80 } });
+    const created = await t.call("POST", "/v2/lbaas/listeners", {
+      listener: { name: "l-before", loadbalancer_id: rec.id, protocol: "HTTP", protocol_port: 80 },
+    });
     expect(created.status, JSON.stringify(created.body)).toBe(201);
     await t.settle();
     const listenerId = created.body.listener.id as string;
@@ -172,8 +182,22 @@ describe("?name=", () => {
 describe("a non-default order", () => {
   it("reads the scope projected, then only the page's whole items, and answers as before", async () => {
     const all = (await get(`${LBS}?limit=1000`)).loadbalancers as Obj[];
-    const byNameDesc = [...all].sort((a, b) => (a.name > b.name ? -1 : a.name < b.name ? 1 : a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : a.id < b.id ? -1 : 1));
-    const use = await metered(async () => expect((await get(`${LBS}?sort=name:desc&limit=10`)).loadbalancers).toEqual(byNameDesc.slice(0, 10)));
+    const byNameDesc = [...all].sort((a, b) =>
+      a.name > b.name
+        ? -1
+        : a.name < b.name
+          ? 1
+          : a.created_at < b.created_at
+            ? -1
+            : a.created_at > b.created_at
+              ? 1
+              : a.id < b.id
+                ? -1
+                : 1,
+    );
+    const use = await metered(async () =>
+      expect((await get(`${LBS}?sort=name:desc&limit=10`)).loadbalancers).toEqual(byNameDesc.slice(0, 10)),
+    );
     expect(use.batchGets.items).toBe(10);
     const marker = byNameDesc[12]!.id;
     expect((await get(`${LBS}?sort=name:desc&limit=4&marker=${marker}`)).loadbalancers).toEqual(byNameDesc.slice(13, 17));
@@ -182,7 +206,19 @@ describe("a non-default order", () => {
     const projectOrder = byNameDesc.filter((l) => l.project_id === PROJECT);
     expect((await get(`${LBS}?sort=name:desc&project_id=${PROJECT}&limit=1000`)).loadbalancers).toEqual(projectOrder);
     expect((await get(`${LBS}?sort=name:asc&project_id=${PROJECT}&limit=1000`)).loadbalancers).toEqual(
-      [...projectOrder].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : a.id < b.id ? -1 : 1)),
+      [...projectOrder].sort((a, b) =>
+        a.name < b.name
+          ? -1
+          : a.name > b.name
+            ? 1
+            : a.created_at < b.created_at
+              ? -1
+              : a.created_at > b.created_at
+                ? 1
+                : a.id < b.id
+                  ? -1
+                  : 1,
+      ),
     );
     const mine = byNameDesc.filter((l) => l.project_id === PROJECT && l.name.startsWith("filler"));
     expect((await get(`${LBS}?sort=name:desc&project_id=${PROJECT}&name=filler-3&name=filler-4&limit=3`)).loadbalancers).toEqual(
@@ -190,7 +226,9 @@ describe("a non-default order", () => {
     );
     expect((await t.call("GET", `${LBS}?sort=name:desc&marker=nope`)).status).toBe(400);
     // A relation (listeners) is carried on the LB's item: read projected too, then the page's whole items.
-    const relation = await metered(async () => expect((await get(`${LBS}?sort=listeners:desc,name&limit=5`)).loadbalancers).toHaveLength(5));
+    const relation = await metered(async () =>
+      expect((await get(`${LBS}?sort=listeners:desc,name&limit=5`)).loadbalancers).toHaveLength(5),
+    );
     expect(relation.batchGets.items).toBe(5);
   });
 });

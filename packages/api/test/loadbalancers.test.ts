@@ -17,13 +17,12 @@ async function activeLb(extra: Record<string, unknown> = {}) {
   return res.body.loadbalancer as Record<string, unknown> & { id: string };
 }
 
-
 beforeAll(async () => {
   t = await inProcessApp();
 });
 
 describe("versions", () => {
-  it("GET / lists v2.0 to v2.30 with v2.30 CURRENT; /v2 and /v2.0 answer \"v2\"", async () => {
+  it('GET / lists v2.0 to v2.30 with v2.30 CURRENT; /v2 and /v2.0 answer "v2"', async () => {
     const root = await t.call("GET", "/");
     expect(root.status).toBe(200);
     const versions = root.body.versions as { id: string; status: string; updated: string; links: { href: string }[] }[];
@@ -101,9 +100,21 @@ describe("create", () => {
     const cases: [unknown, number, string][] = [
       [{ loadbalancer: {} }, 400, "Validation failure: VIP must contain one of: vip_port_id, vip_network_id, vip_subnet_id."],
       [{ loadbalancer: { vip_subnet_id: SUBNET, bogus: 1 } }, 400, "Unknown attribute for argument load_balancer.loadbalancer: bogus"],
-      [{ loadbalancer: { vip_subnet_id: SUBNET, provisioning_status: "ACTIVE" } }, 400, "Unknown attribute for argument load_balancer.loadbalancer: provisioning_status"],
-      [{ loadbalancer: { vip_subnet_id: "x" } }, 400, "Invalid input for field/attribute vip_subnet_id. Value: 'x'. Value should be UUID format"],
-      [{ loadbalancer: { vip_subnet_id: SUBNET, admin_state_up: "perhaps" } }, 400, "Invalid input for field/attribute admin_state_up. Value: 'perhaps'. Value not an unambiguous boolean: perhaps"],
+      [
+        { loadbalancer: { vip_subnet_id: SUBNET, provisioning_status: "ACTIVE" } },
+        400,
+        "Unknown attribute for argument load_balancer.loadbalancer: provisioning_status",
+      ],
+      [
+        { loadbalancer: { vip_subnet_id: "x" } },
+        400,
+        "Invalid input for field/attribute vip_subnet_id. Value: 'x'. Value should be UUID format",
+      ],
+      [
+        { loadbalancer: { vip_subnet_id: SUBNET, admin_state_up: "perhaps" } },
+        400,
+        "Invalid input for field/attribute admin_state_up. Value: 'perhaps'. Value not an unambiguous boolean: perhaps",
+      ],
       [{ loadbalancer: { vip_subnet_id: SUBNET, provider: "f5" } }, 400, "Provider 'f5' is not enabled."],
       [{ loadbalancer: { vip_subnet_id: SUBNET, flavor_id: SUBNET } }, 400, "Validation failure: Invalid flavor_id."],
       [{ loadbalancer: { vip_subnet_id: SUBNET, availability_zone: "nowhere" } }, 400, "Validation failure: Invalid availability zone."],
@@ -121,11 +132,15 @@ describe("create", () => {
 
   it("accepts the provider alias octavia and keeps additional VIPs", async () => {
     const other = "0c2f6d4e-8a1b-4c3d-9e5f-6a7b8c9d0e1f";
-    const res = await t.call("POST", LBS, { loadbalancer: { vip_subnet_id: SUBNET, provider: "octavia", additional_vips: [{ subnet_id: other, ip_address: "203.0.113.9" }] } });
+    const res = await t.call("POST", LBS, {
+      loadbalancer: { vip_subnet_id: SUBNET, provider: "octavia", additional_vips: [{ subnet_id: other, ip_address: "203.0.113.9" }] },
+    });
     expect(res.status).toBe(201);
     expect(res.body.loadbalancer.provider).toBe("octavia");
     // The no-op driver puts additional VIPs on the VIP's port, as Octavia's does.
-    expect(res.body.loadbalancer.additional_vips).toEqual([{ subnet_id: other, ip_address: "203.0.113.9", port_id: res.body.loadbalancer.vip_port_id }]);
+    expect(res.body.loadbalancer.additional_vips).toEqual([
+      { subnet_id: other, ip_address: "203.0.113.9", port_id: res.body.loadbalancer.vip_port_id },
+    ]);
   });
 });
 
@@ -133,18 +148,27 @@ describe("show, update, delete, failover", () => {
   it("404s an unknown LB with Octavia's message, on /v2 and /v2.0", async () => {
     const id = "11111111-2222-3333-4444-555555555555";
     expect(pick(await t.call("GET", `${LBS}/${id}`))).toEqual(fault(404, `Load Balancer ${id} not found.`));
-    expect(pick(await t.call("PUT", `/v2.0/lbaas/loadbalancers/${id}`, { loadbalancer: { name: "x" } }))).toEqual(fault(404, `Load Balancer ${id} not found.`));
+    expect(pick(await t.call("PUT", `/v2.0/lbaas/loadbalancers/${id}`, { loadbalancer: { name: "x" } }))).toEqual(
+      fault(404, `Load Balancer ${id} not found.`),
+    );
     expect(pick(await t.call("DELETE", `${LBS}/${id}`))).toEqual(fault(404, `Load Balancer ${id} not found.`));
   });
 
   it("updates only from ACTIVE: 200 PENDING_UPDATE with the new values, else 409", async () => {
     const created = await t.call("POST", LBS, { loadbalancer: { vip_subnet_id: SUBNET, name: "before" } });
     const id = created.body.loadbalancer.id;
-    expect(pick(await t.call("PUT", `${LBS}/${id}`, { loadbalancer: { name: "x" } }))).toEqual(fault(409, `Load Balancer ${id} is immutable and cannot be updated.`));
+    expect(pick(await t.call("PUT", `${LBS}/${id}`, { loadbalancer: { name: "x" } }))).toEqual(
+      fault(409, `Load Balancer ${id} is immutable and cannot be updated.`),
+    );
     await t.settle();
     const res = await t.call("PUT", `${LBS}/${id}`, { loadbalancer: { name: "after", admin_state_up: false, tags: ["t"] } });
     expect(res.status).toBe(200);
-    expect(res.body.loadbalancer).toMatchObject({ name: "after", admin_state_up: false, tags: ["t"], provisioning_status: "PENDING_UPDATE" });
+    expect(res.body.loadbalancer).toMatchObject({
+      name: "after",
+      admin_state_up: false,
+      tags: ["t"],
+      provisioning_status: "PENDING_UPDATE",
+    });
     await t.settle();
     expect((await t.call("GET", `${LBS}/${id}`)).body.loadbalancer).toMatchObject({ name: "after", provisioning_status: "ACTIVE" });
     expect(pick(await t.call("PUT", `${LBS}/${id}`, { loadbalancer: { vip_address: "10.0.0.1" } }))).toEqual(
@@ -165,7 +189,9 @@ describe("show, update, delete, failover", () => {
     expect(after[0].id).not.toBe(before.id);
     expect(pick(await t.call("GET", `${LBS}/${lb.id}/status`))).toEqual({
       status: 200,
-      body: { statuses: { loadbalancer: { id: lb.id, name: "", operating_status: "OFFLINE", provisioning_status: "ACTIVE", listeners: [] } } },
+      body: {
+        statuses: { loadbalancer: { id: lb.id, name: "", operating_status: "OFFLINE", provisioning_status: "ACTIVE", listeners: [] } },
+      },
     });
     expect(pick(await t.call("GET", `${LBS}/${lb.id}/stats`))).toEqual({
       status: 200,
@@ -189,7 +215,9 @@ describe("show, update, delete, failover", () => {
     const lb = await activeLb();
     // A pool in the LB's tree.
     await seed(t, lb.id, [{ kind: "pool", put: record(lb.id, { protocol: "HTTP", lb_algorithm: "ROUND_ROBIN" }) }]);
-    expect(pick(await t.call("DELETE", `${LBS}/${lb.id}`))).toEqual(fault(400, `Validation failure: Cannot delete Load Balancer ${lb.id} - it has children`));
+    expect(pick(await t.call("DELETE", `${LBS}/${lb.id}`))).toEqual(
+      fault(400, `Validation failure: Cannot delete Load Balancer ${lb.id} - it has children`),
+    );
     expect((await t.call("DELETE", `${LBS}/${lb.id}?cascade=true`)).status).toBe(204);
     await t.settle();
     expect((await t.call("GET", `${LBS}/${lb.id}`)).status).toBe(404);
@@ -216,7 +244,9 @@ describe("lists", () => {
   beforeAll(async () => {
     ids = [];
     for (let i = 0; i < 5; i++) {
-      const res = await t.call("POST", LBS, { loadbalancer: { vip_subnet_id: SUBNET, name: `n${4 - i}`, project_id: project, tags: i % 2 ? ["odd"] : ["even"] } });
+      const res = await t.call("POST", LBS, {
+        loadbalancer: { vip_subnet_id: SUBNET, name: `n${4 - i}`, project_id: project, tags: i % 2 ? ["odd"] : ["even"] },
+      });
       ids.push(res.body.loadbalancer.id);
     }
     await t.settle();
@@ -253,7 +283,12 @@ describe("lists", () => {
   it("lists amphorae, filterable by load balancer", async () => {
     const res = await t.call("GET", `/v2/octavia/amphorae?loadbalancer_id=${ids[0]}`);
     expect(res.body.amphorae).toHaveLength(1);
-    expect(res.body.amphorae[0]).toMatchObject({ loadbalancer_id: ids[0], role: "STANDALONE", status: "ALLOCATED", lb_network_ip: "192.0.2.1" });
+    expect(res.body.amphorae[0]).toMatchObject({
+      loadbalancer_id: ids[0],
+      role: "STANDALONE",
+      status: "ALLOCATED",
+      lb_network_ip: "192.0.2.1",
+    });
     const one = await t.call("GET", `/v2/octavia/amphorae/${res.body.amphorae[0].id}`);
     expect(one.body.amphora.id).toBe(res.body.amphorae[0].id);
   });
@@ -266,9 +301,13 @@ const SG2 = "1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d";
 
 /** A flavor of the amphora provider with this metadata. */
 async function flavorWith(app: typeof t, data: Record<string, unknown>) {
-  const fp = await app.call("POST", "/v2/lbaas/flavorprofiles", { flavorprofile: { name: "fp", provider_name: "amphora", flavor_data: JSON.stringify(data) } });
+  const fp = await app.call("POST", "/v2/lbaas/flavorprofiles", {
+    flavorprofile: { name: "fp", provider_name: "amphora", flavor_data: JSON.stringify(data) },
+  });
   expect(fp.status).toBe(201);
-  const f = await app.call("POST", "/v2/lbaas/flavors", { flavor: { name: `f-${fp.body.flavorprofile.id}`, flavor_profile_id: fp.body.flavorprofile.id } });
+  const f = await app.call("POST", "/v2/lbaas/flavors", {
+    flavor: { name: `f-${fp.body.flavorprofile.id}`, flavor_profile_id: fp.body.flavorprofile.id },
+  });
   expect(f.status).toBe(201);
   return f.body.flavor.id as string;
 }
@@ -277,7 +316,9 @@ describe("vip_vnic_type (v2.28)", () => {
   it("is normal without a flavor, or with one whose sriov_vip is not true", async () => {
     const plain = await t.call("POST", LBS, { loadbalancer: { vip_subnet_id: SUBNET } });
     expect(plain.body.loadbalancer.vip_vnic_type).toBe("normal");
-    const off = await t.call("POST", LBS, { loadbalancer: { vip_subnet_id: SUBNET, flavor_id: await flavorWith(t, { sriov_vip: false }) } });
+    const off = await t.call("POST", LBS, {
+      loadbalancer: { vip_subnet_id: SUBNET, flavor_id: await flavorWith(t, { sriov_vip: false }) },
+    });
     expect(off.body.loadbalancer.vip_vnic_type).toBe("normal");
     await t.settle();
     expect((await t.call("GET", `${LBS}/${off.body.loadbalancer.id}`)).body.loadbalancer.vip_vnic_type).toBe("normal");
@@ -292,8 +333,12 @@ describe("vip_vnic_type (v2.28)", () => {
     await t.call("POST", LBS, { loadbalancer: { vip_subnet_id: SUBNET, project_id: project } });
     await t.settle();
     const id = res.body.loadbalancer.id;
-    expect((await t.call("GET", `${LBS}/${id}`)).body.loadbalancer).toMatchObject({ vip_vnic_type: "direct", provisioning_status: "ACTIVE" });
-    const ids = async (q: string) => (await t.call("GET", `${LBS}?project_id=${project}&${q}`)).body.loadbalancers.map((l: { id: string }) => l.id);
+    expect((await t.call("GET", `${LBS}/${id}`)).body.loadbalancer).toMatchObject({
+      vip_vnic_type: "direct",
+      provisioning_status: "ACTIVE",
+    });
+    const ids = async (q: string) =>
+      (await t.call("GET", `${LBS}?project_id=${project}&${q}`)).body.loadbalancers.map((l: { id: string }) => l.id);
     expect(await ids("vip_vnic_type=direct")).toEqual([id]);
     expect(await ids("vip_vnic_type=normal")).toHaveLength(1);
     expect(await ids("vip_vnic_type=normal")).not.toContain(id);
@@ -303,13 +348,19 @@ describe("vip_vnic_type (v2.28)", () => {
 describe("vip_sg_ids (v2.29)", () => {
   it("is [] when not given, and kept (canonical, each once) when given on create", async () => {
     expect((await t.call("POST", LBS, { loadbalancer: { vip_subnet_id: SUBNET } })).body.loadbalancer.vip_sg_ids).toEqual([]);
-    const res = await t.call("POST", LBS, { loadbalancer: { vip_subnet_id: SUBNET, vip_sg_ids: [SG1, SG2.replace(/-/g, "").toUpperCase(), SG1] } });
+    const res = await t.call("POST", LBS, {
+      loadbalancer: { vip_subnet_id: SUBNET, vip_sg_ids: [SG1, SG2.replace(/-/g, "").toUpperCase(), SG1] },
+    });
     expect(res.status).toBe(201);
     expect(res.body.loadbalancer).toMatchObject({ vip_sg_ids: [SG1, SG2], vip_vnic_type: "normal" });
     await t.settle();
     expect((await t.call("GET", `${LBS}/${res.body.loadbalancer.id}`)).body.loadbalancer.vip_sg_ids).toEqual([SG1, SG2]);
-    expect((await t.call("POST", LBS, { loadbalancer: { vip_subnet_id: SUBNET, vip_sg_ids: null } })).body.loadbalancer.vip_sg_ids).toEqual([]);
-    expect((await t.call("POST", LBS, { loadbalancer: { vip_subnet_id: SUBNET, vip_sg_ids: [] } })).body.loadbalancer.vip_sg_ids).toEqual([]);
+    expect((await t.call("POST", LBS, { loadbalancer: { vip_subnet_id: SUBNET, vip_sg_ids: null } })).body.loadbalancer.vip_sg_ids).toEqual(
+      [],
+    );
+    expect((await t.call("POST", LBS, { loadbalancer: { vip_subnet_id: SUBNET, vip_sg_ids: [] } })).body.loadbalancer.vip_sg_ids).toEqual(
+      [],
+    );
     await t.settle();
   });
 
@@ -317,8 +368,12 @@ describe("vip_sg_ids (v2.29)", () => {
     const post = async (v: unknown) => pick(await t.call("POST", LBS, { loadbalancer: { vip_subnet_id: SUBNET, vip_sg_ids: v } }));
     expect(await post("x")).toEqual(fault(400, "Invalid input for field/attribute vip_sg_ids. Value: 'x'. Value not a valid list: x"));
     // (Octavia writes the Value of a list or dict as Python's repr; these check the reasons.)
-    expect((await post({ a: 1 })).body).toMatchObject({ faultstring: expect.stringMatching(/^Invalid input for field\/attribute vip_sg_ids\. .*\. Value not a valid list: \{'a': 1\}$/) });
-    expect((await post(["x"])).body).toMatchObject({ faultstring: expect.stringMatching(/^Invalid input for field\/attribute vip_sg_ids\. .*\. Value should be UUID format$/) });
+    expect((await post({ a: 1 })).body).toMatchObject({
+      faultstring: expect.stringMatching(/^Invalid input for field\/attribute vip_sg_ids\. .*\. Value not a valid list: \{'a': 1\}$/),
+    });
+    expect((await post(["x"])).body).toMatchObject({
+      faultstring: expect.stringMatching(/^Invalid input for field\/attribute vip_sg_ids\. .*\. Value should be UUID format$/),
+    });
     expect((await post([null])).status).toBe(400);
   });
 
@@ -336,7 +391,9 @@ describe("vip_sg_ids (v2.29)", () => {
   it("is refused on an SR-IOV (direct) VIP, on create and update", async () => {
     const flavorId = await flavorWith(t, { sriov_vip: true });
     const refusal = fault(400, "Validation failure: VIP Security Groups are not allowed with VNIC direct type");
-    expect(pick(await t.call("POST", LBS, { loadbalancer: { vip_subnet_id: SUBNET, flavor_id: flavorId, vip_sg_ids: [SG1] } }))).toEqual(refusal);
+    expect(pick(await t.call("POST", LBS, { loadbalancer: { vip_subnet_id: SUBNET, flavor_id: flavorId, vip_sg_ids: [SG1] } }))).toEqual(
+      refusal,
+    );
     // An empty list is no security group.
     const lb = await activeLb({ flavor_id: flavorId, vip_sg_ids: [] });
     expect(lb).toMatchObject({ vip_vnic_type: "direct", vip_sg_ids: [] });
@@ -356,7 +413,10 @@ describe("vip_sg_ids (v2.29)", () => {
       return res.body.loadbalancer;
     };
     expect(await put({ vip_sg_ids: [SG2, SG1] })).toMatchObject({ vip_sg_ids: [SG2, SG1], provisioning_status: "PENDING_UPDATE" });
-    expect((await t.call("GET", `${LBS}/${lb.id}`)).body.loadbalancer).toMatchObject({ vip_sg_ids: [SG2, SG1], provisioning_status: "ACTIVE" });
+    expect((await t.call("GET", `${LBS}/${lb.id}`)).body.loadbalancer).toMatchObject({
+      vip_sg_ids: [SG2, SG1],
+      provisioning_status: "ACTIVE",
+    });
     expect((await put({ name: "renamed" })).vip_sg_ids).toEqual([SG2, SG1]);
     expect((await put({ vip_sg_ids: null })).vip_sg_ids).toEqual([]);
     expect((await t.call("GET", `${LBS}/${lb.id}`)).body.loadbalancer.vip_sg_ids).toEqual([]);
@@ -365,7 +425,9 @@ describe("vip_sg_ids (v2.29)", () => {
     // Checked before the LB's state (Octavia validates, then _test_lb_status): 400, not 409.
     const f = await inProcessApp({ OTTAVA_NOOP_FAULTS: "network.getSecurityGroup" });
     const pending = (await f.call("POST", LBS, { loadbalancer: { vip_subnet_id: SUBNET } })).body.loadbalancer.id;
-    expect(pick(await f.call("PUT", `${LBS}/${pending}`, { loadbalancer: { vip_sg_ids: [SG1] } }))).toEqual(fault(400, `Security Group ${SG1} not found.`));
+    expect(pick(await f.call("PUT", `${LBS}/${pending}`, { loadbalancer: { vip_sg_ids: [SG1] } }))).toEqual(
+      fault(400, `Security Group ${SG1} not found.`),
+    );
     expect(pick(await f.call("PUT", `${LBS}/${pending}`, { loadbalancer: { vip_sg_ids: null } }))).toEqual(
       fault(409, `Load Balancer ${pending} is immutable and cannot be updated.`),
     );
@@ -383,14 +445,19 @@ describe("vip_sg_ids (v2.29)", () => {
 
   it("filters lists", async () => {
     const project = "sg-project";
-    const a = (await t.call("POST", LBS, { loadbalancer: { vip_subnet_id: SUBNET, project_id: project, vip_sg_ids: [SG1, SG2] } })).body.loadbalancer.id;
-    const b = (await t.call("POST", LBS, { loadbalancer: { vip_subnet_id: SUBNET, project_id: project, vip_sg_ids: [SG2] } })).body.loadbalancer.id;
+    const a = (await t.call("POST", LBS, { loadbalancer: { vip_subnet_id: SUBNET, project_id: project, vip_sg_ids: [SG1, SG2] } })).body
+      .loadbalancer.id;
+    const b = (await t.call("POST", LBS, { loadbalancer: { vip_subnet_id: SUBNET, project_id: project, vip_sg_ids: [SG2] } })).body
+      .loadbalancer.id;
     await t.call("POST", LBS, { loadbalancer: { vip_subnet_id: SUBNET, project_id: project } });
     await t.settle();
-    const ids = async (q: string) => (await t.call("GET", `${LBS}?project_id=${project}&${q}`)).body.loadbalancers.map((l: { id: string }) => l.id).sort();
+    const ids = async (q: string) =>
+      (await t.call("GET", `${LBS}?project_id=${project}&${q}`)).body.loadbalancers.map((l: { id: string }) => l.id).sort();
     expect(await ids(`vip_sg_ids=${SG1}`)).toEqual([a]);
     expect(await ids(`vip_sg_ids=${SG2}`)).toEqual([a, b].sort());
-    expect((await t.call("GET", `${LBS}?project_id=${project}&fields=vip_sg_ids&vip_sg_ids=${SG1}`)).body.loadbalancers).toEqual([{ vip_sg_ids: [SG1, SG2] }]);
+    expect((await t.call("GET", `${LBS}?project_id=${project}&fields=vip_sg_ids&vip_sg_ids=${SG1}`)).body.loadbalancers).toEqual([
+      { vip_sg_ids: [SG1, SG2] },
+    ]);
   });
 
   it("goes with the fully populated create, where listeners' allowed_cidrs are then refused", async () => {
@@ -402,17 +469,28 @@ describe("vip_sg_ids (v2.29)", () => {
     const before = (await t.call("GET", LBS)).body.loadbalancers.length;
     const refusal = fault(400, "Validation failure: Allowed CIDRs are not allowed when using custom VIP Security Groups.");
     expect(
-      pick(await t.call("POST", LBS, { loadbalancer: { vip_subnet_id: SUBNET, vip_sg_ids: [SG1], listeners: [{ ...listener, allowed_cidrs: ["192.0.2.0/24"] }] } })),
+      pick(
+        await t.call("POST", LBS, {
+          loadbalancer: { vip_subnet_id: SUBNET, vip_sg_ids: [SG1], listeners: [{ ...listener, allowed_cidrs: ["192.0.2.0/24"] }] },
+        }),
+      ),
     ).toEqual(refusal);
     expect((await t.call("GET", LBS)).body.loadbalancers.length).toBe(before);
     // Without security groups the same graph is fine.
-    expect((await t.call("POST", LBS, { loadbalancer: { vip_subnet_id: SUBNET, listeners: [{ ...listener, allowed_cidrs: ["192.0.2.0/24"] }] } })).status).toBe(201);
+    expect(
+      (
+        await t.call("POST", LBS, {
+          loadbalancer: { vip_subnet_id: SUBNET, listeners: [{ ...listener, allowed_cidrs: ["192.0.2.0/24"] }] },
+        })
+      ).status,
+    ).toBe(201);
     await t.settle();
 
     // The listener API refuses them too, on create and on update (an empty list is none).
     const lbId = ok.body.loadbalancer.id;
     const LISTENERS = "/v2/lbaas/listeners";
-    const post = (extra: Record<string, unknown>) => t.call("POST", LISTENERS, { listener: { loadbalancer_id: lbId, protocol: "TCP", protocol_port: 81, ...extra } });
+    const post = (extra: Record<string, unknown>) =>
+      t.call("POST", LISTENERS, { listener: { loadbalancer_id: lbId, protocol: "TCP", protocol_port: 81, ...extra } });
     expect(pick(await post({ allowed_cidrs: ["192.0.2.0/24"] }))).toEqual(refusal);
     expect((await post({ allowed_cidrs: [] })).status).toBe(201);
     await t.settle();
@@ -427,13 +505,18 @@ describe("the vip_sg_ids policy rules", () => {
   it("are checked only when vip_sg_ids is given, null and [] included (an operator's rule under noauth)", async () => {
     const dir = mkdtempSync(join(tmpdir(), "ottava-policy-"));
     const file = join(dir, "policy.yaml");
-    writeFileSync(file, '"os_load-balancer_api:loadbalancer:post:vip_sg_ids": "!"\n"os_load-balancer_api:loadbalancer:put:vip_sg_ids": "!"\n');
+    writeFileSync(
+      file,
+      '"os_load-balancer_api:loadbalancer:post:vip_sg_ids": "!"\n"os_load-balancer_api:loadbalancer:put:vip_sg_ids": "!"\n',
+    );
     const p = await inProcessApp({ OTTAVA_POLICY_FILE: file });
     const denied = fault(403, "Policy does not allow this request to be performed.");
     const created = await p.call("POST", LBS, { loadbalancer: { vip_subnet_id: SUBNET } });
     expect(created.status).toBe(201);
     for (const v of [[SG1], [], null]) {
-      expect(pick(await p.call("POST", LBS, { loadbalancer: { vip_subnet_id: SUBNET, vip_sg_ids: v } })), JSON.stringify(v)).toEqual(denied);
+      expect(pick(await p.call("POST", LBS, { loadbalancer: { vip_subnet_id: SUBNET, vip_sg_ids: v } })), JSON.stringify(v)).toEqual(
+        denied,
+      );
     }
     await p.settle();
     const id = created.body.loadbalancer.id;
@@ -445,7 +528,15 @@ describe("the vip_sg_ids policy rules", () => {
   });
 
   it("under keystone, default to load-balancer:write and may be restricted alone", async () => {
-    const deps: LoadBalancerDeps = { store: t.store, trail: t.trail, catalog: t.catalog, engine: t.engine, network: noopDrivers().network, config: t.config, log: createLogger({ service: "test" }, "error") };
+    const deps: LoadBalancerDeps = {
+      store: t.store,
+      trail: t.trail,
+      catalog: t.catalog,
+      engine: t.engine,
+      network: noopDrivers().network,
+      config: t.config,
+      log: createLogger({ service: "test" }, "error"),
+    };
     const project = "keystone-project";
     const ctx = (roles: string[], policy = new PolicyEnforcer()) =>
       tokenContext("req-test", { projectId: project, userId: "u", roles, systemScope: undefined }, policy);
@@ -454,7 +545,9 @@ describe("the vip_sg_ids policy rules", () => {
     // Octavia's defaults: the project's load-balancer_member may set them; its observer may not create at all.
     const { lb } = await createLoadBalancer(deps, ctx(["load-balancer_member"]), { ...body, vip_sg_ids: [SG1] });
     expect(lb.vip_sg_ids).toEqual([SG1]);
-    await expect(createLoadBalancer(deps, ctx(["load-balancer_observer"]), { ...body, vip_sg_ids: [SG1] })).rejects.toMatchObject({ status: 403 });
+    await expect(createLoadBalancer(deps, ctx(["load-balancer_observer"]), { ...body, vip_sg_ids: [SG1] })).rejects.toMatchObject({
+      status: 403,
+    });
     await t.settle();
 
     // An operator who keeps security groups to admins: members still create and update without them.
@@ -489,10 +582,16 @@ describe("the amphora flavor schema's SR-IOV keys", () => {
 
   it("are booleans in a flavor profile", async () => {
     const post = async (data: string) =>
-      pick(await t.call("POST", "/v2/lbaas/flavorprofiles", { flavorprofile: { name: "sriov", provider_name: "amphora", flavor_data: data } }));
+      pick(
+        await t.call("POST", "/v2/lbaas/flavorprofiles", { flavorprofile: { name: "sriov", provider_name: "amphora", flavor_data: data } }),
+      );
     expect((await post('{"sriov_vip": true, "allow_member_sriov": false}')).status).toBe(201);
-    expect(await post('{"sriov_vip": "yes"}')).toEqual(fault(501, "Provider 'amphora' does not support a requested option: sriov_vip 'yes' is not of type 'boolean'"));
-    expect(await post('{"allow_member_sriov": 1}')).toEqual(fault(501, "Provider 'amphora' does not support a requested option: allow_member_sriov 1 is not of type 'boolean'"));
+    expect(await post('{"sriov_vip": "yes"}')).toEqual(
+      fault(501, "Provider 'amphora' does not support a requested option: sriov_vip 'yes' is not of type 'boolean'"),
+    );
+    expect(await post('{"allow_member_sriov": 1}')).toEqual(
+      fault(501, "Provider 'amphora' does not support a requested option: allow_member_sriov 1 is not of type 'boolean'"),
+    );
   });
 });
 
@@ -507,7 +606,9 @@ describe("denylist_vip_networks (OTTAVA_DENYLIST_VIP_NETWORKS)", () => {
     const refusal = fault(400, "Validation failure: Supplied VIP network_id is not allowed by the configuration of this deployment.");
     expect(pick(await d.call("POST", LBS, { loadbalancer: { vip_network_id: DENIED } }))).toEqual(refusal);
     expect(pick(await d.call("POST", LBS, { loadbalancer: { vip_network_id: ALSO } }))).toEqual(refusal);
-    expect(pick(await d.call("POST", LBS, { loadbalancer: { vip_network_id: DENIED.toUpperCase(), vip_subnet_id: SUBNET } }))).toEqual(refusal);
+    expect(pick(await d.call("POST", LBS, { loadbalancer: { vip_network_id: DENIED.toUpperCase(), vip_subnet_id: SUBNET } }))).toEqual(
+      refusal,
+    );
     expect((await d.call("GET", LBS)).body.loadbalancers).toEqual([]);
     const ok = await d.call("POST", LBS, { loadbalancer: { vip_network_id: ALLOWED } });
     expect(ok.status).toBe(201);

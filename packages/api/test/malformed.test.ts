@@ -31,7 +31,10 @@ describe.each(ENDPOINTS)("$name", (e) => {
       expectFault(await t.call(e.method, e.path(), wrap({ ...e.valid(), [field]: { nested: [1, 2] } })), `${field}: nested object`);
     }
     const after = await tableSnapshot(t);
-    expect(after.filter((i) => !before.includes(i)), "items written or changed").toEqual([]);
+    expect(
+      after.filter((i) => !before.includes(i)),
+      "items written or changed",
+    ).toEqual([]);
     expect(after.length, "items count").toBe(before.length);
   });
 });
@@ -64,8 +67,19 @@ describe("numbers, depth and size", () => {
     const named = await t.call("PUT", `/v2/lbaas/listeners/${ids.listener}`, { listener: { description: "[".repeat(300) } });
     expect(named.status, JSON.stringify(named.body)).toBe(400); // too long a description: the validator's 400, not the depth's
     expect(named.body.faultstring).not.toContain("nests deeper");
-    const big = await t.call("POST", "/v2/lbaas/loadbalancers", JSON.stringify({ loadbalancer: { vip_subnet_id: SUBNET, description: "x".repeat(t.config.maxRequestBodySize) } }));
-    expect(big).toMatchObject({ status: 413, body: { faultcode: "Client", faultstring: `Request is too large: the body may hold at most ${t.config.maxRequestBodySize} bytes.`, debuginfo: null } });
+    const big = await t.call(
+      "POST",
+      "/v2/lbaas/loadbalancers",
+      JSON.stringify({ loadbalancer: { vip_subnet_id: SUBNET, description: "x".repeat(t.config.maxRequestBodySize) } }),
+    );
+    expect(big).toMatchObject({
+      status: 413,
+      body: {
+        faultcode: "Client",
+        faultstring: `Request is too large: the body may hold at most ${t.config.maxRequestBodySize} bytes.`,
+        debuginfo: null,
+      },
+    });
     const after = await tableSnapshot(t);
     expect(after).toEqual(before);
   });
@@ -77,13 +91,23 @@ describe("ids and markers longer than any key", () => {
     expect((await t.call("GET", `/v2/lbaas/loadbalancers/${long}`)).status).toBe(404);
     expect((await t.call("GET", `/v2/lbaas/pools/${long}/members`)).status).toBe(404);
     expect((await t.call("GET", `/v2/lbaas/flavorprofiles/${long}`)).status).toBe(404);
-    expect((await t.call("GET", `/v2/lbaas/flavorprofiles?marker=${long}`)).body).toEqual({ faultcode: "Client", faultstring: `Supplied pagination marker '${long}' is not valid.`, debuginfo: null });
+    expect((await t.call("GET", `/v2/lbaas/flavorprofiles?marker=${long}`)).body).toEqual({
+      faultcode: "Client",
+      faultstring: `Supplied pagination marker '${long}' is not valid.`,
+      debuginfo: null,
+    });
     expect((await t.call("GET", `/v2/lbaas/loadbalancers?marker=${long}`)).status).toBe(400);
     const listed = await t.call("GET", `/v2/lbaas/loadbalancers?project_id=${long}`);
     expect(listed).toMatchObject({ status: 200, body: { loadbalancers: [] } });
     // A project id no key can hold is refused where it is given: a quota's path, X-Project-Id.
-    const refused = { faultcode: "Client", faultstring: `Invalid input for field/attribute project_id. Value: '${"x".repeat(64)}…'. Value should have a maximum character requirement of 255`, debuginfo: null };
+    const refused = {
+      faultcode: "Client",
+      faultstring: `Invalid input for field/attribute project_id. Value: '${"x".repeat(64)}…'. Value should have a maximum character requirement of 255`,
+      debuginfo: null,
+    };
     expect(await t.call("PUT", `/v2/lbaas/quotas/${long}`, { quota: { member: 5 } })).toMatchObject({ status: 400, body: refused });
-    expect(await t.call("POST", "/v2/lbaas/loadbalancers", { loadbalancer: { vip_subnet_id: SUBNET } }, { "x-project-id": long })).toMatchObject({ status: 400, body: refused });
+    expect(
+      await t.call("POST", "/v2/lbaas/loadbalancers", { loadbalancer: { vip_subnet_id: SUBNET } }, { "x-project-id": long }),
+    ).toMatchObject({ status: 400, body: refused });
   });
 });

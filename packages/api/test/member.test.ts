@@ -9,14 +9,12 @@ const LBS = "/v2/lbaas/loadbalancers";
 const NOBODY = "11111111-2222-3333-4444-555555555555";
 const members = (poolId: string) => `/v2/lbaas/pools/${poolId}/members`;
 
-
 async function activeLb(app: App = t) {
   const res = await app.call("POST", LBS, { loadbalancer: { vip_subnet_id: SUBNET } });
   expect(res.status).toBe(201);
   await app.settle();
   return res.body.loadbalancer.id as string;
 }
-
 
 /** An ACTIVE LB with an ACTIVE HTTP pool. */
 async function activePool(app: App = t) {
@@ -36,7 +34,8 @@ async function addMember(app: App, poolId: string, member: Record<string, unknow
 
 const status = async (app: App, kind: string, id: string) => (await app.store.getChild(kind, id))?.record.provisioning_status;
 const lbStatus = async (app: App, lbId: string) => (await app.store.getLoadBalancer(lbId))?.record.provisioning_status;
-const list = async (poolId: string, query = "") => (await t.call("GET", `${members(poolId)}${query}`)).body.members as Record<string, unknown>[];
+const list = async (poolId: string, query = "") =>
+  (await t.call("GET", `${members(poolId)}${query}`)).body.members as Record<string, unknown>[];
 
 beforeAll(async () => {
   t = await inProcessApp();
@@ -85,7 +84,10 @@ describe("create", () => {
     );
 
     await slow.settle();
-    expect((await slow.call("GET", `${members(poolId)}/${m.id}`)).body.member).toMatchObject({ provisioning_status: "ACTIVE", operating_status: "NO_MONITOR" });
+    expect((await slow.call("GET", `${members(poolId)}/${m.id}`)).body.member).toMatchObject({
+      provisioning_status: "ACTIVE",
+      operating_status: "NO_MONITOR",
+    });
     expect(await lbStatus(slow, lbId)).toBe("ACTIVE");
     expect(await status(slow, "pool", poolId)).toBe("ACTIVE");
     expect(await status(slow, "listener", listener.id)).toBe("ACTIVE");
@@ -127,7 +129,9 @@ describe("create", () => {
 
   it("starts an admin-down member NO_MONITOR as well (Octavia does not look at admin_state_up)", async () => {
     const { poolId } = await activePool();
-    expect((await addMember(t, poolId, { address: "192.0.2.1", protocol_port: 80, admin_state_up: false })).operating_status).toBe("NO_MONITOR");
+    expect((await addMember(t, poolId, { address: "192.0.2.1", protocol_port: 80, admin_state_up: false })).operating_status).toBe(
+      "NO_MONITOR",
+    );
   });
 
   it("answers bad input with wsme's 400 faults and writes nothing", async () => {
@@ -135,15 +139,42 @@ describe("create", () => {
     const cases: [unknown, string][] = [
       [{ member: { protocol_port: 80 } }, "Invalid input for field/attribute address. Value: 'None'. Mandatory field missing."],
       [{ member: { address: "192.0.2.1" } }, "Invalid input for field/attribute protocol_port. Value: 'None'. Mandatory field missing."],
-      [{ member: { address: "192.0.2.300", protocol_port: 80 } }, "Invalid input for field/attribute address. Value: '192.0.2.300'. Value should be IPv4 or IPv6 format"],
-      [{ member: { address: "192.0.2.1", protocol_port: 0 } }, "Invalid input for field/attribute protocol_port. Value: '0'. Value should be greater or equal to 1"],
-      [{ member: { address: "192.0.2.1", protocol_port: 65536 } }, "Invalid input for field/attribute protocol_port. Value: '65536'. Value should be lower or equal to 65535"],
-      [{ member: { address: "192.0.2.1", protocol_port: "http" } }, "Invalid input for field/attribute protocol_port. Value: 'http'. invalid literal for int() with base 10: 'http'"],
-      [{ member: { address: "192.0.2.1", protocol_port: 80, weight: 257 } }, "Invalid input for field/attribute weight. Value: '257'. Value should be lower or equal to 256"],
-      [{ member: { address: "192.0.2.1", protocol_port: 80, weight: -1 } }, "Invalid input for field/attribute weight. Value: '-1'. Value should be greater or equal to 0"],
-      [{ member: { address: "192.0.2.1", protocol_port: 80, monitor_port: 0 } }, "Invalid input for field/attribute monitor_port. Value: '0'. Value should be greater or equal to 1"],
-      [{ member: { address: "192.0.2.1", protocol_port: 80, subnet_id: "x" } }, "Invalid input for field/attribute subnet_id. Value: 'x'. Value should be UUID format"],
-      [{ member: { address: "192.0.2.1", protocol_port: 80, backup: "maybe" } }, "Invalid input for field/attribute backup. Value: 'maybe'. Value not an unambiguous boolean: maybe"],
+      [
+        { member: { address: "192.0.2.300", protocol_port: 80 } },
+        "Invalid input for field/attribute address. Value: '192.0.2.300'. Value should be IPv4 or IPv6 format",
+      ],
+      [
+        { member: { address: "192.0.2.1", protocol_port: 0 } },
+        "Invalid input for field/attribute protocol_port. Value: '0'. Value should be greater or equal to 1",
+      ],
+      [
+        { member: { address: "192.0.2.1", protocol_port: 65536 } },
+        "Invalid input for field/attribute protocol_port. Value: '65536'. Value should be lower or equal to 65535",
+      ],
+      [
+        { member: { address: "192.0.2.1", protocol_port: "http" } },
+        "Invalid input for field/attribute protocol_port. Value: 'http'. invalid literal for int() with base 10: 'http'",
+      ],
+      [
+        { member: { address: "192.0.2.1", protocol_port: 80, weight: 257 } },
+        "Invalid input for field/attribute weight. Value: '257'. Value should be lower or equal to 256",
+      ],
+      [
+        { member: { address: "192.0.2.1", protocol_port: 80, weight: -1 } },
+        "Invalid input for field/attribute weight. Value: '-1'. Value should be greater or equal to 0",
+      ],
+      [
+        { member: { address: "192.0.2.1", protocol_port: 80, monitor_port: 0 } },
+        "Invalid input for field/attribute monitor_port. Value: '0'. Value should be greater or equal to 1",
+      ],
+      [
+        { member: { address: "192.0.2.1", protocol_port: 80, subnet_id: "x" } },
+        "Invalid input for field/attribute subnet_id. Value: 'x'. Value should be UUID format",
+      ],
+      [
+        { member: { address: "192.0.2.1", protocol_port: 80, backup: "maybe" } },
+        "Invalid input for field/attribute backup. Value: 'maybe'. Value not an unambiguous boolean: maybe",
+      ],
       [{ member: { address: "192.0.2.1", protocol_port: 80, pool_id: NOBODY } }, "Unknown attribute for argument member_.member: pool_id"],
       [{ member: { address: "169.254.169.254", protocol_port: 80 } }, "169.254.169.254 is not a valid option for member address"],
     ];
@@ -195,7 +226,9 @@ describe("create", () => {
     ]);
     const message =
       "Provider 'amphora' does not support a requested option: This provider doesn't support mixing IPv4 and IPv6 addresses for its VIP and members in UDP load balancers.";
-    expect(pick(await t.call("POST", members(pool.id), { member: { address: "2001:db8::1", protocol_port: 53 } }))).toEqual(fault(501, message));
+    expect(pick(await t.call("POST", members(pool.id), { member: { address: "2001:db8::1", protocol_port: 53 } }))).toEqual(
+      fault(501, message),
+    );
     await addMember(t, pool.id, { address: "192.0.2.1", protocol_port: 53 });
   });
 });
@@ -224,7 +257,15 @@ describe("show, update, delete, list", () => {
     const { lbId, poolId } = await activePool(slow);
     const m = await addMember(slow, poolId, { address: "192.0.2.8", protocol_port: 80, name: "a", tags: ["x"], weight: 7, backup: true });
     const res = await slow.call("PUT", `${members(poolId)}/${m.id}`, {
-      member: { name: "b", weight: 3, admin_state_up: false, backup: false, monitor_address: "192.0.2.200", monitor_port: 8081, tags: ["y", "y"] },
+      member: {
+        name: "b",
+        weight: 3,
+        admin_state_up: false,
+        backup: false,
+        monitor_address: "192.0.2.200",
+        monitor_port: 8081,
+        tags: ["y", "y"],
+      },
     });
     expect(res.status).toBe(200);
     expect(res.body.member).toMatchObject({
@@ -243,10 +284,23 @@ describe("show, update, delete, list", () => {
     expect(await lbStatus(slow, lbId)).toBe("PENDING_UPDATE");
     expect(await status(slow, "pool", poolId)).toBe("PENDING_UPDATE");
     await slow.settle();
-    expect((await slow.call("GET", `${members(poolId)}/${m.id}`)).body.member).toMatchObject({ name: "b", weight: 3, provisioning_status: "ACTIVE" });
+    expect((await slow.call("GET", `${members(poolId)}/${m.id}`)).body.member).toMatchObject({
+      name: "b",
+      weight: 3,
+      provisioning_status: "ACTIVE",
+    });
 
-    const cleared = await slow.call("PUT", `${members(poolId)}/${m.id}`, { member: { weight: null, backup: null, name: null, monitor_address: null, monitor_port: null } });
-    expect(cleared.body.member).toMatchObject({ weight: 1, backup: false, name: "", monitor_address: null, monitor_port: null, tags: ["y"] });
+    const cleared = await slow.call("PUT", `${members(poolId)}/${m.id}`, {
+      member: { weight: null, backup: null, name: null, monitor_address: null, monitor_port: null },
+    });
+    expect(cleared.body.member).toMatchObject({
+      weight: 1,
+      backup: false,
+      name: "",
+      monitor_address: null,
+      monitor_port: null,
+      tags: ["y"],
+    });
     await slow.settle();
   });
 
@@ -294,7 +348,10 @@ describe("show, update, delete, list", () => {
     expect((await list(poolId, "?protocol_port=81")).map((m) => m.id)).toEqual([b.id]);
     expect((await list(poolId, "?address=192.0.2.1")).map((m) => m.id)).toEqual([a.id]);
     expect((await list(poolId, "?tags=blue")).map((m) => m.id)).toEqual([a.id]);
-    expect(await list(poolId, "?fields=name&fields=weight")).toEqual([{ name: "a", weight: 1 }, { name: "b", weight: 1 }]);
+    expect(await list(poolId, "?fields=name&fields=weight")).toEqual([
+      { name: "a", weight: 1 },
+      { name: "b", weight: 1 },
+    ]);
     expect((await list(poolId, "?sort=name:desc")).map((m) => m.name)).toEqual(["b", "a"]);
     const page = await t.call("GET", `${members(poolId)}?limit=1`);
     expect(page.body.members.map((m: { id: string }) => m.id)).toEqual([a.id]);
@@ -304,7 +361,8 @@ describe("show, update, delete, list", () => {
 });
 
 describe("batch update", () => {
-  const batch = (app: App, poolId: string, list: Record<string, unknown>[], query = "") => app.call("PUT", `${members(poolId)}${query}`, { members: list });
+  const batch = (app: App, poolId: string, list: Record<string, unknown>[], query = "") =>
+    app.call("PUT", `${members(poolId)}${query}`, { members: list });
 
   it("creates, updates and deletes in one request and one flow, answering 202 with no body", async () => {
     const { lbId, poolId } = await activePool(slow);
@@ -321,7 +379,12 @@ describe("batch update", () => {
     expect(start).toHaveBeenCalledTimes(1);
     expect(start.mock.calls[0]![0]).toBe("member-batch-update");
 
-    const during = new Map((await slow.call("GET", members(poolId))).body.members.map((m: { address: string; protocol_port: number }) => [`${m.address}:${m.protocol_port}`, m]));
+    const during = new Map(
+      (await slow.call("GET", members(poolId))).body.members.map((m: { address: string; protocol_port: number }) => [
+        `${m.address}:${m.protocol_port}`,
+        m,
+      ]),
+    );
     expect(during.get("192.0.2.1:80")).toMatchObject({ id: a.id, provisioning_status: "PENDING_UPDATE" });
     expect(during.get("192.0.2.2:80")).toMatchObject({ id: b.id, provisioning_status: "PENDING_DELETE" });
     expect(during.get("192.0.2.1:81")).toMatchObject({ id: c.id, provisioning_status: "PENDING_DELETE" });
@@ -348,7 +411,19 @@ describe("batch update", () => {
     const { poolId } = await activePool();
     const a = await addMember(t, poolId, { address: "192.0.2.1", protocol_port: 80 });
     const b = await addMember(t, poolId, { address: "192.0.2.2", protocol_port: 80 });
-    expect((await batch(t, poolId, [{ address: "192.0.2.1", protocol_port: 80, weight: 2 }, { address: "192.0.2.4", protocol_port: 80 }], "?additive_only=true")).status).toBe(202);
+    expect(
+      (
+        await batch(
+          t,
+          poolId,
+          [
+            { address: "192.0.2.1", protocol_port: 80, weight: 2 },
+            { address: "192.0.2.4", protocol_port: 80 },
+          ],
+          "?additive_only=true",
+        )
+      ).status,
+    ).toBe(202);
     expect(await status(t, "member", b.id)).toBe("ACTIVE");
     await t.settle();
     const after = await list(poolId);
@@ -365,12 +440,22 @@ describe("batch update", () => {
     const { lbId, poolId } = await activePool();
     await addMember(t, poolId, { address: "192.0.2.1", protocol_port: 80 });
     const start = vi.spyOn(t.engine, "start");
-    expect(pick(await batch(t, poolId, [{ address: "192.0.2.1", protocol_port: 80 }, { address: "192.0.2.1", protocol_port: 80, weight: 3 }]))).toEqual(
-      fault(400, "Validation failure: Member must be updated only once in the same request."),
-    );
-    expect(pick(await batch(t, poolId, [{ address: "192.0.2.9", protocol_port: 80 }, { address: "192.0.2.9", protocol_port: 80 }]))).toEqual(
-      fault(400, "Validation failure: Member must be updated only once in the same request."),
-    );
+    expect(
+      pick(
+        await batch(t, poolId, [
+          { address: "192.0.2.1", protocol_port: 80 },
+          { address: "192.0.2.1", protocol_port: 80, weight: 3 },
+        ]),
+      ),
+    ).toEqual(fault(400, "Validation failure: Member must be updated only once in the same request."));
+    expect(
+      pick(
+        await batch(t, poolId, [
+          { address: "192.0.2.9", protocol_port: 80 },
+          { address: "192.0.2.9", protocol_port: 80 },
+        ]),
+      ),
+    ).toEqual(fault(400, "Validation failure: Member must be updated only once in the same request."));
     expect(pick(await batch(t, poolId, [{ address: "169.254.169.254", protocol_port: 80 }]))).toEqual(
       fault(400, "169.254.169.254 is not a valid option for member address"),
     );
@@ -408,7 +493,8 @@ describe("batch update", () => {
   it("handles 120 members (several DynamoDB transactions) in one flow, then replaces them all", async () => {
     const { lbId, poolId } = await activePool();
     const start = vi.spyOn(t.engine, "start");
-    const set = (third: number) => Array.from({ length: 120 }, (_, i) => ({ address: `10.${third}.${Math.floor(i / 100)}.${i % 100}`, protocol_port: 80 }));
+    const set = (third: number) =>
+      Array.from({ length: 120 }, (_, i) => ({ address: `10.${third}.${Math.floor(i / 100)}.${i % 100}`, protocol_port: 80 }));
     expect((await batch(t, poolId, set(1))).status).toBe(202);
     expect(start).toHaveBeenCalledTimes(1);
     await t.settle();
@@ -419,7 +505,9 @@ describe("batch update", () => {
 
     expect((await batch(t, poolId, set(2))).status).toBe(202);
     expect(start).toHaveBeenCalledTimes(2);
-    expect((await t.store.tree(lbId)).items.filter((i) => i.kind === "member" && i.record.provisioning_status === "PENDING_DELETE")).toHaveLength(120);
+    expect(
+      (await t.store.tree(lbId)).items.filter((i) => i.kind === "member" && i.record.provisioning_status === "PENDING_DELETE"),
+    ).toHaveLength(120);
     await t.settle();
     now = await list(poolId);
     expect(now).toHaveLength(120);
@@ -437,7 +525,9 @@ describe("batch update", () => {
     await f.settle();
     expect(await status(f, "pool", pool.id)).toBe("ERROR");
     expect(await lbStatus(f, lbId)).toBe("ACTIVE");
-    expect((await f.call("GET", members(pool.id))).body.members.map((m: { provisioning_status: string }) => m.provisioning_status)).toEqual(["ACTIVE"]);
+    expect((await f.call("GET", members(pool.id))).body.members.map((m: { provisioning_status: string }) => m.provisioning_status)).toEqual(
+      ["ACTIVE"],
+    );
   });
 });
 
@@ -465,7 +555,9 @@ async function flavoredPool(app: App, data: Record<string, unknown> | undefined)
   expect(lb.status, JSON.stringify(lb.body)).toBe(201);
   await app.settle();
   const lbId = lb.body.loadbalancer.id as string;
-  const pool = await app.call("POST", "/v2/lbaas/pools", { pool: { loadbalancer_id: lbId, protocol: "HTTP", lb_algorithm: "ROUND_ROBIN" } });
+  const pool = await app.call("POST", "/v2/lbaas/pools", {
+    pool: { loadbalancer_id: lbId, protocol: "HTTP", lb_algorithm: "ROUND_ROBIN" },
+  });
   expect(pool.status).toBe(201);
   await app.settle();
   return { lbId, poolId: pool.body.pool.id as string };
@@ -486,12 +578,12 @@ describe("request_sriov (v2.30)", () => {
     expect((await t.call("GET", `${members(poolId)}?address=192.0.2.1`)).body.members[0]).not.toHaveProperty("request_sriov");
 
     const start = vi.spyOn(t.engine, "start");
-    expect(pick(await t.call("POST", members(poolId), { member: { address: "192.0.2.4", protocol_port: 80, request_sriov: true } }))).toEqual(
-      fault(400, SRIOV_DISABLED),
-    );
-    expect(pick(await t.call("POST", members(poolId), { member: { address: "192.0.2.4", protocol_port: 80, request_sriov: "maybe" } }))).toEqual(
-      fault(400, "Invalid input for field/attribute request_sriov. Value: 'maybe'. Value not an unambiguous boolean: maybe"),
-    );
+    expect(
+      pick(await t.call("POST", members(poolId), { member: { address: "192.0.2.4", protocol_port: 80, request_sriov: true } })),
+    ).toEqual(fault(400, SRIOV_DISABLED));
+    expect(
+      pick(await t.call("POST", members(poolId), { member: { address: "192.0.2.4", protocol_port: 80, request_sriov: "maybe" } })),
+    ).toEqual(fault(400, "Invalid input for field/attribute request_sriov. Value: 'maybe'. Value not an unambiguous boolean: maybe"));
     expect(start).not.toHaveBeenCalled();
     expect(await lbStatus(t, lbId)).toBe("ACTIVE");
     expect(await vnics(poolId)).toEqual([
@@ -504,9 +596,10 @@ describe("request_sriov (v2.30)", () => {
   it("is refused when the flavor does not set allow_member_sriov, or sets it false", async () => {
     for (const data of [{}, { loadbalancer_topology: "SINGLE", sriov_vip: false }, { allow_member_sriov: false }]) {
       const { lbId, poolId } = await flavoredPool(t, data);
-      expect(pick(await t.call("POST", members(poolId), { member: { address: "192.0.2.1", protocol_port: 80, request_sriov: true } })), JSON.stringify(data)).toEqual(
-        fault(400, SRIOV_DISABLED),
-      );
+      expect(
+        pick(await t.call("POST", members(poolId), { member: { address: "192.0.2.1", protocol_port: 80, request_sriov: true } })),
+        JSON.stringify(data),
+      ).toEqual(fault(400, SRIOV_DISABLED));
       expect(await lbStatus(t, lbId)).toBe("ACTIVE");
       expect(await list(poolId)).toEqual([]);
       // The same member without SR-IOV is fine.
@@ -522,7 +615,11 @@ describe("request_sriov (v2.30)", () => {
     const normal = await addMember(t, poolId, { address: "192.0.2.2", protocol_port: 80 });
     expect(normal.vnic_type).toBe("normal");
 
-    expect((await t.call("GET", `${members(poolId)}/${direct.id}`)).body.member).toMatchObject({ id: direct.id, vnic_type: "direct", provisioning_status: "ACTIVE" });
+    expect((await t.call("GET", `${members(poolId)}/${direct.id}`)).body.member).toMatchObject({
+      id: direct.id,
+      vnic_type: "direct",
+      provisioning_status: "ACTIVE",
+    });
     expect((await t.store.getChild("member", direct.id))?.record.vnic_type).toBe("direct");
     expect((await list(poolId, "?vnic_type=direct")).map((m) => m.id)).toEqual([direct.id]);
     expect((await list(poolId, "?vnic_type=normal")).map((m) => m.id)).toEqual([normal.id]);
@@ -537,9 +634,9 @@ describe("request_sriov (v2.30)", () => {
     expect(pick(await t.call("PUT", `${members(poolId)}/${direct.id}`, { member: { vnic_type: "normal" } }))).toEqual(
       fault(400, "Unknown attribute for argument member_.member: vnic_type"),
     );
-    expect(pick(await t.call("POST", members(poolId), { member: { address: "192.0.2.3", protocol_port: 80, vnic_type: "direct" } }))).toEqual(
-      fault(400, "Unknown attribute for argument member_.member: vnic_type"),
-    );
+    expect(
+      pick(await t.call("POST", members(poolId), { member: { address: "192.0.2.3", protocol_port: 80, vnic_type: "direct" } })),
+    ).toEqual(fault(400, "Unknown attribute for argument member_.member: vnic_type"));
     expect((await t.call("GET", `${members(poolId)}/${direct.id}`)).body.member.vnic_type).toBe("direct");
   });
 
@@ -547,9 +644,9 @@ describe("request_sriov (v2.30)", () => {
     const { lbId, poolId } = await flavoredPool(slow, undefined);
     expect((await slow.call("POST", members(poolId), { member: { address: "192.0.2.1", protocol_port: 80 } })).status).toBe(201);
     expect(await lbStatus(slow, lbId)).toBe("PENDING_UPDATE");
-    expect(pick(await slow.call("POST", members(poolId), { member: { address: "192.0.2.2", protocol_port: 80, request_sriov: true } }))).toEqual(
-      fault(400, SRIOV_DISABLED),
-    );
+    expect(
+      pick(await slow.call("POST", members(poolId), { member: { address: "192.0.2.2", protocol_port: 80, request_sriov: true } })),
+    ).toEqual(fault(400, SRIOV_DISABLED));
     expect(pick(await slow.call("POST", members(poolId), { member: { address: "192.0.2.2", protocol_port: 80 } }))).toEqual(
       fault(409, `Pool ${poolId} is immutable and cannot be updated.`),
     );
@@ -587,18 +684,31 @@ describe("request_sriov in batch updates and the fully populated create", () => 
     const { lbId, poolId } = await flavoredPool(t, { allow_member_sriov: false });
     const a = await addMember(t, poolId, { address: "192.0.2.1", protocol_port: 80 });
     const start = vi.spyOn(t.engine, "start");
-    expect(pick(await batch(t, poolId, [{ address: "192.0.2.1", protocol_port: 80 }, { address: "192.0.2.2", protocol_port: 80, request_sriov: true }]))).toEqual(
-      fault(400, SRIOV_DISABLED),
-    );
+    expect(
+      pick(
+        await batch(t, poolId, [
+          { address: "192.0.2.1", protocol_port: 80 },
+          { address: "192.0.2.2", protocol_port: 80, request_sriov: true },
+        ]),
+      ),
+    ).toEqual(fault(400, SRIOV_DISABLED));
     // Reserved addresses are found first, while the request's members are sorted into new and updated.
-    expect(pick(await batch(t, poolId, [{ address: "192.0.2.2", protocol_port: 80, request_sriov: true }, { address: "169.254.169.254", protocol_port: 80 }]))).toEqual(
-      fault(400, "169.254.169.254 is not a valid option for member address"),
-    );
+    expect(
+      pick(
+        await batch(t, poolId, [
+          { address: "192.0.2.2", protocol_port: 80, request_sriov: true },
+          { address: "169.254.169.254", protocol_port: 80 },
+        ]),
+      ),
+    ).toEqual(fault(400, "169.254.169.254 is not a valid option for member address"));
     expect(start).not.toHaveBeenCalled();
     expect(await lbStatus(t, lbId)).toBe("ACTIVE");
     expect(await vnics(poolId)).toEqual([["192.0.2.1", 80, "normal"]]);
 
-    expect(pick(await batch(t, poolId, [{ address: "192.0.2.1", protocol_port: 80, request_sriov: true, weight: 7 }]))).toEqual({ status: 202, body: undefined });
+    expect(pick(await batch(t, poolId, [{ address: "192.0.2.1", protocol_port: 80, request_sriov: true, weight: 7 }]))).toEqual({
+      status: 202,
+      body: undefined,
+    });
     await t.settle();
     expect((await list(poolId)).map((m) => [m.id, m.weight, m.vnic_type])).toEqual([[a.id, 7, "normal"]]);
   });
@@ -607,10 +717,12 @@ describe("request_sriov in batch updates and the fully populated create", () => 
     const { lbId, poolId } = await flavoredPool(t, { allow_member_sriov: true });
     const put = (list: Record<string, unknown>[]) => t.call("PUT", "/v2/lbaas/pools/members", { members: list });
     expect(
-      pick(await put([
-        { pool_id: poolId, address: "192.0.2.1", protocol_port: 80, request_sriov: true },
-        { pool_id: poolId, address: "192.0.2.2", protocol_port: 80 },
-      ])),
+      pick(
+        await put([
+          { pool_id: poolId, address: "192.0.2.1", protocol_port: 80, request_sriov: true },
+          { pool_id: poolId, address: "192.0.2.2", protocol_port: 80 },
+        ]),
+      ),
     ).toEqual({ status: 202, body: undefined });
     await t.settle();
     expect(await vnics(poolId)).toEqual([
@@ -620,7 +732,9 @@ describe("request_sriov in batch updates and the fully populated create", () => 
     expect(await lbStatus(t, lbId)).toBe("ACTIVE");
 
     const other = await flavoredPool(t, undefined);
-    expect(pick(await put([{ pool_id: other.poolId, address: "192.0.2.1", protocol_port: 80, request_sriov: true }]))).toEqual(fault(400, SRIOV_DISABLED));
+    expect(pick(await put([{ pool_id: other.poolId, address: "192.0.2.1", protocol_port: 80, request_sriov: true }]))).toEqual(
+      fault(400, SRIOV_DISABLED),
+    );
     expect(await list(other.poolId)).toEqual([]);
     expect(await lbStatus(t, other.lbId)).toBe("ACTIVE");
   });
@@ -630,8 +744,21 @@ describe("request_sriov in batch updates and the fully populated create", () => 
       loadbalancer: {
         vip_subnet_id: SUBNET,
         flavor_id,
-        listeners: [{ protocol: "HTTP", protocol_port: 80, default_pool: { name: "web", protocol: "HTTP", lb_algorithm: "ROUND_ROBIN",
-          members: [{ address: "192.0.2.10", protocol_port: 8080, request_sriov: true }, { address: "192.0.2.11", protocol_port: 8080 }] } }],
+        listeners: [
+          {
+            protocol: "HTTP",
+            protocol_port: 80,
+            default_pool: {
+              name: "web",
+              protocol: "HTTP",
+              lb_algorithm: "ROUND_ROBIN",
+              members: [
+                { address: "192.0.2.10", protocol_port: 8080, request_sriov: true },
+                { address: "192.0.2.11", protocol_port: 8080 },
+              ],
+            },
+          },
+        ],
       },
     });
     const allowed = await flavorOf(t, { allow_member_sriov: true });

@@ -10,7 +10,6 @@ const LBS = "/v2/lbaas/loadbalancers";
 const POOLS = "/v2/lbaas/pools";
 const NOBODY = "11111111-2222-3333-4444-555555555555";
 
-
 async function activeLb(app: App = t, extra: Record<string, unknown> = {}) {
   const res = await app.call("POST", LBS, { loadbalancer: { vip_subnet_id: SUBNET, ...extra } });
   expect(res.status).toBe(201);
@@ -91,7 +90,10 @@ describe("create", () => {
       fault(409, `Load Balancer ${lbId} is immutable and cannot be updated.`),
     );
     await slow.settle();
-    expect((await slow.call("GET", `${POOLS}/${p.id}`)).body.pool).toMatchObject({ provisioning_status: "ACTIVE", operating_status: "OFFLINE" });
+    expect((await slow.call("GET", `${POOLS}/${p.id}`)).body.pool).toMatchObject({
+      provisioning_status: "ACTIVE",
+      operating_status: "OFFLINE",
+    });
     expect(await lbStatus(slow, lbId)).toBe("ACTIVE");
     expect(await stored(slow, "pool", p.id)).toMatchObject({ loadbalancer_id: lbId });
   });
@@ -108,7 +110,10 @@ describe("create", () => {
     expect((await slow.call("GET", `${POOLS}/${p.id}`)).body.pool.listeners).toEqual([{ id: listenerId }]);
     await slow.settle();
     expect(await stored(slow, "listener", listenerId)).toMatchObject({ provisioning_status: "ACTIVE", default_pool_id: p.id });
-    expect((await slow.call("GET", `${POOLS}/${p.id}`)).body.pool).toMatchObject({ provisioning_status: "ACTIVE", listeners: [{ id: listenerId }] });
+    expect((await slow.call("GET", `${POOLS}/${p.id}`)).body.pool).toMatchObject({
+      provisioning_status: "ACTIVE",
+      listeners: [{ id: listenerId }],
+    });
   });
 
   it("refuses a listener that already has a default pool (409), writing nothing", async () => {
@@ -146,7 +151,10 @@ describe("create", () => {
       if (ok) expect(res.status, `${listenerProtocol}/${poolProtocol}`).toBe(201);
       else {
         expect(pick(res)).toEqual(
-          fault(400, `Validation failure: The pool protocol '${poolProtocol}' is invalid while the listener protocol is '${listenerProtocol}'.`),
+          fault(
+            400,
+            `Validation failure: The pool protocol '${poolProtocol}' is invalid while the listener protocol is '${listenerProtocol}'.`,
+          ),
         );
       }
       await t.settle();
@@ -190,22 +198,46 @@ describe("create", () => {
     const base = { loadbalancer_id: lbId, protocol: "HTTP", lb_algorithm: "ROUND_ROBIN" };
     const sp = (s: Record<string, unknown>) => ({ ...base, session_persistence: s });
     const cases: [unknown, number, string][] = [
-      [{ protocol: "HTTP", lb_algorithm: "ROUND_ROBIN" }, 400, "Validation failure: Must provide at least one of: loadbalancer_id, listener_id"],
+      [
+        { protocol: "HTTP", lb_algorithm: "ROUND_ROBIN" },
+        400,
+        "Validation failure: Must provide at least one of: loadbalancer_id, listener_id",
+      ],
       [{ ...base, loadbalancer_id: NOBODY }, 404, `Load Balancer ${NOBODY} not found.`],
       [{ listener_id: NOBODY, protocol: "HTTP", lb_algorithm: "ROUND_ROBIN" }, 404, `Listener ${NOBODY} not found.`],
       [{ ...base, listener_id: NOBODY }, 404, `Listener ${NOBODY} not found.`],
-      [{ loadbalancer_id: lbId, lb_algorithm: "ROUND_ROBIN" }, 400, "Invalid input for field/attribute protocol. Value: 'None'. Mandatory field missing."],
-      [{ ...base, protocol: "FTP" }, 400, "Invalid input for field/attribute protocol. Value: 'FTP'. Value should be one of: TCP, HTTP, HTTPS, PROXY, PROXYV2, UDP, SCTP"],
+      [
+        { loadbalancer_id: lbId, lb_algorithm: "ROUND_ROBIN" },
+        400,
+        "Invalid input for field/attribute protocol. Value: 'None'. Mandatory field missing.",
+      ],
+      [
+        { ...base, protocol: "FTP" },
+        400,
+        "Invalid input for field/attribute protocol. Value: 'FTP'. Value should be one of: TCP, HTTP, HTTPS, PROXY, PROXYV2, UDP, SCTP",
+      ],
       [
         { ...base, lb_algorithm: "RANDOM" },
         400,
         "Invalid input for field/attribute lb_algorithm. Value: 'RANDOM'. Value should be one of: LEAST_CONNECTIONS, ROUND_ROBIN, SOURCE_IP, SOURCE_IP_PORT",
       ],
-      [{ ...base, loadbalancer_id: "x" }, 400, "Invalid input for field/attribute loadbalancer_id. Value: 'x'. Value should be UUID format"],
+      [
+        { ...base, loadbalancer_id: "x" },
+        400,
+        "Invalid input for field/attribute loadbalancer_id. Value: 'x'. Value should be UUID format",
+      ],
       [{ ...base, bogus: 1 }, 400, "Unknown attribute for argument pool_.pool: bogus"],
       [{ ...base, provisioning_status: "ACTIVE" }, 400, "Unknown attribute for argument pool_.pool: provisioning_status"],
-      [{ ...base, name: "x".repeat(256) }, 400, `Invalid input for field/attribute name. Value: '${"x".repeat(256)}'. Value should have a maximum character requirement of 255`],
-      [{ ...base, admin_state_up: "perhaps" }, 400, "Invalid input for field/attribute admin_state_up. Value: 'perhaps'. Value not an unambiguous boolean: perhaps"],
+      [
+        { ...base, name: "x".repeat(256) },
+        400,
+        `Invalid input for field/attribute name. Value: '${"x".repeat(256)}'. Value should have a maximum character requirement of 255`,
+      ],
+      [
+        { ...base, admin_state_up: "perhaps" },
+        400,
+        "Invalid input for field/attribute admin_state_up. Value: 'perhaps'. Value not an unambiguous boolean: perhaps",
+      ],
       // The amphora provider driver's refusal, as call_provider words it.
       [
         { ...base, lb_algorithm: "SOURCE_IP_PORT" },
@@ -214,16 +246,28 @@ describe("create", () => {
       ],
       // Session persistence (validate.check_session_persistence and the pool controller).
       [sp({}), 400, "Invalid input for field/attribute type. Value: 'None'. Mandatory field missing."],
-      [sp({ type: "COOKIE" }), 400, "Invalid input for field/attribute type. Value: 'COOKIE'. Value should be one of: SOURCE_IP, HTTP_COOKIE, APP_COOKIE"],
+      [
+        sp({ type: "COOKIE" }),
+        400,
+        "Invalid input for field/attribute type. Value: 'COOKIE'. Value should be one of: SOURCE_IP, HTTP_COOKIE, APP_COOKIE",
+      ],
       [sp({ type: "SOURCE_IP", bogus: 1 }), 400, "Unknown attribute for argument pool_.pool.session_persistence: bogus"],
-      [sp({ type: "APP_COOKIE" }), 400, 'Validation failure: Field "cookie_name" must be specified when using the "APP_COOKIE" session persistence type.'],
+      [
+        sp({ type: "APP_COOKIE" }),
+        400,
+        'Validation failure: Field "cookie_name" must be specified when using the "APP_COOKIE" session persistence type.',
+      ],
       [
         sp({ type: "HTTP_COOKIE", cookie_name: "c" }),
         400,
         'Validation failure: Field "cookie_name" can only be specified with session persistence of type "APP_COOKIE".',
       ],
       [sp({ type: "APP_COOKIE", cookie_name: "a/b" }), 400, 'Validation failure: Supplied "cookie_name" is invalid.'],
-      [sp({ type: "APP_COOKIE", cookie_name: "a b" }), 400, String.raw`Invalid input for field/attribute cookie_name. Value: 'a b'. Value should match the pattern ^[^\s,;\\]+$`],
+      [
+        sp({ type: "APP_COOKIE", cookie_name: "a b" }),
+        400,
+        String.raw`Invalid input for field/attribute cookie_name. Value: 'a b'. Value should match the pattern ^[^\s,;\\]+$`,
+      ],
       [
         sp({ type: "SOURCE_IP", persistence_timeout: 3 }),
         400,
@@ -234,28 +278,48 @@ describe("create", () => {
         400,
         "Validation failure: persistence_timeout and persistence_granularity is only for UDP and SCTP protocol pools.",
       ],
-      [sp({ type: "SOURCE_IP", persistence_granularity: "nope" }), 400, "Invalid input for field/attribute persistence_granularity. Value: 'nope'. Value should be IPv4 or IPv6 format"],
+      [
+        sp({ type: "SOURCE_IP", persistence_granularity: "nope" }),
+        400,
+        "Invalid input for field/attribute persistence_granularity. Value: 'nope'. Value should be IPv4 or IPv6 format",
+      ],
       // TLS (_validate_create_pool).
-      [{ ...base, crl_container_ref: "crl" }, 400, "Validation failure: A CA certificate reference is required to specify a revocation list."],
+      [
+        { ...base, crl_container_ref: "crl" },
+        400,
+        "Validation failure: A CA certificate reference is required to specify a revocation list.",
+      ],
       [
         { ...base, tls_ciphers: "AES 128" },
         400,
         "Validation failure: Invalid characters in cipher string. Only alphanumeric, -, +, !, :, @, =, _, and . are allowed.",
       ],
       // An empty cipher name is in the (empty) prohibit list, as Octavia's split(':') makes it.
-      [{ ...base, tls_ciphers: "AES128::AES256" }, 400, "Validation failure: The following ciphers have been prohibited by an administrator: "],
+      [
+        { ...base, tls_ciphers: "AES128::AES256" },
+        400,
+        "Validation failure: The following ciphers have been prohibited by an administrator: ",
+      ],
       [
         { ...base, tls_enabled: true, tls_versions: [] },
         400,
         "Validation failure: Empty TLS version list. Either specify at least one TLS version or remove this parameter to use the default.",
       ],
-      [{ ...base, tls_enabled: true, tls_versions: ["TLSv1.2", "TLSv9", "SSLv2"] }, 400, "Validation failure: Invalid TLS versions: TLSv9, SSLv2"],
+      [
+        { ...base, tls_enabled: true, tls_versions: ["TLSv1.2", "TLSv9", "SSLv2"] },
+        400,
+        "Validation failure: Invalid TLS versions: TLSv9, SSLv2",
+      ],
       [
         { ...base, tls_enabled: true, alpn_protocols: [] },
         400,
         "Validation failure: Empty ALPN protocol list. Either specify at least one ALPN protocol or remove this parameter to use the default.",
       ],
-      [{ ...base, alpn_protocols: ["h2", "h3"] }, 400, `Invalid input for field/attribute alpn_protocols. Value: '["h2","h3"]'. Value should be a valid ALPN protocol ID`],
+      [
+        { ...base, alpn_protocols: ["h2", "h3"] },
+        400,
+        `Invalid input for field/attribute alpn_protocols. Value: '["h2","h3"]'. Value should be a valid ALPN protocol ID`,
+      ],
       // Only a load balancer's fully populated create builds a pool's monitor and members.
       [
         { ...base, members: [{ address: "192.0.2.1", protocol_port: 80 }] },
@@ -292,7 +356,12 @@ describe("create", () => {
     const p = await createPool(t, { loadbalancer_id: lbId, protocol: "UDP", session_persistence: sp });
     expect(p.session_persistence).toEqual({ ...sp, cookie_name: null });
     const s = await createPool(t, { loadbalancer_id: lbId, protocol: "SCTP", session_persistence: { type: "SOURCE_IP" } });
-    expect(s.session_persistence).toEqual({ type: "SOURCE_IP", cookie_name: null, persistence_timeout: null, persistence_granularity: null });
+    expect(s.session_persistence).toEqual({
+      type: "SOURCE_IP",
+      cookie_name: null,
+      persistence_timeout: null,
+      persistence_granularity: null,
+    });
 
     const before = await count();
     const cases: [Record<string, unknown>, string][] = [
@@ -301,11 +370,19 @@ describe("create", () => {
         "Validation failure: session_persistence SOURCE_IP type for UDP and SCTP protocols only accepts: type, persistence_timeout, persistence_granularity.",
       ],
       [{ type: "HTTP_COOKIE", cookie_name: "c" }, "Validation failure: Cookie names are not supported for UDP/SCTP pools."],
-      [{ type: "HTTP_COOKIE" }, "Validation failure: Session persistence of type HTTP_COOKIE is not supported for UDP/SCTP protocol pools."],
-      [{ type: "APP_COOKIE", persistence_timeout: 3 }, "Validation failure: Session persistence of type APP_COOKIE is not supported for UDP/SCTP protocol pools."],
+      [
+        { type: "HTTP_COOKIE" },
+        "Validation failure: Session persistence of type HTTP_COOKIE is not supported for UDP/SCTP protocol pools.",
+      ],
+      [
+        { type: "APP_COOKIE", persistence_timeout: 3 },
+        "Validation failure: Session persistence of type APP_COOKIE is not supported for UDP/SCTP protocol pools.",
+      ],
     ];
     for (const [session_persistence, message] of cases) {
-      const res = await t.call("POST", POOLS, { pool: { loadbalancer_id: lbId, protocol: "UDP", lb_algorithm: "ROUND_ROBIN", session_persistence } });
+      const res = await t.call("POST", POOLS, {
+        pool: { loadbalancer_id: lbId, protocol: "UDP", lb_algorithm: "ROUND_ROBIN", session_persistence },
+      });
       expect(pick(res), message).toEqual(fault(400, message));
     }
     expect(await count()).toBe(before);
@@ -343,7 +420,9 @@ describe("create", () => {
 
   it("answers on /v2.0 too", async () => {
     const lbId = await activeLb();
-    const res = await t.call("POST", "/v2.0/lbaas/pools", { pool: { loadbalancer_id: lbId, protocol: "TCP", lb_algorithm: "ROUND_ROBIN" } });
+    const res = await t.call("POST", "/v2.0/lbaas/pools", {
+      pool: { loadbalancer_id: lbId, protocol: "TCP", lb_algorithm: "ROUND_ROBIN" },
+    });
     expect(res.status).toBe(201);
     expect((await t.call("GET", `/v2.0/lbaas/pools/${res.body.pool.id}`)).body.pool.id).toBe(res.body.pool.id);
     await t.settle();
@@ -424,7 +503,9 @@ describe("update", () => {
     expect(await lbStatus(slow, lbId)).toBe("ACTIVE");
 
     // Null name and description answer "", null admin_state_up is False, and tags can be replaced.
-    const cleared = await slow.call("PUT", `${POOLS}/${p.id}`, { pool: { name: null, description: null, admin_state_up: true, tags: ["u"] } });
+    const cleared = await slow.call("PUT", `${POOLS}/${p.id}`, {
+      pool: { name: null, description: null, admin_state_up: true, tags: ["u"] },
+    });
     expect(cleared.body.pool).toMatchObject({ name: "", description: "", admin_state_up: true, tags: ["u"] });
     await slow.settle();
   });
@@ -436,19 +517,52 @@ describe("update", () => {
     const cases: [unknown, number, string][] = [
       [{ protocol: "TCP" }, 400, "Unknown attribute for argument pool_.pool: protocol"],
       [{ loadbalancer_id: lbId }, 400, "Unknown attribute for argument pool_.pool: loadbalancer_id"],
-      [{ lb_algorithm: "SOURCE_IP_PORT" }, 501, "Provider 'amphora' does not support a requested option: Amphora provider does not support SOURCE_IP_PORT algorithm."],
-      [{ session_persistence: { type: "SOURCE_IP", persistence_timeout: 3 } }, 400, "Validation failure: persistence_timeout and persistence_granularity is only for UDP protocol pools."],
-      [{ session_persistence: { type: "APP_COOKIE" } }, 400, 'Validation failure: Field "cookie_name" must be specified when using the "APP_COOKIE" session persistence type.'],
+      [
+        { lb_algorithm: "SOURCE_IP_PORT" },
+        501,
+        "Provider 'amphora' does not support a requested option: Amphora provider does not support SOURCE_IP_PORT algorithm.",
+      ],
+      [
+        { session_persistence: { type: "SOURCE_IP", persistence_timeout: 3 } },
+        400,
+        "Validation failure: persistence_timeout and persistence_granularity is only for UDP protocol pools.",
+      ],
+      [
+        { session_persistence: { type: "APP_COOKIE" } },
+        400,
+        'Validation failure: Field "cookie_name" must be specified when using the "APP_COOKIE" session persistence type.',
+      ],
       // No type: the pool's type (HTTP_COOKIE) is kept, so a cookie name is refused.
-      [{ session_persistence: { cookie_name: "c" } }, 400, 'Validation failure: Field "cookie_name" can only be specified with session persistence of type "APP_COOKIE".'],
+      [
+        { session_persistence: { cookie_name: "c" } },
+        400,
+        'Validation failure: Field "cookie_name" can only be specified with session persistence of type "APP_COOKIE".',
+      ],
       [{ crl_container_ref: "crl" }, 400, "Validation failure: A CA reference is required to specify a certificate revocation list."],
-      [{ ca_tls_container_ref: null, crl_container_ref: "crl" }, 400, "Validation failure: A CA reference is required to specify a certificate revocation list."],
-      [{ tls_versions: [] }, 400, "Validation failure: Empty TLS version list. Either specify at least one TLS version or remove this parameter to use the default."],
+      [
+        { ca_tls_container_ref: null, crl_container_ref: "crl" },
+        400,
+        "Validation failure: A CA reference is required to specify a certificate revocation list.",
+      ],
+      [
+        { tls_versions: [] },
+        400,
+        "Validation failure: Empty TLS version list. Either specify at least one TLS version or remove this parameter to use the default.",
+      ],
       [{ tls_versions: ["TLSv0"] }, 400, "Validation failure: Invalid TLS versions: TLSv0"],
-      [{ alpn_protocols: [] }, 400, "Validation failure: Empty ALPN protocol list. Either specify at least one ALPN protocol or remove this parameter to use the default."],
-      [{ tls_ciphers: "a;b" }, 400, "Validation failure: Invalid characters in cipher string. Only alphanumeric, -, +, !, :, @, =, _, and . are allowed."],
+      [
+        { alpn_protocols: [] },
+        400,
+        "Validation failure: Empty ALPN protocol list. Either specify at least one ALPN protocol or remove this parameter to use the default.",
+      ],
+      [
+        { tls_ciphers: "a;b" },
+        400,
+        "Validation failure: Invalid characters in cipher string. Only alphanumeric, -, +, !, :, @, =, _, and . are allowed.",
+      ],
     ];
-    for (const [pool, st, message] of cases) expect(pick(await t.call("PUT", `${POOLS}/${p.id}`, { pool })), message).toEqual(fault(st, message));
+    for (const [pool, st, message] of cases)
+      expect(pick(await t.call("PUT", `${POOLS}/${p.id}`, { pool })), message).toEqual(fault(st, message));
     expect((await t.call("GET", `${POOLS}/${p.id}`)).body.pool).toEqual(before);
     expect(await lbStatus(t, lbId)).toBe("ACTIVE");
     expect(pick(await t.call("PUT", `${POOLS}/${NOBODY}`, { pool: { name: "x" } }))).toEqual(fault(404, `Pool ${NOBODY} not found.`));
@@ -461,12 +575,24 @@ describe("update", () => {
       protocol: "UDP",
       session_persistence: { type: "SOURCE_IP", persistence_timeout: 3, persistence_granularity: "255.255.255.0" },
     });
-    const upd = await t.call("PUT", `${POOLS}/${udp.id}`, { pool: { session_persistence: { persistence_timeout: 4, persistence_granularity: "255.255.0.0" } } });
-    expect(upd.body.pool.session_persistence).toEqual({ type: "SOURCE_IP", cookie_name: null, persistence_timeout: 4, persistence_granularity: "255.255.0.0" });
+    const upd = await t.call("PUT", `${POOLS}/${udp.id}`, {
+      pool: { session_persistence: { persistence_timeout: 4, persistence_granularity: "255.255.0.0" } },
+    });
+    expect(upd.body.pool.session_persistence).toEqual({
+      type: "SOURCE_IP",
+      cookie_name: null,
+      persistence_timeout: 4,
+      persistence_granularity: "255.255.0.0",
+    });
     await t.settle();
     // The fields left out are cleared.
     const rep = await t.call("PUT", `${POOLS}/${udp.id}`, { pool: { session_persistence: { type: "SOURCE_IP" } } });
-    expect(rep.body.pool.session_persistence).toEqual({ type: "SOURCE_IP", cookie_name: null, persistence_timeout: null, persistence_granularity: null });
+    expect(rep.body.pool.session_persistence).toEqual({
+      type: "SOURCE_IP",
+      cookie_name: null,
+      persistence_timeout: null,
+      persistence_granularity: null,
+    });
     await t.settle();
     for (const [sp, message] of [
       [{ type: "HTTP_COOKIE", cookie_name: "c" }, "Validation failure: Cookie names are not supported for UDP/SCTP pools."],
@@ -483,7 +609,12 @@ describe("update", () => {
       fault(400, "Validation failure: Invalid session_persistence provided."),
     );
     const added = await t.call("PUT", `${POOLS}/${http.id}`, { pool: { session_persistence: { type: "APP_COOKIE", cookie_name: "sid" } } });
-    expect(added.body.pool.session_persistence).toEqual({ type: "APP_COOKIE", cookie_name: "sid", persistence_timeout: null, persistence_granularity: null });
+    expect(added.body.pool.session_persistence).toEqual({
+      type: "APP_COOKIE",
+      cookie_name: "sid",
+      persistence_timeout: null,
+      persistence_granularity: null,
+    });
     await t.settle();
   });
 
@@ -511,7 +642,12 @@ describe("update", () => {
     res = await put({ crl_container_ref: null });
     expect(res.body.pool).toMatchObject({ ca_tls_container_ref: "ca", crl_container_ref: null });
     res = await put({ crl_container_ref: "crl2", tls_container_ref: "cert", tls_enabled: false });
-    expect(res.body.pool).toMatchObject({ ca_tls_container_ref: "ca", crl_container_ref: "crl2", tls_container_ref: "cert", tls_enabled: false });
+    expect(res.body.pool).toMatchObject({
+      ca_tls_container_ref: "ca",
+      crl_container_ref: "crl2",
+      tls_container_ref: "cert",
+      tls_enabled: false,
+    });
     res = await put({ ca_tls_container_ref: null, crl_container_ref: null, alpn_protocols: null });
     expect(res.body.pool).toMatchObject({ ca_tls_container_ref: null, crl_container_ref: null, alpn_protocols: null });
   });
@@ -523,7 +659,9 @@ describe("delete", () => {
     const p = await createPool(slow, { loadbalancer_id: lbId });
     const member = record(lbId, { pool_id: p.id, address: "192.0.2.10", protocol_port: 80 });
     await seed(slow, lbId, [{ kind: "member", put: member }]);
-    const hm = await slow.call("POST", "/v2/lbaas/healthmonitors", { healthmonitor: { pool_id: p.id, type: "TCP", delay: 1, timeout: 1, max_retries: 1 } });
+    const hm = await slow.call("POST", "/v2/lbaas/healthmonitors", {
+      healthmonitor: { pool_id: p.id, type: "TCP", delay: 1, timeout: 1, max_retries: 1 },
+    });
     expect(hm.status).toBe(201);
     await slow.settle();
 
@@ -559,7 +697,9 @@ describe("delete", () => {
     const lbId = await activeLb(slow);
     const p = await createPool(slow, { loadbalancer_id: lbId });
     expect((await slow.call("PUT", `${POOLS}/${p.id}`, { pool: { name: "x" } })).status).toBe(200);
-    expect(pick(await slow.call("DELETE", `${POOLS}/${p.id}`))).toEqual(fault(409, `Load Balancer ${lbId} is immutable and cannot be updated.`));
+    expect(pick(await slow.call("DELETE", `${POOLS}/${p.id}`))).toEqual(
+      fault(409, `Load Balancer ${lbId} is immutable and cannot be updated.`),
+    );
     await slow.settle();
   });
 });
@@ -570,7 +710,9 @@ describe("lists", () => {
     const lbId = await activeLb(app);
     const a = await createPool(app, { loadbalancer_id: lbId, name: "a", protocol: "TCP", tags: ["x"] });
     const b = await createPool(app, { loadbalancer_id: lbId, name: "b" });
-    const hm = await app.call("POST", "/v2/lbaas/healthmonitors", { healthmonitor: { pool_id: b.id, type: "HTTP", delay: 1, timeout: 1, max_retries: 1 } });
+    const hm = await app.call("POST", "/v2/lbaas/healthmonitors", {
+      healthmonitor: { pool_id: b.id, type: "HTTP", delay: 1, timeout: 1, max_retries: 1 },
+    });
     await app.settle();
     const list = async (q: string) => ((await app.call("GET", `${POOLS}${q}`)).body.pools as { id: string }[]).map((p) => p.id);
     expect(await list("")).toEqual([a.id, b.id]);
@@ -583,7 +725,10 @@ describe("lists", () => {
     expect(await list(`?loadbalancer_id=${lbId}`)).toEqual([a.id, b.id]);
     expect(await list(`?loadbalancer_id=${NOBODY}`)).toEqual([]);
     const fields = await app.call("GET", `${POOLS}?fields=id&fields=name`);
-    expect(fields.body.pools).toEqual([{ id: a.id, name: "a" }, { id: b.id, name: "b" }]);
+    expect(fields.body.pools).toEqual([
+      { id: a.id, name: "a" },
+      { id: b.id, name: "b" },
+    ]);
     expect(pick(await app.call("GET", `${POOLS}?bogus=1`))).toEqual(fault(400, "One or more arguments are either duplicate or invalid"));
     expect((await app.call("GET", `${POOLS}/${a.id}?fields=protocol`)).body).toEqual({ pool: { protocol: "TCP" } });
   });

@@ -19,7 +19,8 @@ async function metered(fn: () => Promise<unknown>): Promise<{ api: MeterRow[]; f
   const rows = meter.rows();
   return { api: rows.filter((r) => r.scope === ""), flow: rows.filter((r) => r.scope === "flow") };
 }
-const requests = (rows: MeterRow[], pred: (r: MeterRow) => boolean = () => true) => rows.filter(pred).reduce((n, r) => n + r.counts.requests, 0);
+const requests = (rows: MeterRow[], pred: (r: MeterRow) => boolean = () => true) =>
+  rows.filter(pred).reduce((n, r) => n + r.counts.requests, 0);
 const items = (rows: MeterRow[]) => rows.reduce((n, r) => n + r.counts.items, 0);
 /** A read of a whole tree: its partition below the flow trail. */
 const wholeTree = (r: MeterRow) => r.op === "Query" && r.target.startsWith("LB# ") && r.target.includes("sk < ");
@@ -33,7 +34,10 @@ async function tree(members: number) {
       name: `p${i}`,
       protocol: "HTTP",
       lb_algorithm: "ROUND_ROBIN",
-      members: Array.from({ length: members }, (_, k) => ({ address: `10.${i}.${Math.floor(k / 250)}.${(k % 250) + 1}`, protocol_port: 80 })),
+      members: Array.from({ length: members }, (_, k) => ({
+        address: `10.${i}.${Math.floor(k / 250)}.${(k % 250) + 1}`,
+        protocol_port: 80,
+      })),
     },
   }));
   const res = await t.call("POST", LBS, { loadbalancer: { vip_subnet_id: SUBNET, listeners } });
@@ -74,7 +78,11 @@ describe("reads that do not grow with the tree", () => {
     const counts = [];
     for (const size of [1, 60]) {
       const { poolId } = await tree(size);
-      const use = await metered(async () => expect((await t.call("POST", `/v2/lbaas/pools/${poolId}/members`, { member: { address: "192.0.2.50", protocol_port: 80 } })).status).toBe(201));
+      const use = await metered(async () =>
+        expect(
+          (await t.call("POST", `/v2/lbaas/pools/${poolId}/members`, { member: { address: "192.0.2.50", protocol_port: 80 } })).status,
+        ).toBe(201),
+      );
       expect(requests(use.api)).toBeLessThanOrEqual(6);
       expect(requests(use.api, wholeTree)).toBe(0);
       expect(requests(use.flow, wholeTree)).toBe(1);
@@ -88,7 +96,9 @@ describe("reads that do not grow with the tree", () => {
     const big = await tree(60);
     const read = [];
     for (const { listenerId } of [small, big]) {
-      const use = await metered(async () => expect((await t.call("PUT", `/v2/lbaas/listeners/${listenerId}`, { listener: { name: "renamed" } })).status).toBe(200));
+      const use = await metered(async () =>
+        expect((await t.call("PUT", `/v2/lbaas/listeners/${listenerId}`, { listener: { name: "renamed" } })).status).toBe(200),
+      );
       expect(requests(use.api, wholeTree)).toBe(0);
       expect(requests(use.flow, wholeTree)).toBe(1);
       read.push(items(use.api));

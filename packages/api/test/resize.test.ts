@@ -13,7 +13,11 @@ async function flavor(app: App, data: Record<string, unknown>, opts: { enabled?:
   });
   expect(profile.status).toBe(201);
   const f = await app.call("POST", "/v2/lbaas/flavors", {
-    flavor: { name: `resize-f-${n}-${Math.random().toString(36).slice(2)}`, flavor_profile_id: profile.body.flavorprofile.id, enabled: opts.enabled ?? true },
+    flavor: {
+      name: `resize-f-${n}-${Math.random().toString(36).slice(2)}`,
+      flavor_profile_id: profile.body.flavorprofile.id,
+      enabled: opts.enabled ?? true,
+    },
   });
   expect(f.status).toBe(201);
   return f.body.flavor.id as string;
@@ -28,7 +32,8 @@ async function lb(app: App, flavorId: string) {
 
 const show = async (app: App, id: string) => (await app.call("GET", `/v2/lbaas/loadbalancers/${id}`)).body.loadbalancer;
 const amphorae = async (app: App, id: string) => (await app.store.amphoraeOf(id)).filter((a) => a.status !== "DELETED");
-const resize = (app: App, id: string, flavorId: string) => app.call("PUT", `/v2/lbaas/loadbalancers/${id}/resize`, { new_flavor_id: flavorId });
+const resize = (app: App, id: string, flavorId: string) =>
+  app.call("PUT", `/v2/lbaas/loadbalancers/${id}/resize`, { new_flavor_id: flavorId });
 
 let small: string;
 let large: string;
@@ -173,7 +178,12 @@ describe("resize failures", () => {
     await s.settle();
     expect(await show(s, id)).toMatchObject({ provisioning_status: "ACTIVE", flavor_id: haSmall });
     const all = await s.store.amphoraeOf(id);
-    expect(all.filter((a) => a.status !== "DELETED").map((a) => a.id).sort()).toEqual(old);
+    expect(
+      all
+        .filter((a) => a.status !== "DELETED")
+        .map((a) => a.id)
+        .sort(),
+    ).toEqual(old);
     const built = all.filter((a) => !old.includes(a.id));
     expect(built.length).toBeGreaterThan(0);
     expect(built.every((a) => a.status === "DELETED")).toBe(true);

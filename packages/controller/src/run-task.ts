@@ -31,7 +31,9 @@ async function run(task: string, input: FlowInput & Record<string, unknown>, ctx
         return null;
       }
       if (FINISHING_TASKS.has(task) && lb && lb.lockOwner === undefined && lb.executionArn?.endsWith(`:${input.owner}`)) {
-        log.info("the flow has already ended: its lock was released by this execution; nothing to do", { status: lb.record.provisioning_status });
+        log.info("the flow has already ended: its lock was released by this execution; nothing to do", {
+          status: lb.record.provisioning_status,
+        });
         return null;
       }
       throw new LockLost(`load balancer ${input.lbId} is locked by ${lb?.lockOwner ?? "nobody"}`);
@@ -43,7 +45,12 @@ async function run(task: string, input: FlowInput & Record<string, unknown>, ctx
     const err = e as Error & { $metadata?: { attempts?: number } };
     if (isUnavailable(e)) {
       const reason = unavailableReason(e);
-      log.warn("task failed: service unavailable; the flow retries it", { error: reason, cause: err.message, attempts: err.$metadata?.attempts, ms: Date.now() - started });
+      log.warn("task failed: service unavailable; the flow retries it", {
+        error: reason,
+        cause: err.message,
+        attempts: err.$metadata?.attempts,
+        ms: Date.now() - started,
+      });
       throw new TransientError(`${reason}: ${err.message}`);
     }
     log.warn("task failed", { error: err.name, cause: err.message, ms: Date.now() - started });

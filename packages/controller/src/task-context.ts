@@ -27,7 +27,12 @@ export function taskContextWith(
     trail: stores.trail,
     changeSets: stores.changeSets,
     healthManagerConfig: stores.healthManagerConfig,
-    drivers: createDrivers(config, { local: opts.local, log, ...(certs ? { certs } : {}), ...(opts.caCertificate ? { caCertificate: opts.caCertificate } : {}) }),
+    drivers: createDrivers(config, {
+      local: opts.local,
+      log,
+      ...(certs ? { certs } : {}),
+      ...(opts.caCertificate ? { caCertificate: opts.caCertificate } : {}),
+    }),
     config,
     log,
     ...(certs ? { certs } : {}),

@@ -48,7 +48,14 @@ describe("flow definitions", () => {
   });
 
   it("record the name of the state that failed at $.failedStep before the reverts (flow trail)", () => {
-    type S = { Type: string; Next?: string; Catch?: { Next: string; ResultPath: string }[]; Result?: unknown; ResultPath?: unknown; ItemProcessor?: { States: Record<string, S> } };
+    type S = {
+      Type: string;
+      Next?: string;
+      Catch?: { Next: string; ResultPath: string }[];
+      Result?: unknown;
+      ResultPath?: unknown;
+      ItemProcessor?: { States: Record<string, S> };
+    };
     const check = (states: Record<string, S>) => {
       for (const [name, st] of Object.entries(states)) {
         if (st.ItemProcessor) check(st.ItemProcessor.States);
@@ -62,8 +69,14 @@ describe("flow definitions", () => {
     // A failed iteration carries its own failed state and error out of the Map, in its Cause.
     const failover = (definitionOf("loadbalancer-failover", localTaskArn) as { States: Record<string, S> }).States.FailoverAmphorae!;
     const inner = failover.ItemProcessor!.States;
-    expect(inner.FailoverAmphoraeIterationFailed).toMatchObject({ Type: "Pass", Parameters: { "failedStep.$": "$.failedStep", "error.$": "$.error" } });
-    expect(inner.FailoverAmphoraeIterationCause).toMatchObject({ Type: "Pass", Parameters: { "cause.$": "States.JsonToString($.iterationFailure)" } });
+    expect(inner.FailoverAmphoraeIterationFailed).toMatchObject({
+      Type: "Pass",
+      Parameters: { "failedStep.$": "$.failedStep", "error.$": "$.error" },
+    });
+    expect(inner.FailoverAmphoraeIterationCause).toMatchObject({
+      Type: "Pass",
+      Parameters: { "cause.$": "States.JsonToString($.iterationFailure)" },
+    });
     expect(inner.FailoverAmphoraeFailed).toEqual({ Type: "Fail", Error: "IterationFailed", CausePath: "$.iterationFailure.cause" });
   });
 
@@ -76,7 +89,9 @@ describe("flow definitions", () => {
 describe("no-op driver faults (OTTAVA_NOOP_FAULTS)", () => {
   it("fail the named calls, the first N only when :N is given", async () => {
     const d = noopDrivers("compute.build:1,network.plugVip");
-    await expect(d.compute.build({ amphoraId: "a", computeFlavor: null, availabilityZone: null, serverPem: "" })).rejects.toThrow(/Injected fault: compute.build/);
+    await expect(d.compute.build({ amphoraId: "a", computeFlavor: null, availabilityZone: null, serverPem: "" })).rejects.toThrow(
+      /Injected fault: compute.build/,
+    );
     await expect(d.compute.build({ amphoraId: "a", computeFlavor: null, availabilityZone: null, serverPem: "" })).resolves.toMatch(/-/);
     for (let i = 0; i < 3; i++) await expect(d.network.plugVip({} as never, {} as never)).rejects.toMatchObject({ name: "DriverError" });
   });

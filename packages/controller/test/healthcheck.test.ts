@@ -26,7 +26,9 @@ async function activeLb(app: App): Promise<{ lbId: string; amphora: Amphora }> {
 /** What the heartbeat receiver writes when it hears an amphora at `at`. */
 async function heard(app: App, amphora: Amphora, at: Date) {
   const { doc } = createClients(app.config.dynamodbEndpoint);
-  const ref = await doc.send(new (await import("@aws-sdk/lib-dynamodb")).GetCommand({ TableName: app.config.tableName, Key: pointerKey(amphora.id) }));
+  const ref = await doc.send(
+    new (await import("@aws-sdk/lib-dynamodb")).GetCommand({ TableName: app.config.tableName, Key: pointerKey(amphora.id) }),
+  );
   const attrs = heartbeatAttributes(amphora.id, at.toISOString());
   const names = Object.keys(attrs);
   await doc.send(
@@ -47,7 +49,13 @@ function checker(app: App, opts: { threshold?: number; onError?: boolean; clock:
   const checks = new DynamoHealthCheckStore(createClients(app.config.dynamodbEndpoint).doc, app.config.tableName);
   return new HealthChecker(
     { store: app.store, trail: app.trail, catalog: app.catalog, engine: app.engine, log, checks },
-    { heartbeatTimeout: TIMEOUT, failoverThreshold: opts.threshold, failoverOnError: opts.onError ?? false, interval: 1, now: () => opts.clock.now },
+    {
+      heartbeatTimeout: TIMEOUT,
+      failoverThreshold: opts.threshold,
+      failoverOnError: opts.onError ?? false,
+      interval: 1,
+      now: () => opts.clock.now,
+    },
   );
 }
 

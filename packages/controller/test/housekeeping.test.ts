@@ -8,7 +8,17 @@ import { createApp } from "@ottava/api";
 import { createLogger, type Amphora, type CaMaterial } from "@ottava/core";
 import { DynamoHousekeepingStore, DynamoRepairStore, createClients, pointerKey } from "@ottava/db";
 import { noopServerPem } from "@ottava/amphora";
-import { CA_TASKS, FLOW_TASKS, Housekeeping, TASKS, createLocalCa, createTaskContext, purge, rotateCerts, type HousekeepingJobDeps } from "@ottava/controller";
+import {
+  CA_TASKS,
+  FLOW_TASKS,
+  Housekeeping,
+  TASKS,
+  createLocalCa,
+  createTaskContext,
+  purge,
+  rotateCerts,
+  type HousekeepingJobDeps,
+} from "@ottava/controller";
 import { LocalWorkflowEngine } from "../../local/src/runner";
 import { SUBNET, PROJECT } from "../../../test/support/app";
 import { freshTable } from "../../../test/support/dynamo";
@@ -38,7 +48,16 @@ async function app(env: Record<string, string> = {}) {
   };
   const { doc } = createClients(config.dynamodbEndpoint);
   const housekeeping = new DynamoHousekeepingStore(doc, config.tableName);
-  const deps: HousekeepingJobDeps = { housekeeping, store, trail, catalog, pending: new DynamoRepairStore(doc, config.tableName), engine, log, config };
+  const deps: HousekeepingJobDeps = {
+    housekeeping,
+    store,
+    trail,
+    catalog,
+    pending: new DynamoRepairStore(doc, config.tableName),
+    engine,
+    log,
+    config,
+  };
   return { config, store, engine, call, doc, housekeeping, deps, lines, settle: () => engine.drain() };
 }
 type App = Awaited<ReturnType<typeof app>>;
@@ -64,7 +83,11 @@ function checkServerPem(amphoraId: string, expiration: string | null) {
   expect(cert.ca).toBe(false);
   expect(new Date(cert.validTo).toISOString()).toBe(expiration);
   const key = createPrivateKey(pem!);
-  expect(createPublicKey(key).export({ type: "spki", format: "der" }).equals(cert.publicKey.export({ type: "spki", format: "der" }))).toBe(true);
+  expect(
+    createPublicKey(key)
+      .export({ type: "spki", format: "der" })
+      .equals(cert.publicKey.export({ type: "spki", format: "der" })),
+  ).toBe(true);
   return pem!;
 }
 
@@ -87,7 +110,8 @@ function noSecretsLeaked(t: App) {
   for (const line of t.lines) expect(line).not.toMatch(/PRIVATE KEY|BEGIN CERTIFICATE/);
 }
 
-const setCertExpiration = (t: App, a: Amphora, at: Date) => t.store.updateAmphoraIf(a.loadbalancer_id, a.id, ["ALLOCATED"], { cert_expiration: at.toISOString() });
+const setCertExpiration = (t: App, a: Amphora, at: Date) =>
+  t.store.updateAmphoraIf(a.loadbalancer_id, a.id, ["ALLOCATED"], { cert_expiration: at.toISOString() });
 const amphora = async (t: App, a: Amphora) => (await t.store.getAmphora(a.id)) as Amphora & { cert_rotation?: string };
 
 beforeAll(async () => {
@@ -168,7 +192,11 @@ describe("amphora certificates", () => {
     expect(after.cert_rotation).toBeUndefined();
     expect(noopServerPem(a.id)).toBe(buildPem);
     // It failed where it should have: the upload (its driver error, after the retries).
-    expect(t.lines.some((l) => l.includes("amphora certificate rotation failed") && l.includes(a.id) && l.includes("Injected fault: amphora.uploadCert"))).toBe(true);
+    expect(
+      t.lines.some(
+        (l) => l.includes("amphora certificate rotation failed") && l.includes(a.id) && l.includes("Injected fault: amphora.uploadCert"),
+      ),
+    ).toBe(true);
     expect(t.lines.filter((l) => l.includes('"task":"uploadAmphoraCert"') && l.includes("task failed"))).toHaveLength(3);
     // Still due: the next pass tries again.
     expect((await rotateCerts(t.deps, new Date())).started).toEqual([a.id]);
@@ -198,7 +226,9 @@ describe("purge", () => {
   it("purges DELETED load balancers and amphorae older than their expiry age, not a millisecond before, and nothing live", async () => {
     const t = await app({ OTTAVA_LOAD_BALANCER_EXPIRY_AGE: String(LB_AGE), OTTAVA_AMPHORA_EXPIRY_AGE: String(AMP_AGE) });
     const gone = await activeLb(t);
-    const listener = await t.call("POST", "/v2/lbaas/listeners", { listener: { loadbalancer_id: gone.lbId, protocol: "HTTP", protocol_port: 80 } });
+    const listener = await t.call("POST", "/v2/lbaas/listeners", {
+      listener: { loadbalancer_id: gone.lbId, protocol: "HTTP", protocol_port: 80 },
+    });
     expect(listener.status).toBe(201);
     await t.settle();
     const live = await activeLb(t);
@@ -221,9 +251,19 @@ describe("purge", () => {
     const goneAmpAt = Date.parse(deletedAmps.find((d) => d.id === gone.amphora.id)!.deletedAt);
     expect(goneAmpAt).toBeLessThan(failedOverAt);
 
-    const item = async (pk: string, sk: string) => (await t.doc.send(new GetCommand({ TableName: t.config.tableName, Key: { pk, sk }, ConsistentRead: true }))).Item;
+    const item = async (pk: string, sk: string) =>
+      (await t.doc.send(new GetCommand({ TableName: t.config.tableName, Key: { pk, sk }, ConsistentRead: true }))).Item;
     const partition = async (lbId: string) =>
-      (await t.doc.send(new QueryCommand({ TableName: t.config.tableName, KeyConditionExpression: "pk = :pk", ExpressionAttributeValues: { ":pk": `LB#${lbId}` }, ConsistentRead: true }))).Items ?? [];
+      (
+        await t.doc.send(
+          new QueryCommand({
+            TableName: t.config.tableName,
+            KeyConditionExpression: "pk = :pk",
+            ExpressionAttributeValues: { ":pk": `LB#${lbId}` },
+            ConsistentRead: true,
+          }),
+        )
+      ).Items ?? [];
     const ampItem = (a: Amphora) => item(`LB#${a.loadbalancer_id}`, `AMP#${a.id}`);
 
     // Exactly amphora_expiry_age after the failover: the failed-over amphora is not older than the age yet.

@@ -118,8 +118,12 @@ const apps = (async () => {
   main.tasks.log = global.tasks.log = silent;
   watchCloud(main);
   const flavor = async (name: string, data: Record<string, unknown>) => {
-    const fp = await main.call("POST", "/v2/lbaas/flavorprofiles", { flavorprofile: { name, provider_name: "amphora", flavor_data: JSON.stringify(data) } });
-    const f = await main.call("POST", "/v2/lbaas/flavors", { flavor: { name, flavor_profile_id: fp.body.flavorprofile.id, enabled: true } });
+    const fp = await main.call("POST", "/v2/lbaas/flavorprofiles", {
+      flavorprofile: { name, provider_name: "amphora", flavor_data: JSON.stringify(data) },
+    });
+    const f = await main.call("POST", "/v2/lbaas/flavors", {
+      flavor: { name, flavor_profile_id: fp.body.flavorprofile.id, enabled: true },
+    });
     return f.body.flavor.id as string;
   };
   flavors.ha = await flavor("ha-small", { loadbalancer_topology: "ACTIVE_STANDBY", compute_flavor: "m1.small" });
@@ -165,8 +169,12 @@ function watchCloud(t: App) {
 /** The live instances and ports of these amphorae, as items of the snapshot. */
 function cloudOf(amphorae: Set<string>): Record<string, unknown>[] {
   return [
-    ...[...cloud.instances].filter(([, a]) => amphorae.has(a)).map(([id, amphora_id]) => ({ kind: "cloud-instance", compute_id: id, amphora_id })),
-    ...[...cloud.ports].filter(([, a]) => amphorae.has(a)).map(([id, amphora_id]) => ({ kind: "cloud-vrrp-port", port_id: id, amphora_id })),
+    ...[...cloud.instances]
+      .filter(([, a]) => amphorae.has(a))
+      .map(([id, amphora_id]) => ({ kind: "cloud-instance", compute_id: id, amphora_id })),
+    ...[...cloud.ports]
+      .filter(([, a]) => amphorae.has(a))
+      .map(([id, amphora_id]) => ({ kind: "cloud-vrrp-port", port_id: id, amphora_id })),
   ];
 }
 
@@ -210,15 +218,30 @@ const fullTree = (ha: boolean) => ({
           healthmonitor: { name: "hm", type: "HTTP", delay: 5, timeout: 3, max_retries: 3, url_path: "/health" },
         },
         l7policies: [
-          { name: "api", action: "REDIRECT_TO_POOL", redirect_pool: { name: "api" }, rules: [{ type: "PATH", compare_type: "STARTS_WITH", value: "/api" }] },
+          {
+            name: "api",
+            action: "REDIRECT_TO_POOL",
+            redirect_pool: { name: "api" },
+            rules: [{ type: "PATH", compare_type: "STARTS_WITH", value: "/api" }],
+          },
           { name: "reject", action: "REJECT", rules: [{ type: "HEADER", compare_type: "EQUAL_TO", key: "X-Bad", value: "yes" }] },
         ],
       },
       { name: "tcp", protocol: "TCP", protocol_port: 443 },
     ],
     pools: [
-      { name: "api", protocol: "HTTP", lb_algorithm: "LEAST_CONNECTIONS", members: [{ name: "m20", address: "192.0.2.20", protocol_port: 9000 }] },
-      { name: "spare", protocol: "HTTP", lb_algorithm: "ROUND_ROBIN", members: [{ name: "m30", address: "192.0.2.30", protocol_port: 80 }] },
+      {
+        name: "api",
+        protocol: "HTTP",
+        lb_algorithm: "LEAST_CONNECTIONS",
+        members: [{ name: "m20", address: "192.0.2.20", protocol_port: 9000 }],
+      },
+      {
+        name: "spare",
+        protocol: "HTTP",
+        lb_algorithm: "ROUND_ROBIN",
+        members: [{ name: "m30", address: "192.0.2.30", protocol_port: 80 }],
+      },
     ],
   },
 });
@@ -265,19 +288,42 @@ const child = (flow: string, act: (t: App, run: Run, id: (k: string) => string) 
 const SCENARIOS: Scenario[] = [
   // Load balancers.
   { name: "loadbalancer-create", flow: "loadbalancer-create", ha: true, setup: async () => {}, act: createTree },
-  { name: "loadbalancer-create failing", flow: "loadbalancer-create", ha: true, setup: async () => {}, act: createTree, failAt: "StartVrrp" },
-  ...(["", " failing"] as const).map(
-    (f): Scenario => ({ name: `loadbalancer-update${f}`, flow: "loadbalancer-update", act: async (t, run) => void (await call(t, run, "PUT", `${LBS}/${run.ids.lb}`, { loadbalancer: { name: "renamed", description: "d" } })), ...(f ? { failAt: "MarkLoadBalancerActive" } : {}) }),
-  ),
-  ...(["", " failing"] as const).map(
-    (f): Scenario => ({ name: `loadbalancer-delete${f}`, flow: "loadbalancer-delete", ha: true, act: async (t, run) => void (await call(t, run, "DELETE", `${LBS}/${run.ids.lb}?cascade=true`)), ...(f ? { failAt: "MarkLoadBalancerDeleted" } : {}) }),
-  ),
-  ...(["", " failing"] as const).map(
-    (f): Scenario => ({ name: `loadbalancer-failover${f}`, flow: "loadbalancer-failover", ha: true, act: async (t, run) => void (await call(t, run, "PUT", `${LBS}/${run.ids.lb}/failover`)), ...(f ? { failAt: "RestartVrrp" } : {}) }),
-  ),
-  ...(["", " failing"] as const).map(
-    (f): Scenario => ({ name: `loadbalancer-resize${f}`, flow: "loadbalancer-resize", ha: true, act: async (t, run) => void (await call(t, run, "PUT", `${LBS}/${run.ids.lb}/resize`, { new_flavor_id: flavors.haLarge })), ...(f ? { failAt: "ResizeMarkAmphoraeAllocated" } : {}) }),
-  ),
+  {
+    name: "loadbalancer-create failing",
+    flow: "loadbalancer-create",
+    ha: true,
+    setup: async () => {},
+    act: createTree,
+    failAt: "StartVrrp",
+  },
+  ...(["", " failing"] as const).map((f): Scenario => ({
+    name: `loadbalancer-update${f}`,
+    flow: "loadbalancer-update",
+    act: async (t, run) =>
+      void (await call(t, run, "PUT", `${LBS}/${run.ids.lb}`, { loadbalancer: { name: "renamed", description: "d" } })),
+    ...(f ? { failAt: "MarkLoadBalancerActive" } : {}),
+  })),
+  ...(["", " failing"] as const).map((f): Scenario => ({
+    name: `loadbalancer-delete${f}`,
+    flow: "loadbalancer-delete",
+    ha: true,
+    act: async (t, run) => void (await call(t, run, "DELETE", `${LBS}/${run.ids.lb}?cascade=true`)),
+    ...(f ? { failAt: "MarkLoadBalancerDeleted" } : {}),
+  })),
+  ...(["", " failing"] as const).map((f): Scenario => ({
+    name: `loadbalancer-failover${f}`,
+    flow: "loadbalancer-failover",
+    ha: true,
+    act: async (t, run) => void (await call(t, run, "PUT", `${LBS}/${run.ids.lb}/failover`)),
+    ...(f ? { failAt: "RestartVrrp" } : {}),
+  })),
+  ...(["", " failing"] as const).map((f): Scenario => ({
+    name: `loadbalancer-resize${f}`,
+    flow: "loadbalancer-resize",
+    ha: true,
+    act: async (t, run) => void (await call(t, run, "PUT", `${LBS}/${run.ids.lb}/resize`, { new_flavor_id: flavors.haLarge })),
+    ...(f ? { failAt: "ResizeMarkAmphoraeAllocated" } : {}),
+  })),
   {
     // The cancel arrives before the commit: the new amphorae go, the LB ends ACTIVE on its old flavor.
     name: "loadbalancer-resize cancelled",
@@ -288,100 +334,137 @@ const SCENARIOS: Scenario[] = [
     targets: ["ResizeCommit", "ResizeRemoveOldAmphorae", "ResizeSetFlavor", "MarkLoadBalancerActive"],
   },
   // Amphorae.
-  ...(["", " failing"] as const).map(
-    (f): Scenario => ({ name: `amphora-failover${f}`, flow: "amphora-failover", ha: true, act: async (t, run) => void (await call(t, run, "PUT", `/v2/octavia/amphorae/${run.ids["amphora:MASTER"]}/failover`)), ...(f ? { failAt: "RestartVrrp" } : {}) }),
-  ),
-  ...(["", " failing"] as const).map(
-    (f): Scenario => ({ name: `amphora-config${f}`, flow: "amphora-config", ha: true, act: async (t, run) => void (await call(t, run, "PUT", `/v2/octavia/amphorae/${run.ids["amphora:MASTER"]}/config`)), ...(f ? { failAt: "UpdateAmphoraAgentConfig" } : {}) }),
-  ),
-  ...(["", " failing"] as const).map(
-    (f): Scenario => ({
-      name: `amphora-delete${f}`,
-      flow: "amphora-delete",
-      ha: true,
-      setup: async (t, run) => {
-        await treeSetup(t, run);
-        expect(await t.store.updateAmphoraIf(run.ids.lb!, run.ids["amphora:BACKUP"]!, ["ALLOCATED"], { status: "ERROR" })).toBe(true);
-      },
-      act: async (t, run) => void (await call(t, run, "DELETE", `/v2/octavia/amphorae/${run.ids["amphora:BACKUP"]}`)),
-      ...(f ? { failAt: "DeleteAmphora" } : {}),
-    }),
-  ),
-  ...(["", " failing"] as const).map(
-    (f): Scenario => ({
-      name: `amphora-cert-rotate${f}`,
-      flow: "amphora-cert-rotate",
-      ha: true,
-      // What housekeeping's rotation does for one amphora: claim it, start its flow.
-      act: async (t, run) => {
-        const amphoraId = run.ids["amphora:MASTER"]!;
-        const owner = `amphora-cert-rotate-${amphoraId}-test`;
-        expect(await t.tasks.amphoraCerts.claimCertRotation(run.ids.lb!, amphoraId, owner, new Date().toISOString())).toBe(true);
-        await t.engine.start("amphora-cert-rotate", owner, { lbId: run.ids.lb, amphoraId, rotation: owner });
-      },
-      ...(f ? { failAt: "UpdateAmphoraCertExpiration" } : {}),
-    }),
-  ),
+  ...(["", " failing"] as const).map((f): Scenario => ({
+    name: `amphora-failover${f}`,
+    flow: "amphora-failover",
+    ha: true,
+    act: async (t, run) => void (await call(t, run, "PUT", `/v2/octavia/amphorae/${run.ids["amphora:MASTER"]}/failover`)),
+    ...(f ? { failAt: "RestartVrrp" } : {}),
+  })),
+  ...(["", " failing"] as const).map((f): Scenario => ({
+    name: `amphora-config${f}`,
+    flow: "amphora-config",
+    ha: true,
+    act: async (t, run) => void (await call(t, run, "PUT", `/v2/octavia/amphorae/${run.ids["amphora:MASTER"]}/config`)),
+    ...(f ? { failAt: "UpdateAmphoraAgentConfig" } : {}),
+  })),
+  ...(["", " failing"] as const).map((f): Scenario => ({
+    name: `amphora-delete${f}`,
+    flow: "amphora-delete",
+    ha: true,
+    setup: async (t, run) => {
+      await treeSetup(t, run);
+      expect(await t.store.updateAmphoraIf(run.ids.lb!, run.ids["amphora:BACKUP"]!, ["ALLOCATED"], { status: "ERROR" })).toBe(true);
+    },
+    act: async (t, run) => void (await call(t, run, "DELETE", `/v2/octavia/amphorae/${run.ids["amphora:BACKUP"]}`)),
+    ...(f ? { failAt: "DeleteAmphora" } : {}),
+  })),
+  ...(["", " failing"] as const).map((f): Scenario => ({
+    name: `amphora-cert-rotate${f}`,
+    flow: "amphora-cert-rotate",
+    ha: true,
+    // What housekeeping's rotation does for one amphora: claim it, start its flow.
+    act: async (t, run) => {
+      const amphoraId = run.ids["amphora:MASTER"]!;
+      const owner = `amphora-cert-rotate-${amphoraId}-test`;
+      expect(await t.tasks.amphoraCerts.claimCertRotation(run.ids.lb!, amphoraId, owner, new Date().toISOString())).toBe(true);
+      await t.engine.start("amphora-cert-rotate", owner, { lbId: run.ids.lb, amphoraId, rotation: owner });
+    },
+    ...(f ? { failAt: "UpdateAmphoraCertExpiration" } : {}),
+  })),
   // The global refresh: every amphora of its table gets the new health-manager addresses (a page of one at a time).
-  ...(["", " failing"] as const).map(
-    (f): Scenario => ({
-      name: `healthmanager-refresh${f}`,
-      flow: "healthmanager-refresh",
-      global: true,
-      setup: async (_t, run) => void (run.ids.lb = globalLb),
-      act: async (t, run) => void (await call(t, run, "PUT", "/v2/octavia/healthmanager", { controller_ip_port_list: ["192.0.2.200:5555", "[2001:db8::1]:5555"] })),
-      ...(f ? { failAt: "RefreshAgentConfigPage" } : {}),
-    }),
-  ),
+  ...(["", " failing"] as const).map((f): Scenario => ({
+    name: `healthmanager-refresh${f}`,
+    flow: "healthmanager-refresh",
+    global: true,
+    setup: async (_t, run) => void (run.ids.lb = globalLb),
+    act: async (t, run) =>
+      void (await call(t, run, "PUT", "/v2/octavia/healthmanager", {
+        controller_ip_port_list: ["192.0.2.200:5555", "[2001:db8::1]:5555"],
+      })),
+    ...(f ? { failAt: "RefreshAgentConfigPage" } : {}),
+  })),
   // Members in bulk.
-  ...(["", " failing"] as const).map(
-    (f): Scenario => ({
-      name: `member-batch-update${f}`,
-      flow: "member-batch-update",
-      act: async (t, run) =>
-        void (await call(t, run, "PUT", `/v2/lbaas/pools/${run.ids["pool:web"]}/members`, {
-          members: [
-            { address: "192.0.2.10", protocol_port: 8080, weight: 3 },
-            { address: "192.0.2.12", protocol_port: 8080, name: "m12" },
-          ],
-        })),
-      ...(f ? { failAt: "FinishChange" } : {}),
-    }),
-  ),
-  ...(["", " failing"] as const).map(
-    (f): Scenario => ({
-      name: `member-cross-pool-update${f}`,
-      flow: "member-cross-pool-update",
-      act: async (t, run) =>
-        void (await call(t, run, "PUT", "/v2/lbaas/pools/members", {
-          members: [
-            { pool_id: run.ids["pool:web"], address: "192.0.2.10", protocol_port: 8080, weight: 4 },
-            { pool_id: run.ids["pool:web"], address: "192.0.2.13", protocol_port: 8080, name: "m13" },
-            { pool_id: run.ids["pool:api"], address: "192.0.2.21", protocol_port: 9000, name: "m21" },
-          ],
-        })),
-      ...(f ? { failAt: "FinishCrossPoolChange" } : {}),
-    }),
-  ),
+  ...(["", " failing"] as const).map((f): Scenario => ({
+    name: `member-batch-update${f}`,
+    flow: "member-batch-update",
+    act: async (t, run) =>
+      void (await call(t, run, "PUT", `/v2/lbaas/pools/${run.ids["pool:web"]}/members`, {
+        members: [
+          { address: "192.0.2.10", protocol_port: 8080, weight: 3 },
+          { address: "192.0.2.12", protocol_port: 8080, name: "m12" },
+        ],
+      })),
+    ...(f ? { failAt: "FinishChange" } : {}),
+  })),
+  ...(["", " failing"] as const).map((f): Scenario => ({
+    name: `member-cross-pool-update${f}`,
+    flow: "member-cross-pool-update",
+    act: async (t, run) =>
+      void (await call(t, run, "PUT", "/v2/lbaas/pools/members", {
+        members: [
+          { pool_id: run.ids["pool:web"], address: "192.0.2.10", protocol_port: 8080, weight: 4 },
+          { pool_id: run.ids["pool:web"], address: "192.0.2.13", protocol_port: 8080, name: "m13" },
+          { pool_id: run.ids["pool:api"], address: "192.0.2.21", protocol_port: 9000, name: "m21" },
+        ],
+      })),
+    ...(f ? { failAt: "FinishCrossPoolChange" } : {}),
+  })),
   // Every object of the tree: create, update, delete.
-  ...child("listener-create", (t, run, id) => call(t, run, "POST", "/v2/lbaas/listeners", { listener: { loadbalancer_id: id("lb"), name: "new", protocol: "HTTP", protocol_port: 8080 } })),
-  ...child("listener-update", (t, run, id) => call(t, run, "PUT", `/v2/lbaas/listeners/${id("listener:http")}`, { listener: { name: "renamed", connection_limit: 100 } })),
+  ...child("listener-create", (t, run, id) =>
+    call(t, run, "POST", "/v2/lbaas/listeners", {
+      listener: { loadbalancer_id: id("lb"), name: "new", protocol: "HTTP", protocol_port: 8080 },
+    }),
+  ),
+  ...child("listener-update", (t, run, id) =>
+    call(t, run, "PUT", `/v2/lbaas/listeners/${id("listener:http")}`, { listener: { name: "renamed", connection_limit: 100 } }),
+  ),
   ...child("listener-delete", (t, run, id) => call(t, run, "DELETE", `/v2/lbaas/listeners/${id("listener:tcp")}`)),
-  ...child("pool-create", (t, run, id) => call(t, run, "POST", "/v2/lbaas/pools", { pool: { loadbalancer_id: id("lb"), name: "new", protocol: "HTTP", lb_algorithm: "ROUND_ROBIN" } })),
-  ...child("pool-update", (t, run, id) => call(t, run, "PUT", `/v2/lbaas/pools/${id("pool:api")}`, { pool: { name: "renamed", lb_algorithm: "SOURCE_IP" } })),
+  ...child("pool-create", (t, run, id) =>
+    call(t, run, "POST", "/v2/lbaas/pools", {
+      pool: { loadbalancer_id: id("lb"), name: "new", protocol: "HTTP", lb_algorithm: "ROUND_ROBIN" },
+    }),
+  ),
+  ...child("pool-update", (t, run, id) =>
+    call(t, run, "PUT", `/v2/lbaas/pools/${id("pool:api")}`, { pool: { name: "renamed", lb_algorithm: "SOURCE_IP" } }),
+  ),
   ...child("pool-delete", (t, run, id) => call(t, run, "DELETE", `/v2/lbaas/pools/${id("pool:spare")}`)),
-  ...child("member-create", (t, run, id) => call(t, run, "POST", `/v2/lbaas/pools/${id("pool:web")}/members`, { member: { name: "m14", address: "192.0.2.14", protocol_port: 8080 } })),
-  ...child("member-update", (t, run, id) => call(t, run, "PUT", `/v2/lbaas/pools/${id("pool:web")}/members/${id("member:m10")}`, { member: { weight: 7 } })),
+  ...child("member-create", (t, run, id) =>
+    call(t, run, "POST", `/v2/lbaas/pools/${id("pool:web")}/members`, {
+      member: { name: "m14", address: "192.0.2.14", protocol_port: 8080 },
+    }),
+  ),
+  ...child("member-update", (t, run, id) =>
+    call(t, run, "PUT", `/v2/lbaas/pools/${id("pool:web")}/members/${id("member:m10")}`, { member: { weight: 7 } }),
+  ),
   ...child("member-delete", (t, run, id) => call(t, run, "DELETE", `/v2/lbaas/pools/${id("pool:web")}/members/${id("member:m10")}`)),
-  ...child("healthmonitor-create", (t, run, id) => call(t, run, "POST", "/v2/lbaas/healthmonitors", { healthmonitor: { pool_id: id("pool:api"), name: "new", type: "HTTP", delay: 5, timeout: 3, max_retries: 3 } })),
-  ...child("healthmonitor-update", (t, run, id) => call(t, run, "PUT", `/v2/lbaas/healthmonitors/${id("healthmonitor:hm")}`, { healthmonitor: { delay: 7 } })),
+  ...child("healthmonitor-create", (t, run, id) =>
+    call(t, run, "POST", "/v2/lbaas/healthmonitors", {
+      healthmonitor: { pool_id: id("pool:api"), name: "new", type: "HTTP", delay: 5, timeout: 3, max_retries: 3 },
+    }),
+  ),
+  ...child("healthmonitor-update", (t, run, id) =>
+    call(t, run, "PUT", `/v2/lbaas/healthmonitors/${id("healthmonitor:hm")}`, { healthmonitor: { delay: 7 } }),
+  ),
   ...child("healthmonitor-delete", (t, run, id) => call(t, run, "DELETE", `/v2/lbaas/healthmonitors/${id("healthmonitor:hm")}`)),
-  ...child("l7policy-create", (t, run, id) => call(t, run, "POST", "/v2/lbaas/l7policies", { l7policy: { listener_id: id("listener:http"), name: "new", action: "REJECT" } })),
-  ...child("l7policy-update", (t, run, id) => call(t, run, "PUT", `/v2/lbaas/l7policies/${id("l7policy:api")}`, { l7policy: { name: "renamed" } })),
+  ...child("l7policy-create", (t, run, id) =>
+    call(t, run, "POST", "/v2/lbaas/l7policies", { l7policy: { listener_id: id("listener:http"), name: "new", action: "REJECT" } }),
+  ),
+  ...child("l7policy-update", (t, run, id) =>
+    call(t, run, "PUT", `/v2/lbaas/l7policies/${id("l7policy:api")}`, { l7policy: { name: "renamed" } }),
+  ),
   ...child("l7policy-delete", (t, run, id) => call(t, run, "DELETE", `/v2/lbaas/l7policies/${id("l7policy:reject")}`)),
-  ...child("l7rule-create", (t, run, id) => call(t, run, "POST", `/v2/lbaas/l7policies/${id("l7policy:reject")}/rules`, { rule: { type: "PATH", compare_type: "EQUAL_TO", value: "/x" } })),
-  ...child("l7rule-update", (t, run, id) => call(t, run, "PUT", `/v2/lbaas/l7policies/${id("l7policy:api")}/rules/${id("l7rule:/api")}`, { rule: { value: "/v2" } })),
-  ...child("l7rule-delete", (t, run, id) => call(t, run, "DELETE", `/v2/lbaas/l7policies/${id("l7policy:reject")}/rules/${id("l7rule:yes")}`)),
+  ...child("l7rule-create", (t, run, id) =>
+    call(t, run, "POST", `/v2/lbaas/l7policies/${id("l7policy:reject")}/rules`, {
+      rule: { type: "PATH", compare_type: "EQUAL_TO", value: "/x" },
+    }),
+  ),
+  ...child("l7rule-update", (t, run, id) =>
+    call(t, run, "PUT", `/v2/lbaas/l7policies/${id("l7policy:api")}/rules/${id("l7rule:/api")}`, { rule: { value: "/v2" } }),
+  ),
+  ...child("l7rule-delete", (t, run, id) =>
+    call(t, run, "DELETE", `/v2/lbaas/l7policies/${id("l7policy:reject")}/rules/${id("l7rule:yes")}`),
+  ),
 ];
 
 // ---- the end state, comparable across runs ----
@@ -400,7 +483,13 @@ function normalize(items: Record<string, unknown>[], project: string): unknown[]
   const blank = (v: unknown) => JSON.stringify(v).replaceAll(project, "<project>").replace(UUID, "?").replace(TIMESTAMP, "<ts>");
   // Index shards are derived from ids (FNV-1a): "<kind>#<shard>" keeps its kind only.
   const unshard = ([k, v]: [string, unknown]) => [k, /^gsi[2-5]pk$/.test(k) && typeof v === "string" ? v.replace(/#\d+$/, "#<shard>") : v];
-  const cleaned = items.map((i) => Object.fromEntries(Object.entries(i).filter(([k]) => !VOLATILE.has(k)).map(unshard)));
+  const cleaned = items.map((i) =>
+    Object.fromEntries(
+      Object.entries(i)
+        .filter(([k]) => !VOLATILE.has(k))
+        .map(unshard),
+    ),
+  );
   cleaned.sort((a, b) => blank(a).localeCompare(blank(b)));
   const names = new Map<string, string>();
   const nameOf = (u: string) => {
@@ -415,7 +504,12 @@ function normalize(items: Record<string, unknown>[], project: string): unknown[]
       const out = v.map(walk);
       return out.every((x) => typeof x === "string" && /^#\d+$/.test(x)) ? out.sort() : out;
     }
-    if (v && typeof v === "object") return Object.fromEntries(Object.keys(v).sort().map((k) => [k, walk((v as Record<string, unknown>)[k])]));
+    if (v && typeof v === "object")
+      return Object.fromEntries(
+        Object.keys(v)
+          .sort()
+          .map((k) => [k, walk((v as Record<string, unknown>)[k])]),
+      );
     return v;
   };
   return cleaned.map(walk);
@@ -427,7 +521,13 @@ async function snapshot(t: App, run: Run) {
   let start: Record<string, unknown> | undefined;
   do {
     const page = await doc.send(
-      new QueryCommand({ TableName: t.config.tableName, KeyConditionExpression: "pk = :pk", ExpressionAttributeValues: { ":pk": `LB#${run.ids.lb}` }, ConsistentRead: true, ExclusiveStartKey: start }),
+      new QueryCommand({
+        TableName: t.config.tableName,
+        KeyConditionExpression: "pk = :pk",
+        ExpressionAttributeValues: { ":pk": `LB#${run.ids.lb}` },
+        ConsistentRead: true,
+        ExclusiveStartKey: start,
+      }),
     );
     items.push(...(page.Items ?? []));
     start = page.LastEvaluatedKey;
@@ -436,7 +536,8 @@ async function snapshot(t: App, run: Run) {
   if (run.scenario.global) {
     // The refresh's generation grows with every run: what counts is whether an amphora has the current one.
     const hm = (await doc.send(new GetCommand({ TableName: t.config.tableName, Key: { pk: "CONFIG#healthmanager", sk: "CONFIG" } }))).Item!;
-    for (const i of items) if (i.agent_generation !== undefined) i.agent_generation = i.agent_generation === hm.generation ? "current" : "older";
+    for (const i of items)
+      if (i.agent_generation !== undefined) i.agent_generation = i.agent_generation === hm.generation ? "current" : "older";
     items.push({ ...hm, generation: "current" });
   }
   const executions = [];
@@ -451,7 +552,18 @@ async function snapshot(t: App, run: Run) {
 async function execute(scenario: Scenario, mode: Mode, target?: string) {
   await apps;
   const t = scenario.global ? global : main;
-  const run: Run = { scenario, mode, target, project: `p${randomUUID().replaceAll("-", "")}`, ids: {}, executions: new Set(), states: new Set(), hits: 0, thrown: new Set(), hooked: new Set() };
+  const run: Run = {
+    scenario,
+    mode,
+    target,
+    project: `p${randomUUID().replaceAll("-", "")}`,
+    ids: {},
+    executions: new Set(),
+    states: new Set(),
+    hits: 0,
+    thrown: new Set(),
+    hooked: new Set(),
+  };
   const go = async () => {
     await (scenario.setup ?? treeSetup)(t, run);
     if (scenario.global) byFlow.set(scenario.flow, run);
@@ -482,27 +594,37 @@ describe("every task is idempotent", () => {
   });
 
   for (const flow of FLOW_NAMES) {
-    it.concurrent(`${flow}: each Task state run twice, or failing after its writes, ends as a clean run`, async () => {
-      const all = [...taskStates(definitionOf(flow, localTaskArn), taskOfArn).keys()];
-      const covered = new Set<string>();
-      for (const scenario of SCENARIOS.filter((s) => s.flow === flow)) {
-        const clean = await execute(scenario, "clean");
-        // The clean run itself ended as it should.
-        expect(clean.state.executions.map((e) => e.status), scenario.name).toEqual(clean.state.executions.map(() => (scenario.failAt ? "FAILED" : "SUCCEEDED")));
-        const targets = (scenario.targets ?? [...clean.run.states].filter((s) => !covered.has(s))).filter((s) => s !== scenario.failAt);
-        const variants = targets.flatMap((state) => (["twice", "throwAfter"] as const).map((mode) => ({ state, mode })));
-        // Global runs share one table's amphorae: one after the other; the others at once (bounded).
-        const results = [];
-        if (scenario.global) for (const v of variants) results.push(await execute(scenario, v.mode, v.state));
-        else results.push(...(await Promise.all(variants.map((v) => execute(scenario, v.mode, v.state)))));
-        results.forEach(({ run, state }, i) => {
-          const { state: s, mode } = variants[i]!;
-          expect(run.hits, `${scenario.name}: ${s} (${mode}) never ran`).toBeGreaterThan(0);
-          expect(state, `${scenario.name}: ${s} ${mode === "twice" ? "run twice" : "failing after its writes"}`).toEqual(clean.state);
-          covered.add(s);
-        });
-      }
-      expect(all.filter((s) => !covered.has(s)), `${flow}: Task states no scenario ran`).toEqual([]);
-    }, 240_000);
+    it.concurrent(
+      `${flow}: each Task state run twice, or failing after its writes, ends as a clean run`,
+      async () => {
+        const all = [...taskStates(definitionOf(flow, localTaskArn), taskOfArn).keys()];
+        const covered = new Set<string>();
+        for (const scenario of SCENARIOS.filter((s) => s.flow === flow)) {
+          const clean = await execute(scenario, "clean");
+          // The clean run itself ended as it should.
+          expect(
+            clean.state.executions.map((e) => e.status),
+            scenario.name,
+          ).toEqual(clean.state.executions.map(() => (scenario.failAt ? "FAILED" : "SUCCEEDED")));
+          const targets = (scenario.targets ?? [...clean.run.states].filter((s) => !covered.has(s))).filter((s) => s !== scenario.failAt);
+          const variants = targets.flatMap((state) => (["twice", "throwAfter"] as const).map((mode) => ({ state, mode })));
+          // Global runs share one table's amphorae: one after the other; the others at once (bounded).
+          const results = [];
+          if (scenario.global) for (const v of variants) results.push(await execute(scenario, v.mode, v.state));
+          else results.push(...(await Promise.all(variants.map((v) => execute(scenario, v.mode, v.state)))));
+          results.forEach(({ run, state }, i) => {
+            const { state: s, mode } = variants[i]!;
+            expect(run.hits, `${scenario.name}: ${s} (${mode}) never ran`).toBeGreaterThan(0);
+            expect(state, `${scenario.name}: ${s} ${mode === "twice" ? "run twice" : "failing after its writes"}`).toEqual(clean.state);
+            covered.add(s);
+          });
+        }
+        expect(
+          all.filter((s) => !covered.has(s)),
+          `${flow}: Task states no scenario ran`,
+        ).toEqual([]);
+      },
+      240_000,
+    );
   }
 });

@@ -1,5 +1,17 @@
 import { describe, expect, it } from "vitest";
-import { AGENT_TASKS, CA_TASKS, FLOW_NAMES, FLOW_TASKS, HEARTBEAT_KEY_TASKS, TASK_FUNCTION_TIMEOUT_SECONDS, TASK_TIMEOUT_SECONDS, TASKS, definitionOf, localTaskArn, taskSecrets } from "@ottava/controller";
+import {
+  AGENT_TASKS,
+  CA_TASKS,
+  FLOW_NAMES,
+  FLOW_TASKS,
+  HEARTBEAT_KEY_TASKS,
+  TASK_FUNCTION_TIMEOUT_SECONDS,
+  TASK_TIMEOUT_SECONDS,
+  TASKS,
+  definitionOf,
+  localTaskArn,
+  taskSecrets,
+} from "@ottava/controller";
 
 // On AWS each task function gets only the secrets of its lists (stacks/flows.ts): a task missing from a
 // list it needs fails on AWS alone (no CA, no client certificate, "None" as the heartbeat key). The

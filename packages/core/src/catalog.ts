@@ -62,7 +62,12 @@ export interface CatalogStore {
   /** Creates an object; a child also counts as a reference of its parent, in the same transaction. */
   create<K extends CatalogKind>(kind: K, record: CatalogRecords[K]): Promise<void>;
   /** Writes fields of an existing object and answers it as it is now. */
-  update<K extends CatalogKind>(kind: K, key: string, set: Partial<CatalogRecords[K]>, opts?: CatalogWriteOptions): Promise<CatalogRecords[K]>;
+  update<K extends CatalogKind>(
+    kind: K,
+    key: string,
+    set: Partial<CatalogRecords[K]>,
+    opts?: CatalogWriteOptions,
+  ): Promise<CatalogRecords[K]>;
   /** Writes fields of an object, creating it when missing (quotas). */
   upsert<K extends CatalogKind>(kind: K, key: string, set: Partial<CatalogRecords[K]>): Promise<CatalogRecords[K]>;
   /** Deletes an object, and its reference from its parent, in one transaction. */

@@ -147,7 +147,13 @@ type Env = Record<string, string | undefined>;
  * that the processes on AWS read before their settings (configLoader in ./secrets); locally each is set
  * itself, as any other setting.
  */
-export const SECRET_SETTINGS = ["KEYSTONE_PASSWORD", "HEARTBEAT_KEY", "CA_PRIVATE_KEY", "CA_PRIVATE_KEY_PASSPHRASE", "CLIENT_CERT"] as const;
+export const SECRET_SETTINGS = [
+  "KEYSTONE_PASSWORD",
+  "HEARTBEAT_KEY",
+  "CA_PRIVATE_KEY",
+  "CA_PRIVATE_KEY_PASSPHRASE",
+  "CLIENT_CERT",
+] as const;
 export type SecretSetting = (typeof SECRET_SETTINGS)[number];
 /** The setting that names where a secret is kept: OTTAVA_CA_PRIVATE_KEY_PARAMETER for CA_PRIVATE_KEY. */
 export const parameterSetting = (name: SecretSetting) => `OTTAVA_${name}_PARAMETER`;
@@ -198,7 +204,9 @@ export function loadConfig(env: Env = process.env): Config {
   // start) would otherwise run as if the secret were not set at all.
   const unread = SECRET_SETTINGS.filter((name) => get(`${name}_PARAMETER`) !== undefined && get(name) === undefined);
   if (unread.length) {
-    throw new Error(`${unread.map(parameterSetting).join(", ")}: this process does not read secrets from parameters; set ${unread.map((n) => `OTTAVA_${n}`).join(", ")} instead`);
+    throw new Error(
+      `${unread.map(parameterSetting).join(", ")}: this process does not read secrets from parameters; set ${unread.map((n) => `OTTAVA_${n}`).join(", ")} instead`,
+    );
   }
   const authStrategy = oneOf("AUTH_STRATEGY", ["noauth", "keystone"] as const, "noauth");
   const dataplane = oneOf("DATAPLANE", DATAPLANES, "noop");
@@ -230,7 +238,10 @@ export function loadConfig(env: Env = process.env): Config {
     bindPort: int("BIND_PORT", 9876),
     paginationMaxLimit: int("PAGINATION_MAX_LIMIT", PAGINATION_MAX_LIMIT, 1),
     maxRequestBodySize: int("MAX_REQUEST_BODY_SIZE", MAX_REQUEST_BODY_SIZE, 1),
-    denylistVipNetworks: (get("DENYLIST_VIP_NETWORKS") ?? "").split(",").map((s) => s.trim()).filter(Boolean),
+    denylistVipNetworks: (get("DENYLIST_VIP_NETWORKS") ?? "")
+      .split(",")
+      .map((s) => s.trim())
+      .filter(Boolean),
     loadbalancerTopology: oneOf("LOADBALANCER_TOPOLOGY", TOPOLOGIES, "SINGLE"),
     loadBalancerExpiryAge: int("LOAD_BALANCER_EXPIRY_AGE", LOAD_BALANCER_EXPIRY_AGE),
     tableName: get("TABLE_NAME") ?? "ottava",
@@ -254,7 +265,10 @@ export function loadConfig(env: Env = process.env): Config {
     defaultHealthMonitorQuota: int("DEFAULT_HEALTH_MONITOR_QUOTA", -1, -1),
     defaultL7policyQuota: int("DEFAULT_L7POLICY_QUOTA", -1, -1),
     defaultL7ruleQuota: int("DEFAULT_L7RULE_QUOTA", -1, -1),
-    controllerIpPortList: (get("CONTROLLER_IP_PORT_LIST") ?? "").split(",").map((s) => s.trim()).filter(Boolean),
+    controllerIpPortList: (get("CONTROLLER_IP_PORT_LIST") ?? "")
+      .split(",")
+      .map((s) => s.trim())
+      .filter(Boolean),
     healthManagerRefreshPageSize: int("HEALTHMANAGER_REFRESH_PAGE_SIZE", 100, 1),
     heartbeatKey: get("HEARTBEAT_KEY"),
     heartbeatPort: int("HEARTBEAT_PORT", 5555),
@@ -291,7 +305,8 @@ function ipv4Cidr(name: string, raw: string): string {
   const m = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})\/(\d{1,2})$/.exec(raw.trim());
   const octets = m ? m.slice(1, 5).map(Number) : [];
   const prefix = m ? Number(m[5]) : NaN;
-  if (!m || octets.some((o) => o > 255) || prefix < 8 || prefix > 30) throw new Error(`OTTAVA_${name} must be an IPv4 CIDR with a prefix from 8 to 30 (e.g. 127.0.100.0/24), not '${raw}'`);
+  if (!m || octets.some((o) => o > 255) || prefix < 8 || prefix > 30)
+    throw new Error(`OTTAVA_${name} must be an IPv4 CIDR with a prefix from 8 to 30 (e.g. 127.0.100.0/24), not '${raw}'`);
   const base = (((octets[0]! << 24) | (octets[1]! << 16) | (octets[2]! << 8) | octets[3]!) >>> 0) & ((~0 << (32 - prefix)) >>> 0);
   return `${[24, 16, 8, 0].map((s) => (base >>> s) & 255).join(".")}/${prefix}`;
 }

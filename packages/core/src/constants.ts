@@ -30,7 +30,17 @@ export const AMPHORA_FAILOVER_STOPPED = "FAILOVER_STOPPED";
  * these lines and an alarm watches the count (stacks/alarms.ts).
  */
 export const FAILOVER_THRESHOLD_ALERT = "amphora.failover.threshold";
-export const AMPHORA_STATUSES = [AMPHORA_ALLOCATED, AMPHORA_BOOTING, AMPHORA_READY, ACTIVE, PENDING_CREATE, PENDING_DELETE, DELETED, ERROR, AMPHORA_FAILOVER_STOPPED] as const;
+export const AMPHORA_STATUSES = [
+  AMPHORA_ALLOCATED,
+  AMPHORA_BOOTING,
+  AMPHORA_READY,
+  ACTIVE,
+  PENDING_CREATE,
+  PENDING_DELETE,
+  DELETED,
+  ERROR,
+  AMPHORA_FAILOVER_STOPPED,
+] as const;
 export const ROLE_MASTER = "MASTER";
 export const ROLE_BACKUP = "BACKUP";
 export const ROLE_STANDALONE = "STANDALONE";
@@ -93,8 +103,14 @@ export const L4_PROTOCOL_MAP: Readonly<Record<string, string>> = {
 export const LISTENER_PROTOCOLS_SUPPORTING_HEADER_INSERTION: readonly string[] = ["HTTP", "TERMINATED_HTTPS"];
 export const SUPPORTED_HTTP_HEADERS: readonly string[] = ["X-Forwarded-For", "X-Forwarded-Port", "X-Forwarded-Proto"];
 export const SUPPORTED_SSL_HEADERS: readonly string[] = [
-  "X-SSL-Client-Verify", "X-SSL-Client-Has-Cert", "X-SSL-Client-DN", "X-SSL-Client-CN",
-  "X-SSL-Issuer", "X-SSL-Client-SHA1", "X-SSL-Client-Not-Before", "X-SSL-Client-Not-After",
+  "X-SSL-Client-Verify",
+  "X-SSL-Client-Has-Cert",
+  "X-SSL-Client-DN",
+  "X-SSL-Client-CN",
+  "X-SSL-Issuer",
+  "X-SSL-Client-SHA1",
+  "X-SSL-Client-Not-Before",
+  "X-SSL-Client-Not-After",
 ];
 export const DEFAULT_CONNECTION_LIMIT = -1;
 export const MIN_CONNECTION_LIMIT = -1;
@@ -170,12 +186,26 @@ export const L7POLICY_ACTION_REJECT = "REJECT";
 export const L7POLICY_ACTION_REDIRECT_TO_URL = "REDIRECT_TO_URL";
 export const L7POLICY_ACTION_REDIRECT_TO_POOL = "REDIRECT_TO_POOL";
 export const L7POLICY_ACTION_REDIRECT_PREFIX = "REDIRECT_PREFIX";
-export const L7POLICY_ACTIONS = [L7POLICY_ACTION_REJECT, L7POLICY_ACTION_REDIRECT_TO_URL, L7POLICY_ACTION_REDIRECT_TO_POOL, L7POLICY_ACTION_REDIRECT_PREFIX] as const;
+export const L7POLICY_ACTIONS = [
+  L7POLICY_ACTION_REJECT,
+  L7POLICY_ACTION_REDIRECT_TO_URL,
+  L7POLICY_ACTION_REDIRECT_TO_POOL,
+  L7POLICY_ACTION_REDIRECT_PREFIX,
+] as const;
 export const L7POLICY_REDIRECT_HTTP_CODES = [301, 302, 303, 307, 308] as const;
 export const MIN_POLICY_POSITION = 1;
 export const MAX_POLICY_POSITION = 2147483647;
 export const L7RULE_COMPARE_TYPES = ["REGEX", "STARTS_WITH", "ENDS_WITH", "CONTAINS", "EQUAL_TO"] as const;
-export const L7RULE_TYPES = ["HOST_NAME", "PATH", "FILE_TYPE", "HEADER", "COOKIE", "SSL_CONN_HAS_CERT", "SSL_VERIFY_RESULT", "SSL_DN_FIELD"] as const;
+export const L7RULE_TYPES = [
+  "HOST_NAME",
+  "PATH",
+  "FILE_TYPE",
+  "HEADER",
+  "COOKIE",
+  "SSL_CONN_HAS_CERT",
+  "SSL_VERIFY_RESULT",
+  "SSL_DN_FIELD",
+] as const;
 export const MAX_L7RULES_PER_L7POLICY = 50;
 // Quotas (octavia/common/constants.py): -1 is unlimited.
 export const QUOTA_UNLIMITED = -1;

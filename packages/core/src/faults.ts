@@ -22,13 +22,11 @@ export class Fault extends Error {
 
 export const notFound = (resource: string, id: string) => new Fault(404, `${resource} ${id} not found.`);
 
-export const immutable = (resource: string, id: string) =>
-  new Fault(409, `${resource} ${id} is immutable and cannot be updated.`);
+export const immutable = (resource: string, id: string) => new Fault(409, `${resource} ${id} is immutable and cannot be updated.`);
 
 export const validation = (detail: string) => new Fault(400, `Validation failure: ${detail}`);
 
-export const invalidOption = (value: string, option: string) =>
-  new Fault(400, `${value} is not a valid option for ${option}`);
+export const invalidOption = (value: string, option: string) => new Fault(400, `${value} is not a valid option for ${option}`);
 
 export const providerNotFound = (provider: string) => new Fault(501, `Provider '${provider}' was not found.`);
 

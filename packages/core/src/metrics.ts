@@ -22,7 +22,12 @@ export function createMetrics(options: { namespace?: string; service?: string } 
     namespace: options.namespace ?? METRICS_NAMESPACE,
     serviceName: options.service ?? (process.env.POWERTOOLS_SERVICE_NAME || "ottava"),
   });
-  const emit = (name: string, unit: (typeof MetricUnit)[keyof typeof MetricUnit], value: number, dimensions: Record<string, string> = {}) => {
+  const emit = (
+    name: string,
+    unit: (typeof MetricUnit)[keyof typeof MetricUnit],
+    value: number,
+    dimensions: Record<string, string> = {},
+  ) => {
     try {
       if (!Number.isFinite(value)) throw new RangeError(`${value} is not a finite number`);
       // singleMetric(): a fresh instance (the environment read again) that publishes on addMetric.

@@ -27,8 +27,20 @@ let defaults: PolicyEnforcer | undefined;
 export const defaultPolicy = (): PolicyEnforcer => (defaults ??= new PolicyEnforcer());
 
 /** Octavia's noauth context: the project from X-Project-Id, every caller an admin. */
-export function noauthContext(requestId: string, projectHeader: string | undefined, policy: PolicyEnforcer = defaultPolicy()): RequestContext {
-  return { requestId, projectId: projectHeader ? projectIdOf(projectHeader) : undefined, userId: undefined, roles: ["admin"], systemScope: undefined, isAdmin: true, policy };
+export function noauthContext(
+  requestId: string,
+  projectHeader: string | undefined,
+  policy: PolicyEnforcer = defaultPolicy(),
+): RequestContext {
+  return {
+    requestId,
+    projectId: projectHeader ? projectIdOf(projectHeader) : undefined,
+    userId: undefined,
+    roles: ["admin"],
+    systemScope: undefined,
+    isAdmin: true,
+    policy,
+  };
 }
 
 /** A Keystone caller's context: is_admin as Octavia's Context computes it (check_is_admin). */
@@ -37,7 +49,13 @@ export function tokenContext(
   token: { projectId: string | undefined; userId: string; domainId?: string; roles: string[]; systemScope: string | undefined },
   policy: PolicyEnforcer,
 ): RequestContext {
-  const creds = { roles: token.roles, project_id: token.projectId, user_id: token.userId, domain_id: token.domainId, system_scope: token.systemScope };
+  const creds = {
+    roles: token.roles,
+    project_id: token.projectId,
+    user_id: token.userId,
+    domain_id: token.domainId,
+    system_scope: token.systemScope,
+  };
   return {
     requestId,
     projectId: token.projectId,

@@ -112,7 +112,13 @@ export interface LoadBalancerStore {
   /** Every project's LBs (project undefined) or one project's, in storage order; DELETED ones are not listed. */
   loadBalancers(project: string | undefined): ItemSource;
   /** Writes a new LB in PENDING_CREATE, already locked by the create flow's execution, charging `usage` and starting its flow trail (`trail`) in the same transaction. */
-  createLoadBalancer(lb: LoadBalancer, owner: string, executionArn: string, usage: QuotaCharge | undefined, trail: FlowStart): Promise<void>;
+  createLoadBalancer(
+    lb: LoadBalancer,
+    owner: string,
+    executionArn: string,
+    usage: QuotaCharge | undefined,
+    trail: FlowStart,
+  ): Promise<void>;
   /** One conditional write: moves the LB to `to` under `owner`, or throws LockConflict. */
   lock(id: string, req: LockRequest): Promise<Versioned<LoadBalancer>>;
   /** Undoes a lock whose execution could not be started, restoring the fields it changed (and giving back `usage`). */
@@ -328,7 +334,13 @@ export interface ExecutionJournal {
    * Records the end (status, output or error): the execution expires after `retainSeconds`; its task
    * records (`taskKeys`: those the runner wrote and read) go.
    */
-  end(flow: string, name: string, end: Pick<JournaledExecution, "status" | "stopDate" | "output" | "error" | "cause">, retainSeconds: number, taskKeys: string[]): Promise<void>;
+  end(
+    flow: string,
+    name: string,
+    end: Pick<JournaledExecution, "status" | "stopDate" | "output" | "error" | "cause">,
+    retainSeconds: number,
+    taskKeys: string[],
+  ): Promise<void>;
 }
 
 /** The controller's workflow engine: AWS Step Functions, or the same ASL run in process. */

@@ -250,13 +250,23 @@ export async function listPage(source: ItemSource, q: ListQuery, url: string, li
       page: (partial) => {
         selected = true;
         const made = partial.map((r) => ({ id: r.id, item: light!.item(r, attributes) }));
-        const chosen = sortedPage(made.filter((m) => matches(m.item, q)), (m) => m.item, q);
+        const chosen = sortedPage(
+          made.filter((m) => matches(m.item, q)),
+          (m) => m.item,
+          q,
+        );
         return chosen.map((m) => String(m.id));
       },
     };
     const all: Item[] = [];
     for await (const item of source("asc", undefined, names || select ? { names, select } : undefined)) all.push(item);
-    items = selected ? all : sortedPage(all.filter((i) => matches(i, q)), (i) => i, q);
+    items = selected
+      ? all
+      : sortedPage(
+          all.filter((i) => matches(i, q)),
+          (i) => i,
+          q,
+        );
   }
   return { items, links: pageLinks(items, q, url) };
 }
@@ -286,7 +296,11 @@ function indexedNames(q: ListQuery): string[] | undefined {
 /** The stored attributes the query's sort keys, filters and tag filters read; undefined if one takes more than the record. */
 function lightAttributes(light: LightItems, q: ListQuery): string[] | undefined {
   const { all, any, notAll, notAny } = q.tags;
-  const keys = [...q.sort.map((s) => s.key), ...Object.keys(q.filters), ...(all.length + any.length + notAll.length + notAny.length ? ["tags"] : [])];
+  const keys = [
+    ...q.sort.map((s) => s.key),
+    ...Object.keys(q.filters),
+    ...(all.length + any.length + notAll.length + notAny.length ? ["tags"] : []),
+  ];
   const out = new Set<string>();
   for (const key of keys) {
     const reads = light.reads(key);
@@ -300,11 +314,16 @@ function lightAttributes(light: LightItems, q: ListQuery): string[] | undefined 
 function pageLinks(items: Item[], q: ListQuery, url: string): Page["links"] {
   if (items.length === 0) return [];
   const base = q.params.filter(([k]) => k !== "limit" && k !== "marker" && k !== "page_reverse");
-  const href = (extra: [string, string][]) =>
-    `${url}?${new URLSearchParams([["limit", String(q.limit)], ...base, ...extra]).toString()}`;
+  const href = (extra: [string, string][]) => `${url}?${new URLSearchParams([["limit", String(q.limit)], ...base, ...extra]).toString()}`;
   const links: Page["links"] = [];
   if (q.marker !== undefined) {
-    links.push({ href: href([["marker", String(items[0]!.id)], ["page_reverse", "True"]]), rel: "previous" });
+    links.push({
+      href: href([
+        ["marker", String(items[0]!.id)],
+        ["page_reverse", "True"],
+      ]),
+      rel: "previous",
+    });
   }
   if (items.length >= q.limit) links.push({ href: href([["marker", String(items[items.length - 1]!.id)]]), rel: "next" });
   return links;

@@ -26,7 +26,8 @@ export async function readSecretSettings(env: Env, read?: SecretReader): Promise
   const wanted = SECRET_SETTINGS.filter((name) => set(env[parameterSetting(name)]));
   if (wanted.length === 0) return env;
   const both = wanted.filter((name) => set(env[`OTTAVA_${name}`]));
-  if (both.length) throw new Error(`set either OTTAVA_<NAME> or OTTAVA_<NAME>_PARAMETER, not both: ${both.map((n) => `OTTAVA_${n}`).join(", ")}`);
+  if (both.length)
+    throw new Error(`set either OTTAVA_<NAME> or OTTAVA_<NAME>_PARAMETER, not both: ${both.map((n) => `OTTAVA_${n}`).join(", ")}`);
   const reader = read ?? (await ssmSecretReader());
   const values = await Promise.all(
     wanted.map(async (name) => {
@@ -35,7 +36,10 @@ export async function readSecretSettings(env: Env, read?: SecretReader): Promise
       try {
         value = await reader(parameter);
       } catch (e) {
-        throw new Error(`${parameterSetting(name)}: the parameter ${parameter} could not be read (${(e as Error)?.name ?? "Error"}: ${(e as Error)?.message ?? String(e)})`, { cause: e });
+        throw new Error(
+          `${parameterSetting(name)}: the parameter ${parameter} could not be read (${(e as Error)?.name ?? "Error"}: ${(e as Error)?.message ?? String(e)})`,
+          { cause: e },
+        );
       }
       if (value === "") throw new Error(`${parameterSetting(name)}: the parameter ${parameter} is empty`);
       return [`OTTAVA_${name}`, value] as const;
@@ -56,7 +60,8 @@ export interface SsmReaderOptions {
 
 /** SHA-256 and HMAC-SHA256 as SignatureV4 asks for them (its `sha256` constructor), from node:crypto. */
 type SourceData = string | ArrayBuffer | ArrayBufferView;
-const bytes = (d: SourceData) => (typeof d === "string" ? d : d instanceof ArrayBuffer ? new Uint8Array(d) : new Uint8Array(d.buffer, d.byteOffset, d.byteLength));
+const bytes = (d: SourceData) =>
+  typeof d === "string" ? d : d instanceof ArrayBuffer ? new Uint8Array(d) : new Uint8Array(d.buffer, d.byteOffset, d.byteLength);
 class Sha256 {
   private readonly hash: ReturnType<typeof createHash> | ReturnType<typeof createHmac>;
   constructor(secret?: SourceData) {
@@ -114,7 +119,10 @@ export async function ssmSecretReader(opts: SsmReaderOptions = {}): Promise<Secr
         if (typeof value !== "string") throw new Error("GetParameter answered no value");
         return value;
       }
-      const name = String(answer.__type ?? "").split("#").pop() || `HTTP${res.status}`;
+      const name =
+        String(answer.__type ?? "")
+          .split("#")
+          .pop() || `HTTP${res.status}`;
       if ((res.status >= 500 || /Throttl/.test(name)) && attempt < GET_PARAMETER_ATTEMPTS) {
         await new Promise((ok) => setTimeout(ok, 100 * 2 ** attempt));
         continue;

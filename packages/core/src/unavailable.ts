@@ -14,7 +14,15 @@ const THROTTLING = new Set([
   "TooManyRequestsException",
 ]);
 /** Error names of a service that failed or did not answer in time. */
-const SERVER = new Set(["InternalServerError", "InternalFailure", "ServiceUnavailable", "ServiceUnavailableException", "TimeoutError", "RequestTimeout", "RequestTimeoutException"]);
+const SERVER = new Set([
+  "InternalServerError",
+  "InternalFailure",
+  "ServiceUnavailable",
+  "ServiceUnavailableException",
+  "TimeoutError",
+  "RequestTimeout",
+  "RequestTimeoutException",
+]);
 /** Node's codes of a connection lost or never made (the SDK's NODEJS_TIMEOUT_ERROR_CODES and NODEJS_NETWORK_ERROR_CODES). */
 const NETWORK = new Set(["ECONNRESET", "ECONNREFUSED", "EPIPE", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH", "ENOTFOUND", "EAI_AGAIN"]);
 

@@ -41,15 +41,12 @@ export const bool = () =>
 
 /** Octavia's IPAddressType: IPv4 or IPv6. */
 export const ipAddress = () =>
-  z
-    .string({ error: "Value should be IPv4 or IPv6 format" })
-    .refine((v) => z.ipv4().safeParse(v).success || z.ipv6().safeParse(v).success, {
-      error: "Value should be IPv4 or IPv6 format",
-    });
+  z.string({ error: "Value should be IPv4 or IPv6 format" }).refine((v) => z.ipv4().safeParse(v).success || z.ipv6().safeParse(v).success, {
+    error: "Value should be IPv4 or IPv6 format",
+  });
 
 /** wsme ArrayType(StringType(max_length)), as used for tags. */
-export const tags = () =>
-  z.array(str(255), { error: "Value should be a list" }).transform((t) => [...new Set(t)]);
+export const tags = () => z.array(str(255), { error: "Value should be a list" }).transform((t) => [...new Set(t)]);
 
 /** wsme Enum. */
 export const oneOf = <T extends string>(values: readonly [T, ...T[]]) =>
@@ -127,7 +124,9 @@ export function pyRepr(v: unknown): string {
   if (typeof v === "string") return pyString(v);
   if (Array.isArray(v)) return `[${v.map(pyRepr).join(", ")}]`;
   if (typeof v === "object") {
-    return `{${Object.entries(v as Record<string, unknown>).map(([k, x]) => `${pyString(k)}: ${pyRepr(x)}`).join(", ")}}`;
+    return `{${Object.entries(v as Record<string, unknown>)
+      .map(([k, x]) => `${pyString(k)}: ${pyRepr(x)}`)
+      .join(", ")}}`;
   }
   return String(v);
 }

@@ -71,7 +71,10 @@ describe("list filters are Octavia's", () => {
             fault = e;
           }
           expect(fault, key).toBeInstanceOf(Fault);
-          expect([(fault as Fault).status, (fault as Fault).message]).toEqual([400, "One or more arguments are either duplicate or invalid"]);
+          expect([(fault as Fault).status, (fault as Fault).message]).toEqual([
+            400,
+            "One or more arguments are either duplicate or invalid",
+          ]);
         }
       });
     });
@@ -83,6 +86,10 @@ describe("list filters are Octavia's", () => {
     expect(l7RuleDescriptor.filters.l7policy_id).toBe("l7policy_id");
     // Response fields that are not data-model attributes: refused by Octavia, refused here.
     expect(fixture.collections.healthmonitors!.refused).toMatchObject({ pools: "invalid", tenant_id: "invalid" });
-    expect(fixture.collections.listeners!.refused).toMatchObject({ stats: "relationship", l7policies: "relationship", load_balancer: "relationship" });
+    expect(fixture.collections.listeners!.refused).toMatchObject({
+      stats: "relationship",
+      l7policies: "relationship",
+      load_balancer: "relationship",
+    });
   });
 });

@@ -43,7 +43,13 @@ function viewOf(db: DbLb, amphoraId = "amp"): HealthView {
   return {
     amphora: { id: amphoraId, loadbalancer_id: db.id, status: "ALLOCATED", compute_id: "c", listener_stats: {}, listener_stats_rev: 0 },
     lb: { id: db.id, enabled: db.enabled, provisioning_status: db.provisioning_status, operating_status: db.operating_status },
-    listeners: Object.entries(db.listeners ?? {}).map(([id, l]) => ({ id, enabled: l.enabled, protocol: l.protocol, operating_status: l.operating_status, default_pool_id: null })),
+    listeners: Object.entries(db.listeners ?? {}).map(([id, l]) => ({
+      id,
+      enabled: l.enabled,
+      protocol: l.protocol,
+      operating_status: l.operating_status,
+      default_pool_id: null,
+    })),
     pools: Object.entries(db.pools ?? {}).map(([id, p]) => ({ id, operating_status: p.operating_status })),
     members: Object.entries(db.pools ?? {}).flatMap(([poolId, p]) =>
       Object.entries(p.members).map(([id, m]) => ({ id, pool_id: poolId, enabled: true, operating_status: m.operating_status })),
@@ -113,7 +119,9 @@ describe("the envelope (status_message.py)", () => {
     expect(() => readHeartbeat({ id: "a" })).toThrow(/listeners/);
     expect(() => readHeartbeat({ id: "a", ver: 3, listeners: {} })).toThrow(/pools/);
     expect(readHeartbeat({ id: "a", ver: 1, listeners: {} }).pools).toEqual({});
-    expect(readHeartbeat({ id: "a", listeners: { l: { status: "OPEN", stats: { tx: -1, rx: "x" } } } }).listeners.l!.stats).toEqual(stats());
+    expect(readHeartbeat({ id: "a", listeners: { l: { status: "OPEN", stats: { tx: -1, rx: "x" } } } }).listeners.l!.stats).toEqual(
+      stats(),
+    );
   });
 
   it("normalizes pool keys as Octavia: '<pool>:<listener>' and '<pool>'", () => {
@@ -144,7 +152,9 @@ describe("update_health, as Octavia's own code answers", () => {
     provisioning_status: "ACTIVE",
     operating_status: "bogus",
     listeners: { l1: { operating_status: "bogus", protocol: "HTTP", enabled: true } },
-    pools: { p1: { operating_status: "bogus", members: { m1: { operating_status: "NOTHING_MATCHABLE" }, m2: { operating_status: "NO_MONITOR" } } } },
+    pools: {
+      p1: { operating_status: "bogus", members: { m1: { operating_status: "NOTHING_MATCHABLE" }, m2: { operating_status: "NO_MONITOR" } } },
+    },
   };
   const changes = (m: HeartbeatMessage, view = viewOf(db)) => Object.fromEntries(updateHealth(m, view).statuses.map((s) => [s.id, s.to]));
 
@@ -160,18 +170,34 @@ describe("update_health, as Octavia's own code answers", () => {
   });
 
   it("a DOWN member degrades its pool and the LB; a DOWN pool is ERROR and so is the LB; FULL degrades the listener", () => {
-    expect(changes(msg({ listeners: { l1: { status: "OPEN", stats: stats() } }, pools: { p1: { status: "UP", members: { m1: "DOWN 1/2", m2: "no check" } } } }))).toEqual({
+    expect(
+      changes(
+        msg({
+          listeners: { l1: { status: "OPEN", stats: stats() } },
+          pools: { p1: { status: "UP", members: { m1: "DOWN 1/2", m2: "no check" } } },
+        }),
+      ),
+    ).toEqual({
       l1: "ONLINE",
       p1: "DEGRADED",
       m1: "ERROR",
       lb: "DEGRADED",
     });
-    expect(changes(msg({ listeners: { l1: { status: "OPEN", stats: stats() } }, pools: { p1: { status: "DOWN", members: { m1: "DOWN" } } } }))).toMatchObject({
+    expect(
+      changes(msg({ listeners: { l1: { status: "OPEN", stats: stats() } }, pools: { p1: { status: "DOWN", members: { m1: "DOWN" } } } })),
+    ).toMatchObject({
       p1: "ERROR",
       m1: "ERROR",
       lb: "ERROR",
     });
-    expect(changes(msg({ listeners: { l1: { status: "FULL", stats: stats() } }, pools: { p1: { status: "UP", members: { m1: "DRAIN", m2: "MAINT" } } } }))).toEqual({
+    expect(
+      changes(
+        msg({
+          listeners: { l1: { status: "FULL", stats: stats() } },
+          pools: { p1: { status: "UP", members: { m1: "DRAIN", m2: "MAINT" } } },
+        }),
+      ),
+    ).toEqual({
       l1: "DEGRADED",
       p1: "ONLINE",
       m1: "DRAINING",
@@ -188,7 +214,13 @@ describe("update_health, as Octavia's own code answers", () => {
   });
 
   it("RESTARTING keeps a member's status; an unknown word is logged and changes nothing", () => {
-    const out = updateHealth(msg({ listeners: { l1: { status: "OPEN", stats: stats() } }, pools: { p1: { status: "UP", members: { m1: "RESTARTING", m2: "weird" } } } }), viewOf(db));
+    const out = updateHealth(
+      msg({
+        listeners: { l1: { status: "OPEN", stats: stats() } },
+        pools: { p1: { status: "UP", members: { m1: "RESTARTING", m2: "weird" } } },
+      }),
+      viewOf(db),
+    );
     expect(out.statuses.map((s) => s.id)).toEqual(["l1", "p1", "lb"]);
     expect(out.warnings.map((w) => w.message)).toContain("Member reported an unknown status");
   });
@@ -201,7 +233,10 @@ describe("update_health, as Octavia's own code answers", () => {
       pools: { p1: { operating_status: "ONLINE", members: { m1: "x" as never } } },
     };
     settled.pools!.p1!.members = { m1: { operating_status: "ONLINE" } };
-    const out = updateHealth(msg({ listeners: { l1: { status: "OPEN", stats: stats() } }, pools: { p1: { status: "UP", members: { m1: "UP" } } } }), viewOf(settled));
+    const out = updateHealth(
+      msg({ listeners: { l1: { status: "OPEN", stats: stats() } }, pools: { p1: { status: "UP", members: { m1: "UP" } } } }),
+      viewOf(settled),
+    );
     expect(out.statuses).toEqual([]);
     expect(out.recordHeartbeat).toBe(true);
   });
@@ -214,7 +249,10 @@ describe("update_health, as Octavia's own code answers", () => {
   });
 
   it("a heartbeat processed later than heartbeat_interval changes nothing", () => {
-    const out = updateHealth(msg({ listeners: { l1: { status: "OPEN", stats: stats() } } }), viewOf(db), { processingDelay: 10, heartbeatInterval: 10 });
+    const out = updateHealth(msg({ listeners: { l1: { status: "OPEN", stats: stats() } } }), viewOf(db), {
+      processingDelay: 10,
+      heartbeatInterval: 10,
+    });
     expect(out).toMatchObject({ outcome: "too-slow", recordHeartbeat: false, statuses: [] });
   });
 
@@ -227,7 +265,13 @@ describe("update_health, as Octavia's own code answers", () => {
 
   it("pre-versioning heartbeats: a UDP listener without enabled members is not expected", () => {
     const view: HealthView = {
-      ...viewOf({ ...db, listeners: { l1: { operating_status: "ONLINE", protocol: "HTTP", enabled: true }, u1: { operating_status: "OFFLINE", protocol: "UDP", enabled: true } } }),
+      ...viewOf({
+        ...db,
+        listeners: {
+          l1: { operating_status: "ONLINE", protocol: "HTTP", enabled: true },
+          u1: { operating_status: "OFFLINE", protocol: "UDP", enabled: true },
+        },
+      }),
     };
     view.listeners[1]!.default_pool_id = "p1";
     view.members = [{ id: "m1", pool_id: "p1", enabled: false, operating_status: "OFFLINE" }];
@@ -244,7 +288,10 @@ describe("update_stats and the /stats sums", () => {
     enabled: true,
     provisioning_status: "ACTIVE",
     operating_status: "ONLINE",
-    listeners: { l1: { operating_status: "ONLINE", protocol: "HTTP", enabled: true }, l2: { operating_status: "ONLINE", protocol: "HTTP", enabled: true } },
+    listeners: {
+      l1: { operating_status: "ONLINE", protocol: "HTTP", enabled: true },
+      l2: { operating_status: "ONLINE", protocol: "HTTP", enabled: true },
+    },
   };
   const view = (rows: Record<string, ListenerStatsRow>): HealthView => ({
     ...viewOf(db2),
@@ -259,7 +306,13 @@ describe("update_stats and the /stats sums", () => {
   });
 
   it("version 3: deltas added, active connections replaced; unchanged rows and unknown listeners are not written", () => {
-    const m = msg({ listeners: { l1: { status: "OPEN", stats: stats(10, 20, 3, 4, 1) }, l2: { status: "OPEN", stats: stats(0, 0, 2) }, lx: { status: "OPEN", stats: stats(1) } } });
+    const m = msg({
+      listeners: {
+        l1: { status: "OPEN", stats: stats(10, 20, 3, 4, 1) },
+        l2: { status: "OPEN", stats: stats(0, 0, 2) },
+        lx: { status: "OPEN", stats: stats(1) },
+      },
+    });
     const rows = { l1: row(100, 200, 9, 40, 0), l2: row(5, 5, 2, 5, 0) };
     const updates = updateStats(m, view(rows));
     expect(updates).toEqual([{ listener_id: "l1", mode: "increment", ...row(20, 10, 3, 4, 1) }]);

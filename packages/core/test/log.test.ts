@@ -10,7 +10,15 @@ describe("createLogger", () => {
     log.info("request", { method: "GET", status: 200, nested: { a: [1, 2] } });
     expect(lines).toHaveLength(1);
     const [line] = jsonLines(lines);
-    expect(line).toMatchObject({ level: "INFO", message: "request", service: "ottava-test", region: "r1", method: "GET", status: 200, nested: { a: [1, 2] } });
+    expect(line).toMatchObject({
+      level: "INFO",
+      message: "request",
+      service: "ottava-test",
+      region: "r1",
+      method: "GET",
+      status: 200,
+      nested: { a: [1, 2] },
+    });
     expect(line!.timestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     expect(lines[0]).toContain('"message":"request"');
   });
@@ -50,6 +58,12 @@ describe("createLogger", () => {
     log.info("login", { user: "admin", password: "p-789", auth: { Authorization: "Bearer b-0", client_secret: "s-1", keep: "visible" } });
     const out = lines.join("\n");
     for (const secret of ["k-123", "t-456", "p-789", "b-0", "s-1"]) expect(out).not.toContain(secret);
-    expect(jsonLines(lines)[0]).toMatchObject({ user: "admin", apiKey: "***", token: "***", password: "***", auth: { Authorization: "***", client_secret: "***", keep: "visible" } });
+    expect(jsonLines(lines)[0]).toMatchObject({
+      user: "admin",
+      apiKey: "***",
+      token: "***",
+      password: "***",
+      auth: { Authorization: "***", client_secret: "***", keep: "visible" },
+    });
   });
 });

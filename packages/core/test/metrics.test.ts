@@ -20,7 +20,10 @@ describe("metrics", () => {
     const out = captureMetrics();
     createMetrics({ service: "ottava-health" }).timing("FlowDuration", 1234.5);
     const [line] = out.emitted("FlowDuration");
-    expect(line!._aws.CloudWatchMetrics[0]).toMatchObject({ Dimensions: [["service"]], Metrics: [{ Name: "FlowDuration", Unit: "Milliseconds" }] });
+    expect(line!._aws.CloudWatchMetrics[0]).toMatchObject({
+      Dimensions: [["service"]],
+      Metrics: [{ Name: "FlowDuration", Unit: "Milliseconds" }],
+    });
     expect(line).toMatchObject({ service: "ottava-health", FlowDuration: 1234.5 });
   });
 

@@ -36,7 +36,8 @@ const label = (row: Matrix["rows"][number]) =>
 const P = "project-p";
 const creds = (roles: string[], extra: Partial<Credentials> = {}): Credentials => ({ roles, project_id: P, is_admin: false, ...extra });
 /** Evaluates one check string as an operator's rule. */
-const evaluate = (check: string, target: Target, c: Credentials) => new PolicyEnforcer({ overrides: { probe: check } }).enforce("probe", target, c);
+const evaluate = (check: string, target: Target, c: Credentials) =>
+  new PolicyEnforcer({ overrides: { probe: check } }).enforce("probe", target, c);
 
 describe("the default rules", () => {
   // The rules taken from Octavia master (added or changed since Octavia 11) are proven by their own tests below.
@@ -124,7 +125,8 @@ describe("Octavia's policy matrix", () => {
     for (const { check, results } of matrix.expressions) {
       matrix.expression_creds.forEach((c, i) => {
         const expected = results[i] === "1";
-        if (evaluate(check, { ...matrix.expression_target }, c) !== expected) wrong.push(`${JSON.stringify(check)} creds #${i}: expected ${expected}`);
+        if (evaluate(check, { ...matrix.expression_target }, c) !== expected)
+          wrong.push(`${JSON.stringify(check)} creds #${i}: expected ${expected}`);
       });
     }
     expect(wrong).toEqual([]);
@@ -167,10 +169,24 @@ describe("Octavia's policy matrix", () => {
     const observer = creds(["load-balancer_global_observer"], { project_id: "project-q" });
     expect(enforcer.enforce("os_load-balancer_api:loadbalancer:get_one", { project_id: P }, observer)).toBe(true);
     expect(enforcer.enforce("os_load-balancer_api:loadbalancer:get_flows", { project_id: P }, observer)).toBe(false);
-    expect(enforcer.enforce("os_load-balancer_api:loadbalancer:get_flows", { project_id: P }, creds(["load-balancer_observer"]))).toBe(true);
+    expect(enforcer.enforce("os_load-balancer_api:loadbalancer:get_flows", { project_id: P }, creds(["load-balancer_observer"]))).toBe(
+      true,
+    );
     expect(enforcer.enforce("os_load-balancer_api:loadbalancer:get_flows", { project_id: P }, creds(["load-balancer_member"]))).toBe(true);
-    expect(enforcer.enforce("os_load-balancer_api:loadbalancer:get_flows", { project_id: P }, creds(["load-balancer_member"], { project_id: "project-q" }))).toBe(false);
-    expect(enforcer.enforce("os_load-balancer_api:loadbalancer:get_flows", { project_id: P }, creds(["load-balancer_admin"], { project_id: "project-q" }))).toBe(true);
+    expect(
+      enforcer.enforce(
+        "os_load-balancer_api:loadbalancer:get_flows",
+        { project_id: P },
+        creds(["load-balancer_member"], { project_id: "project-q" }),
+      ),
+    ).toBe(false);
+    expect(
+      enforcer.enforce(
+        "os_load-balancer_api:loadbalancer:get_flows",
+        { project_id: P },
+        creds(["load-balancer_admin"], { project_id: "project-q" }),
+      ),
+    ).toBe(true);
   });
 });
 
@@ -180,10 +196,17 @@ describe("the service role (Octavia master)", () => {
   const service = creds(["service"], { project_id: "services" });
 
   it("may list the members of any project's pool, whatever the switches", () => {
-    for (const [newDefaults, scope] of [[false, false], [false, true], [true, false], [true, true]] as const) {
+    for (const [newDefaults, scope] of [
+      [false, false],
+      [false, true],
+      [true, false],
+      [true, true],
+    ] as const) {
       const enforcer = enforcerFor(newDefaults, scope);
       expect(enforcer.enforce(MEMBERS, { project_id: P }, service), `new_defaults=${newDefaults} scope=${scope}`).toBe(true);
-      expect(enforcer.enforce(MEMBERS, { project_id: "project-q" }, creds(["service"])), `new_defaults=${newDefaults} scope=${scope}`).toBe(true);
+      expect(enforcer.enforce(MEMBERS, { project_id: "project-q" }, creds(["service"])), `new_defaults=${newDefaults} scope=${scope}`).toBe(
+        true,
+      );
     }
   });
 
@@ -197,7 +220,9 @@ describe("the service role (Octavia master)", () => {
   it("leaves member:get_all as Octavia 11's for every other caller", () => {
     const enforcer = enforcerFor(false, false);
     expect(enforcer.enforce(MEMBERS, { project_id: P }, creds(["member", "load-balancer_member"]))).toBe(true);
-    expect(enforcer.enforce(MEMBERS, { project_id: P }, creds(["member", "load-balancer_member"], { project_id: "project-q" }))).toBe(false);
+    expect(enforcer.enforce(MEMBERS, { project_id: P }, creds(["member", "load-balancer_member"], { project_id: "project-q" }))).toBe(
+      false,
+    );
     expect(enforcer.enforce(MEMBERS, { project_id: P }, creds(["reader"], { project_id: "services" }))).toBe(false);
     expect(enforcer.enforce(MEMBERS, { project_id: P }, creds([], { project_id: "services" }))).toBe(false);
   });
@@ -241,7 +266,9 @@ describe("the VIP security group rules (Octavia master, v2.29)", () => {
       expect(enforcer.enforce(full, { project_id: P }, creds(["load-balancer_member"], { project_id: "project-q" })), name).toBe(false);
       expect(enforcer.enforce(full, { project_id: P }, creds(["load-balancer_admin"], { project_id: "project-q" })), name).toBe(true);
     }
-    const overridden = new PolicyEnforcer({ overrides: { "os_load-balancer_api:loadbalancer:post:vip_sg_ids": "rule:load-balancer:admin" } });
+    const overridden = new PolicyEnforcer({
+      overrides: { "os_load-balancer_api:loadbalancer:post:vip_sg_ids": "rule:load-balancer:admin" },
+    });
     const member = creds(["load-balancer_member"]);
     expect(overridden.enforce("os_load-balancer_api:loadbalancer:post:vip_sg_ids", { project_id: P }, member)).toBe(false);
     expect(overridden.enforce("os_load-balancer_api:loadbalancer:post", { project_id: P }, member)).toBe(true);
@@ -253,15 +280,24 @@ describe("the check-string parser", () => {
   const role = (match: string) => ({ type: "role", match });
 
   it("gives not precedence over and, and over or", () => {
-    expect(parseCheck("role:a or role:b and role:c")).toEqual({ type: "or", checks: [role("a"), { type: "and", checks: [role("b"), role("c")] }] });
-    expect(parseCheck("role:a and role:b or role:c")).toEqual({ type: "or", checks: [{ type: "and", checks: [role("a"), role("b")] }, role("c")] });
+    expect(parseCheck("role:a or role:b and role:c")).toEqual({
+      type: "or",
+      checks: [role("a"), { type: "and", checks: [role("b"), role("c")] }],
+    });
+    expect(parseCheck("role:a and role:b or role:c")).toEqual({
+      type: "or",
+      checks: [{ type: "and", checks: [role("a"), role("b")] }, role("c")],
+    });
     expect(parseCheck("not role:a and role:b")).toEqual({ type: "and", checks: [{ type: "not", check: role("a") }, role("b")] });
     expect(parseCheck("role:a and role:b and role:c")).toEqual({ type: "and", checks: [role("a"), role("b"), role("c")] });
     expect(parseCheck("role:a OR role:b")).toEqual({ type: "or", checks: [role("a"), role("b")] });
   });
 
   it("groups with parentheses, even glued to the checks", () => {
-    expect(parseCheck("(role:a or role:b) and role:c")).toEqual({ type: "and", checks: [{ type: "or", checks: [role("a"), role("b")] }, role("c")] });
+    expect(parseCheck("(role:a or role:b) and role:c")).toEqual({
+      type: "and",
+      checks: [{ type: "or", checks: [role("a"), role("b")] }, role("c")],
+    });
     expect(parseCheck("not (role:a or role:b)")).toEqual({ type: "not", check: { type: "or", checks: [role("a"), role("b")] } });
     expect(parseCheck("((project_id:%(project_id)s))")).toEqual({ type: "creds", path: ["project_id"], match: "%(project_id)s" });
   });
@@ -384,6 +420,8 @@ describe("PolicyEnforcer", () => {
     const systemToken: Credentials = { roles: [], system_scope: "all", is_admin: false };
     expect(enforcer.enforce("load-balancer:write", target, systemToken)).toBe(true);
     expect(enforcer.enforce("load-balancer:owner", target, { ...systemToken, project_id: P })).toBe(false);
-    expect(enforcer.enforce("os_load-balancer_api:pool:put", target, { ...systemToken, domain_id: "d", system_scope: undefined })).toBe(true);
+    expect(enforcer.enforce("os_load-balancer_api:pool:put", target, { ...systemToken, domain_id: "d", system_scope: undefined })).toBe(
+      true,
+    );
   });
 });

@@ -75,7 +75,9 @@ describe("list queries", () => {
   it("sorts on any attribute and pages that order", async () => {
     const p = await listPage(source, q("sort=name:asc&limit=2&marker=id-5"), "http://h/x");
     expect(ids(p)).toEqual(["id-4", "id-3"]);
-    await expect(listPage(source, q("sort=name&marker=nope"), "http://h/x")).rejects.toThrow("Supplied pagination marker 'nope' is not valid.");
+    await expect(listPage(source, q("sort=name&marker=nope"), "http://h/x")).rejects.toThrow(
+      "Supplied pagination marker 'nope' is not valid.",
+    );
   });
 
   it("filters on attributes and the four tag filters", async () => {
@@ -94,7 +96,8 @@ describe("list queries", () => {
       yield { id: "a", admin_state_up: true, [MODEL_VALUES]: { pool_id: "p1" } };
       yield { id: "b", admin_state_up: false, [MODEL_VALUES]: { pool_id: "p2" } };
     };
-    const withPool = (s: string) => parseListQuery([...new URLSearchParams(s).entries()], ["id"], { pool_id: "pool_id", enabled: "admin_state_up" }, 1000);
+    const withPool = (s: string) =>
+      parseListQuery([...new URLSearchParams(s).entries()], ["id"], { pool_id: "pool_id", enabled: "admin_state_up" }, 1000);
     expect(withPool("enabled=false&pool_id=p2").filters).toEqual({ admin_state_up: ["false"], pool_id: ["p2"] });
     expect(ids(await listPage(hidden, withPool("pool_id=p2"), "http://h/x"))).toEqual(["b"]);
     expect(ids(await listPage(hidden, withPool("enabled=true"), "http://h/x"))).toEqual(["a"]);

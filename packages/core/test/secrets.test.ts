@@ -20,7 +20,11 @@ describe("secrets from SSM parameters (OTTAVA_<NAME>_PARAMETER)", () => {
   it("are read into their settings, each parameter once", async () => {
     const { read, reads } = fakeParameters({ "/ottava/dev/CaPrivateKey:3": KEY, "/ottava/dev/HeartbeatKey:1": "hb-secret" });
     const env = await readSecretSettings(
-      { OTTAVA_CA_PRIVATE_KEY_PARAMETER: "/ottava/dev/CaPrivateKey:3", OTTAVA_HEARTBEAT_KEY_PARAMETER: "/ottava/dev/HeartbeatKey:1", OTTAVA_LOG_LEVEL: "warn" },
+      {
+        OTTAVA_CA_PRIVATE_KEY_PARAMETER: "/ottava/dev/CaPrivateKey:3",
+        OTTAVA_HEARTBEAT_KEY_PARAMETER: "/ottava/dev/HeartbeatKey:1",
+        OTTAVA_LOG_LEVEL: "warn",
+      },
       read,
     );
     expect(env).toMatchObject({ OTTAVA_CA_PRIVATE_KEY: KEY, OTTAVA_HEARTBEAT_KEY: "hb-secret", OTTAVA_LOG_LEVEL: "warn" });
@@ -68,9 +72,13 @@ describe("secrets from SSM parameters (OTTAVA_<NAME>_PARAMETER)", () => {
   it("fail naming the setting and the parameter, never a value", async () => {
     const { read } = fakeParameters({ "/p/key": KEY, "/p/empty": "" });
     const missing = readSecretSettings({ OTTAVA_CA_PRIVATE_KEY_PARAMETER: "/p/key", OTTAVA_CLIENT_CERT_PARAMETER: "/p/gone" }, read);
-    await expect(missing).rejects.toThrow("OTTAVA_CLIENT_CERT_PARAMETER: the parameter /p/gone could not be read (ParameterNotFound: Parameter /p/gone not found.)");
+    await expect(missing).rejects.toThrow(
+      "OTTAVA_CLIENT_CERT_PARAMETER: the parameter /p/gone could not be read (ParameterNotFound: Parameter /p/gone not found.)",
+    );
     await missing.catch((e: Error) => expect(e.message).not.toContain("PRIVATE KEY"));
-    await expect(readSecretSettings({ OTTAVA_HEARTBEAT_KEY_PARAMETER: "/p/empty" }, read)).rejects.toThrow("OTTAVA_HEARTBEAT_KEY_PARAMETER: the parameter /p/empty is empty");
+    await expect(readSecretSettings({ OTTAVA_HEARTBEAT_KEY_PARAMETER: "/p/empty" }, read)).rejects.toThrow(
+      "OTTAVA_HEARTBEAT_KEY_PARAMETER: the parameter /p/empty is empty",
+    );
   });
 
   it("are never taken as unset: loadConfig refuses a parameter that was not read", () => {
@@ -108,7 +116,9 @@ describe("configLoader", () => {
   });
 
   it("fails on a bad setting as loadConfig does", async () => {
-    await expect(configLoader({ OTTAVA_LOG_LEVEL: "loud" })()).rejects.toThrow("OTTAVA_LOG_LEVEL must be one of debug, info, warn, error, not 'loud'");
+    await expect(configLoader({ OTTAVA_LOG_LEVEL: "loud" })()).rejects.toThrow(
+      "OTTAVA_LOG_LEVEL must be one of debug, info, warn, error, not 'loud'",
+    );
   });
 });
 
@@ -126,11 +136,17 @@ async function ssmEndpoint(answers: { status: number; body: unknown }[]) {
   const endpoint = `http://127.0.0.1:${(server.address() as { port: number }).port}/`;
   return { endpoint, got, close: () => new Promise((ok) => server.close(ok)) };
 }
-const credentials = async () => ({ accessKeyId: "AKIDEXAMPLE", secretAccessKey: "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", sessionToken: "session" });
+const credentials = async () => ({
+  accessKeyId: "AKIDEXAMPLE",
+  secretAccessKey: "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY",
+  sessionToken: "session",
+});
 
 describe("ssmSecretReader", () => {
   it("asks SSM's GetParameter for the decrypted value, in one SigV4-signed request", async () => {
-    const ssm = await ssmEndpoint([{ status: 200, body: { Parameter: { Name: "/ottava/dev/ClientCert", Value: "decrypted", Version: 2 } } }]);
+    const ssm = await ssmEndpoint([
+      { status: 200, body: { Parameter: { Name: "/ottava/dev/ClientCert", Value: "decrypted", Version: 2 } } },
+    ]);
     try {
       const read = await ssmSecretReader({ endpoint: ssm.endpoint, region: "eu-west-1", credentials });
       expect(await read("/ottava/dev/ClientCert:2")).toBe("decrypted");
@@ -140,7 +156,9 @@ describe("ssmSecretReader", () => {
       expect(headers["x-amz-target"]).toBe("AmazonSSM.GetParameter");
       expect(headers["content-type"]).toBe("application/x-amz-json-1.1");
       expect(headers["x-amz-security-token"]).toBe("session");
-      expect(headers.authorization).toMatch(/^AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE\/\d{8}\/eu-west-1\/ssm\/aws4_request, SignedHeaders=[a-z0-9;-]*x-amz-target[a-z0-9;-]*, Signature=[0-9a-f]{64}$/);
+      expect(headers.authorization).toMatch(
+        /^AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE\/\d{8}\/eu-west-1\/ssm\/aws4_request, SignedHeaders=[a-z0-9;-]*x-amz-target[a-z0-9;-]*, Signature=[0-9a-f]{64}$/,
+      );
     } finally {
       await ssm.close();
     }
@@ -161,7 +179,10 @@ describe("ssmSecretReader", () => {
     const missing = await ssmEndpoint([{ status: 400, body: { __type: "ParameterNotFound", message: "Parameter /p/y not found." } }]);
     try {
       const read = await ssmSecretReader({ endpoint: missing.endpoint, credentials });
-      await expect(read("/p/y")).rejects.toMatchObject({ name: "ParameterNotFound", message: "SSM GetParameter of /p/y: ParameterNotFound: Parameter /p/y not found." });
+      await expect(read("/p/y")).rejects.toMatchObject({
+        name: "ParameterNotFound",
+        message: "SSM GetParameter of /p/y: ParameterNotFound: Parameter /p/y not found.",
+      });
       expect(missing.got).toHaveLength(1);
     } finally {
       await missing.close();
@@ -171,7 +192,9 @@ describe("ssmSecretReader", () => {
   it("fails when SSM answers no value", async () => {
     const ssm = await ssmEndpoint([{ status: 200, body: {} }]);
     try {
-      await expect((await ssmSecretReader({ endpoint: ssm.endpoint, credentials }))("/p/x")).rejects.toThrow("GetParameter answered no value");
+      await expect((await ssmSecretReader({ endpoint: ssm.endpoint, credentials }))("/p/x")).rejects.toThrow(
+        "GetParameter answered no value",
+      );
     } finally {
       await ssm.close();
     }

@@ -14,22 +14,27 @@ function fault(fn: () => unknown): [number, string] | undefined {
 
 describe("request bodies, answered as Octavia (wsme) answers them", () => {
   it("applies Octavia's defaults and canonical UUIDs", () => {
-    const lb = parseRoot("load_balancer", "loadbalancer", LoadBalancerPost, { loadbalancer: { vip_subnet_id: SUBNET.toUpperCase().replace(/-/g, "") } });
+    const lb = parseRoot("load_balancer", "loadbalancer", LoadBalancerPost, {
+      loadbalancer: { vip_subnet_id: SUBNET.toUpperCase().replace(/-/g, "") },
+    });
     expect(lb.admin_state_up).toBe(true);
     expect(lb.vip_subnet_id).toBe(SUBNET);
     expect(lb.additional_vips).toEqual([]);
   });
 
   it("refuses unknown and read-only attributes", () => {
-    expect(fault(() => parseRoot("load_balancer", "loadbalancer", LoadBalancerPost, { loadbalancer: { vip_subnet_id: SUBNET, bogus: 1 } }))).toEqual([
+    expect(
+      fault(() => parseRoot("load_balancer", "loadbalancer", LoadBalancerPost, { loadbalancer: { vip_subnet_id: SUBNET, bogus: 1 } })),
+    ).toEqual([400, "Unknown attribute for argument load_balancer.loadbalancer: bogus"]);
+    expect(
+      fault(() =>
+        parseRoot("load_balancer", "loadbalancer", LoadBalancerPut, { loadbalancer: { provisioning_status: "ACTIVE", id: "x" } }),
+      ),
+    ).toEqual([400, "Unknown attributes for argument load_balancer.loadbalancer: provisioning_status, id"]);
+    expect(fault(() => parseRoot("load_balancer", "loadbalancer", LoadBalancerPut, { lb: {} }))).toEqual([
       400,
-      "Unknown attribute for argument load_balancer.loadbalancer: bogus",
+      "Unknown attribute for argument load_balancer: lb",
     ]);
-    expect(fault(() => parseRoot("load_balancer", "loadbalancer", LoadBalancerPut, { loadbalancer: { provisioning_status: "ACTIVE", id: "x" } }))).toEqual([
-      400,
-      "Unknown attributes for argument load_balancer.loadbalancer: provisioning_status, id",
-    ]);
-    expect(fault(() => parseRoot("load_balancer", "loadbalancer", LoadBalancerPut, { lb: {} }))).toEqual([400, "Unknown attribute for argument load_balancer: lb"]);
   });
 
   it("refuses wrong types and out-of-range values with the field named", () => {
@@ -37,32 +42,42 @@ describe("request bodies, answered as Octavia (wsme) answers them", () => {
       400,
       "Invalid input for field/attribute vip_subnet_id. Value: 'nope'. Value should be UUID format",
     ]);
-    expect(fault(() => parseRoot("load_balancer", "loadbalancer", LoadBalancerPut, { loadbalancer: { name: "x".repeat(256) } }))?.[1]).toMatch(
-      /^Invalid input for field\/attribute name\. .*Value should have a maximum character requirement of 255$/,
+    expect(
+      fault(() => parseRoot("load_balancer", "loadbalancer", LoadBalancerPut, { loadbalancer: { name: "x".repeat(256) } }))?.[1],
+    ).toMatch(/^Invalid input for field\/attribute name\. .*Value should have a maximum character requirement of 255$/);
+    expect(fault(() => parseRoot("load_balancer", "loadbalancer", LoadBalancerPut, { loadbalancer: { admin_state_up: "maybe" } }))).toEqual(
+      [400, "Invalid input for field/attribute admin_state_up. Value: 'maybe'. Value not an unambiguous boolean: maybe"],
     );
-    expect(fault(() => parseRoot("load_balancer", "loadbalancer", LoadBalancerPut, { loadbalancer: { admin_state_up: "maybe" } }))).toEqual([
-      400,
-      "Invalid input for field/attribute admin_state_up. Value: 'maybe'. Value not an unambiguous boolean: maybe",
-    ]);
-    expect(fault(() => parseRoot("load_balancer", "loadbalancer", LoadBalancerPost, { loadbalancer: { vip_subnet_id: SUBNET, vip_address: "300.1.1.1" } }))?.[1]).toContain(
-      "Value should be IPv4 or IPv6 format",
-    );
+    expect(
+      fault(() =>
+        parseRoot("load_balancer", "loadbalancer", LoadBalancerPost, { loadbalancer: { vip_subnet_id: SUBNET, vip_address: "300.1.1.1" } }),
+      )?.[1],
+    ).toContain("Value should be IPv4 or IPv6 format");
     expect(fault(() => parseRoot("load_balancer", "loadbalancer", LoadBalancerPut, { loadbalancer: { tags: "a" } }))?.[0]).toBe(400);
-    expect(fault(() => parseRoot("load_balancer", "loadbalancer", LoadBalancerPut, { loadbalancer: { name: 5 } }))?.[1]).toContain("Value should be string");
+    expect(fault(() => parseRoot("load_balancer", "loadbalancer", LoadBalancerPut, { loadbalancer: { name: 5 } }))?.[1]).toContain(
+      "Value should be string",
+    );
   });
 
   it("names missing mandatory fields and unknown attributes of nested objects", () => {
-    expect(fault(() => parseRoot("load_balancer", "loadbalancer", LoadBalancerPost, { loadbalancer: { vip_subnet_id: SUBNET, additional_vips: [{}] } }))).toEqual([
-      400,
-      "Invalid input for field/attribute subnet_id. Value: 'None'. Mandatory field missing.",
-    ]);
     expect(
-      fault(() => parseRoot("load_balancer", "loadbalancer", LoadBalancerPost, { loadbalancer: { vip_subnet_id: SUBNET, additional_vips: [{ subnet_id: SUBNET, x: 1 }] } })),
+      fault(() =>
+        parseRoot("load_balancer", "loadbalancer", LoadBalancerPost, { loadbalancer: { vip_subnet_id: SUBNET, additional_vips: [{}] } }),
+      ),
+    ).toEqual([400, "Invalid input for field/attribute subnet_id. Value: 'None'. Mandatory field missing."]);
+    expect(
+      fault(() =>
+        parseRoot("load_balancer", "loadbalancer", LoadBalancerPost, {
+          loadbalancer: { vip_subnet_id: SUBNET, additional_vips: [{ subnet_id: SUBNET, x: 1 }] },
+        }),
+      ),
     ).toEqual([400, "Unknown attribute for argument load_balancer.loadbalancer.additional_vips: x"]);
   });
 
   it("accepts wsme's unambiguous booleans", () => {
-    expect(parseRoot("load_balancer", "loadbalancer", LoadBalancerPut, { loadbalancer: { admin_state_up: "False" } }).admin_state_up).toBe(false);
+    expect(parseRoot("load_balancer", "loadbalancer", LoadBalancerPut, { loadbalancer: { admin_state_up: "False" } }).admin_state_up).toBe(
+      false,
+    );
     expect(parseRoot("load_balancer", "loadbalancer", LoadBalancerPut, { loadbalancer: { admin_state_up: 1 } }).admin_state_up).toBe(true);
   });
 });

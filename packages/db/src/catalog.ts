@@ -1,13 +1,7 @@
 // The DynamoDB adapter of the CatalogStore port: flavors, flavor profiles, availability zones, their
 // profiles and quotas, in the same table (see ../README.md, "The catalog"). Every read by key is a
 // consistent GetItem; lists Query one partition of the byShard index; nothing scans.
-import {
-  GetCommand,
-  QueryCommand,
-  TransactWriteCommand,
-  UpdateCommand,
-  type DynamoDBDocumentClient,
-} from "@aws-sdk/lib-dynamodb";
+import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import {
   CatalogConflict,
   invalidMarker,
@@ -122,7 +116,12 @@ export class DynamoCatalog implements CatalogStore {
     if (failed !== undefined) throw new CatalogConflict(reasons[failed]!);
   }
 
-  async update<K extends CatalogKind>(kind: K, key: string, set: Partial<CatalogRecords[K]>, opts: CatalogWriteOptions = {}): Promise<CatalogRecords[K]> {
+  async update<K extends CatalogKind>(
+    kind: K,
+    key: string,
+    set: Partial<CatalogRecords[K]>,
+    opts: CatalogWriteOptions = {},
+  ): Promise<CatalogRecords[K]> {
     const def = KINDS[kind];
     const changes = set as Item;
     for (let attempt = 1; ; attempt++) {
@@ -182,7 +181,11 @@ export class DynamoCatalog implements CatalogStore {
       const current = await this.getItem(kind, key);
       if (!current) throw new CatalogConflict("not_found");
       if (opts.unreferenced && refsOf(current) > 0) throw new CatalogConflict("in_use");
-      const condition = this.withRevision({ ExpressionAttributeNames: {}, ExpressionAttributeValues: {} }, current, opts.unreferenced === true);
+      const condition = this.withRevision(
+        { ExpressionAttributeNames: {}, ExpressionAttributeValues: {} },
+        current,
+        opts.unreferenced === true,
+      );
       const items: TransactItem[] = [{ Delete: { TableName: this.table, Key: itemKey(kind, key), ...condition } }];
       if (def.parent) items.push(this.countRef(def.parent.kind, String(current[def.parent.field]), -1));
       const unique = def.unique ? current[def.unique] : undefined;
@@ -227,11 +230,13 @@ export class DynamoCatalog implements CatalogStore {
   }
 
   /** Adds the condition "unchanged since read" (and "unreferenced"), and the revision bump for updates. */
-  private withRevision<U extends { ExpressionAttributeNames: Record<string, string>; ExpressionAttributeValues: Record<string, unknown>; UpdateExpression?: string }>(
-    update: U,
-    current: Item,
-    unreferenced: boolean,
-  ) {
+  private withRevision<
+    U extends {
+      ExpressionAttributeNames: Record<string, string>;
+      ExpressionAttributeValues: Record<string, unknown>;
+      UpdateExpression?: string;
+    },
+  >(update: U, current: Item, unreferenced: boolean) {
     update.ExpressionAttributeNames["#rev"] = REV;
     let condition = "attribute_exists(pk) AND attribute_not_exists(#rev)";
     if (current[REV] !== undefined) {
@@ -289,7 +294,6 @@ export class DynamoCatalog implements CatalogStore {
       throw e;
     }
   }
-
 
   private async anyInShard(pk: string, field: string, value: string): Promise<boolean> {
     let start: Record<string, unknown> | undefined;

@@ -27,7 +27,13 @@ export class DynamoChangeSets implements ChangeSetStore {
     for (let n = 0; n < chunks.length; n++) {
       const item = { pk: treePk(lbId), sk: changeSetSk(owner, n), kind: "changeset", data: JSON.stringify(chunks[n]), expires_at: expires };
       try {
-        await retryConflicts(() => this.doc.send(new TransactWriteCommand({ TransactItems: [ownerCheck(this.table, lbId, owner), { Put: { TableName: this.table, Item: item } }] })));
+        await retryConflicts(() =>
+          this.doc.send(
+            new TransactWriteCommand({
+              TransactItems: [ownerCheck(this.table, lbId, owner), { Put: { TableName: this.table, Item: item } }],
+            }),
+          ),
+        );
       } catch (e) {
         throw lockLostOr(e, `change set of load balancer ${lbId}`);
       }

@@ -25,8 +25,21 @@ export type DynamoFault = (typeof DYNAMODB_FAULTS)[number];
 
 /** The operations a rule may name (the data plane, and what ensureTable calls). */
 const OPERATIONS = new Set([
-  "GetItem", "PutItem", "UpdateItem", "DeleteItem", "Query", "Scan", "BatchGetItem", "BatchWriteItem",
-  "TransactGetItems", "TransactWriteItems", "DescribeTable", "CreateTable", "UpdateTable", "DescribeTimeToLive", "UpdateTimeToLive",
+  "GetItem",
+  "PutItem",
+  "UpdateItem",
+  "DeleteItem",
+  "Query",
+  "Scan",
+  "BatchGetItem",
+  "BatchWriteItem",
+  "TransactGetItems",
+  "TransactWriteItems",
+  "DescribeTable",
+  "CreateTable",
+  "UpdateTable",
+  "DescribeTimeToLive",
+  "UpdateTimeToLive",
 ]);
 
 export interface FaultRule {
@@ -44,7 +57,10 @@ export interface FaultRule {
 /** Parses OTTAVA_DYNAMODB_FAULTS; throws on anything it does not understand, naming the rule. */
 export function parseDynamoFaults(spec: string): FaultRule[] {
   const rules: FaultRule[] = [];
-  for (const part of spec.split(",").map((s) => s.trim()).filter(Boolean)) {
+  for (const part of spec
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const m = /^(\*|[A-Za-z]+)(?:@([A-Za-z][\w-]*))?:([a-z]+)(?::(.+))?$/.exec(part);
     const bad = (why: string) => new Error(`OTTAVA_DYNAMODB_FAULTS: '${part}' ${why}`);
     if (!m) throw bad("is not <Operation|*>[@<task>]:<fault>[:<N>|:<from>-<to>|:<rate>]");
@@ -118,9 +134,14 @@ const ANSWERS: Record<Exclude<DynamoFault, "drop">, { status: number; type: stri
   throttle: {
     status: 400,
     type: "com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException",
-    message: "The level of configured provisioned throughput for the table was exceeded. Consider increasing your provisioning level with the UpdateTable API.",
+    message:
+      "The level of configured provisioned throughput for the table was exceeded. Consider increasing your provisioning level with the UpdateTable API.",
   },
-  throttling: { status: 400, type: "com.amazon.coral.availability#ThrottlingException", message: "Rate of requests exceeds the allowed throughput." },
+  throttling: {
+    status: 400,
+    type: "com.amazon.coral.availability#ThrottlingException",
+    message: "Rate of requests exceeds the allowed throughput.",
+  },
   internal: { status: 500, type: "com.amazonaws.dynamodb.v20120810#InternalServerError", message: "Internal server error" },
 };
 

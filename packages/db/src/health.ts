@@ -28,7 +28,19 @@ import {
   type OperatingStatusChange,
 } from "@ottava/core";
 import { MAX_TRANSACTION, retryConflicts, type TransactItem } from "./client";
-import { AMPHORA, LB_SK, LISTENER, MEMBER, POOL, childSk, heartbeatAttributes, keyFits, pointerKey, treePk, type StoredKind } from "./items";
+import {
+  AMPHORA,
+  LB_SK,
+  LISTENER,
+  MEMBER,
+  POOL,
+  childSk,
+  heartbeatAttributes,
+  keyFits,
+  pointerKey,
+  treePk,
+  type StoredKind,
+} from "./items";
 
 type Item = Record<string, unknown>;
 
@@ -46,8 +58,19 @@ const KINDS: Record<Exclude<HealthKind, "loadbalancer">, StoredKind> = { listene
 
 /** The attributes the health view reads. */
 const PROJECTED = [
-  "sk", "id", "status", "provisioning_status", "operating_status", "admin_state_up", "protocol", "default_pool_id", "pool_id",
-  "compute_id", "loadbalancer_id", LISTENER_STATS, LISTENER_STATS_REV,
+  "sk",
+  "id",
+  "status",
+  "provisioning_status",
+  "operating_status",
+  "admin_state_up",
+  "protocol",
+  "default_pool_id",
+  "pool_id",
+  "compute_id",
+  "loadbalancer_id",
+  LISTENER_STATS,
+  LISTENER_STATS_REV,
 ];
 
 export interface HealthStoreOptions {
@@ -240,7 +263,11 @@ export class DynamoHealthStore implements HealthStore {
   /** The amphora's write again, on its counters as they are now; undefined if it is gone or DELETED. */
   private async rereadAmphora(write: HealthWrite): Promise<TransactItem | undefined> {
     const out = await this.doc.send(
-      new GetCommand({ TableName: this.table, Key: { pk: treePk(write.lbId), sk: childSk(AMPHORA, write.amphoraId) }, ConsistentRead: true }),
+      new GetCommand({
+        TableName: this.table,
+        Key: { pk: treePk(write.lbId), sk: childSk(AMPHORA, write.amphoraId) },
+        ConsistentRead: true,
+      }),
     );
     const item = out.Item;
     if (!item || item.status === DELETED) return undefined;
@@ -275,5 +302,4 @@ export class DynamoHealthStore implements HealthStore {
       ConsistentRead: true,
     });
   }
-
 }

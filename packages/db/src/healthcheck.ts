@@ -15,12 +15,16 @@ export class DynamoHealthCheckStore implements HealthCheckStore {
   ) {}
 
   async staleAmphorae(before: string): Promise<Amphora[]> {
-    const shards = Array.from({ length: SHARDS }, (_, s) => this.all(queryIndex(this.doc, this.table, "byHeartbeat", `HB#${s}`, "desc", before)));
+    const shards = Array.from({ length: SHARDS }, (_, s) =>
+      this.all(queryIndex(this.doc, this.table, "byHeartbeat", `HB#${s}`, "desc", before)),
+    );
     return (await Promise.all(shards)).flat().filter((a) => a.status !== DELETED);
   }
 
   async amphoraeInStatus(statuses: readonly string[]): Promise<Amphora[]> {
-    const shards = Array.from({ length: SHARDS }, (_, s) => this.all(queryIndex(this.doc, this.table, "byShard", `${AMPHORA.kind}#${s}`, "asc", undefined)));
+    const shards = Array.from({ length: SHARDS }, (_, s) =>
+      this.all(queryIndex(this.doc, this.table, "byShard", `${AMPHORA.kind}#${s}`, "asc", undefined)),
+    );
     return (await Promise.all(shards)).flat().filter((a) => statuses.includes(a.status));
   }
 

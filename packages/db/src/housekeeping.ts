@@ -5,10 +5,30 @@
 // rotation write is conditioned on what made it due, so a stale index entry (indexes are eventually
 // consistent) or a second housekeeper at the same moment changes nothing it should not.
 import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
-import { BatchWriteCommand, DeleteCommand, GetCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import {
+  BatchWriteCommand,
+  DeleteCommand,
+  GetCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+  type DynamoDBDocumentClient,
+} from "@aws-sdk/lib-dynamodb";
 import { AMPHORA_ALLOCATED, DELETED, type Amphora, type DeletedRef, type HousekeepingStore } from "@ottava/core";
 import { retryConflicts } from "./client";
-import { AMPHORA, LB_SK, LOADBALANCER, TREE_KINDS, certAttributes, certPartition, childSk, deletedPartition, pointerKey, toRecord, treePk, updateExpression } from "./items";
+import {
+  AMPHORA,
+  LB_SK,
+  LOADBALANCER,
+  TREE_KINDS,
+  certAttributes,
+  certPartition,
+  childSk,
+  deletedPartition,
+  pointerKey,
+  toRecord,
+  treePk,
+  updateExpression,
+} from "./items";
 import { queryAll, queryIndex } from "./query";
 import { INDEXES, SHARDS } from "./table";
 
@@ -49,7 +69,8 @@ export class DynamoHousekeepingStore implements HousekeepingStore {
   }
 
   async purgeLoadBalancer(lbId: string, before: string): Promise<boolean> {
-    const lb = (await this.doc.send(new GetCommand({ TableName: this.table, Key: { pk: treePk(lbId), sk: LB_SK }, ConsistentRead: true }))).Item;
+    const lb = (await this.doc.send(new GetCommand({ TableName: this.table, Key: { pk: treePk(lbId), sk: LB_SK }, ConsistentRead: true })))
+      .Item;
     if (!lb || lb.provisioning_status !== DELETED || !(String(lb[INDEXES.housekeeping.sk] ?? "") < before)) return false;
     // Everything else first (objects and their id pointers, the flow trail, change sets), the LB item
     // last: a purge that stops half-way leaves the LB in the index, and the next one finishes it.
@@ -117,7 +138,6 @@ export class DynamoHousekeepingStore implements HousekeepingStore {
     });
   }
 
-
   private async deleteAll(keys: Key[]): Promise<void> {
     for (let i = 0; i < keys.length; i += BATCH) {
       let requests = keys.slice(i, i + BATCH).map((Key) => ({ DeleteRequest: { Key } }));
@@ -141,7 +161,13 @@ export class DynamoHousekeepingStore implements HousekeepingStore {
     }
   }
 
-  async claimCertRotation(lbId: string, id: string, owner: string, now: string, opts: { staleBefore?: string; expiringBefore?: string } = {}): Promise<boolean> {
+  async claimCertRotation(
+    lbId: string,
+    id: string,
+    owner: string,
+    now: string,
+    opts: { staleBefore?: string; expiringBefore?: string } = {},
+  ): Promise<boolean> {
     const update = updateExpression({ cert_busy: true, cert_rotation: owner, cert_busy_since: now, updated_at: this.now().toISOString() });
     Object.assign(update.ExpressionAttributeNames, { "#st": "status", "#busy": "cert_busy", "#rot": "cert_rotation" });
     Object.assign(update.ExpressionAttributeValues, { ":alloc": AMPHORA_ALLOCATED, ":owner": owner, ":false": false });
@@ -163,7 +189,11 @@ export class DynamoHousekeepingStore implements HousekeepingStore {
   }
 
   async recordCertExpiration(lbId: string, id: string, owner: string, expiration: string): Promise<boolean> {
-    const update = updateExpression({ cert_expiration: expiration, ...certAttributes(id, expiration), updated_at: this.now().toISOString() });
+    const update = updateExpression({
+      cert_expiration: expiration,
+      ...certAttributes(id, expiration),
+      updated_at: this.now().toISOString(),
+    });
     Object.assign(update.ExpressionAttributeNames, { "#st": "status", "#rot": "cert_rotation" });
     Object.assign(update.ExpressionAttributeValues, { ":deleted": DELETED, ":owner": owner });
     return this.conditional(lbId, id, update, "attribute_exists(pk) AND #st <> :deleted AND #rot = :owner");
@@ -180,7 +210,14 @@ export class DynamoHousekeepingStore implements HousekeepingStore {
   private async conditional(lbId: string, id: string, update: ReturnType<typeof updateExpression>, condition: string): Promise<boolean> {
     try {
       await retryConflicts(() =>
-        this.doc.send(new UpdateCommand({ TableName: this.table, Key: { pk: treePk(lbId), sk: childSk(AMPHORA, id) }, ...update, ConditionExpression: condition })),
+        this.doc.send(
+          new UpdateCommand({
+            TableName: this.table,
+            Key: { pk: treePk(lbId), sk: childSk(AMPHORA, id) },
+            ...update,
+            ConditionExpression: condition,
+          }),
+        ),
       );
       return true;
     } catch (e) {

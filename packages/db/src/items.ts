@@ -33,7 +33,6 @@ export const TREE_KINDS: Record<string, StoredKind> = Object.fromEntries(
 /** The kind of a tree item by its sort key; undefined for what is not a record (a member's address claim). */
 export const kindOfSk = (sk: string) => Object.values(TREE_KINDS).find((k) => sk.startsWith(`${k.prefix}#`));
 
-
 /** The partition of a load balancer's whole tree. */
 export const treePk = (lbId: string) => `LB#${lbId}`;
 export const LB_SK = "LB";
@@ -96,7 +95,11 @@ export const orderKey = (createdAt: string, id: string) => `${createdAt}#${id}`;
  * Index attributes of a live item; a record in PENDING_* is also in the pending index, a record with
  * a name (a non-empty string) in the name index. A nested kind is in no list index.
  */
-export function indexAttributes(k: StoredKind, rec: { id: string; project_id: string; created_at: string; name?: unknown }, status: string) {
+export function indexAttributes(
+  k: StoredKind,
+  rec: { id: string; project_id: string; created_at: string; name?: unknown },
+  status: string,
+) {
   if (k.nested) return pendingAttributes(k, rec.id, status).set;
   const order = orderKey(rec.created_at, rec.id);
   return {
@@ -227,6 +230,8 @@ export function updateExpression(set: Record<string, unknown>, remove: string[] 
       names[`#r${j}`] = k;
       return `#r${j}`;
     });
-  const expr = [sets.length ? `SET ${sets.join(", ")}` : "", removes.length ? `REMOVE ${removes.join(", ")}` : ""].filter(Boolean).join(" ");
+  const expr = [sets.length ? `SET ${sets.join(", ")}` : "", removes.length ? `REMOVE ${removes.join(", ")}` : ""]
+    .filter(Boolean)
+    .join(" ");
   return { UpdateExpression: expr, ExpressionAttributeNames: names, ExpressionAttributeValues: values };
 }

@@ -12,7 +12,14 @@
 //   (JSON text) or `error_name` / `error_message` of one completed task invocation. Deleted in the
 //   transaction that records the end; `expires_at` as a backstop.
 import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
-import { BatchWriteCommand, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, type DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import {
+  BatchWriteCommand,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  TransactWriteCommand,
+  type DynamoDBDocumentClient,
+} from "@aws-sdk/lib-dynamodb";
 import type { Config, ExecutionJournal, JournaledExecution, JournaledTask } from "@ottava/core";
 import { MAX_TRANSACTION, createClients, retryConflicts } from "./client";
 
@@ -82,7 +89,12 @@ export class DynamoExecutionJournal implements ExecutionJournal {
                   ExpressionAttributeValues: { ":now": nowSeconds(this.now()) },
                 },
               },
-              { Put: { TableName: this.table, Item: { pk: RUNNING_PK, sk: runningSk(e.flow, e.name), kind: "execution-running", flow: e.flow, name: e.name } } },
+              {
+                Put: {
+                  TableName: this.table,
+                  Item: { pk: RUNNING_PK, sk: runningSk(e.flow, e.name), kind: "execution-running", flow: e.flow, name: e.name },
+                },
+              },
             ],
           }),
         ),
@@ -98,7 +110,9 @@ export class DynamoExecutionJournal implements ExecutionJournal {
   }
 
   async get(flow: string, name: string): Promise<JournaledExecution | undefined> {
-    const res = await this.doc.send(new GetCommand({ TableName: this.table, Key: { pk: execPk(flow, name), sk: EXEC_SK }, ConsistentRead: true }));
+    const res = await this.doc.send(
+      new GetCommand({ TableName: this.table, Key: { pk: execPk(flow, name), sk: EXEC_SK }, ConsistentRead: true }),
+    );
     const item = this.live(res.Item);
     return item && toExecution(item);
   }
@@ -123,12 +137,19 @@ export class DynamoExecutionJournal implements ExecutionJournal {
   }
 
   async recordTask(flow: string, name: string, key: string, outcome: JournaledTask): Promise<void> {
-    const body = "output" in outcome ? { output: outcome.output } : { error_name: outcome.error.name, error_message: outcome.error.message };
+    const body =
+      "output" in outcome ? { output: outcome.output } : { error_name: outcome.error.name, error_message: outcome.error.message };
     try {
       await this.doc.send(
         new PutCommand({
           TableName: this.table,
-          Item: { pk: execPk(flow, name), sk: `${TASK_PREFIX}${key}`, kind: "execution-task", ...body, expires_at: nowSeconds(this.now()) + TASK_RECORD_SECONDS },
+          Item: {
+            pk: execPk(flow, name),
+            sk: `${TASK_PREFIX}${key}`,
+            kind: "execution-task",
+            ...body,
+            expires_at: nowSeconds(this.now()) + TASK_RECORD_SECONDS,
+          },
           ConditionExpression: "attribute_not_exists(pk)",
         }),
       );
@@ -137,8 +158,18 @@ export class DynamoExecutionJournal implements ExecutionJournal {
     }
   }
 
-  async end(flow: string, name: string, end: Pick<JournaledExecution, "status" | "stopDate" | "output" | "error" | "cause">, retainSeconds: number, taskKeys: string[]): Promise<void> {
-    const set: Record<string, unknown> = { status: end.status, stop_date: end.stopDate, expires_at: nowSeconds(this.now()) + retainSeconds };
+  async end(
+    flow: string,
+    name: string,
+    end: Pick<JournaledExecution, "status" | "stopDate" | "output" | "error" | "cause">,
+    retainSeconds: number,
+    taskKeys: string[],
+  ): Promise<void> {
+    const set: Record<string, unknown> = {
+      status: end.status,
+      stop_date: end.stopDate,
+      expires_at: nowSeconds(this.now()) + retainSeconds,
+    };
     if (end.output !== undefined) set.output = end.output;
     if (end.error !== undefined) set.error = end.error;
     if (end.cause !== undefined) set.cause = end.cause;

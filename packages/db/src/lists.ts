@@ -34,7 +34,8 @@ const PARALLEL_READS = 8;
  * list filtered on project_id).
  */
 export function partitions(k: StoredKind, project: string | undefined, names: string[] | undefined): Partition[] {
-  if (names) return names.map((n) => ({ index: "byName" as const, pk: namePartition(k.kind, n), ...(project !== undefined ? { project } : {}) }));
+  if (names)
+    return names.map((n) => ({ index: "byName" as const, pk: namePartition(k.kind, n), ...(project !== undefined ? { project } : {}) }));
   if (project !== undefined) return [{ index: "byProject", pk: `${k.kind}#${project}` }];
   return Array.from({ length: SHARDS }, (_, s) => ({ index: "byShard" as const, pk: `${k.kind}#${s}` }));
 }

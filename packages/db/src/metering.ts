@@ -78,10 +78,22 @@ type AttributeValue = Record<string, unknown>;
 type WireItem = Record<string, AttributeValue>;
 
 const READ_OPS = new Set(["GetItem", "Query", "Scan", "BatchGetItem", "TransactGetItems"]);
-const CAPACITY_OPS = new Set([...READ_OPS, "PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem", "TransactWriteItems"].map((op) => `${op}Command`));
+const CAPACITY_OPS = new Set(
+  [...READ_OPS, "PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem", "TransactWriteItems"].map((op) => `${op}Command`),
+);
 const KEY = { pk: "pk", sk: "sk" } as const;
 
-const zero = (): MeterCounts => ({ requests: 0, errors: 0, items: 0, reportedRead: 0, reportedWrite: 0, computedRead: 0, computedWrite: 0, computedIndexWrite: 0, estimated: 0 });
+const zero = (): MeterCounts => ({
+  requests: 0,
+  errors: 0,
+  items: 0,
+  reportedRead: 0,
+  reportedWrite: 0,
+  computedRead: 0,
+  computedWrite: 0,
+  computedIndexWrite: 0,
+  estimated: 0,
+});
 
 export class DynamoMeter {
   /** While false, metered clients send requests untouched and nothing is counted. */
@@ -129,7 +141,9 @@ export class DynamoMeter {
     const reported = reportedUnits(output.ConsumedCapacity, READ_OPS.has(op));
     c.reportedRead += reported.read;
     c.reportedWrite += reported.write;
-    const error = String(output.__type ?? "").split("#").pop();
+    const error = String(output.__type ?? "")
+      .split("#")
+      .pop();
     if (ok) this.account(op, input, output, c);
     else if (error === "ConditionalCheckFailedException" && ["PutItem", "UpdateItem", "DeleteItem"].includes(op)) {
       // A failed conditional write still costs the item as it is (at least one unit).
@@ -186,17 +200,32 @@ export class DynamoMeter {
       case "UpdateItem": {
         const returned = out.Attributes as WireItem | undefined;
         const rv = String(input.ReturnValues ?? "NONE");
-        return this.write(table, { update: input, after: rv === "ALL_NEW" ? returned : undefined, before: rv === "ALL_OLD" ? returned : undefined }, 1, c);
+        return this.write(
+          table,
+          { update: input, after: rv === "ALL_NEW" ? returned : undefined, before: rv === "ALL_OLD" ? returned : undefined },
+          1,
+          c,
+        );
       }
       case "DeleteItem":
-        return this.write(table, { delete: input.Key as WireItem, before: input.ReturnValues === "ALL_OLD" ? (out.Attributes as WireItem | undefined) : undefined }, 1, c);
+        return this.write(
+          table,
+          {
+            delete: input.Key as WireItem,
+            before: input.ReturnValues === "ALL_OLD" ? (out.Attributes as WireItem | undefined) : undefined,
+          },
+          1,
+          c,
+        );
       case "BatchWriteItem": {
         const unprocessed = new Set(
-          Object.entries((out.UnprocessedItems ?? {}) as Record<string, Record<string, { Item?: WireItem; Key?: WireItem }>[]>).flatMap(([t, rs]) =>
-            rs.map((r) => imageKey(t, keyOf((r.PutRequest?.Item ?? r.DeleteRequest?.Key)!))),
+          Object.entries((out.UnprocessedItems ?? {}) as Record<string, Record<string, { Item?: WireItem; Key?: WireItem }>[]>).flatMap(
+            ([t, rs]) => rs.map((r) => imageKey(t, keyOf((r.PutRequest?.Item ?? r.DeleteRequest?.Key)!))),
           ),
         );
-        for (const [t, rs] of Object.entries((input.RequestItems ?? {}) as Record<string, Record<string, { Item?: WireItem; Key?: WireItem }>[]>)) {
+        for (const [t, rs] of Object.entries(
+          (input.RequestItems ?? {}) as Record<string, Record<string, { Item?: WireItem; Key?: WireItem }>[]>,
+        )) {
           for (const r of rs) {
             const item = r.PutRequest?.Item;
             const key = r.DeleteRequest?.Key;
@@ -211,7 +240,9 @@ export class DynamoMeter {
           if (a.Put) this.write(String(a.Put.TableName), { put: a.Put.Item as WireItem }, 2, c);
           else if (a.Update) this.write(String(a.Update.TableName), { update: a.Update }, 2, c);
           else if (a.Delete) this.write(String(a.Delete.TableName), { delete: a.Delete.Key as WireItem }, 2, c);
-          else if (a.ConditionCheck) c.computedWrite += 2 * writeUnits(this.sizeOf(String(a.ConditionCheck.TableName), keyOf(a.ConditionCheck.Key as WireItem), c) ?? 0);
+          else if (a.ConditionCheck)
+            c.computedWrite +=
+              2 * writeUnits(this.sizeOf(String(a.ConditionCheck.TableName), keyOf(a.ConditionCheck.Key as WireItem), c) ?? 0);
         }
         return;
     }
@@ -355,7 +386,12 @@ async function readBody(body: unknown): Promise<Uint8Array> {
 const utf8 = (s: string) => Buffer.byteLength(s, "utf8");
 
 function numberSize(n: string): number {
-  const digits = n.replace(/^[-+]/, "").replace(/[eE].*$/, "").replace(".", "").replace(/^0+/, "").replace(/0+$/, "");
+  const digits = n
+    .replace(/^[-+]/, "")
+    .replace(/[eE].*$/, "")
+    .replace(".", "")
+    .replace(/^0+/, "")
+    .replace(/0+$/, "");
   return Math.ceil(digits.length / 2) + 1;
 }
 
@@ -401,7 +437,11 @@ function indexWrites(before: WireItem | undefined, after: WireItem | undefined):
 
 /** ConsumedCapacity (one or a list): its read and write units where DynamoDB split them, else its total as the operation's kind. */
 function reportedUnits(cc: unknown, readOp: boolean): { read: number; write: number } {
-  const list = (Array.isArray(cc) ? cc : cc ? [cc] : []) as { CapacityUnits?: number; ReadCapacityUnits?: number; WriteCapacityUnits?: number }[];
+  const list = (Array.isArray(cc) ? cc : cc ? [cc] : []) as {
+    CapacityUnits?: number;
+    ReadCapacityUnits?: number;
+    WriteCapacityUnits?: number;
+  }[];
   let read = 0;
   let write = 0;
   for (const c of list) {
@@ -418,7 +458,8 @@ function reportedUnits(cc: unknown, readOp: boolean): { read: number; write: num
 
 const keyOf = (item: WireItem): WireItem => ({ [KEY.pk]: item[KEY.pk]!, [KEY.sk]: item[KEY.sk]! });
 const imageKey = (table: string, key: WireItem) => `${table}\u0000${JSON.stringify(key[KEY.pk])}\u0000${JSON.stringify(key[KEY.sk])}`;
-const projected = (input: Record<string, unknown>) => input.ProjectionExpression !== undefined || input.AttributesToGet !== undefined || input.Select === "COUNT";
+const projected = (input: Record<string, unknown>) =>
+  input.ProjectionExpression !== undefined || input.AttributesToGet !== undefined || input.Select === "COUNT";
 
 /** `LB#…` → `LB#`; a sort key `POOL#…` → `POOL#`; a key without `#` as it is. */
 const family = (v: unknown) => {
@@ -429,7 +470,7 @@ const family = (v: unknown) => {
 
 function targetOf(op: string, input: Record<string, unknown>): string {
   if (op === "GetItem" || op === "PutItem" || op === "UpdateItem" || op === "DeleteItem") {
-    const key = ((input.Key ?? input.Item) ?? {}) as WireItem;
+    const key = (input.Key ?? input.Item ?? {}) as WireItem;
     return `${family(key[KEY.pk])}/${family(key[KEY.sk])}`;
   }
   if (op === "Query") {
@@ -454,7 +495,15 @@ function tokenize(expr: string): Token[] | undefined {
     re.lastIndex = i;
     const m = re.exec(expr);
     if (!m) return undefined;
-    out.push(m[1] ? { kind: "name", text: m[1] } : m[2] ? { kind: "value", text: m[2] } : m[3] ? { kind: "word", text: m[3] } : { kind: "punct", text: m[4]! });
+    out.push(
+      m[1]
+        ? { kind: "name", text: m[1] }
+        : m[2]
+          ? { kind: "value", text: m[2] }
+          : m[3]
+            ? { kind: "word", text: m[3] }
+            : { kind: "punct", text: m[4]! },
+    );
     i = re.lastIndex;
   }
   return out;
@@ -539,7 +588,7 @@ export function applyUpdate(before: WireItem, input: Record<string, unknown>): W
         const cur = after[p];
         const set = ["SS", "NS", "BS"].find((s) => s in v);
         if (kind === "ADD" && "N" in v) after[p] = { N: String(num(cur) + num(v)) };
-        else if (set && kind === "ADD") after[p] = { [set]: [...new Set([...(((cur?.[set] as string[]) ?? [])), ...(v[set] as string[])])] };
+        else if (set && kind === "ADD") after[p] = { [set]: [...new Set([...((cur?.[set] as string[]) ?? []), ...(v[set] as string[])])] };
         else if (set && kind === "DELETE") {
           const left = ((cur?.[set] as string[]) ?? []).filter((e) => !(v[set] as string[]).includes(e));
           if (left.length) after[p] = { [set]: left };

@@ -2,7 +2,14 @@
 // generic mechanism over StoredKind descriptors.
 import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
 import { unmarshall } from "@aws-sdk/util-dynamodb";
-import { BatchGetCommand, PutCommand, TransactGetCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import {
+  BatchGetCommand,
+  PutCommand,
+  TransactGetCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+  type DynamoDBDocumentClient,
+} from "@aws-sdk/lib-dynamodb";
 import {
   DELETED,
   LockConflict,
@@ -88,7 +95,13 @@ export class DynamoStore implements LoadBalancerStore {
     return this.source(LOADBALANCER, project, async (id) => (await this.getLoadBalancer(id))?.record);
   }
 
-  async createLoadBalancer(lb: LoadBalancer, owner: string, executionArn: string, usage: QuotaCharge | undefined, trail: FlowStart): Promise<void> {
+  async createLoadBalancer(
+    lb: LoadBalancer,
+    owner: string,
+    executionArn: string,
+    usage: QuotaCharge | undefined,
+    trail: FlowStart,
+  ): Promise<void> {
     const item = {
       ...lb,
       pk: treePk(lb.id),
@@ -184,7 +197,13 @@ export class DynamoStore implements LoadBalancerStore {
       ? statusAttributes(LOADBALANCER, id, restore.provisioning_status, this.now(), this.opts.expiryAge)
       : { set: {}, remove: [] };
     const named = nameAttributes(LOADBALANCER, restore); // a restored name goes back to its index partition
-    await this.lbOwnerWrite(id, owner, { ...restore, ...named.set, ...status.set }, [...named.remove, ...status.remove, "lock_owner", "execution_arn"], usage).catch((e) => {
+    await this.lbOwnerWrite(
+      id,
+      owner,
+      { ...restore, ...named.set, ...status.set },
+      [...named.remove, ...status.remove, "lock_owner", "execution_arn"],
+      usage,
+    ).catch((e) => {
       if (!(e instanceof LockLost)) throw e;
     });
   }
@@ -194,7 +213,13 @@ export class DynamoStore implements LoadBalancerStore {
       ? statusAttributes(LOADBALANCER, id, set.provisioning_status, this.now(), this.opts.expiryAge)
       : { set: {}, remove: [] };
     const named = nameAttributes(LOADBALANCER, set);
-    await this.lbOwnerWrite(id, owner, { ...set, ...named.set, ...status.set, updated_at: this.now().toISOString() }, [...named.remove, ...status.remove, ...(release ? ["lock_owner"] : [])], usage);
+    await this.lbOwnerWrite(
+      id,
+      owner,
+      { ...set, ...named.set, ...status.set, updated_at: this.now().toISOString() },
+      [...named.remove, ...status.remove, ...(release ? ["lock_owner"] : [])],
+      usage,
+    );
   }
 
   /**
@@ -206,7 +231,12 @@ export class DynamoStore implements LoadBalancerStore {
     if (!charge) return this.ownerWrite(LOADBALANCER, id, undefined, owner, set, remove);
     const update = updateExpression(set, remove);
     update.ExpressionAttributeValues[":owner"] = owner;
-    const lbUpdate = { TableName: this.table, Key: { pk: treePk(id), sk: LB_SK }, ...update, ConditionExpression: "attribute_exists(pk) AND lock_owner = :owner" };
+    const lbUpdate = {
+      TableName: this.table,
+      Key: { pk: treePk(id), sk: LB_SK },
+      ...update,
+      ConditionExpression: "attribute_exists(pk) AND lock_owner = :owner",
+    };
     try {
       await retryConflicts(() => this.doc.send(new TransactWriteCommand({ TransactItems: [{ Update: lbUpdate }, { Update: charge }] })));
     } catch (e) {
@@ -224,7 +254,15 @@ export class DynamoStore implements LoadBalancerStore {
     // Items by key alone (a member's pool, the member, its claim): one snapshot with the LB.
     if (!parts.structure && !parts.poolMembers && keys.length < MAX_TRANSACTION) {
       const [lbItem, ...read] = await this.snapshot([{ pk, sk: LB_SK }, ...keys]);
-      return lbItem ? { lb: versioned<LoadBalancer>(lbItem), items: await this.withClaimHolders(pk, read.filter((i): i is Item => i !== undefined)) } : { lb: undefined, items: [] };
+      return lbItem
+        ? {
+            lb: versioned<LoadBalancer>(lbItem),
+            items: await this.withClaimHolders(
+              pk,
+              read.filter((i): i is Item => i !== undefined),
+            ),
+          }
+        : { lb: undefined, items: [] };
     }
     // Otherwise the LB first: whatever changes after this read takes the lock and moves its version.
     const lbItem = await getItem(this.doc, this.table, pk, LB_SK);
@@ -253,7 +291,9 @@ export class DynamoStore implements LoadBalancerStore {
    */
   private async withClaimHolders(pk: string, read: Item[]): Promise<TreeItem[]> {
     const claimed = read.filter((i) => String(i.sk).startsWith(CLAIM_PREFIX));
-    const holders = claimed.length ? await this.getItems(claimed.map((c) => ({ pk, sk: childSk(MEMBER, String(c.member_id), String(c.pool_id)) }))) : [];
+    const holders = claimed.length
+      ? await this.getItems(claimed.map((c) => ({ pk, sk: childSk(MEMBER, String(c.member_id), String(c.pool_id)) })))
+      : [];
     const items: TreeItem[] = [];
     const seen = new Set<string>();
     for (const item of [...read, ...holders]) {
@@ -267,7 +307,9 @@ export class DynamoStore implements LoadBalancerStore {
 
   /** Items by key in one serializable read (TransactGetItems): undefined where absent. */
   private async snapshot(keys: { pk: string; sk: string }[]): Promise<(Item | undefined)[]> {
-    const out = await retryConflicts(() => this.doc.send(new TransactGetCommand({ TransactItems: keys.map((Key) => ({ Get: { TableName: this.table, Key } })) })));
+    const out = await retryConflicts(() =>
+      this.doc.send(new TransactGetCommand({ TransactItems: keys.map((Key) => ({ Get: { TableName: this.table, Key } })) })),
+    );
     return (out.Responses ?? []).map((r) => r.Item as Item | undefined);
   }
 
@@ -346,7 +388,11 @@ export class DynamoStore implements LoadBalancerStore {
   }
 
   async applyAsOwner(lbId: string, owner: string, writes: ChildWrite[]): Promise<void> {
-    await this.applyItems(lbId, owner, writes.flatMap((w) => this.writeItems(lbId, w)));
+    await this.applyItems(
+      lbId,
+      owner,
+      writes.flatMap((w) => this.writeItems(lbId, w)),
+    );
   }
 
   /** Transaction items, each chunk with a check that `owner` still holds the lock. */
@@ -354,7 +400,9 @@ export class DynamoStore implements LoadBalancerStore {
     for (let i = 0; i < items.length; i += MAX_TRANSACTION - 1) {
       const chunk = items.slice(i, i + MAX_TRANSACTION - 1);
       try {
-        await retryConflicts(() => this.doc.send(new TransactWriteCommand({ TransactItems: [ownerCheck(this.table, lbId, owner), ...chunk] })));
+        await retryConflicts(() =>
+          this.doc.send(new TransactWriteCommand({ TransactItems: [ownerCheck(this.table, lbId, owner), ...chunk] })),
+        );
       } catch (e) {
         throw lockLostOr(e, `objects of load balancer ${lbId}`);
       }
@@ -371,7 +419,20 @@ export class DynamoStore implements LoadBalancerStore {
       // A member claims its (address, port) in its pool, taking over any claim of a DELETED member.
       const claim: TransactItem[] =
         k === MEMBER
-          ? [{ Put: { TableName: this.table, Item: { pk: key.pk, sk: claimSk(String(rec.pool_id), String(rec.address), Number(rec.protocol_port)), kind: "claim", member_id: rec.id, pool_id: rec.pool_id } } }]
+          ? [
+              {
+                Put: {
+                  TableName: this.table,
+                  Item: {
+                    pk: key.pk,
+                    sk: claimSk(String(rec.pool_id), String(rec.address), Number(rec.protocol_port)),
+                    kind: "claim",
+                    member_id: rec.id,
+                    pool_id: rec.pool_id,
+                  },
+                },
+              },
+            ]
           : [];
       return [
         {
@@ -388,7 +449,10 @@ export class DynamoStore implements LoadBalancerStore {
     const status = w.set[k.statusField];
     const extra = typeof status === "string" ? statusAttributes(k, w.id, status, this.now(), this.opts.expiryAge) : { set: {}, remove: [] };
     const named = nameAttributes(k, w.set);
-    const update = updateExpression({ ...w.set, ...named.set, ...extra.set, updated_at: this.now().toISOString() }, [...named.remove, ...extra.remove]);
+    const update = updateExpression({ ...w.set, ...named.set, ...extra.set, updated_at: this.now().toISOString() }, [
+      ...named.remove,
+      ...extra.remove,
+    ]);
     return [
       {
         Update: {
@@ -494,7 +558,12 @@ export class DynamoStore implements LoadBalancerStore {
         update.ExpressionAttributeValues[":owner"] = owner;
         await retryConflicts(() =>
           this.doc.send(
-            new UpdateCommand({ TableName: this.table, Key: key, ...update, ConditionExpression: "attribute_exists(pk) AND lock_owner = :owner" }),
+            new UpdateCommand({
+              TableName: this.table,
+              Key: key,
+              ...update,
+              ConditionExpression: "attribute_exists(pk) AND lock_owner = :owner",
+            }),
           ),
         );
       } else {
@@ -518,7 +587,11 @@ export class DynamoStore implements LoadBalancerStore {
    * Items of a kind in storage order: one project's from its index partition, or every project's by
    * merging the shards of the admin index. `after` is a marker id, resumed from its (created_at, id).
    */
-  private source(k: StoredKind, project: string | undefined, find: (id: string) => Promise<{ id: string; created_at: string } | undefined>): ItemSource {
+  private source(
+    k: StoredKind,
+    project: string | undefined,
+    find: (id: string) => Promise<{ id: string; created_at: string } | undefined>,
+  ): ItemSource {
     const self = this;
     return async function* (order: SortDir, after: string | undefined, query?: SourceQuery) {
       // `?name=`: the byName partitions of those names; else the project's, or every shard (src/lists.ts).
@@ -537,7 +610,6 @@ export class DynamoStore implements LoadBalancerStore {
     };
   }
 
-
   async markLoadBalancerUnless(id: string, owner: string, set: Record<string, unknown>, unless: Record<string, string>): Promise<boolean> {
     const update = updateExpression({ ...set, updated_at: this.now().toISOString() });
     update.ExpressionAttributeValues[":owner"] = owner;
@@ -550,7 +622,12 @@ export class DynamoStore implements LoadBalancerStore {
     try {
       await retryConflicts(() =>
         this.doc.send(
-          new UpdateCommand({ TableName: this.table, Key: { pk: treePk(id), sk: LB_SK }, ...update, ConditionExpression: conditions.join(" AND ") }),
+          new UpdateCommand({
+            TableName: this.table,
+            Key: { pk: treePk(id), sk: LB_SK },
+            ...update,
+            ConditionExpression: conditions.join(" AND "),
+          }),
         ),
       );
       return true;

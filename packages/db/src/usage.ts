@@ -37,7 +37,9 @@ export function usageUpdate(table: string, charge: QuotaCharge | undefined) {
     UpdateExpression: `ADD ${adds.join(", ")}`,
     ExpressionAttributeNames: names,
     ExpressionAttributeValues: values,
-    ...(conditions.length ? { ConditionExpression: conditions.join(" AND "), ReturnValuesOnConditionCheckFailure: "ALL_OLD" as const } : {}),
+    ...(conditions.length
+      ? { ConditionExpression: conditions.join(" AND "), ReturnValuesOnConditionCheckFailure: "ALL_OLD" as const }
+      : {}),
   };
 }
 

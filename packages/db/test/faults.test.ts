@@ -18,7 +18,8 @@ beforeAll(async () => {
   await createClients(endpoint).client.send(new PutItemCommand({ TableName: table, Item: { ...KEY, v: { S: "x" } } }));
 });
 
-const get = (faults: string | DynamoFaults) => createClients(endpoint, { faults }).client.send(new GetItemCommand({ TableName: table, Key: KEY, ConsistentRead: true }));
+const get = (faults: string | DynamoFaults) =>
+  createClients(endpoint, { faults }).client.send(new GetItemCommand({ TableName: table, Key: KEY, ConsistentRead: true }));
 
 describe("the setting", () => {
   it("parses operations, task labels, faults, counts, ranges and rates", () => {
@@ -46,7 +47,11 @@ describe("the setting", () => {
     const f = new DynamoFaults("GetItem:internal:2, Query:drop:2-3, PutItem@finishChange:throttle");
     expect([1, 2, 3].map(() => f.decide("GetItem", undefined))).toEqual(["internal", "internal", undefined]);
     expect([1, 2, 3, 4].map(() => f.decide("Query", "planAmphorae"))).toEqual([undefined, "drop", "drop", undefined]);
-    expect([f.decide("PutItem", undefined), f.decide("PutItem", "failChange"), f.decide("PutItem", "finishChange")]).toEqual([undefined, undefined, "throttle"]);
+    expect([f.decide("PutItem", undefined), f.decide("PutItem", "failChange"), f.decide("PutItem", "finishChange")]).toEqual([
+      undefined,
+      undefined,
+      "throttle",
+    ]);
     expect(f.attempts("GetItem")).toBe(3);
     expect(f.attempts("PutItem", "finishChange")).toBe(1);
     expect(f.attempts()).toBe(10);
@@ -58,7 +63,8 @@ describe("the setting", () => {
   });
 
   it("is off unless set: the SDK's own request handler, untouched", () => {
-    for (const off of [undefined, "", "  "]) expect(createClients(endpoint, { faults: off }).client.config.requestHandler.constructor.name).toBe("NodeHttpHandler");
+    for (const off of [undefined, "", "  "])
+      expect(createClients(endpoint, { faults: off }).client.config.requestHandler.constructor.name).toBe("NodeHttpHandler");
     expect(createClients(endpoint, { faults: "GetItem:drop:1" }).client.config.requestHandler.constructor.name).not.toBe("NodeHttpHandler");
     expect(createStores(loadConfig({ OTTAVA_DYNAMODB_ENDPOINT: endpoint })).dynamoFaults).toBeUndefined();
   });
@@ -86,12 +92,19 @@ describe("below the SDK's retries", () => {
   });
 
   it("faults on every attempt exhaust the retries (4 attempts): DynamoDB's error, classified as unavailability; the next call goes through", async () => {
-    const expected = { throttle: "ProvisionedThroughputExceededException", throttling: "ThrottlingException", internal: "InternalServerError", drop: "ECONNRESET" };
+    const expected = {
+      throttle: "ProvisionedThroughputExceededException",
+      throttling: "ThrottlingException",
+      internal: "InternalServerError",
+      drop: "ECONNRESET",
+    };
     await Promise.all(
       (Object.keys(expected) as (keyof typeof expected)[]).map(async (kind) => {
         const faults = new DynamoFaults(`GetItem:${kind}:4`);
         const client = createClients(endpoint, { faults }).client;
-        const err = (await client.send(new GetItemCommand({ TableName: table, Key: KEY })).catch((e: unknown) => e)) as Error & { $metadata?: { attempts?: number; httpStatusCode?: number } };
+        const err = (await client.send(new GetItemCommand({ TableName: table, Key: KEY })).catch((e: unknown) => e)) as Error & {
+          $metadata?: { attempts?: number; httpStatusCode?: number };
+        };
         expect(err, kind).toBeInstanceOf(Error);
         expect(unavailableReason(err), kind).toBe(expected[kind]);
         expect(isUnavailable(err), kind).toBe(true);

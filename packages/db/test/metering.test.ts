@@ -34,11 +34,25 @@ describe("UpdateExpression applied to an item image", () => {
       ExpressionAttributeNames: { "#n": "name", "#v": "version", "#r": "rev", "#g": "gone", "#t": "tags" },
       ExpressionAttributeValues: { ":n": { S: "bb" }, ":one": { N: "1" }, ":zero": { N: "0" }, ":t": { SS: ["b"] } },
     });
-    expect(after).toEqual({ pk: item.pk, sk: item.sk, version: { N: "8" }, name: { S: "bb" }, rev: { N: "1" }, tags: { SS: ["a", "b"] }, counter: { N: "1" } });
+    expect(after).toEqual({
+      pk: item.pk,
+      sk: item.sk,
+      version: { N: "8" },
+      name: { S: "bb" },
+      rev: { N: "1" },
+      tags: { SS: ["a", "b"] },
+      counter: { N: "1" },
+    });
   });
 
   it("knows nothing of nested paths", () => {
-    expect(applyUpdate(item, { UpdateExpression: "SET #m.#k = :v", ExpressionAttributeNames: { "#m": "m", "#k": "k" }, ExpressionAttributeValues: { ":v": { S: "v" } } })).toBeUndefined();
+    expect(
+      applyUpdate(item, {
+        UpdateExpression: "SET #m.#k = :v",
+        ExpressionAttributeNames: { "#m": "m", "#k": "k" },
+        ExpressionAttributeValues: { ":v": { S: "v" } },
+      }),
+    ).toBeUndefined();
   });
 });
 
@@ -50,13 +64,23 @@ describe("the metering middleware", () => {
     meter
       .rows()
       .filter((r) => r.op === op && r.scope === scope)
-      .reduce<MeterCounts | undefined>((a, r) => (a ? (Object.fromEntries(Object.entries(a).map(([k, v]) => [k, v + r.counts[k as keyof MeterCounts]])) as unknown as MeterCounts) : r.counts), undefined);
+      .reduce<MeterCounts | undefined>(
+        (a, r) =>
+          a
+            ? (Object.fromEntries(Object.entries(a).map(([k, v]) => [k, v + r.counts[k as keyof MeterCounts]])) as unknown as MeterCounts)
+            : r.counts,
+        undefined,
+      );
 
   beforeAll(async () => {
     const { config } = await freshTable();
     table = config.tableName;
     meter = new DynamoMeter();
-    const client = new DynamoDBClient({ endpoint: config.dynamodbEndpoint, region: "us-east-1", credentials: { accessKeyId: "local", secretAccessKey: "local" } });
+    const client = new DynamoDBClient({
+      endpoint: config.dynamodbEndpoint,
+      region: "us-east-1",
+      credentials: { accessKeyId: "local", secretAccessKey: "local" },
+    });
     addMetering(client, meter);
     doc = DynamoDBDocumentClient.from(client);
   });
@@ -70,11 +94,26 @@ describe("the metering middleware", () => {
     expect(got.ConsumedCapacity).toBeUndefined();
     await doc.send(new GetCommand({ TableName: table, Key: { pk: "LB#none", sk: "LB" } }));
     await doc.send(
-      new UpdateCommand({ TableName: table, Key: { pk: "LB#m1", sk: "LB" }, UpdateExpression: "SET #v = #v + :one", ExpressionAttributeNames: { "#v": "version" }, ExpressionAttributeValues: { ":one": 1 } }),
+      new UpdateCommand({
+        TableName: table,
+        Key: { pk: "LB#m1", sk: "LB" },
+        UpdateExpression: "SET #v = #v + :one",
+        ExpressionAttributeNames: { "#v": "version" },
+        ExpressionAttributeValues: { ":one": 1 },
+      }),
     );
-    await expect(doc.send(new PutCommand({ TableName: table, Item: item, ConditionExpression: "attribute_not_exists(pk)" }))).rejects.toThrow();
+    await expect(
+      doc.send(new PutCommand({ TableName: table, Item: item, ConditionExpression: "attribute_not_exists(pk)" })),
+    ).rejects.toThrow();
 
-    const size = itemSize({ pk: { S: "LB#m1" }, sk: { S: "LB" }, name: { S: item.name }, gsi1pk: { S: item.gsi1pk }, gsi1sk: { S: item.gsi1sk }, version: { N: "1" } });
+    const size = itemSize({
+      pk: { S: "LB#m1" },
+      sk: { S: "LB" },
+      name: { S: item.name },
+      gsi1pk: { S: item.gsi1pk },
+      gsi1sk: { S: item.gsi1sk },
+      version: { N: "1" },
+    });
     expect(size).toBeGreaterThan(1024);
     expect(counts("PutItem")).toMatchObject({ requests: 2, errors: 1, computedWrite: 2 + 2 + 2, computedIndexWrite: 2 });
     // A strongly consistent read of one item under 4 KB, and an eventually consistent one of nothing (at least half a unit).
@@ -97,7 +136,12 @@ describe("the metering middleware", () => {
       ),
     );
     const out = await doc.send(
-      new QueryCommand({ TableName: table, KeyConditionExpression: "pk = :pk AND sk < :t", ExpressionAttributeValues: { ":pk": "LB#m1", ":t": "~" }, ConsistentRead: true }),
+      new QueryCommand({
+        TableName: table,
+        KeyConditionExpression: "pk = :pk AND sk < :t",
+        ExpressionAttributeValues: { ":pk": "LB#m1", ":t": "~" },
+        ConsistentRead: true,
+      }),
     );
     expect(out.Items).toHaveLength(2);
     // The checked item (2 KB) and the new one (under 1 KB), each twice.

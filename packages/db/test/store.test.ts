@@ -6,7 +6,21 @@ import { join } from "node:path";
 import { beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { startDynamoDbLocal } from "../../local/src/dynamodb-local";
 import { DescribeTableCommand, DescribeTimeToLiveCommand, GetItemCommand } from "@aws-sdk/client-dynamodb";
-import { ACTIVE, DELETED, ERROR, LockConflict, LockLost, PENDING_CREATE, PENDING_UPDATE, type ChildWrite, type LoadBalancer, lightItems, listPage, loadBalancerResource, parseListQuery } from "@ottava/core";
+import {
+  ACTIVE,
+  DELETED,
+  ERROR,
+  LockConflict,
+  LockLost,
+  PENDING_CREATE,
+  PENDING_UPDATE,
+  type ChildWrite,
+  type LoadBalancer,
+  lightItems,
+  listPage,
+  loadBalancerResource,
+  parseListQuery,
+} from "@ottava/core";
 import { DynamoStore, INDEXES, createClients, ensureTable } from "@ottava/db";
 import { freshTable } from "../../../test/support/dynamo";
 
@@ -40,7 +54,13 @@ const lb = (over: Partial<LoadBalancer> = {}): LoadBalancer => ({
 
 async function activeLb(over: Partial<LoadBalancer> = {}) {
   const rec = lb(over);
-  await store.createLoadBalancer(rec, `create-${rec.id}`, "arn:x", undefined, { flow: "loadbalancer-create", execution: `create-${rec.id}`, executionArn: "arn:x", startedAt: new Date().toISOString(), subject: [] });
+  await store.createLoadBalancer(rec, `create-${rec.id}`, "arn:x", undefined, {
+    flow: "loadbalancer-create",
+    execution: `create-${rec.id}`,
+    executionArn: "arn:x",
+    startedAt: new Date().toISOString(),
+    subject: [],
+  });
   await store.updateLoadBalancer(rec.id, `create-${rec.id}`, { provisioning_status: ACTIVE }, true);
   return rec;
 }
@@ -68,7 +88,14 @@ describe("the lock", () => {
   it("is taken by one conditional write from an allowed status, bumping the version", async () => {
     const rec = await activeLb();
     const before = (await store.getLoadBalancer(rec.id))!;
-    const locked = await store.lock(rec.id, { from: [ACTIVE], to: PENDING_UPDATE, owner: "update-1", executionArn: "arn:1", expectVersion: before.version, set: { name: "new" } });
+    const locked = await store.lock(rec.id, {
+      from: [ACTIVE],
+      to: PENDING_UPDATE,
+      owner: "update-1",
+      executionArn: "arn:1",
+      expectVersion: before.version,
+      set: { name: "new" },
+    });
     expect(locked.record.provisioning_status).toBe(PENDING_UPDATE);
     expect(locked.record.name).toBe("new");
     expect(locked.version).toBe(before.version + 1);
@@ -90,14 +117,25 @@ describe("the lock", () => {
     const v = (await store.getLoadBalancer(rec.id))!.version;
     await store.lock(rec.id, { from: [ACTIVE], to: PENDING_UPDATE, owner: "a", executionArn: "arn:a", expectVersion: v });
     await store.updateLoadBalancer(rec.id, "a", { provisioning_status: ACTIVE }, true);
-    await expect(store.lock(rec.id, { from: [ACTIVE], to: PENDING_UPDATE, owner: "b", executionArn: "arn:b", expectVersion: v })).rejects.toBeInstanceOf(LockConflict);
+    await expect(
+      store.lock(rec.id, { from: [ACTIVE], to: PENDING_UPDATE, owner: "b", executionArn: "arn:b", expectVersion: v }),
+    ).rejects.toBeInstanceOf(LockConflict);
   });
 
   it("lets exactly one of many racing writers win", async () => {
     const rec = await activeLb();
     const v = (await store.getLoadBalancer(rec.id))!.version;
     const results = await Promise.allSettled(
-      Array.from({ length: 20 }, (_, i) => store.lock(rec.id, { from: [ACTIVE], to: PENDING_UPDATE, owner: `w${i}`, executionArn: "arn", expectVersion: v, set: { name: `w${i}` } })),
+      Array.from({ length: 20 }, (_, i) =>
+        store.lock(rec.id, {
+          from: [ACTIVE],
+          to: PENDING_UPDATE,
+          owner: `w${i}`,
+          executionArn: "arn",
+          expectVersion: v,
+          set: { name: `w${i}` },
+        }),
+      ),
     );
     const won = results.filter((r) => r.status === "fulfilled");
     expect(won).toHaveLength(1);
@@ -120,7 +158,14 @@ describe("the lock", () => {
   it("is given back by abandonLock, restoring what the lock changed", async () => {
     const rec = await activeLb();
     const v = (await store.getLoadBalancer(rec.id))!.version;
-    await store.lock(rec.id, { from: [ACTIVE], to: PENDING_UPDATE, owner: "u", executionArn: "arn", expectVersion: v, set: { name: "changed" } });
+    await store.lock(rec.id, {
+      from: [ACTIVE],
+      to: PENDING_UPDATE,
+      owner: "u",
+      executionArn: "arn",
+      expectVersion: v,
+      set: { name: "changed" },
+    });
     await store.abandonLock(rec.id, "u", { provisioning_status: ACTIVE, name: "lb" });
     const after = (await store.getLoadBalancer(rec.id))!;
     expect(after.record.provisioning_status).toBe(ACTIVE);
@@ -133,8 +178,15 @@ describe("lists", () => {
   it("page one project's items and every project's (merged shards) in storage order", async () => {
     const project = `proj-${randomUUID()}`;
     const mine: string[] = [];
-    for (let i = 0; i < 12; i++) mine.push((await activeLb({ project_id: project, created_at: new Date(Date.UTC(2030, 0, 1, 0, 0, i)).toISOString() })).id);
-    const q = (s: string) => parseListQuery([...new URLSearchParams(s).entries()], ["id", "created_at", "project_id", "name"], { project_id: "project_id", name: "name" }, 1000);
+    for (let i = 0; i < 12; i++)
+      mine.push((await activeLb({ project_id: project, created_at: new Date(Date.UTC(2030, 0, 1, 0, 0, i)).toISOString() })).id);
+    const q = (s: string) =>
+      parseListQuery(
+        [...new URLSearchParams(s).entries()],
+        ["id", "created_at", "project_id", "name"],
+        { project_id: "project_id", name: "name" },
+        1000,
+      );
     const pages: string[] = [];
     let marker = "";
     for (;;) {
@@ -157,7 +209,9 @@ describe("lists", () => {
     await store.updateLoadBalancer(rec.id, "d", { provisioning_status: DELETED }, true);
     const page = await listPage(store.loadBalancers("gone"), parseListQuery([], ["id", "created_at"], {}, 1000), "http://h/x");
     expect(page.items).toEqual([]);
-    const raw = await createClients(endpoint).client.send(new GetItemCommand({ TableName: tableName, Key: { pk: { S: `LB#${rec.id}` }, sk: { S: "LB" } } }));
+    const raw = await createClients(endpoint).client.send(
+      new GetItemCommand({ TableName: tableName, Key: { pk: { S: `LB#${rec.id}` }, sk: { S: "LB" } } }),
+    );
     expect(Number(raw.Item!.expires_at!.N)).toBeGreaterThan(Date.now() / 1000);
     expect(raw.Item!.gsi1pk).toBeUndefined();
   });
@@ -166,30 +220,55 @@ describe("lists", () => {
     const project = `seg-${randomUUID()}`;
     // Several objects on each whole second of 0..8: exactly on the segments' bounds (8 segments of 1 s).
     const made: string[] = [];
-    for (let i = 0; i < 27; i++) made.push((await activeLb({ project_id: project, name: `n${i % 5}`, created_at: new Date(Date.UTC(2032, 0, 1, 0, 0, i % 9)).toISOString() })).id);
-    const q = (s: string) => parseListQuery([...new URLSearchParams(s).entries()], loadBalancerResource.attributes, loadBalancerResource.filters, 1000);
-    for (const query of ["sort=name:desc", "sort=name:asc,created_at:desc", `sort=id&limit=5&marker=${made[13]}`, `sort=name:desc&limit=4&marker=${made[7]}&page_reverse=true`, "sort=name&name=n1&name=n3"]) {
+    for (let i = 0; i < 27; i++)
+      made.push(
+        (await activeLb({ project_id: project, name: `n${i % 5}`, created_at: new Date(Date.UTC(2032, 0, 1, 0, 0, i % 9)).toISOString() }))
+          .id,
+      );
+    const q = (s: string) =>
+      parseListQuery([...new URLSearchParams(s).entries()], loadBalancerResource.attributes, loadBalancerResource.filters, 1000);
+    for (const query of [
+      "sort=name:desc",
+      "sort=name:asc,created_at:desc",
+      `sort=id&limit=5&marker=${made[13]}`,
+      `sort=name:desc&limit=4&marker=${made[7]}&page_reverse=true`,
+      "sort=name&name=n1&name=n3",
+    ]) {
       const whole = await listPage(store.loadBalancers(project), q(query), "http://h/x");
       const light = await listPage(store.loadBalancers(project), q(query), "http://h/x", lightItems(loadBalancerResource));
-      expect(light.items.map((i) => i.id), query).toEqual(whole.items.map((i) => i.id));
+      expect(
+        light.items.map((i) => i.id),
+        query,
+      ).toEqual(whole.items.map((i) => i.id));
     }
-    expect((await listPage(store.loadBalancers(project), q("sort=name:desc"), "http://h/x", lightItems(loadBalancerResource))).items).toHaveLength(27);
+    expect(
+      (await listPage(store.loadBalancers(project), q("sort=name:desc"), "http://h/x", lightItems(loadBalancerResource))).items,
+    ).toHaveLength(27);
   });
 
   it("answer an unknown marker with Octavia's 400", async () => {
-    await expect(listPage(store.loadBalancers("p1"), parseListQuery([["marker", "nope"]], ["id", "created_at"], {}, 1000), "http://h/x")).rejects.toThrow(
-      "Supplied pagination marker 'nope' is not valid.",
-    );
+    await expect(
+      listPage(store.loadBalancers("p1"), parseListQuery([["marker", "nope"]], ["id", "created_at"], {}, 1000), "http://h/x"),
+    ).rejects.toThrow("Supplied pagination marker 'nope' is not valid.");
   });
 });
 
 describe("the name index", () => {
   const q = (s: string) =>
-    parseListQuery([...new URLSearchParams(s).entries()], ["id", "created_at", "project_id", "name"], { project_id: "project_id", name: "name" }, 1000);
+    parseListQuery(
+      [...new URLSearchParams(s).entries()],
+      ["id", "created_at", "project_id", "name"],
+      { project_id: "project_id", name: "name" },
+      1000,
+    );
   const ids = async (project: string | undefined, s: string, source = store.loadBalancers(project)) =>
     (await listPage(source, q(s), "http://h/x")).items.map((i) => String(i.id));
   const raw = async (pk: string, sk: string) =>
-    (await createClients(endpoint).client.send(new GetItemCommand({ TableName: tableName, Key: { pk: { S: pk }, sk: { S: sk } }, ConsistentRead: true }))).Item!;
+    (
+      await createClients(endpoint).client.send(
+        new GetItemCommand({ TableName: tableName, Key: { pk: { S: pk }, sk: { S: sk } }, ConsistentRead: true }),
+      )
+    ).Item!;
   const rename = async (id: string, name: string | null, owner = `u-${randomUUID()}`) => {
     const v = (await store.getLoadBalancer(id))!.version;
     await store.lock(id, { from: [ACTIVE], to: PENDING_UPDATE, owner, executionArn: "arn", expectVersion: v, set: { name } });
@@ -245,7 +324,14 @@ describe("the name index", () => {
     // A lock whose flow cannot start gives the old name back, and its index entry.
     await rename(rec.id, before);
     const v = (await store.getLoadBalancer(rec.id))!.version;
-    await store.lock(rec.id, { from: [ACTIVE], to: PENDING_UPDATE, owner: "u", executionArn: "arn", expectVersion: v, set: { name: after } });
+    await store.lock(rec.id, {
+      from: [ACTIVE],
+      to: PENDING_UPDATE,
+      owner: "u",
+      executionArn: "arn",
+      expectVersion: v,
+      set: { name: after },
+    });
     expect(await ids(undefined, `name=${after}`)).toEqual([rec.id]);
     await store.abandonLock(rec.id, "u", { provisioning_status: ACTIVE, name: before });
     expect(await ids(undefined, `name=${after}`)).toEqual([]);
@@ -256,13 +342,22 @@ describe("the name index", () => {
     expect(await ids(undefined, `name=${before}`)).toEqual([]);
     expect((await raw(`LB#${rec.id}`, "LB"))[INDEXES.byName.pk]).toBeUndefined();
     // A rename refused by the lock's condition (the LB is DELETED) is the lock conflict it always was.
-    await expect(store.lock(rec.id, { from: [ACTIVE], to: PENDING_UPDATE, owner: "late", executionArn: "arn", set: { name: after } })).rejects.toBeInstanceOf(LockConflict);
+    await expect(
+      store.lock(rec.id, { from: [ACTIVE], to: PENDING_UPDATE, owner: "late", executionArn: "arn", set: { name: after } }),
+    ).rejects.toBeInstanceOf(LockConflict);
   });
 
   it("follows a child's renames too", async () => {
     const lbRec = await activeLb();
     const [n1, n2] = [`l-${randomUUID()}`, `m-${randomUUID()}`];
-    const listener = { id: randomUUID(), project_id: "p1", loadbalancer_id: lbRec.id, name: n1, provisioning_status: ACTIVE, created_at: new Date().toISOString() };
+    const listener = {
+      id: randomUUID(),
+      project_id: "p1",
+      loadbalancer_id: lbRec.id,
+      name: n1,
+      provisioning_status: ACTIVE,
+      created_at: new Date().toISOString(),
+    };
     const write = async (writes: ChildWrite[]) => {
       const owner = `w-${randomUUID()}`;
       await store.lockWith(lbRec.id, { from: [ACTIVE], to: PENDING_UPDATE, owner, executionArn: "arn" }, writes);
@@ -286,21 +381,47 @@ describe("the name index", () => {
   it("holds no member or L7 rule (nested: listed from the tree), named or renamed", async () => {
     const lbRec = await activeLb();
     const now = new Date().toISOString();
-    const pool = { id: randomUUID(), project_id: "p1", loadbalancer_id: lbRec.id, name: `p-${randomUUID()}`, provisioning_status: ACTIVE, created_at: now };
-    const member = { id: randomUUID(), project_id: "p1", pool_id: pool.id, address: "10.0.0.9", protocol_port: 80, name: `m-${randomUUID()}`, provisioning_status: ACTIVE, created_at: now };
+    const pool = {
+      id: randomUUID(),
+      project_id: "p1",
+      loadbalancer_id: lbRec.id,
+      name: `p-${randomUUID()}`,
+      provisioning_status: ACTIVE,
+      created_at: now,
+    };
+    const member = {
+      id: randomUUID(),
+      project_id: "p1",
+      pool_id: pool.id,
+      address: "10.0.0.9",
+      protocol_port: 80,
+      name: `m-${randomUUID()}`,
+      provisioning_status: ACTIVE,
+      created_at: now,
+    };
     const rule = { id: randomUUID(), project_id: "p1", l7policy_id: randomUUID(), provisioning_status: ACTIVE, created_at: now };
     const write = async (writes: ChildWrite[]) => {
       const owner = `w-${randomUUID()}`;
-      await store.lockWith(lbRec.id, { from: [ACTIVE], to: PENDING_UPDATE, owner, executionArn: "arn", expectVersion: (await store.getLoadBalancer(lbRec.id))!.version }, writes);
+      await store.lockWith(
+        lbRec.id,
+        { from: [ACTIVE], to: PENDING_UPDATE, owner, executionArn: "arn", expectVersion: (await store.getLoadBalancer(lbRec.id))!.version },
+        writes,
+      );
       await store.updateLoadBalancer(lbRec.id, owner, { provisioning_status: ACTIVE }, true);
     };
     const listKeys: string[] = Object.values(INDEXES).flatMap((i) => [i.pk, i.sk]);
     const indexed = async (sk: string) => Object.keys(await raw(`LB#${lbRec.id}`, sk)).filter((a) => listKeys.includes(a));
-    await write([{ kind: "pool", put: pool }, { kind: "member", put: member }, { kind: "l7rule", put: rule }]);
+    await write([
+      { kind: "pool", put: pool },
+      { kind: "member", put: member },
+      { kind: "l7rule", put: rule },
+    ]);
     expect(await indexed(`POOL#${pool.id}`)).toEqual(expect.arrayContaining([INDEXES.byProject.pk, INDEXES.byShard.pk, INDEXES.byName.pk]));
     expect(await indexed(`MEMBER#${pool.id}#${member.id}`)).toEqual([]);
     expect(await indexed(`L7RULE#${rule.id}`)).toEqual([]);
-    await write([{ kind: "member", id: member.id, pool_id: pool.id, set: { name: `n-${randomUUID()}`, provisioning_status: PENDING_UPDATE } }]);
+    await write([
+      { kind: "member", id: member.id, pool_id: pool.id, set: { name: `n-${randomUUID()}`, provisioning_status: PENDING_UPDATE } },
+    ]);
     expect(await indexed(`MEMBER#${pool.id}#${member.id}`)).toEqual([]);
   });
 });
@@ -309,14 +430,20 @@ describe("transaction conflicts", () => {
   it("are retried, not answered", async () => {
     const { retryConflicts, isTransactionConflict } = await import("@ottava/db");
     let calls = 0;
-    const conflict = Object.assign(new Error("conflict"), { name: "TransactionCanceledException", CancellationReasons: [{ Code: "None" }, { Code: "TransactionConflict" }] });
+    const conflict = Object.assign(new Error("conflict"), {
+      name: "TransactionCanceledException",
+      CancellationReasons: [{ Code: "None" }, { Code: "TransactionConflict" }],
+    });
     const result = await retryConflicts(async () => {
       if (++calls < 3) throw conflict;
       return "done";
     });
     expect([result, calls]).toEqual(["done", 3]);
     expect(isTransactionConflict(Object.assign(new Error("x"), { name: "TransactionConflictException" }))).toBe(true);
-    const failed = Object.assign(new Error("x"), { name: "TransactionCanceledException", CancellationReasons: [{ Code: "ConditionalCheckFailed" }] });
+    const failed = Object.assign(new Error("x"), {
+      name: "TransactionCanceledException",
+      CancellationReasons: [{ Code: "ConditionalCheckFailed" }],
+    });
     expect(isTransactionConflict(failed)).toBe(false);
     await expect(retryConflicts(async () => Promise.reject(failed))).rejects.toBe(failed);
   });
@@ -339,7 +466,10 @@ describe("ensureTable on an older table", () => {
       new CreateTableCommand({
         TableName: name,
         BillingMode: "PAY_PER_REQUEST",
-        AttributeDefinitions: ["pk", "sk", "gsi1pk", "gsi1sk", "gsi2pk", "gsi2sk"].map((a) => ({ AttributeName: a, AttributeType: "S" as const })),
+        AttributeDefinitions: ["pk", "sk", "gsi1pk", "gsi1sk", "gsi2pk", "gsi2sk"].map((a) => ({
+          AttributeName: a,
+          AttributeType: "S" as const,
+        })),
         KeySchema: keys("pk", "sk"),
         GlobalSecondaryIndexes: [
           { IndexName: "byProject", KeySchema: keys("gsi1pk", "gsi1sk"), Projection: { ProjectionType: "ALL" } },

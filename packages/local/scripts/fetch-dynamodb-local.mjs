@@ -13,28 +13,19 @@
 //
 // Run by the root `postinstall` script and, on demand, by src/dynamodb-local.ts.
 
-import { spawnSync } from 'node:child_process';
-import {
-  chmodSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  renameSync,
-  rmSync,
-  statSync,
-} from 'node:fs';
-import { basename, dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { spawnSync } from "node:child_process";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync } from "node:fs";
+import { basename, dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
 
-const PACKAGE_SPEC = 'amplify-dynamodb-simulator@2.9.30';
-const JAR = 'DynamoDBLocal.jar';
-const LIB = 'DynamoDBLocal_lib';
-const STAGING_PREFIX = '.dynamodb-local.tmp-';
+const PACKAGE_SPEC = "amplify-dynamodb-simulator@2.9.30";
+const JAR = "DynamoDBLocal.jar";
+const LIB = "DynamoDBLocal_lib";
+const STAGING_PREFIX = ".dynamodb-local.tmp-";
 
 const scriptDir = dirname(fileURLToPath(import.meta.url));
-const repoRoot = resolve(scriptDir, '..', '..', '..');
-const defaultDest = join(repoRoot, 'node_modules', '.cache', 'ottava', 'dynamodb-local');
+const repoRoot = resolve(scriptDir, "..", "..", "..");
+const defaultDest = join(repoRoot, "node_modules", ".cache", "ottava", "dynamodb-local");
 const override = process.env.OTTAVA_DYNAMODB_LOCAL_DIR;
 const dest = override ? resolve(override) : defaultDest;
 
@@ -51,7 +42,7 @@ function npmCommand() {
   if (execPath && /npm-cli\.c?js$/.test(execPath)) {
     return { cmd: process.execPath, prefix: [execPath], shell: false };
   }
-  return { cmd: process.platform === 'win32' ? 'npm.cmd' : 'npm', prefix: [], shell: process.platform === 'win32' };
+  return { cmd: process.platform === "win32" ? "npm.cmd" : "npm", prefix: [], shell: process.platform === "win32" };
 }
 
 /** Removes staging folders left behind by interrupted runs (older than an hour, so a concurrent run is safe). */
@@ -90,21 +81,19 @@ function main() {
     const npm = npmCommand();
     const pack = spawnSync(
       npm.cmd,
-      [...npm.prefix, 'pack', PACKAGE_SPEC, '--silent', '--pack-destination', npm.shell ? `"${downloadDir}"` : downloadDir],
+      [...npm.prefix, "pack", PACKAGE_SPEC, "--silent", "--pack-destination", npm.shell ? `"${downloadDir}"` : downloadDir],
       // --json or other npm_config_* inherited from an outer `npm install` may change
       // stdout, so the tarball is located by listing the folder rather than parsing it.
-      { stdio: ['ignore', 'pipe', 'inherit'], shell: npm.shell, encoding: 'utf8' },
+      { stdio: ["ignore", "pipe", "inherit"], shell: npm.shell, encoding: "utf8" },
     );
     if (pack.error) fail(`could not run npm (${pack.error.message})`);
     if (pack.status !== 0) fail(`\`npm pack ${PACKAGE_SPEC}\` exited with ${pack.status ?? pack.signal}`);
-    const tarball = readdirSync(downloadDir).find((f) => f.endsWith('.tgz'));
+    const tarball = readdirSync(downloadDir).find((f) => f.endsWith(".tgz"));
     if (!tarball) fail(`\`npm pack ${PACKAGE_SPEC}\` produced no tarball`);
 
-    const tar = spawnSync(
-      'tar',
-      ['-xzf', join(downloadDir, tarball), '-C', staging, '--strip-components=2', 'package/emulator'],
-      { stdio: ['ignore', 'inherit', 'inherit'] },
-    );
+    const tar = spawnSync("tar", ["-xzf", join(downloadDir, tarball), "-C", staging, "--strip-components=2", "package/emulator"], {
+      stdio: ["ignore", "inherit", "inherit"],
+    });
     if (tar.error) fail(`could not run tar (${tar.error.message})`);
     if (tar.status !== 0) fail(`tar exited with ${tar.status ?? tar.signal}`);
     if (!existsSync(join(staging, JAR)) || !existsSync(join(staging, LIB))) {
@@ -134,8 +123,8 @@ try {
   const message = err instanceof Error ? err.message : String(err);
   console.error(`ottava: could not fetch DynamoDB Local: ${message}`);
   console.error(
-    `ottava: \`npm start\` needs it; retry with \`node ${join('packages', 'local', 'scripts', basename(fileURLToPath(import.meta.url)))}\`` +
-      ' (needs the npm registry and `tar`).',
+    `ottava: \`npm start\` needs it; retry with \`node ${join("packages", "local", "scripts", basename(fileURLToPath(import.meta.url)))}\`` +
+      " (needs the npm registry and `tar`).",
   );
   process.exitCode = 1;
 }

@@ -66,7 +66,9 @@ async function main() {
       private_key: readPem(values.key, "private key"),
       intermediates: values.intermediates ? readPem(values.intermediates, "intermediates") : null,
       // The passphrase file's content, without its final newline.
-      private_key_passphrase: values["passphrase-file"] ? readPem(values["passphrase-file"], "passphrase file").replace(/\r?\n$/, "") : null,
+      private_key_passphrase: values["passphrase-file"]
+        ? readPem(values["passphrase-file"], "passphrase file").replace(/\r?\n$/, "")
+        : null,
     };
     try {
       validateCertificate(stored);

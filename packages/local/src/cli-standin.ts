@@ -28,7 +28,17 @@ const NETWORK_ID = "2d6e1b5c-3f4a-4b8e-9c1d-7a0e5f6b8c90";
 const neutron: Record<string, { key: string; make: (id: string, name: string) => Record<string, unknown> }> = {
   "/v2.0/subnets": {
     key: "subnets",
-    make: (id, name) => ({ id, name, network_id: NETWORK_ID, ip_version: 4, cidr: "198.51.100.0/24", gateway_ip: "198.51.100.254", enable_dhcp: true, project_id: "standin", tenant_id: "standin" }),
+    make: (id, name) => ({
+      id,
+      name,
+      network_id: NETWORK_ID,
+      ip_version: 4,
+      cidr: "198.51.100.0/24",
+      gateway_ip: "198.51.100.254",
+      enable_dhcp: true,
+      project_id: "standin",
+      tenant_id: "standin",
+    }),
   },
   "/v2.0/networks": {
     key: "networks",
@@ -36,7 +46,16 @@ const neutron: Record<string, { key: string; make: (id: string, name: string) =>
   },
   "/v2.0/ports": {
     key: "ports",
-    make: (id, name) => ({ id, name, network_id: NETWORK_ID, status: "ACTIVE", admin_state_up: true, fixed_ips: [], project_id: "standin", tenant_id: "standin" }),
+    make: (id, name) => ({
+      id,
+      name,
+      network_id: NETWORK_ID,
+      status: "ACTIVE",
+      admin_state_up: true,
+      fixed_ips: [],
+      project_id: "standin",
+      tenant_id: "standin",
+    }),
   },
   "/v2.0/qos/policies": {
     key: "policies",
@@ -45,7 +64,16 @@ const neutron: Record<string, { key: string; make: (id: string, name: string) =>
 };
 
 function project(idOrName: string) {
-  return { id: idOrName, name: idOrName, domain_id: "default", enabled: true, is_domain: false, parent_id: "default", description: "", links: {} };
+  return {
+    id: idOrName,
+    name: idOrName,
+    domain_id: "default",
+    enabled: true,
+    is_domain: false,
+    parent_id: "default",
+    description: "",
+    links: {},
+  };
 }
 
 function send(res: ServerResponse, status: number, body: unknown) {
@@ -77,9 +105,7 @@ function handle(req: IncomingMessage, res: ServerResponse, base: string) {
   if (coll) {
     const ids = q.getAll("id");
     const names = q.getAll("name");
-    const items = ids.length
-      ? ids.map((id) => coll.make(id, names[0] ?? id))
-      : names.map((name) => coll.make(idFor(name), name));
+    const items = ids.length ? ids.map((id) => coll.make(id, names[0] ?? id)) : names.map((name) => coll.make(idFor(name), name));
     return send(res, 200, { [coll.key]: items });
   }
   const one = /^\/v2\.0\/(subnets|networks|ports|qos\/policies)\/([^/]+)$/.exec(path);

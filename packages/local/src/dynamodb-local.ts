@@ -3,13 +3,13 @@
 // The jar is fetched by scripts/fetch-dynamodb-local.mjs (root `postinstall`);
 // if it is missing, startDynamoDbLocal() runs that script first.
 
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync } from 'node:fs';
-import { request } from 'node:http';
-import { connect, createServer } from 'node:net';
-import { dirname, join, resolve } from 'node:path';
-import type { Readable } from 'node:stream';
-import { fileURLToPath } from 'node:url';
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { existsSync, mkdirSync } from "node:fs";
+import { request } from "node:http";
+import { connect, createServer } from "node:net";
+import { dirname, join, resolve } from "node:path";
+import type { Readable } from "node:stream";
+import { fileURLToPath } from "node:url";
 
 export interface DynamoDbLocalOptions {
   /** `-inMemory`, else `-dbPath dataDir`. */
@@ -33,12 +33,12 @@ export interface DynamoDbLocal {
 }
 
 const HERE = dirname(fileURLToPath(import.meta.url));
-const REPO_ROOT = resolve(HERE, '..', '..', '..');
-const FETCH_SCRIPT = resolve(HERE, '..', 'scripts', 'fetch-dynamodb-local.mjs');
-const DEFAULT_JAR_DIR = join(REPO_ROOT, 'node_modules', '.cache', 'ottava', 'dynamodb-local');
+const REPO_ROOT = resolve(HERE, "..", "..", "..");
+const FETCH_SCRIPT = resolve(HERE, "..", "scripts", "fetch-dynamodb-local.mjs");
+const DEFAULT_JAR_DIR = join(REPO_ROOT, "node_modules", ".cache", "ottava", "dynamodb-local");
 
-const JAR = 'DynamoDBLocal.jar';
-const LIB = 'DynamoDBLocal_lib';
+const JAR = "DynamoDBLocal.jar";
+const LIB = "DynamoDBLocal_lib";
 const READY_TIMEOUT_MS = 20_000;
 const POLL_MS = 100;
 const STOP_GRACE_MS = 3_000;
@@ -62,16 +62,16 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions): Promise
       return await launch(opts, jarDir, port, log);
     } catch (err) {
       if (opts.port !== undefined || attempt >= AUTO_PORT_ATTEMPTS || !(err instanceof PortInUseError)) throw err;
-      log('dynamodb-local: port taken, retrying with another one', { port });
+      log("dynamodb-local: port taken, retrying with another one", { port });
     }
   }
 }
 
-function ensureJar(jarDir: string, log: NonNullable<DynamoDbLocalOptions['log']>): void {
+function ensureJar(jarDir: string, log: NonNullable<DynamoDbLocalOptions["log"]>): void {
   if (existsSync(join(jarDir, JAR))) return;
-  log('dynamodb-local: jar missing, fetching it', { jarDir });
+  log("dynamodb-local: jar missing, fetching it", { jarDir });
   const res = spawnSync(process.execPath, [FETCH_SCRIPT], {
-    stdio: 'inherit',
+    stdio: "inherit",
     env: { ...process.env, OTTAVA_DYNAMODB_LOCAL_DIR: jarDir },
   });
   if (res.error || res.status !== 0 || !existsSync(join(jarDir, JAR))) {
@@ -87,11 +87,11 @@ function freePort(): Promise<number> {
   return new Promise((resolvePort, reject) => {
     const server = createServer();
     server.unref();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
       const addr = server.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      server.close(() => (port ? resolvePort(port) : reject(new Error('could not pick a free port'))));
+      const port = typeof addr === "object" && addr ? addr.port : 0;
+      server.close(() => (port ? resolvePort(port) : reject(new Error("could not pick a free port"))));
     });
   });
 }
@@ -100,26 +100,26 @@ async function launch(
   opts: DynamoDbLocalOptions,
   jarDir: string,
   port: number,
-  log: NonNullable<DynamoDbLocalOptions['log']>,
+  log: NonNullable<DynamoDbLocalOptions["log"]>,
 ): Promise<DynamoDbLocal> {
-  const javaPath = opts.javaPath ?? 'java';
+  const javaPath = opts.javaPath ?? "java";
   const args = [
     // Quick start-up for a local emulator: the C1 compiler only and the serial collector (~1 s less).
-    '-XX:TieredStopAtLevel=1',
-    '-XX:+UseSerialGC',
+    "-XX:TieredStopAtLevel=1",
+    "-XX:+UseSerialGC",
     `-Djava.library.path=${join(jarDir, LIB)}`,
-    '-jar',
+    "-jar",
     join(jarDir, JAR),
-    '-port',
+    "-port",
     String(port),
-    '-disableTelemetry',
-    '-sharedDb',
-    ...(opts.inMemory ? ['-inMemory'] : ['-dbPath', opts.dataDir]),
+    "-disableTelemetry",
+    "-sharedDb",
+    ...(opts.inMemory ? ["-inMemory"] : ["-dbPath", opts.dataDir]),
   ];
   const started = Date.now();
-  log('dynamodb-local: starting', { port, inMemory: opts.inMemory, dataDir: opts.dataDir });
+  log("dynamodb-local: starting", { port, inMemory: opts.inMemory, dataDir: opts.dataDir });
 
-  const child = spawn(javaPath, args, { cwd: opts.dataDir, detached: false, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(javaPath, args, { cwd: opts.dataDir, detached: false, stdio: ["ignore", "pipe", "pipe"] });
   guardChild(child);
 
   // Keep the tail of stdout+stderr for error messages. The pipes stay drained for
@@ -131,21 +131,21 @@ async function launch(
   };
   const capture = (stream: Readable | null) => {
     if (!stream) return;
-    let partial = '';
-    stream.setEncoding('utf8');
-    stream.on('data', (chunk: string) => {
+    let partial = "";
+    stream.setEncoding("utf8");
+    stream.on("data", (chunk: string) => {
       const lines = (partial + chunk).split(/\r?\n/);
-      partial = lines.pop() ?? '';
+      partial = lines.pop() ?? "";
       for (const line of lines) pushLine(line);
     });
-    stream.on('end', () => {
+    stream.on("end", () => {
       if (partial) pushLine(partial);
-      partial = '';
+      partial = "";
     });
   };
   capture(child.stdout);
   capture(child.stderr);
-  const tail = () => (output.length ? `\n--- DynamoDB Local output ---\n${output.join('\n')}` : '');
+  const tail = () => (output.length ? `\n--- DynamoDB Local output ---\n${output.join("\n")}` : "");
   // Java does not exit when Jetty cannot bind (non-daemon threads linger), so watch the output.
   const bindFailed = () => output.some((l) => /BindException|Address already in use|Failed to bind/i.test(l));
 
@@ -159,12 +159,12 @@ async function launch(
       if (exited) return;
       exited = true;
       unguardChild(child);
-      if (ready && !stopping) log('dynamodb-local: exited unexpectedly', { code, signal, output: output.slice(-10) });
+      if (ready && !stopping) log("dynamodb-local: exited unexpectedly", { code, signal, output: output.slice(-10) });
       resolveExit();
     };
     // 'close' waits for stdio to end too, so the captured output is complete.
-    child.once('close', onExit);
-    child.once('error', (err: NodeJS.ErrnoException) => {
+    child.once("close", onExit);
+    child.once("error", (err: NodeJS.ErrnoException) => {
       spawnError ??= err;
       // If spawning failed there is no process and maybe no 'close'.
       if (child.pid === undefined) onExit(null, null);
@@ -176,9 +176,9 @@ async function launch(
       stopping = true;
       if (exited) return;
       setRef(child, true); // keep this process alive until the child is really gone
-      child.kill('SIGTERM');
+      child.kill("SIGTERM");
       const timer = setTimeout(() => {
-        if (!exited) child.kill('SIGKILL');
+        if (!exited) child.kill("SIGKILL");
       }, STOP_GRACE_MS);
       try {
         await exitPromise;
@@ -195,9 +195,9 @@ async function launch(
     for (;;) {
       if (spawnError) {
         const hint =
-          spawnError.code === 'ENOENT'
+          spawnError.code === "ENOENT"
             ? ` — \`${javaPath}\` was not found; DynamoDB Local needs a Java runtime: install Java 17 (e.g. \`apt-get install openjdk-17-jre-headless\`, \`brew install openjdk@17\`) or pass javaPath`
-            : '';
+            : "";
         throw new Error(`could not start DynamoDB Local: ${spawnError.message}${hint}${tail()}`);
       }
       if (exited) {
@@ -224,7 +224,7 @@ async function launch(
   // finishes without calling stop(), the 'exit' hook kills java.
   setRef(child, false);
   const pid = child.pid as number;
-  log('dynamodb-local: ready', { port, pid, ms: Date.now() - started });
+  log("dynamodb-local: ready", { port, pid, ms: Date.now() - started });
   return { endpoint: `http://127.0.0.1:${port}`, port, pid, stop };
 }
 
@@ -244,13 +244,13 @@ function setRef(child: ChildProcess, ref: boolean): void {
 // its own handler, it decides (and process.exit() then triggers the 'exit' hook).
 
 const liveChildren = new Set<ChildProcess>();
-const FATAL_SIGNALS: NodeJS.Signals[] = process.platform === 'win32' ? ['SIGINT', 'SIGHUP'] : ['SIGINT', 'SIGTERM', 'SIGHUP'];
+const FATAL_SIGNALS: NodeJS.Signals[] = process.platform === "win32" ? ["SIGINT", "SIGHUP"] : ["SIGINT", "SIGTERM", "SIGHUP"];
 
 function killAllSync(): void {
   for (const child of liveChildren) {
     if (child.exitCode === null && child.signalCode === null) {
       try {
-        child.kill('SIGKILL');
+        child.kill("SIGKILL");
       } catch {
         // already gone
       }
@@ -268,7 +268,7 @@ function onFatalSignal(signal: NodeJS.Signals): void {
 
 function guardChild(child: ChildProcess): void {
   if (liveChildren.size === 0) {
-    process.on('exit', killAllSync);
+    process.on("exit", killAllSync);
     for (const s of FATAL_SIGNALS) process.on(s, onFatalSignal);
   }
   liveChildren.add(child);
@@ -279,20 +279,20 @@ function unguardChild(child: ChildProcess): void {
 }
 
 function removeHooks(): void {
-  process.off('exit', killAllSync);
+  process.off("exit", killAllSync);
   for (const s of FATAL_SIGNALS) process.off(s, onFatalSignal);
 }
 
 function tcpAccepts(port: number): Promise<boolean> {
   return new Promise((done) => {
-    const socket = connect({ host: '127.0.0.1', port });
+    const socket = connect({ host: "127.0.0.1", port });
     const finish = (ok: boolean) => {
       socket.destroy();
       done(ok);
     };
     socket.setTimeout(1_000, () => finish(false));
-    socket.once('connect', () => finish(true));
-    socket.once('error', () => finish(false));
+    socket.once("connect", () => finish(true));
+    socket.once("error", () => finish(false));
   });
 }
 
@@ -304,32 +304,31 @@ function tcpAccepts(port: number): Promise<boolean> {
  */
 function httpAnswers(port: number): Promise<boolean> {
   return new Promise((done) => {
-    const body = '{}';
+    const body = "{}";
     const req = request(
       {
-        host: '127.0.0.1',
+        host: "127.0.0.1",
         port,
-        method: 'POST',
-        path: '/',
+        method: "POST",
+        path: "/",
         agent: false,
         timeout: 2_000,
         headers: {
-          'Content-Type': 'application/x-amz-json-1.0',
-          'X-Amz-Target': 'DynamoDB_20120810.ListTables',
-          Authorization:
-            'AWS4-HMAC-SHA256 Credential=local/20200101/us-east-1/dynamodb/aws4_request, SignedHeaders=host, Signature=x',
-          'Content-Length': Buffer.byteLength(body),
-          Connection: 'close',
+          "Content-Type": "application/x-amz-json-1.0",
+          "X-Amz-Target": "DynamoDB_20120810.ListTables",
+          Authorization: "AWS4-HMAC-SHA256 Credential=local/20200101/us-east-1/dynamodb/aws4_request, SignedHeaders=host, Signature=x",
+          "Content-Length": Buffer.byteLength(body),
+          Connection: "close",
         },
       },
       (res) => {
         res.resume();
-        done(res.headers['x-amzn-requestid'] !== undefined);
+        done(res.headers["x-amzn-requestid"] !== undefined);
       },
     );
-    req.once('timeout', () => req.destroy());
-    req.once('error', () => done(false));
-    req.once('close', () => done(false)); // no-op if already answered
+    req.once("timeout", () => req.destroy());
+    req.once("error", () => done(false));
+    req.once("close", () => done(false)); // no-op if already answered
     req.end(body);
   });
 }

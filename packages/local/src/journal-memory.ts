@@ -46,7 +46,13 @@ export class MemoryExecutionJournal implements ExecutionJournal {
     if (e && !e.tasks.has(key)) e.tasks.set(key, outcome);
   }
 
-  async end(flow: string, name: string, end: Pick<JournaledExecution, "status" | "stopDate" | "output" | "error" | "cause">, retainSeconds: number, _taskKeys: string[]): Promise<void> {
+  async end(
+    flow: string,
+    name: string,
+    end: Pick<JournaledExecution, "status" | "stopDate" | "output" | "error" | "cause">,
+    retainSeconds: number,
+    _taskKeys: string[],
+  ): Promise<void> {
     const e = this.entry(flow, name);
     if (!e) return;
     Object.assign(e.execution, end);

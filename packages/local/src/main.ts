@@ -57,7 +57,8 @@ async function main() {
 
   const runtime = await startRuntime({ config, inMemory, dataDir });
   // One write: whoever waits for the first line has the second too.
-  const heartbeats = runtime.heartbeatPort === undefined ? "" : `Receiving amphora heartbeats on udp ${config.bindHost}:${runtime.heartbeatPort}\n`;
+  const heartbeats =
+    runtime.heartbeatPort === undefined ? "" : `Receiving amphora heartbeats on udp ${config.bindHost}:${runtime.heartbeatPort}\n`;
   process.stdout.write(`Ottava is serving the Octavia v2 API on ${runtime.url}\n${heartbeats}`);
   if (standIn) process.stdout.write(`Answering the openstack CLI's Neutron and Keystone look-ups on ${standIn.url}\n`);
 

@@ -15,7 +15,15 @@
 import "./polyfill";
 import { createHash } from "node:crypto";
 import { StateMachine } from "aws-local-stepfunctions";
-import type { ExecutionDescription, ExecutionJournal, ExecutionStatus, JournaledExecution, JournaledTask, Logger, WorkflowEngine } from "@ottava/core";
+import type {
+  ExecutionDescription,
+  ExecutionJournal,
+  ExecutionStatus,
+  JournaledExecution,
+  JournaledTask,
+  Logger,
+  WorkflowEngine,
+} from "@ottava/core";
 import { FLOW_NAMES, definitionOf, localTaskArn, runTask, taskOfArn, taskStates, type TaskContext } from "@ottava/controller";
 import { MemoryExecutionJournal } from "./journal-memory";
 
@@ -78,7 +86,11 @@ const ARN_PREFIX = "arn:aws:states:local:000000000000:execution:ottava-";
 const OUTPUT_KEPT = 64 * 1024;
 
 /** The hash of a task's input that keys its journal records. */
-const inputHash = (input: unknown) => createHash("sha256").update(JSON.stringify(input ?? null)).digest("base64url").slice(0, 22);
+const inputHash = (input: unknown) =>
+  createHash("sha256")
+    .update(JSON.stringify(input ?? null))
+    .digest("base64url")
+    .slice(0, 22);
 
 /** An error as the journal recorded it: the same name (what Retry and Catch match) and message. */
 function recordedError(e: { name: string; message: string }): Error {
@@ -116,7 +128,10 @@ export class LocalWorkflowEngine implements WorkflowEngine {
     if (!m) {
       if (!FLOW_NAMES.includes(flow)) throw new Error(`unknown flow ${flow}`);
       const definition = definitionOf(flow, localTaskArn);
-      m = { machine: new StateMachine(definition as never, { validationOptions: { checkArn: true } }), tasks: taskStates(definition, taskOfArn) };
+      m = {
+        machine: new StateMachine(definition as never, { validationOptions: { checkArn: true } }),
+        tasks: taskStates(definition, taskOfArn),
+      };
       this.machines.set(flow, m);
     }
     return m;
@@ -153,7 +168,13 @@ export class LocalWorkflowEngine implements WorkflowEngine {
       this.executions.set(executionArn, exec);
       try {
         // Recorded before the start is answered: once the caller has it, the execution outlives this process.
-        const prior = await this.journal.begin({ flow, name, input: inputJson, status: "RUNNING", startDate: exec.startDate.toISOString() });
+        const prior = await this.journal.begin({
+          flow,
+          name,
+          input: inputJson,
+          status: "RUNNING",
+          startDate: exec.startDate.toISOString(),
+        });
         if (prior) {
           // Started before a restart: the same execution if the input is the same (Step Functions' rule).
           if (prior.input !== inputJson) throw new ExecutionAlreadyExists(name);
@@ -230,7 +251,9 @@ export class LocalWorkflowEngine implements WorkflowEngine {
         exec.error = "States.Runtime";
         exec.cause = `unknown flow ${j.flow}`;
         exec.stopDate = new Date();
-        await this.journal.end(j.flow, j.name, this.endOf(exec), ENDED_EXECUTION_RETENTION_SECONDS, [...(await this.journal.tasks(j.flow, j.name)).keys()]);
+        await this.journal.end(j.flow, j.name, this.endOf(exec), ENDED_EXECUTION_RETENTION_SECONDS, [
+          ...(await this.journal.tasks(j.flow, j.name)).keys(),
+        ]);
         continue;
       }
       exec.done = this.run(exec, await this.journal.tasks(j.flow, j.name));
@@ -258,7 +281,10 @@ export class LocalWorkflowEngine implements WorkflowEngine {
   }
 
   private endOf(exec: Execution): Pick<JournaledExecution, "status" | "stopDate" | "output" | "error" | "cause"> {
-    const end: Pick<JournaledExecution, "status" | "stopDate" | "output" | "error" | "cause"> = { status: exec.status, stopDate: (exec.stopDate ?? new Date()).toISOString() };
+    const end: Pick<JournaledExecution, "status" | "stopDate" | "output" | "error" | "cause"> = {
+      status: exec.status,
+      stopDate: (exec.stopDate ?? new Date()).toISOString(),
+    };
     // The output is kept while it is small: with the input it must fit one item (400 KB), and nothing reads it but describe().
     const output = exec.status === "SUCCEEDED" ? JSON.stringify(exec.output ?? null) : undefined;
     if (output !== undefined && output.length <= OUTPUT_KEPT) end.output = output;
@@ -272,7 +298,12 @@ export class LocalWorkflowEngine implements WorkflowEngine {
    * when the run continues a previous one) or invokes the task and records its outcome before
    * answering it.
    */
-  private handlers(exec: Execution, m: Machine, recorded: Map<string, JournaledTask>, counts: { replayed: number; keys: Set<string> }): Record<string, TaskInvoke> {
+  private handlers(
+    exec: Execution,
+    m: Machine,
+    recorded: Map<string, JournaledTask>,
+    counts: { replayed: number; keys: Set<string> },
+  ): Record<string, TaskInvoke> {
     const seen = new Map<string, number>();
     const out: Record<string, TaskInvoke> = {};
     for (const [state, task] of m.tasks) {
@@ -341,9 +372,14 @@ export class LocalWorkflowEngine implements WorkflowEngine {
     try {
       const m = this.machine(exec.flow);
       const retryIntervalOverrides =
-        this.opts.retryIntervalMs === undefined ? undefined : Object.fromEntries([...m.tasks.keys()].map((s) => [s, this.opts.retryIntervalMs!]));
+        this.opts.retryIntervalMs === undefined
+          ? undefined
+          : Object.fromEntries([...m.tasks.keys()].map((s) => [s, this.opts.retryIntervalMs!]));
       const run = m.machine.run(exec.input as JSONValue, {
-        overrides: { taskResourceLocalHandlers: this.handlers(exec, m, recorded ?? new Map(), counts), ...(retryIntervalOverrides ? { retryIntervalOverrides } : {}) },
+        overrides: {
+          taskResourceLocalHandlers: this.handlers(exec, m, recorded ?? new Map(), counts),
+          ...(retryIntervalOverrides ? { retryIntervalOverrides } : {}),
+        },
         context: {
           Execution: { Id: exec.executionArn, Name: exec.name, Input: exec.input as never, StartTime: exec.startDate.toISOString() },
         } as never,
@@ -353,10 +389,17 @@ export class LocalWorkflowEngine implements WorkflowEngine {
       log.info("execution succeeded", { ms: Date.now() - exec.startDate.getTime(), ...(recorded ? { replayed: counts.replayed } : {}) });
     } catch (e) {
       const err = e as Error & { cause?: unknown };
-      exec.status = (err.name === "ExecutionTimeoutError" ? "TIMED_OUT" : err.name === "ExecutionAbortedError" ? "ABORTED" : "FAILED") satisfies ExecutionStatus;
+      exec.status = (
+        err.name === "ExecutionTimeoutError" ? "TIMED_OUT" : err.name === "ExecutionAbortedError" ? "ABORTED" : "FAILED"
+      ) satisfies ExecutionStatus;
       exec.error = err.name;
       exec.cause = err.message;
-      log.warn("execution failed", { status: exec.status, error: err.name, cause: err.message, ...(recorded ? { replayed: counts.replayed } : {}) });
+      log.warn("execution failed", {
+        status: exec.status,
+        error: err.name,
+        cause: err.message,
+        ...(recorded ? { replayed: counts.replayed } : {}),
+      });
     } finally {
       exec.stopDate = new Date();
       try {

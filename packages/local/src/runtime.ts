@@ -40,11 +40,15 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   mkdirSync(dataDir, { recursive: true });
 
   // DynamoDB Local (a JVM) boots while this process loads the app's modules: the two overlap.
-  const booting = opts.config.dynamodbEndpoint ? undefined : startDynamoDbLocal({ inMemory: opts.inMemory, dataDir, log: (m, x) => log.debug(m, x) });
+  const booting = opts.config.dynamodbEndpoint
+    ? undefined
+    : startDynamoDbLocal({ inMemory: opts.inMemory, dataDir, log: (m, x) => log.debug(m, x) });
   // The local data plane's needs (HAProxy, a VIP range it can bind) are checked meanwhile: a machine
   // without them stops here, with a message saying what to install or set.
   const localDrivers = [opts.config.computeDriver, opts.config.amphoraDriver, opts.config.networkDriver].includes("local");
-  const preflight = localDrivers ? import("@ottava/amphora").then(({ LocalDataplane }) => LocalDataplane.preflight(opts.config)) : undefined;
+  const preflight = localDrivers
+    ? import("@ottava/amphora").then(({ LocalDataplane }) => LocalDataplane.preflight(opts.config))
+    : undefined;
   const [
     { createApp },
     { createTaskContext, startHeartbeatReceiver, HealthChecker, Housekeeping, createHousekeepingDeps },
@@ -102,12 +106,18 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
         store,
         healthManagerConfig: stores.healthManagerConfig,
         vips: new DynamoVipStore(createClients(config.dynamodbEndpoint).doc, config.tableName),
-        heartbeat: { key: heartbeatKey, localReceiver: () => (heartbeats?.port ? { host: receiverHost, port: heartbeats.port } : undefined) },
+        heartbeat: {
+          key: heartbeatKey,
+          localReceiver: () => (heartbeats?.port ? { host: receiverHost, port: heartbeats.port } : undefined),
+        },
         log: createLogger({ service: "ottava-dataplane" }, config.logLevel),
       });
     }
     // Amphora certificates: the settings' CA, else a local one kept in <data dir>/ca (in memory with --in-memory).
-    const tasks = createTaskContext(config, stores, { ca: () => loadOrCreateLocalCa(opts.inMemory ? undefined : dataDir), local: dataplane });
+    const tasks = createTaskContext(config, stores, {
+      ca: () => loadOrCreateLocalCa(opts.inMemory ? undefined : dataDir),
+      local: dataplane,
+    });
     // The runner journals its executions in the table, so those a stopped process left running are
     // continued now, before the health check and housekeeping's stuck-state repair look at them.
     const engine = new LocalWorkflowEngine(tasks, log, {
@@ -118,13 +128,20 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     await engine.resume();
     // The health manager: the heartbeat receiver (with OTTAVA_HEARTBEAT_KEY) and the health check.
     const healthLog = createLogger({ service: "ottava-health" }, config.logLevel);
-    heartbeats = await startHeartbeatReceiver({ ...config, heartbeatKey }, { compute: tasks.drivers.compute, log: healthLog }, { heartbeatInterval: config.heartbeatInterval }).catch(
-      portTaken(`the heartbeat port ${config.bindHost}:${config.heartbeatPort}/udp`, "--heartbeat-port (OTTAVA_HEARTBEAT_PORT)"),
-    );
+    heartbeats = await startHeartbeatReceiver(
+      { ...config, heartbeatKey },
+      { compute: tasks.drivers.compute, log: healthLog },
+      { heartbeatInterval: config.heartbeatInterval },
+    ).catch(portTaken(`the heartbeat port ${config.bindHost}:${config.heartbeatPort}/udp`, "--heartbeat-port (OTTAVA_HEARTBEAT_PORT)"));
     if (dataplane) {
       // What the previous run served (its ACTIVE load balancers) is served again before the API answers.
       const restored = await dataplane.restore(tasks.drivers.amphora);
-      log.info("local data plane ready", { ...restored, dir: join(planeDir, "amphorae"), haproxy: dataplane.host?.haproxyVersion, vipRange: dataplane.range.cidr });
+      log.info("local data plane ready", {
+        ...restored,
+        dir: join(planeDir, "amphorae"),
+        haproxy: dataplane.host?.haproxyVersion,
+        vipRange: dataplane.range.cidr,
+      });
     }
     const checks = new DynamoHealthCheckStore(createClients(config.dynamodbEndpoint).doc, config.tableName);
     healthChecker = new HealthChecker(
@@ -138,10 +155,19 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     );
     healthChecker.start();
     // Housekeeping: purge, stuck-state repair, certificate rotation, on timers.
-    housekeeping = new Housekeeping(createHousekeepingDeps(config, engine, createLogger({ service: "ottava-housekeeping" }, config.logLevel)));
+    housekeeping = new Housekeeping(
+      createHousekeepingDeps(config, engine, createLogger({ service: "ottava-housekeeping" }, config.logLevel)),
+    );
     housekeeping.start();
     const api = createLogger({ service: "ottava-api" }, config.logLevel);
-    const app = await createApp({ ...stores, engine, network: tasks.drivers.network, certificates: tasks.drivers.certificates, config, log: api });
+    const app = await createApp({
+      ...stores,
+      engine,
+      network: tasks.drivers.network,
+      certificates: tasks.drivers.certificates,
+      config,
+      log: api,
+    });
     const port = await new Promise<number>((ok, fail) => {
       server = serve({ fetch: app.fetch, hostname: config.bindHost, port: config.bindPort }, (info) => ok(info.port));
       server.once("error", fail);
@@ -193,7 +219,10 @@ function localHeartbeatKey(dataDir: string): string {
 }
 
 /** A port another process holds: say which, and the flag that gives this stack another (0: a free one). */
-const portTaken = (what: string, flag: string) => (e: unknown): never => {
-  if ((e as { code?: string })?.code === "EADDRINUSE") throw new Error(`${what} is taken (another Ottava?): give this one another with ${flag}; 0 picks a free one`);
-  throw e;
-};
+const portTaken =
+  (what: string, flag: string) =>
+  (e: unknown): never => {
+    if ((e as { code?: string })?.code === "EADDRINUSE")
+      throw new Error(`${what} is taken (another Ottava?): give this one another with ${flag}; 0 picks a free one`);
+    throw e;
+  };

@@ -120,7 +120,12 @@ describe("topology", () => {
 
   it("a flavor's loadbalancer_topology wins over the setting", async () => {
     const s = await setup();
-    await s.catalog.create("flavorprofile", { id: "fp1", name: "ha", provider_name: "amphora", flavor_data: '{"loadbalancer_topology": "ACTIVE_STANDBY"}' });
+    await s.catalog.create("flavorprofile", {
+      id: "fp1",
+      name: "ha",
+      provider_name: "amphora",
+      flavor_data: '{"loadbalancer_topology": "ACTIVE_STANDBY"}',
+    });
     const flavorId = "6f8a3c1e-2b4d-4e5f-8a9b-0c1d2e3f4a5b";
     await s.catalog.create("flavor", { id: flavorId, name: "ha", description: "", enabled: true, flavor_profile_id: "fp1" });
     const { lb } = await createLoadBalancer(s.deps, ctx, { ...body, flavor_id: flavorId });
@@ -156,14 +161,29 @@ describe("the local runner", () => {
     const log = createLogger({ service: "runner" }, "info");
     const tasks = { ...createTaskContext(config, stores), log: createLogger({}, "error") };
     const engine = new LocalWorkflowEngine(tasks, log, 1);
-    const deps: LoadBalancerDeps = { store: stores.store, trail: stores.trail, catalog: stores.catalog, engine, network: tasks.drivers.network, config, log: createLogger({}, "error") };
+    const deps: LoadBalancerDeps = {
+      store: stores.store,
+      trail: stores.trail,
+      catalog: stores.catalog,
+      engine,
+      network: tasks.drivers.network,
+      config,
+      log: createLogger({}, "error"),
+    };
     for (let i = 0; i < 3; i++) await createLoadBalancer(deps, ctx, body);
     await engine.drain();
     const events = jsonLines(lines)
       .filter((l) => l.service === "runner")
       .map((l) => String(l.message))
       .filter((m) => m.startsWith("execution"));
-    expect(events).toEqual(["execution started", "execution succeeded", "execution started", "execution succeeded", "execution started", "execution succeeded"]);
+    expect(events).toEqual([
+      "execution started",
+      "execution succeeded",
+      "execution started",
+      "execution succeeded",
+      "execution started",
+      "execution succeeded",
+    ]);
   });
 });
 
@@ -195,7 +215,15 @@ describe("a runner that stops and starts again (the journal in the table)", () =
     // The first runner dies in the failover's second iteration (MASTER), after building its replacement's instance.
     const first = watch({ state: "ReplacementComputeCreate", nth: 2, run: true });
     const a = new LocalWorkflowEngine(tasks, log, { journal: createExecutionJournal(config), decorateTask: first.decorate });
-    const deps: LoadBalancerDeps = { store: stores.store, trail: stores.trail, catalog: stores.catalog, engine: a, network: tasks.drivers.network, config, log };
+    const deps: LoadBalancerDeps = {
+      store: stores.store,
+      trail: stores.trail,
+      catalog: stores.catalog,
+      engine: a,
+      network: tasks.drivers.network,
+      config,
+      log,
+    };
     const { lb } = await createLoadBalancer(deps, ctx, body);
     await a.wait((await stores.store.getLoadBalancer(lb.id))!.executionArn!);
     const old = await stores.store.amphoraeOf(lb.id);
@@ -230,7 +258,12 @@ describe("a runner that stops and starts again (the journal in the table)", () =
     const amps = await stores.store.amphoraeOf(lb.id);
     expect(amps).toHaveLength(4);
     expect(amps.filter((x) => old.some((o) => o.id === x.id)).map((x) => x.status)).toEqual([DELETED, DELETED]);
-    expect(amps.filter((x) => x.status !== DELETED).map((x) => x.role).sort()).toEqual(["BACKUP", "MASTER"]);
+    expect(
+      amps
+        .filter((x) => x.status !== DELETED)
+        .map((x) => x.role)
+        .sort(),
+    ).toEqual(["BACKUP", "MASTER"]);
     expect((await stores.trail.flowTrail(lb.id))[0]).toMatchObject({ execution: name, outcome: "SUCCEEDED" });
 
     // Idempotent by name across the restart; described by a third runner from the journal; its task records gone.
@@ -249,13 +282,29 @@ describe("a runner that stops and starts again (the journal in the table)", () =
     // The first runner's plugVip always fails (OTTAVA_NOOP_FAULTS): it dies in the compensation, before the LB's amphora is marked DELETED.
     const first = watch({ state: "RevertCreateAmphoraeInDB", nth: 1, run: false });
     const tasks = createTaskContext(config, stores);
-    const a = new LocalWorkflowEngine(tasks, log, { journal: createExecutionJournal(config), decorateTask: first.decorate, retryIntervalMs: 1 });
-    const deps: LoadBalancerDeps = { store: stores.store, trail: stores.trail, catalog: stores.catalog, engine: a, network: tasks.drivers.network, config, log };
+    const a = new LocalWorkflowEngine(tasks, log, {
+      journal: createExecutionJournal(config),
+      decorateTask: first.decorate,
+      retryIntervalMs: 1,
+    });
+    const deps: LoadBalancerDeps = {
+      store: stores.store,
+      trail: stores.trail,
+      catalog: stores.catalog,
+      engine: a,
+      network: tasks.drivers.network,
+      config,
+      log,
+    };
     const { lb } = await createLoadBalancer(deps, ctx, body);
     await first.stop;
     // The next runner's drivers have no fault: PlugVip would succeed now, but its three recorded failures are answered.
     const second = watch();
-    const b = new LocalWorkflowEngine(createTaskContext({ ...config, noopFaults: "" }, stores), log, { journal: createExecutionJournal(config), decorateTask: second.decorate, retryIntervalMs: 1 });
+    const b = new LocalWorkflowEngine(createTaskContext({ ...config, noopFaults: "" }, stores), log, {
+      journal: createExecutionJournal(config),
+      decorateTask: second.decorate,
+      retryIntervalMs: 1,
+    });
     await b.resume();
     expect((await b.wait((await stores.store.getLoadBalancer(lb.id))!.executionArn!))!.status).toBe("FAILED");
     expect(second.invoked).toEqual(["RevertCreateAmphoraeInDB", "OnFailure"]);

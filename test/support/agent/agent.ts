@@ -13,7 +13,16 @@ const SCAFFOLDING = ["systemd", "service", "systemctl", "noop"];
 export function agentUnavailable(): string | undefined {
   if (process.getuid?.() !== 0) return "not root (namespaces, veth pairs)";
   // The agent's info asks dpkg for keepalived's and ipvsadm's versions, as an amphora has them (.ci/run installs them).
-  for (const bin of ["/usr/bin/amphora-agent", "/usr/bin/unshare", "/usr/bin/nsenter", "/usr/sbin/haproxy", "/usr/sbin/keepalived", "/usr/sbin/ipvsadm", "/usr/sbin/ip", "/usr/bin/python3"]) {
+  for (const bin of [
+    "/usr/bin/amphora-agent",
+    "/usr/bin/unshare",
+    "/usr/bin/nsenter",
+    "/usr/sbin/haproxy",
+    "/usr/sbin/keepalived",
+    "/usr/sbin/ipvsadm",
+    "/usr/sbin/ip",
+    "/usr/bin/python3",
+  ]) {
     if (!existsSync(bin)) return `${bin} is missing`;
   }
   return undefined;
@@ -59,7 +68,11 @@ export interface AmphoraAgent {
  * it for a free port on 127.0.0.1), its server certificate and key (`serverPem`) and the CA of the
  * controller's client certificates (`clientCa`). PID 1 runs as long as this process holds its standard input.
  */
-export async function startAmphoraAgent(opts: { agentConfig: (port: number) => string; serverPem: string; clientCa: string }): Promise<AmphoraAgent> {
+export async function startAmphoraAgent(opts: {
+  agentConfig: (port: number) => string;
+  serverPem: string;
+  clientCa: string;
+}): Promise<AmphoraAgent> {
   const dir = mkdtempSync(join(tmpdir(), "ottava-amphora-"));
   for (const name of SCAFFOLDING) {
     copyFileSync(join(HERE, name), join(dir, name));
@@ -70,9 +83,13 @@ export async function startAmphoraAgent(opts: { agentConfig: (port: number) => s
   writeFileSync(join(dir, "server.pem"), opts.serverPem, { mode: 0o600 });
   writeFileSync(join(dir, "client_ca.pem"), opts.clientCa);
   writeFileSync(join(dir, "amphora-agent.conf"), opts.agentConfig(port), { mode: 0o600 });
-  const proc: ChildProcess = spawn("/usr/bin/unshare", ["--pid", "--mount", "--fork", "--mount-proc", "--propagation", "private", "--kill-child", join(dir, "systemd"), dir], {
-    stdio: ["pipe", "ignore", "pipe"],
-  });
+  const proc: ChildProcess = spawn(
+    "/usr/bin/unshare",
+    ["--pid", "--mount", "--fork", "--mount-proc", "--propagation", "private", "--kill-child", join(dir, "systemd"), dir],
+    {
+      stdio: ["pipe", "ignore", "pipe"],
+    },
+  );
   let stderr = "";
   proc.stderr!.on("data", (d) => (stderr += d));
   const exited = new Promise<void>((r) => proc.once("exit", () => r()));
@@ -80,7 +97,10 @@ export async function startAmphoraAgent(opts: { agentConfig: (port: number) => s
   const pid = () => {
     if (!init) {
       // unshare's only child is the namespaces' PID 1.
-      const children = run("/usr/bin/pgrep", ["-P", String(proc.pid)], true).trim().split("\n").filter(Boolean);
+      const children = run("/usr/bin/pgrep", ["-P", String(proc.pid)], true)
+        .trim()
+        .split("\n")
+        .filter(Boolean);
       init = Number(children[0] ?? 0);
     }
     return init;
@@ -114,7 +134,9 @@ export async function startAmphoraAgent(opts: { agentConfig: (port: number) => s
         `--- unshare stderr\n${stderr}`,
         `--- agent.log\n${tail(join(dir, "agent.log"))}`,
         `--- syslog\n${tail(join(dir, "syslog.log"), 15)}`,
-        ...["haproxy", "amphora-netns", "octavia-keepalived"].map((u) => `--- units ${u}\n${run("/bin/sh", ["-c", `cat ${root("/run/ottava-units")}/${u}*.log 2>/dev/null | tail -20`], true)}`),
+        ...["haproxy", "amphora-netns", "octavia-keepalived"].map(
+          (u) => `--- units ${u}\n${run("/bin/sh", ["-c", `cat ${root("/run/ottava-units")}/${u}*.log 2>/dev/null | tail -20`], true)}`,
+        ),
       ].join("\n"),
     stop: async () => {
       proc.stdin?.end(); // PID 1 leaves when its input closes; the kernel then ends the namespace
@@ -201,7 +223,9 @@ export async function clientNetwork(address: string, prefix: number): Promise<Cl
     },
     member: (addr, port, name) =>
       new Promise<void>((resolve, reject) => {
-        const p = spawn("/usr/bin/nsenter", [nsenter, "--", "/usr/bin/python3", "-c", MEMBER, addr, String(port), name], { stdio: ["pipe", "pipe", "pipe"] });
+        const p = spawn("/usr/bin/nsenter", [nsenter, "--", "/usr/bin/python3", "-c", MEMBER, addr, String(port), name], {
+          stdio: ["pipe", "pipe", "pipe"],
+        });
         members.push(p);
         let err = "";
         p.stderr!.on("data", (d) => (err += d));

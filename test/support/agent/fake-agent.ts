@@ -48,7 +48,13 @@ export interface FakeAgent {
 
 const md5 = (s: string) => createHash("md5").update(s, "utf8").digest("hex");
 
-export async function startFakeAgent(opts: { pki: TestPki; amphoraId: string; host?: string; port?: number; haproxyVersion?: string }): Promise<FakeAgent> {
+export async function startFakeAgent(opts: {
+  pki: TestPki;
+  amphoraId: string;
+  host?: string;
+  port?: number;
+  haproxyVersion?: string;
+}): Promise<FakeAgent> {
   const pem = await opts.pki.issue(opts.amphoraId);
   const sockets = new Set<Socket>();
   const agent: FakeAgent = {
@@ -78,7 +84,8 @@ export async function startFakeAgent(opts: { pki: TestPki; amphoraId: string; ho
     const { method, path, body } = call;
     let m: RegExpExecArray | null;
     if (method === "GET" && path === "/") return reply(res, 200, { api_version: "1.0" });
-    if (method === "GET" && path === "/1.0/info") return reply(res, 200, { hostname: "amphora", haproxy_version: opts.haproxyVersion ?? "2.6.12-1+deb12u4", api_version: "1.0" });
+    if (method === "GET" && path === "/1.0/info")
+      return reply(res, 200, { hostname: "amphora", haproxy_version: opts.haproxyVersion ?? "2.6.12-1+deb12u4", api_version: "1.0" });
     if (method === "PUT" && (m = /^\/1\.0\/loadbalancer\/([^/]+)\/([^/]+)\/haproxy$/.exec(path))) {
       if (m[1] !== opts.amphoraId) return reply(res, 400, { message: "wrong amphora" });
       agent.haproxy.set(m[2]!, body);
@@ -90,7 +97,10 @@ export async function startFakeAgent(opts: { pki: TestPki; amphoraId: string; ho
         agent.certs.set(key, body);
         return reply(res, 200, { message: "OK" });
       }
-      if (method === "GET") return agent.certs.has(key) ? reply(res, 200, { md5sum: md5(agent.certs.get(key)!) }) : reply(res, 404, { message: "Certificate Not Found" });
+      if (method === "GET")
+        return agent.certs.has(key)
+          ? reply(res, 200, { md5sum: md5(agent.certs.get(key)!) })
+          : reply(res, 404, { message: "Certificate Not Found" });
       if (method === "DELETE") {
         agent.certs.delete(key);
         return reply(res, 200, { message: "OK" });
@@ -109,10 +119,16 @@ export async function startFakeAgent(opts: { pki: TestPki; amphoraId: string; ho
       agent.lvs.delete(m[1]!);
       return reply(res, 200, { message: "OK" });
     }
-    if (method === "GET" && path === "/1.0/listeners") return reply(res, 200, [...agent.lvs.keys()].map((uuid) => ({ status: "ACTIVE", uuid, type: "UDP" })));
+    if (method === "GET" && path === "/1.0/listeners")
+      return reply(
+        res,
+        200,
+        [...agent.lvs.keys()].map((uuid) => ({ status: "ACTIVE", uuid, type: "UDP" })),
+      );
     if (method === "POST" && (m = /^\/1\.0\/plug\/vip\/(.+)$/.exec(path))) {
       const info = JSON.parse(body) as Record<string, unknown>;
-      if ([...agent.plugged.values()].some((p) => p.mac_address === info.mac_address)) return reply(res, 409, { message: "Interface already exists" });
+      if ([...agent.plugged.values()].some((p) => p.mac_address === info.mac_address))
+        return reply(res, 409, { message: "Interface already exists" });
       agent.plugged.set(m[1]!, info);
       return reply(res, 202, { message: "OK" });
     }
@@ -131,16 +147,24 @@ export async function startFakeAgent(opts: { pki: TestPki; amphoraId: string; ho
     }
     reply(res, 404, { error: "404 Not Found", http_code: 404 });
   };
-  const server: Server = createServer({ cert: pem, key: pem, ca: opts.pki.ca.certificate, requestCert: true, rejectUnauthorized: true }, (req: IncomingMessage, res) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => {
-      const peer = (req.socket as TLSSocket).getPeerCertificate();
-      const call = { method: req.method!, path: req.url!, body: Buffer.concat(chunks).toString("utf8"), clientCn: [peer?.subject?.CN].flat()[0] };
-      agent.calls.push(call);
-      route(call, res);
-    });
-  });
+  const server: Server = createServer(
+    { cert: pem, key: pem, ca: opts.pki.ca.certificate, requestCert: true, rejectUnauthorized: true },
+    (req: IncomingMessage, res) => {
+      const chunks: Buffer[] = [];
+      req.on("data", (c: Buffer) => chunks.push(c));
+      req.on("end", () => {
+        const peer = (req.socket as TLSSocket).getPeerCertificate();
+        const call = {
+          method: req.method!,
+          path: req.url!,
+          body: Buffer.concat(chunks).toString("utf8"),
+          clientCn: [peer?.subject?.CN].flat()[0],
+        };
+        agent.calls.push(call);
+        route(call, res);
+      });
+    },
+  );
   server.on("connection", (s: Socket) => {
     sockets.add(s);
     s.on("close", () => sockets.delete(s));

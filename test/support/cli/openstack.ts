@@ -49,7 +49,9 @@ export class CliError extends Error {
     readonly args: string[],
     readonly result: CliResult,
   ) {
-    super(`openstack ${args.join(" ")} exited ${result.code} after ${result.ms} ms\n--- HTTP exchanges ---\n${exchanges(result.stderr)}\n--- stdout ---\n${result.stdout}`);
+    super(
+      `openstack ${args.join(" ")} exited ${result.code} after ${result.ms} ms\n--- HTTP exchanges ---\n${exchanges(result.stderr)}\n--- stdout ---\n${result.stdout}`,
+    );
   }
 }
 
@@ -118,15 +120,20 @@ export function makeCli(
   const spawnCli = (args: string[], timeoutMs: number) =>
     new Promise<CliResult>((ok) => {
       const started = Date.now();
-      execFile("openstack", ["--os-cloud", CLOUD, "--debug", ...args], { env, cwd: home, timeout: timeoutMs, killSignal: "SIGKILL", maxBuffer: 16 << 20 }, (err, stdout, stderr) => {
-        const e = err as (NodeJS.ErrnoException & { code?: number | string; killed?: boolean }) | null;
-        let code = 0;
-        if (e) code = typeof e.code === "number" ? e.code : -1;
-        if (e?.killed) stderr += `\n[killed after ${timeoutMs} ms timeout]`;
-        const ms = Date.now() - started;
-        if (process.env.OTTAVA_CLI_TRACE) process.stderr.write(`[cli ${ms} ms, exit ${code}] openstack ${args.join(" ")}\n`);
-        ok({ code, stdout, stderr, ms });
-      });
+      execFile(
+        "openstack",
+        ["--os-cloud", CLOUD, "--debug", ...args],
+        { env, cwd: home, timeout: timeoutMs, killSignal: "SIGKILL", maxBuffer: 16 << 20 },
+        (err, stdout, stderr) => {
+          const e = err as (NodeJS.ErrnoException & { code?: number | string; killed?: boolean }) | null;
+          let code = 0;
+          if (e) code = typeof e.code === "number" ? e.code : -1;
+          if (e?.killed) stderr += `\n[killed after ${timeoutMs} ms timeout]`;
+          const ms = Date.now() - started;
+          if (process.env.OTTAVA_CLI_TRACE) process.stderr.write(`[cli ${ms} ms, exit ${code}] openstack ${args.join(" ")}\n`);
+          ok({ code, stdout, stderr, ms });
+        },
+      );
     });
 
   const ok = async (args: string[], timeoutMs?: number) => {

@@ -101,7 +101,8 @@ function computed(type, name, id) {
     extra.executionArn = `arn:aws:execute-api:${REGION}:${ACCOUNT}:${id}`;
   }
   if (type === "aws:lb/loadBalancer:LoadBalancer") extra.dnsName = `${name}.elb.${REGION}.amazonaws.com`;
-  if (type === "aws:lambda/function:Function") extra.invokeArn = `arn:aws:apigateway:${REGION}:lambda:path/2015-03-31/functions/${arn}/invocations`;
+  if (type === "aws:lambda/function:Function")
+    extra.invokeArn = `arn:aws:apigateway:${REGION}:lambda:path/2015-03-31/functions/${arn}/invocations`;
   if (type === "aws:ssm/parameter:Parameter") extra.version = 1;
   if (type === "aws:kms/key:Key") extra.keyId = id;
   if (type === "aws:ec2/vpcEndpoint:VpcEndpoint") extra.prefixListId = `pl-${createHash("sha256").update(name).digest("hex").slice(0, 8)}`;
@@ -143,7 +144,13 @@ await pulumi.runtime.setMocks(
       calls.push({ token, inputs });
       switch (token) {
         case "aws:index/getRegion:getRegion":
-          return { id: REGION, name: REGION, region: REGION, endpoint: `ec2.${REGION}.amazonaws.com`, description: "US East (N. Virginia)" };
+          return {
+            id: REGION,
+            name: REGION,
+            region: REGION,
+            endpoint: `ec2.${REGION}.amazonaws.com`,
+            description: "US East (N. Virginia)",
+          };
         case "aws:index/getCallerIdentity:getCallerIdentity":
           return { id: ACCOUNT, accountId: ACCOUNT, arn: `arn:aws:iam::${ACCOUNT}:user/synth`, userId: "SYNTH" };
         case "aws:index/getPartition:getPartition":
@@ -151,7 +158,15 @@ await pulumi.runtime.setMocks(
         case "aws:index/getAvailabilityZones:getAvailabilityZones":
           return { id: REGION, names: [`${REGION}a`, `${REGION}b`, `${REGION}c`], zoneIds: ["use1-az1", "use1-az2", "use1-az3"] };
         case "aws:ecr/getAuthorizationToken:getAuthorizationToken": // the health manager's image push (a made-up token)
-          return { id: ACCOUNT, registryId: ACCOUNT, proxyEndpoint: `https://${ACCOUNT}.dkr.ecr.${REGION}.amazonaws.com`, userName: "AWS", password: "synth", authorizationToken: "synth", expiresAt: "2100-01-01T00:00:00Z" };
+          return {
+            id: ACCOUNT,
+            registryId: ACCOUNT,
+            proxyEndpoint: `https://${ACCOUNT}.dkr.ecr.${REGION}.amazonaws.com`,
+            userName: "AWS",
+            password: "synth",
+            authorizationToken: "synth",
+            expiresAt: "2100-01-01T00:00:00Z",
+          };
         case "aws:iam/getPolicyDocument:getPolicyDocument": {
           const json = JSON.stringify(policyDocument(inputs), null, 2);
           return { ...inputs, id: "policy", json, minifiedJson: JSON.stringify(JSON.parse(json)) };
@@ -170,7 +185,8 @@ await pulumi.runtime.setMocks(
 // Every SST secret (`new sst.Secret(name)`) has a made-up value, `synth-secret:<name>`, unless the
 // environment sets it: the test tells where secrets went by that prefix.
 process.env = new Proxy(process.env, {
-  get: (env, key) => (typeof key === "string" && key.startsWith("SST_SECRET_") && !(key in env) ? `synth-secret:${key.slice(11)}` : env[key]),
+  get: (env, key) =>
+    typeof key === "string" && key.startsWith("SST_SECRET_") && !(key in env) ? `synth-secret:${key.slice(11)}` : env[key],
 });
 
 // SST's globals, as its CLI sets them for sst.config.ts: the shim's helpers ($interpolate, $config, ...),

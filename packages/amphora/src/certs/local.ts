@@ -34,7 +34,8 @@ const X509_END = "-----END CERTIFICATE-----";
  * not a certificate, and for PKCS#7 bundles (which the local manager does not read).
  */
 export function intermediatePems(intermediates: string): string[] {
-  if (!intermediates.includes(X509_BEGIN)) throw new CertificateError("the intermediates are not PEM certificates (PKCS#7 bundles are not supported)");
+  if (!intermediates.includes(X509_BEGIN))
+    throw new CertificateError("the intermediates are not PEM certificates (PKCS#7 bundles are not supported)");
   const blocks: string[] = [];
   let current: string[] | undefined;
   for (const line of intermediates.replace(/\r/g, "").split("\n")) {
@@ -69,7 +70,11 @@ export function validateCertificate(c: StoredCertificate): void {
   }
   let key: ReturnType<typeof createPrivateKey>;
   try {
-    key = createPrivateKey({ key: c.private_key, format: "pem", ...(c.private_key_passphrase ? { passphrase: c.private_key_passphrase } : {}) });
+    key = createPrivateKey({
+      key: c.private_key,
+      format: "pem",
+      ...(c.private_key_passphrase ? { passphrase: c.private_key_passphrase } : {}),
+    });
   } catch {
     throw new CertificateError("Passphrase required."); // Octavia's NeedsPassphrase: an unreadable or encrypted key
   }
@@ -103,7 +108,11 @@ export function tlsContainer(cert: TlsCertificate): TlsContainer {
   if (cn === undefined) throw new CertificateError("Could not read X509 from PEM"); // get_host_names: no CN
   let key: ReturnType<typeof createPrivateKey>;
   try {
-    key = createPrivateKey({ key: cert.private_key ?? "", format: "pem", ...(cert.private_key_passphrase ? { passphrase: cert.private_key_passphrase } : {}) });
+    key = createPrivateKey({
+      key: cert.private_key ?? "",
+      format: "pem",
+      ...(cert.private_key_passphrase ? { passphrase: cert.private_key_passphrase } : {}),
+    });
   } catch {
     throw new CertificateError("Passphrase required.");
   }
@@ -236,6 +245,7 @@ export class LocalCertManager implements CertManager {
  */
 export function createCertManager(config: Pick<Config, "certManager" | "certStoragePath">, log?: Logger): CertManager {
   if (config.certManager === "noop") return noopCertManager;
-  if (!config.certStoragePath) throw new Error("OTTAVA_CERT_STORAGE_PATH ([certificates] storage_path) must be set when OTTAVA_CERT_MANAGER is local");
+  if (!config.certStoragePath)
+    throw new Error("OTTAVA_CERT_STORAGE_PATH ([certificates] storage_path) must be set when OTTAVA_CERT_MANAGER is local");
   return new LocalCertManager({ storagePath: config.certStoragePath, log });
 }

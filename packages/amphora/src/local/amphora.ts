@@ -90,7 +90,10 @@ export class LocalAmphoraDriver implements AmphoraDriver {
   async postVipPlug(lb: LoadBalancer, amphora: Amphora): Promise<void> {
     const { lb: current, items } = await this.opts.store.tree(lb.id);
     if (!current) return;
-    const tree = new Tree(current.record, items.filter((i) => i.record.provisioning_status !== PENDING_DELETE));
+    const tree = new Tree(
+      current.record,
+      items.filter((i) => i.record.provisioning_status !== PENDING_DELETE),
+    );
     const amphorae = await this.opts.store.amphoraeOf(lb.id);
     await this.apply(tree, amphora, amphorae);
   }

@@ -19,7 +19,8 @@ export class LocalComputeDriver implements ComputeDriver {
   }
 
   async getInstance(computeId: string): Promise<ComputeInstance> {
-    if (!this.host.exists(computeId)) throw new DriverError(`Local amphora instance ${computeId} does not exist (no ${this.host.dirOf(computeId)})`);
+    if (!this.host.exists(computeId))
+      throw new DriverError(`Local amphora instance ${computeId} does not exist (no ${this.host.dirOf(computeId)})`);
     return { compute_id: computeId, lb_network_ip: LOCAL_LB_NETWORK_IP, image_id: null, compute_flavor: null, cached_zone: null };
   }
 

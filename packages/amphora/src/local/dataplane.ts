@@ -4,7 +4,20 @@ import { readFile, unlink, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ACTIVE, AMPHORA_ALLOCATED, DELETED, PENDING_DELETE, Tree, type AmphoraDriver, type CertManager, type Config, type LoadBalancer, type HealthManagerConfigStore, type LoadBalancerStore, type Logger } from "@ottava/core";
+import {
+  ACTIVE,
+  AMPHORA_ALLOCATED,
+  DELETED,
+  PENDING_DELETE,
+  Tree,
+  type AmphoraDriver,
+  type CertManager,
+  type Config,
+  type LoadBalancer,
+  type HealthManagerConfigStore,
+  type LoadBalancerStore,
+  type Logger,
+} from "@ottava/core";
 import { LocalAmphoraDriver } from "./amphora";
 import { LocalComputeDriver } from "./compute";
 import { AmphoraHost } from "./host";
@@ -13,7 +26,10 @@ import { AddressRange, LocalNetworkDriver, type VipAllocations } from "./network
 import { haproxyVersion } from "./process";
 
 export interface LocalDataplaneOptions {
-  config: Pick<Config, "computeDriver" | "amphoraDriver" | "networkDriver" | "haproxyBinary" | "localVipRange" | "heartbeatInterval" | "controllerIpPortList">;
+  config: Pick<
+    Config,
+    "computeDriver" | "amphoraDriver" | "networkDriver" | "haproxyBinary" | "localVipRange" | "heartbeatInterval" | "controllerIpPortList"
+  >;
   /** The amphorae live in <dataDir>/amphorae. */
   dataDir: string;
   store: LoadBalancerStore;
@@ -136,7 +152,8 @@ export class LocalDataplane {
       store: this.opts.store,
       certificates,
       // currentHealthManagerConfig's list: the table's, else the setting's.
-      controllers: async () => (await this.opts.healthManagerConfig.getHealthManagerConfig())?.controller_ip_port_list ?? this.opts.config.controllerIpPortList,
+      controllers: async () =>
+        (await this.opts.healthManagerConfig.getHealthManagerConfig())?.controller_ip_port_list ?? this.opts.config.controllerIpPortList,
       range: this.range,
       secret: this.opts.heartbeat?.key,
       log: this.opts.log,
@@ -167,7 +184,13 @@ export class LocalDataplane {
       const allocated = amphorae.filter((a) => a.status === AMPHORA_ALLOCATED);
       if (allocated.length === 0) continue;
       try {
-        await amphora.update(new Tree(current.record, items.filter((i) => i.record.provisioning_status !== PENDING_DELETE)), allocated);
+        await amphora.update(
+          new Tree(
+            current.record,
+            items.filter((i) => i.record.provisioning_status !== PENDING_DELETE),
+          ),
+          allocated,
+        );
         restored++;
       } catch (e) {
         failed++;

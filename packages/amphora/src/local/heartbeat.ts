@@ -172,7 +172,8 @@ export function poolStatusOf(rows: readonly StatRow[]): Record<string, PoolStatu
 
 /** Python's int() of a decimal string (surrounding whitespace and digit underscores allowed). */
 function pyInt(value: string | undefined, what: string): number {
-  if (value === undefined || !/^\s*[+-]?\d+(_\d+)*\s*$/.test(value)) throw new Error(`invalid literal for int() with base 10: '${value ?? "None"}' (${what})`);
+  if (value === undefined || !/^\s*[+-]?\d+(_\d+)*\s*$/.test(value))
+    throw new Error(`invalid literal for int() with base 10: '${value ?? "None"}' (${what})`);
   return Number(value.trim().replace(/_/g, ""));
 }
 
@@ -195,7 +196,10 @@ export class StatsCounters {
         loaded = {}; // missing or unreadable: start over, as Octavia's get_counters
       }
     }
-    this.counters = typeof loaded === "object" && loaded !== null && !Array.isArray(loaded) ? (loaded as Record<string, Partial<Record<DeltaMetric, number>>>) : {};
+    this.counters =
+      typeof loaded === "object" && loaded !== null && !Array.isArray(loaded)
+        ? (loaded as Record<string, Partial<Record<DeltaMetric, number>>>)
+        : {};
     return this.counters;
   }
 

@@ -221,7 +221,13 @@ export class AmphoraHost {
           await inst.haproxy.reload();
         } else {
           await inst.haproxy?.stop();
-          const haproxy = new HaproxyProcess(this.opts.haproxyBinary, { configs, pidFile: join(lbDir, `${payload.lbId}.pid`), cwd: dir }, this.opts.log, amphoraId, args);
+          const haproxy = new HaproxyProcess(
+            this.opts.haproxyBinary,
+            { configs, pidFile: join(lbDir, `${payload.lbId}.pid`), cwd: dir },
+            this.opts.log,
+            amphoraId,
+            args,
+          );
           inst.haproxy = haproxy;
           inst.lbId = payload.lbId;
           this.pipeLog(amphoraId, inst, haproxy);
@@ -338,12 +344,16 @@ export class AmphoraHost {
 
   /** Stops every amphora's HAProxy and heartbeats (Ottava stops); their files stay for the next start. */
   async stopAll(): Promise<void> {
-    await Promise.all([...this.instances.keys()].map((id) => this.run(id, async (inst) => {
-      await inst.heartbeats?.stop();
-      await inst.haproxy?.stop();
-      inst.heartbeats = undefined;
-      inst.haproxy = undefined;
-    })));
+    await Promise.all(
+      [...this.instances.keys()].map((id) =>
+        this.run(id, async (inst) => {
+          await inst.heartbeats?.stop();
+          await inst.haproxy?.stop();
+          inst.heartbeats = undefined;
+          inst.haproxy = undefined;
+        }),
+      ),
+    );
     for (const alias of this.aliases) await unlink(alias).catch(() => undefined);
     this.aliases.clear();
   }
@@ -422,7 +432,11 @@ export class AmphoraHost {
    * accepts it (the previous one stays otherwise). Answers the -f files (haproxy.cfg, and as root the
    * agent's user-group file) and the configuration it replaced.
    */
-  private async install(amphoraId: string, payload: HaproxyPayload, args: readonly string[]): Promise<{ configs: string[]; previous: string | undefined }> {
+  private async install(
+    amphoraId: string,
+    payload: HaproxyPayload,
+    args: readonly string[],
+  ): Promise<{ configs: string[]; previous: string | undefined }> {
     await this.ensure(amphoraId);
     const dir = this.dirOf(amphoraId);
     const lbDir = join(dir, payload.lbId);

@@ -82,7 +82,12 @@ export class LocalNetworkDriver implements NetworkDriver {
     try {
       for (const [n, v] of req.additional_vips.entries()) {
         const address = await this.allocate(req.lbId, v.ip_address ?? null, `${portId}/${n + 1}`, true);
-        additional.push({ subnet_id: v.subnet_id, ip_address: address, network_id: req.vip_network_id ?? this.range.networkId, port_id: portId });
+        additional.push({
+          subnet_id: v.subnet_id,
+          ip_address: address,
+          network_id: req.vip_network_id ?? this.range.networkId,
+          port_id: portId,
+        });
       }
     } catch (e) {
       for (const a of [vipAddress, ...additional.map((v) => v.ip_address)]) await this.allocations.release(a, req.lbId);
@@ -132,12 +137,15 @@ export class LocalNetworkDriver implements NetworkDriver {
   private async allocate(owner: string, wanted: string | null, portId: string, reuse = false): Promise<string> {
     if (wanted !== null) {
       if (!this.range.contains(wanted)) throw new Fault(400, `IP address ${wanted} is not a valid IP for the specified subnet.`);
-      if (!(await this.allocations.claim(wanted, owner, portId))) throw new Fault(409, `IP address ${wanted} already allocated in subnet ${this.range.subnetId}.`);
+      if (!(await this.allocations.claim(wanted, owner, portId)))
+        throw new Fault(409, `IP address ${wanted} already allocated in subnet ${this.range.subnetId}.`);
       return wanted;
     }
     const held = await this.allocations.allocated();
     if (reuse) {
-      const mine = held.find((a) => a.owner === owner && (a.port_id === undefined || a.port_id === portId) && this.range.contains(a.address));
+      const mine = held.find(
+        (a) => a.owner === owner && (a.port_id === undefined || a.port_id === portId) && this.range.contains(a.address),
+      );
       if (mine) return mine.address;
     }
     const taken = new Set(held.map((a) => a.address));

@@ -65,9 +65,11 @@ export async function haproxyVersion(binary: string): Promise<string> {
     );
   }
   const m = /HA-?Proxy version (\S+)/i.exec(r.output);
-  if (r.code !== 0 || !m) throw new Error(`${binary} -v did not report a HAProxy version (exit ${r.code}): ${r.output.trim().slice(0, 200)}`);
+  if (r.code !== 0 || !m)
+    throw new Error(`${binary} -v did not report a HAProxy version (exit ${r.code}): ${r.output.trim().slice(0, 200)}`);
   const [major, minor] = m[1]!.split(".").map((n) => parseInt(n, 10));
-  if (major! < 2 || (major === 2 && minor! < 2)) throw new Error(`HAProxy ${m[1]} at ${binary} is too old: the local data plane needs 2.2 or newer (master-worker reloads)`);
+  if (major! < 2 || (major === 2 && minor! < 2))
+    throw new Error(`HAProxy ${m[1]} at ${binary} is too old: the local data plane needs 2.2 or newer (master-worker reloads)`);
   return m[1]!;
 }
 
@@ -112,7 +114,9 @@ export async function checkNewBinds(config: string, running: string | undefined)
       s.listen({ host: b.address, port: b.port, exclusive: true }, () => s.close(() => ok(undefined)));
     });
     if (code && code in BIND_ERRORS) {
-      throw new DriverError(`HAProxy could not load the new configuration: frontend ${b.frontend}: cannot bind socket (${BIND_ERRORS[code]}) for [${b.address}:${b.port}]`);
+      throw new DriverError(
+        `HAProxy could not load the new configuration: frontend ${b.frontend}: cannot bind socket (${BIND_ERRORS[code]}) for [${b.address}:${b.port}]`,
+      );
     }
   }
 }
@@ -257,7 +261,9 @@ export class HaproxyProcess {
     // The old workers paused their listeners for the new ones, and resume them after the failure
     // (their CLI frontend, GLOBAL, last): connections are refused until then.
     if (outcome.what === "failure") await this.waitFor(outcome.at, RESUMED, 2000, true);
-    throw new DriverError(`HAProxy could not load the new configuration: ${outcome.what === "timeout" ? "no answer in 15 s" : reasonOf(this.since(taken.at))}`);
+    throw new DriverError(
+      `HAProxy could not load the new configuration: ${outcome.what === "timeout" ? "no answer in 15 s" : reasonOf(this.since(taken.at))}`,
+    );
   }
 
   /**
@@ -280,7 +286,7 @@ export class HaproxyProcess {
     };
     // These timers keep the process alive: a stop must end before Ottava exits.
     const repeat = async (s: NodeJS.Signals, ms: number) => {
-      for (const until = Date.now() + ms; !exited && Date.now() < until; ) {
+      for (const until = Date.now() + ms; !exited && Date.now() < until;) {
         signal(pid, s);
         await Promise.race([this.closed, new Promise((ok) => setTimeout(ok, 250))]);
       }
@@ -319,7 +325,12 @@ export class HaproxyProcess {
    * that holds one of `patterns` (the key of the one found, and the line count just after it), or
    * its exit, or the timeout.
    */
-  private waitFor(from: number, patterns: Record<string, string>, timeoutMs: number, anyProcess = false): Promise<{ what: string; at: number }> {
+  private waitFor(
+    from: number,
+    patterns: Record<string, string>,
+    timeoutMs: number,
+    anyProcess = false,
+  ): Promise<{ what: string; at: number }> {
     const masterPid = anyProcess ? undefined : this.child?.pid;
     return new Promise((ok) => {
       let finished = false;

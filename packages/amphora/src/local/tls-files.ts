@@ -64,7 +64,13 @@ export async function tlsFiles(tree: Tree, certs: CertManager, baseCertDir: stri
     if (l.client_crl_container_ref) own.client_crl = await secret(project, l.client_crl_container_ref, "client CRL");
     if (own.client_ca || own.client_crl) listenerPaths[l.id] = own;
     // The listener's pools: its default pool, and the pools its L7 policies redirect to.
-    const poolIds = [l.default_pool_id, ...tree.of<L7Policy>("l7policy").filter((p) => p.listener_id === l.id).map((p) => p.redirect_pool_id)];
+    const poolIds = [
+      l.default_pool_id,
+      ...tree
+        .of<L7Policy>("l7policy")
+        .filter((p) => p.listener_id === l.id)
+        .map((p) => p.redirect_pool_id),
+    ];
     for (const id of poolIds) {
       const pool = id ? tree.get<Pool>("pool", id) : undefined;
       if (pool && !pools.has(pool.id)) pools.set(pool.id, { ...pool, project_id: project });
@@ -72,7 +78,8 @@ export async function tlsFiles(tree: Tree, certs: CertManager, baseCertDir: stri
   }
   for (const pool of pools.values()) {
     const own: HaproxyPoolCerts = {};
-    if (pool.tls_container_ref) own.client_cert = full(await certificate(pool.project_id, pool.tls_container_ref, "pool client certificate"));
+    if (pool.tls_container_ref)
+      own.client_cert = full(await certificate(pool.project_id, pool.tls_container_ref, "pool client certificate"));
     if (pool.ca_tls_container_ref) own.ca_cert = full(await secret(pool.project_id, pool.ca_tls_container_ref, "pool CA certificate"));
     if (pool.crl_container_ref) own.crl = full(await secret(pool.project_id, pool.crl_container_ref, "pool CRL"));
     if (Object.keys(own).length) poolPaths[pool.id] = own;

@@ -133,7 +133,8 @@ export function renderAgentConfig(input: AgentConfigInput, settings: Partial<Age
     `amphora_id = ${v(input.amphora.id, "amphora_id")}`,
     `amphora_udp_driver = ${v(s.amphoraUdpDriver, "amphora_udp_driver")}`,
     `agent_tls_protocol = ${v(s.agentTlsProtocol, "agent_tls_protocol")}`,
-    ...(s.userLogFacility !== AGENT_CONFIG_DEFAULTS.userLogFacility || s.administrativeLogFacility !== AGENT_CONFIG_DEFAULTS.administrativeLogFacility
+    ...(s.userLogFacility !== AGENT_CONFIG_DEFAULTS.userLogFacility ||
+    s.administrativeLogFacility !== AGENT_CONFIG_DEFAULTS.administrativeLogFacility
       ? [`user_log_facility = ${userFacility}`, `administrative_log_facility = ${adminFacility}`]
       : []),
     "",
@@ -148,7 +149,8 @@ export function renderAgentConfig(input: AgentConfigInput, settings: Partial<Age
  * non-ASCII letters fold into it) takes as the start of "$$", "$name" or "${name}". Any other "$" is
  * read as it is.
  */
-const SUBSTITUTED_DOLLAR = /\$(?=\$|[_a-zA-Z\u0130\u0131\u017f\u212a]|\{[_a-zA-Z\u0130\u0131\u017f\u212a][._a-zA-Z0-9\u0130\u0131\u017f\u212a]*\})/g;
+const SUBSTITUTED_DOLLAR =
+  /\$(?=\$|[_a-zA-Z\u0130\u0131\u017f\u212a]|\{[_a-zA-Z\u0130\u0131\u017f\u212a][._a-zA-Z0-9\u0130\u0131\u017f\u212a]*\})/g;
 
 /**
  * A value as oslo.config reads it back, written on one line: a "$" it would substitute doubled, in

@@ -202,7 +202,10 @@ const cfg = (v: unknown): string => escapeValue(pyStr(v));
  * arguments with quotes and backslashes of their own, so a quote gets a backslash for the argument,
  * then the line's escaping (backslashes included).
  */
-const fetchArg = (v: unknown): string => pyStr(v).replace(/[\\'"]/g, "\\$&").replace(/[\\"'#]/g, "\\$&");
+const fetchArg = (v: unknown): string =>
+  pyStr(v)
+    .replace(/[\\'"]/g, "\\$&")
+    .replace(/[\\"'#]/g, "\\$&");
 
 const get = <T>(map: Readonly<Record<string, T>>, key: unknown): T | undefined =>
   typeof key === "string" && Object.hasOwn(map, key) ? map[key] : undefined;
@@ -509,7 +512,9 @@ class Transformer {
           backup: m.backup,
         })),
       health_monitor: null,
-      session_persistence: p.session_persistence ? { type: p.session_persistence.type, cookie_name: p.session_persistence.cookie_name } : null,
+      session_persistence: p.session_persistence
+        ? { type: p.session_persistence.type, cookie_name: p.session_persistence.cookie_name }
+        : null,
       enabled: p.admin_state_up,
       stick_size: this.s.haproxy_stick_size,
       http_reuse: this.f.httpReuse,
@@ -553,12 +558,20 @@ class Transformer {
       redirect_url: sanitize(p.redirect_url),
       redirect_prefix: sanitize(p.redirect_prefix),
       enabled: p.admin_state_up,
-      redirect_pool: redirectPool && redirectPool.provisioning_status !== PENDING_DELETE ? this.pool(redirectPool, listenerTlsEnabled) : null,
+      redirect_pool:
+        redirectPool && redirectPool.provisioning_status !== PENDING_DELETE ? this.pool(redirectPool, listenerTlsEnabled) : null,
       redirect_http_code: redirect && truthy(p.redirect_http_code) ? p.redirect_http_code : null,
       l7rules: this.rulesOf(p)
         .filter((r) => truthy(r.admin_state_up) && r.provisioning_status !== PENDING_DELETE)
         .filter((r) => !(truthy(r.value) && INVALID_CONFIG_CHARS_RE.test(r.value)))
-        .map((r) => ({ id: r.id, type: r.type, compare_type: r.compare_type, key: r.key, value: escapeHaproxyString(r.value), invert: r.invert })),
+        .map((r) => ({
+          id: r.id,
+          type: r.type,
+          compare_type: r.compare_type,
+          key: r.key,
+          value: escapeHaproxyString(r.value),
+          invert: r.invert,
+        })),
     };
   }
 }
@@ -582,7 +595,8 @@ const peersName = (lb: LoadBalancer) => pyStrip(`${pyReplace(lb.id, "-", "")}_pe
 /** macros.j2 bind_macro, trimmed as frontend_macro writes it. */
 function bindLine(l: ViewListener, vip: string): string {
   const crt = l.crt_list_filename !== undefined ? pyStrip(`ssl crt-list ${l.crt_list_filename}`) : "";
-  const clientCa = truthy(l.client_ca_tls_path) && truthy(l.client_auth) ? pyStrip(`ca-file ${l.client_ca_tls_path} verify ${l.client_auth}`) : "";
+  const clientCa =
+    truthy(l.client_ca_tls_path) && truthy(l.client_auth) ? pyStrip(`ca-file ${l.client_ca_tls_path} verify ${l.client_auth}`) : "";
   const crl = truthy(l.client_crl_path) && truthy(l.client_ca_tls_path) ? pyStrip(`crl-file ${l.client_crl_path}`) : "";
   const ciphers = l.tls_ciphers !== undefined ? pyStrip(`ciphers ${l.tls_ciphers}`) : "";
   const versions = l.tls_versions !== undefined ? tlsVersionOptions(l.tls_versions) : "";
@@ -679,7 +693,14 @@ function member(pool: ViewPool, m: ViewMember): string {
     check = ` check${ssl} inter ${pyStr(hm.delay)}s fall ${pyStr(hm.fall_threshold)} rise ${pyStr(hm.rise_threshold)}${addr}${port}`;
   }
   const cookie = pool.session_persistence?.type === "HTTP_COOKIE" ? ` cookie ${pyStr(m.id)}` : "";
-  const proxy = pool.proxy_protocol === 1 ? " send-proxy" : pool.proxy_protocol === 2 ? (pool.listener_tls_enabled ? " send-proxy-v2-ssl-cn" : " send-proxy-v2") : "";
+  const proxy =
+    pool.proxy_protocol === 1
+      ? " send-proxy"
+      : pool.proxy_protocol === 2
+        ? pool.listener_tls_enabled
+          ? " send-proxy-v2-ssl-cn"
+          : " send-proxy-v2"
+        : "";
   const backup = truthy(m.backup) ? " backup" : "";
   const disabled = truthy(m.enabled) ? "" : " disabled";
   const tls = truthy(pool.tls_enabled);
@@ -808,14 +829,16 @@ export function renderHaproxyConfig(input: HaproxyConfigInput): string {
   const listeners = haproxyListeners(tree);
   if (listeners.length === 0) throw new Error(`Load balancer ${lb.id} has no listener HAProxy serves`);
   const s: HaproxySettings = { ...HAPROXY_DEFAULT_SETTINGS };
-  for (const [key, value] of Object.entries(input.settings ?? {})) if (value !== undefined) (s as unknown as Record<string, unknown>)[key] = value;
+  for (const [key, value] of Object.entries(input.settings ?? {}))
+    if (value !== undefined) (s as unknown as Record<string, unknown>)[key] = value;
   const f = features(input.haproxyVersion);
 
   // _transform_loadbalancer.
   const t = new Transformer(tree, s, f, input.certs ?? {});
   const views = listeners.map((l) => t.listener(l));
   let sum = 0;
-  for (const l of listeners) sum += truthy(l.connection_limit) && l.connection_limit! > -1 ? l.connection_limit! : s.default_connection_limit;
+  for (const l of listeners)
+    sum += truthy(l.connection_limit) && l.connection_limit! > -1 ? l.connection_limit! : s.default_connection_limit;
   const globalLimit = sum > 0 && sum < HAPROXY_MAX_MAXCONN ? sum : HAPROXY_MAX_MAXCONN;
   const prometheus = listeners.some((l) => l.protocol === "PROMETHEUS") && f.prometheus;
 
@@ -827,7 +850,11 @@ export function renderHaproxyConfig(input: HaproxyConfigInput): string {
   out += `    stats socket ${cfg(`${s.base_path}/${lb.id}.sock`)} mode 0666 level user\n`;
   out += `    server-state-file ${cfg(`${s.base_path}/${lb.id}/servers-state`)}\n`;
   out += `    maxconn ${cfg(globalLimit)}\n`;
-  const ping = views.some((l) => truthy(l.enabled) && l.pools.some((p) => truthy(p.enabled) && p.health_monitor && truthy(p.health_monitor.enabled) && p.health_monitor.type === "PING"));
+  const ping = views.some(
+    (l) =>
+      truthy(l.enabled) &&
+      l.pools.some((p) => truthy(p.enabled) && p.health_monitor && truthy(p.health_monitor.enabled) && p.health_monitor.type === "PING"),
+  );
   if (ping) out += f.insecureFork ? "    external-check\n    insecure-fork-wanted\n" : "    external-check\n";
   out += "\ndefaults\n";
   out += truthy(s.connection_logging) ? "    log global\n" : "    no log\n";

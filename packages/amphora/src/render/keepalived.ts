@@ -106,7 +106,9 @@ export function renderKeepalivedConfig(input: KeepalivedConfigInput, settings: P
     if (amphora[field] === null || amphora[field] === undefined) throw new Error(`keepalived.conf: the amphora has no ${field}`);
   }
   // Additional VIPs sorted by their address text, the primary VIP first (Octavia's interface_index order).
-  const additional = [...network.additional_vip_data].sort((a, b) => (a.ip_address < b.ip_address ? -1 : a.ip_address > b.ip_address ? 1 : 0));
+  const additional = [...network.additional_vip_data].sort((a, b) =>
+    a.ip_address < b.ip_address ? -1 : a.ip_address > b.ip_address ? 1 : 0,
+  );
   const vrrpIpv6 = ipVersion(amphora.vrrp_ip) === 6;
   const vips = [{ ip_address: input.lb.vip_address, subnet: network.vip_subnet }, ...additional].map((v) => {
     const ipv6 = ipVersion(v.ip_address) === 6;

@@ -1,12 +1,5 @@
 // keepalived's LVS configuration of one UDP or SCTP listener, as Octavia's LvsJinjaTemplater (common/jinja/lvs/jinja_cfg.py, templates/keepalivedlvs.cfg.j2, base.j2, macros.j2).
-import {
-  PENDING_DELETE,
-  type HealthMonitor,
-  type Listener,
-  type Member,
-  type Pool,
-  type Tree,
-} from "@ottava/core";
+import { PENDING_DELETE, type HealthMonitor, type Listener, type Member, type Pool, type Tree } from "@ottava/core";
 import { ipVersion } from "./keepalived";
 
 /** The [haproxy_amphora] setting the file is built from. */
@@ -23,7 +16,11 @@ export const AMPHORA_NAMESPACE = "amphora-haproxy";
 /** keepalived's protocol of a listener (PROTOCOL_MAP): UDP and SCTP only. */
 export const LVS_PROTOCOL_MAP: Readonly<Record<string, string>> = Object.freeze({ UDP: "udp", SCTP: "sctp" });
 /** keepalived's lb_algo of a pool's algorithm (BALANCE_MAP); any other is wrr. */
-export const LVS_BALANCE_MAP: Readonly<Record<string, string>> = Object.freeze({ ROUND_ROBIN: "wrr", LEAST_CONNECTIONS: "lc", SOURCE_IP: "sh" });
+export const LVS_BALANCE_MAP: Readonly<Record<string, string>> = Object.freeze({
+  ROUND_ROBIN: "wrr",
+  LEAST_CONNECTIONS: "lc",
+  SOURCE_IP: "sh",
+});
 /** The UDP-CONNECT check script under <base_path>/lvs/check/ (CHECK_SCRIPT_NAME). */
 export const LVS_CHECK_SCRIPT_NAME = "udp_check.sh";
 /** The SCTP check (the amphora's amphora-health-checker). */
@@ -113,10 +110,14 @@ export function renderLvsConfig(tree: Tree, listenerId: string, settings: Partia
       lines.push(`    delay_loop ${hm.delay}`, `    delay_before_retry ${hm.delay}`);
       if (hm.max_retries_down) lines.push(`    retry ${hm.max_retries_down}`);
     }
-    lines.push("", pool.record.admin_state_up ? `    # Configuration for Pool ${pool.record.id}` : `    # Pool ${pool.record.id} is disabled`);
+    lines.push(
+      "",
+      pool.record.admin_state_up ? `    # Configuration for Pool ${pool.record.id}` : `    # Pool ${pool.record.id} is disabled`,
+    );
     if (hm) lines.push(`    # Configuration for HealthMonitor ${hm.id}`);
     if (pool.record.admin_state_up) {
-      for (const m of pool.members.filter((m) => m.version === version)) lines.push(...realServer(m.record, hm, pool.checkScript, connectionLimit));
+      for (const m of pool.members.filter((m) => m.version === version))
+        lines.push(...realServer(m.record, hm, pool.checkScript, connectionLimit));
     }
     lines.push("}");
   }
@@ -148,7 +149,8 @@ function transformPool(tree: Tree, pool: Pool, s: LvsSettings): LvsPool {
   const hm = tree.of<HealthMonitor>("healthmonitor").find((h) => h.pool_id === pool.id);
   return {
     record: pool,
-    lbAlgo: (Object.hasOwn(LVS_BALANCE_MAP, pool.lb_algorithm) ? LVS_BALANCE_MAP[pool.lb_algorithm] : undefined) ?? LVS_BALANCE_MAP.ROUND_ROBIN!,
+    lbAlgo:
+      (Object.hasOwn(LVS_BALANCE_MAP, pool.lb_algorithm) ? LVS_BALANCE_MAP[pool.lb_algorithm] : undefined) ?? LVS_BALANCE_MAP.ROUND_ROBIN!,
     members,
     // Octavia's _transform_health_monitor: an HTTP monitor's expected codes, expanded.
     healthMonitor:
@@ -160,15 +162,29 @@ function transformPool(tree: Tree, pool: Pool, s: LvsSettings): LvsPool {
 }
 
 /** A member's real_server block (or the line saying it is disabled). */
-function realServer(m: Member, hm: (HealthMonitor & { codes: string[] }) | undefined, checkScript: string, connectionLimit: number | undefined): string[] {
+function realServer(
+  m: Member,
+  hm: (HealthMonitor & { codes: string[] }) | undefined,
+  checkScript: string,
+  connectionLimit: number | undefined,
+): string[] {
   if (!m.admin_state_up) return [`    # Member ${m.id} is disabled`];
   const ip = orDefault(m.monitor_address, m.address);
   const port = orDefault(m.monitor_port, m.protocol_port);
-  const lines = [`    # Configuration for Member ${m.id}`, `    real_server ${m.address} ${m.protocol_port} {`, `        weight ${m.weight}`];
+  const lines = [
+    `    # Configuration for Member ${m.id}`,
+    `    real_server ${m.address} ${m.protocol_port} {`,
+    `        weight ${m.weight}`,
+  ];
   if (connectionLimit) lines.push(`        uthreshold ${connectionLimit}`);
   const connect = [`            connect_ip ${ip}`, `            connect_port ${port}`, `            connect_timeout ${hm?.timeout}`];
   if (hm?.type === "UDP-CONNECT") {
-    lines.push("        MISC_CHECK {", `            misc_path "${checkScript} ${ip} ${port}"`, `            misc_timeout ${hm.timeout}`, "        }");
+    lines.push(
+      "        MISC_CHECK {",
+      `            misc_path "${checkScript} ${ip} ${port}"`,
+      `            misc_timeout ${hm.timeout}`,
+      "        }",
+    );
   } else if (hm?.type === "SCTP") {
     lines.push(
       "        MISC_CHECK {",

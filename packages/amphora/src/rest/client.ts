@@ -128,14 +128,18 @@ export function splitPem(pem: string): { cert: string; key: string } {
   const blocks = pem.match(/-----BEGIN ([A-Z0-9 ]+)-----[\s\S]+?-----END \1-----/g) ?? [];
   const cert = blocks.filter((b) => b.startsWith("-----BEGIN CERTIFICATE-----")).join("\n");
   const key = blocks.find((b) => /^-----BEGIN (?:[A-Z0-9]+ )?PRIVATE KEY-----/.test(b));
-  if (!cert || !key) throw new DriverError("the amphora agent client certificate (OTTAVA_CLIENT_CERT) must hold a PEM certificate and its private key");
+  if (!cert || !key)
+    throw new DriverError("the amphora agent client certificate (OTTAVA_CLIENT_CERT) must hold a PEM certificate and its private key");
   return { cert: `${cert}\n`, key: `${key}\n` };
 }
 
 /** The agent's message and details of an error answer, for an error message (never a request body: those hold keys). */
 function detailsOf(r: AgentResponse): string {
   const j = r.json() as { message?: unknown; details?: unknown; error?: unknown } | undefined;
-  const text = j && typeof j === "object" ? [j.message, j.details, j.error].filter((v) => typeof v === "string" && v).join(": ") : r.body.toString("utf8");
+  const text =
+    j && typeof j === "object"
+      ? [j.message, j.details, j.error].filter((v) => typeof v === "string" && v).join(": ")
+      : r.body.toString("utf8");
   return text.length > MAX_DETAILS ? `${text.slice(0, MAX_DETAILS)}...` : text;
 }
 
@@ -170,12 +174,23 @@ export class AmphoraApiClient {
 
   /** Closes the client's connections. */
   close(): void {
-    void this.agent?.then((a) => a.destroy(), () => undefined);
+    void this.agent?.then(
+      (a) => a.destroy(),
+      () => undefined,
+    );
     this.agent = undefined;
   }
 
   /** One attempt: answers the response, or throws ConnectionFailure when the agent could not be reached (or did not answer in time). */
-  private async attempt(amp: AgentTarget, method: string, path: string, body: Buffer | undefined, headers: Record<string, string>, connMs: number, readMs: number): Promise<AgentResponse> {
+  private async attempt(
+    amp: AgentTarget,
+    method: string,
+    path: string,
+    body: Buffer | undefined,
+    headers: Record<string, string>,
+    connMs: number,
+    readMs: number,
+  ): Promise<AgentResponse> {
     const agent = await this.tlsAgent();
     return new Promise<AgentResponse>((resolve, reject) => {
       let settled = false;
@@ -256,7 +271,14 @@ export class AmphoraApiClient {
     method: "GET" | "PUT" | "POST" | "DELETE",
     amp: AgentTarget,
     path: string,
-    opts: { body?: string | Buffer; json?: unknown; timeoutDict?: TimeoutDict; retry404?: boolean; raiseRetryException?: boolean; apiVersion?: string | null } = {},
+    opts: {
+      body?: string | Buffer;
+      json?: unknown;
+      timeoutDict?: TimeoutDict;
+      retry404?: boolean;
+      raiseRetryException?: boolean;
+      apiVersion?: string | null;
+    } = {},
   ): Promise<AgentResponse> {
     if (!amp.lb_network_ip) throw new DriverError(`Amphora ${amp.id} has no management address (lb_network_ip)`);
     const t = opts.timeoutDict ?? {};
@@ -284,7 +306,8 @@ export class AmphoraApiClient {
         const r = await this.attempt(amp, method, urlPath, body, headers, connMs, readMs);
         if (r.status === 404) {
           if (opts.retry404 === false) throw new AmphoraApiError(amp.id, method, urlPath, 404, RAISED[404]!, detailsOf(r));
-          if (!String(r.headers["content-type"] ?? "").includes("application/json")) throw new ConnectionFailure("Amphora agent not ready (404 without JSON)");
+          if (!String(r.headers["content-type"] ?? "").includes("application/json"))
+            throw new ConnectionFailure("Amphora agent not ready (404 without JSON)");
           const details = (r.json() as { details?: unknown } | undefined)?.details;
           if (typeof details === "string" && details.includes("No suitable network interface found")) {
             throw new ConnectionFailure("Amphora network interface not found");
@@ -294,15 +317,25 @@ export class AmphoraApiClient {
       } catch (e) {
         if (!(e instanceof ConnectionFailure)) throw e;
         last = e.message;
-        this.opts.log?.warn("Could not connect to instance. Retrying.", { amphoraId: amp.id, method, path: urlPath, attempt: attempts, error: e.message });
-        if (opts.raiseRetryException) throw new AmpConnectionRetry(amp.id, `Amphora ${amp.id} at ${where} could not be reached: ${e.message}`);
+        this.opts.log?.warn("Could not connect to instance. Retrying.", {
+          amphoraId: amp.id,
+          method,
+          path: urlPath,
+          attempt: attempts,
+          error: e.message,
+        });
+        if (opts.raiseRetryException)
+          throw new AmpConnectionRetry(amp.id, `Amphora ${amp.id} at ${where} could not be reached: ${e.message}`);
         const overBudget = intervalMs > 0 && Date.now() - started + intervalMs > maxRetries * intervalMs;
         if (i + 1 >= maxRetries || overBudget) break;
         await sleep(intervalMs);
       }
     }
     this.opts.log?.error("Connection retries exhausted. The amphora is unavailable.", { amphoraId: amp.id, attempts, error: last });
-    throw new AmphoraUnreachable(amp.id, `Amphora ${amp.id} at ${where}: contacting the amphora timed out (${method} ${urlPath}, ${attempts} attempt${attempts === 1 ? "" : "s"}; last: ${last})`);
+    throw new AmphoraUnreachable(
+      amp.id,
+      `Amphora ${amp.id} at ${where}: contacting the amphora timed out (${method} ${urlPath}, ${attempts} attempt${attempts === 1 ? "" : "s"}; last: ${last})`,
+    );
   }
 
   /** Octavia's check_exception: throws AmphoraApiError for a status it maps, unless `ignore` lists it. */
@@ -312,14 +345,22 @@ export class AmphoraApiClient {
     return r;
   }
 
-  private async call(method: "GET" | "PUT" | "POST" | "DELETE", amp: AgentTarget, path: string, opts: Parameters<AmphoraApiClient["request"]>[3] & { ignore?: readonly number[] } = {}) {
+  private async call(
+    method: "GET" | "PUT" | "POST" | "DELETE",
+    amp: AgentTarget,
+    path: string,
+    opts: Parameters<AmphoraApiClient["request"]>[3] & { ignore?: readonly number[] } = {},
+  ) {
     return this.check(amp, method, `/${API_VERSION}/${path}`, await this.request(method, amp, path, opts), opts.ignore);
   }
 
   // ---- AmphoraAPIClientBase ------------------------------------------------------------------------
 
   /** GET / (version discovery): the agent's {"api_version": "1.0"}; a 404 is NotFound, not retried. */
-  async getApiVersion(amp: AgentTarget, opts: { timeoutDict?: TimeoutDict; raiseRetryException?: boolean } = {}): Promise<{ api_version: string }> {
+  async getApiVersion(
+    amp: AgentTarget,
+    opts: { timeoutDict?: TimeoutDict; raiseRetryException?: boolean } = {},
+  ): Promise<{ api_version: string }> {
     const r = await this.request("GET", amp, "", { ...opts, retry404: false, apiVersion: null });
     return this.check(amp, "GET", "/", r).json() as { api_version: string };
   }
@@ -378,7 +419,10 @@ export class AmphoraApiClient {
   }
 
   /** GET info: hostname, haproxy_version, api_version (and the LVS packages' versions). */
-  async getInfo(amp: AgentTarget, opts: { timeoutDict?: TimeoutDict; raiseRetryException?: boolean } = {}): Promise<Record<string, unknown>> {
+  async getInfo(
+    amp: AgentTarget,
+    opts: { timeoutDict?: TimeoutDict; raiseRetryException?: boolean } = {},
+  ): Promise<Record<string, unknown>> {
     return (await this.call("GET", amp, "info", opts)).json() as Record<string, unknown>;
   }
 

@@ -18,8 +18,22 @@ import {
   type Tree,
 } from "@ottava/core";
 import { buildPem, tlsContainer } from "../certs/local";
-import { HAPROXY_DEFAULT_SETTINGS, haproxyListeners, renderHaproxyConfig, type HaproxyCertPaths, type HaproxyListenerCerts, type HaproxyPoolCerts, type HaproxySettings } from "../render/haproxy";
-import { newVrrpGroup, renderKeepalivedConfig, type AmphoraNetworkConfig, type KeepalivedSettings, type VrrpGroup } from "../render/keepalived";
+import {
+  HAPROXY_DEFAULT_SETTINGS,
+  haproxyListeners,
+  renderHaproxyConfig,
+  type HaproxyCertPaths,
+  type HaproxyListenerCerts,
+  type HaproxyPoolCerts,
+  type HaproxySettings,
+} from "../render/haproxy";
+import {
+  newVrrpGroup,
+  renderKeepalivedConfig,
+  type AmphoraNetworkConfig,
+  type KeepalivedSettings,
+  type VrrpGroup,
+} from "../render/keepalived";
 import { renderLvsConfig, type LvsSettings } from "../render/lvs";
 import { AmphoraApiClient, AmphoraApiError, AmpConnectionRetry, API_VERSION, type AgentTls, type TimeoutDict } from "./client";
 
@@ -134,7 +148,10 @@ export class HaproxyAmphoraLoadBalancerDriver implements AmphoraDriver, AgentCon
       await this.client.plugVip(amphora, lb.vip_address, netInfo);
     } catch (e) {
       if (!(e instanceof AmphoraApiError && e.status === 409)) throw e;
-      this.opts.log?.warn("VIP with MAC already exists on amphora, skipping post_vip_plug", { amphoraId: amphora.id, mac: net.vrrp_port.mac_address });
+      this.opts.log?.warn("VIP with MAC already exists on amphora, skipping post_vip_plug", {
+        amphoraId: amphora.id,
+        mac: net.vrrp_port.mac_address,
+      });
     }
   }
 
@@ -159,7 +176,10 @@ export class HaproxyAmphoraLoadBalancerDriver implements AmphoraDriver, AgentCon
       await this.client.updateAgentConfig(amphora, agentConfig, this.opts.timeoutDict);
     } catch (e) {
       if (!(e instanceof AmphoraApiError && e.status === 404)) throw e;
-      this.opts.log?.error("Amphora does not support agent configuration update. Please update the amphora image for this amphora. Skipping.", { amphoraId: amphora.id });
+      this.opts.log?.error(
+        "Amphora does not support agent configuration update. Please update the amphora image for this amphora. Skipping.",
+        { amphoraId: amphora.id },
+      );
     }
   }
 
@@ -202,7 +222,10 @@ export class HaproxyAmphoraLoadBalancerDriver implements AmphoraDriver, AgentCon
     }
     if (tcp.length > 0) {
       const info = await this.client.getInfo(amphora, { timeoutDict: t });
-      const certs: { listeners: Record<string, HaproxyListenerCerts>; pools: Record<string, HaproxyPoolCerts> } = { listeners: {}, pools: {} };
+      const certs: { listeners: Record<string, HaproxyListenerCerts>; pools: Record<string, HaproxyPoolCerts> } = {
+        listeners: {},
+        pools: {},
+      };
       for (const listener of tcp) {
         await this.processTlsCertificates(listener, amphora, lb.id);
         const files: HaproxyListenerCerts = {};
@@ -239,7 +262,10 @@ export class HaproxyAmphoraLoadBalancerDriver implements AmphoraDriver, AgentCon
    * and the crt-list <listener id>.pem naming them, default first.
    */
   private async processTlsCertificates(listener: Listener, amphora: Amphora, objId: string): Promise<void> {
-    const refs = [...(listener.default_tls_container_ref ? [listener.default_tls_container_ref] : []), ...(listener.sni_container_refs ?? [])];
+    const refs = [
+      ...(listener.default_tls_container_ref ? [listener.default_tls_container_ref] : []),
+      ...(listener.sni_container_refs ?? []),
+    ];
     if (refs.length === 0) return;
     const paths: string[] = [];
     for (const ref of refs) {
@@ -253,7 +279,12 @@ export class HaproxyAmphoraLoadBalancerDriver implements AmphoraDriver, AgentCon
   }
 
   /** Octavia's _process_secret: a client CA or CRL uploaded as <sha1 of the secret>.pem; answers the file name. */
-  private async processSecret(owner: { project_id: string }, ref: string | null | undefined, amphora: Amphora, objId: string): Promise<string | null> {
+  private async processSecret(
+    owner: { project_id: string },
+    ref: string | null | undefined,
+    amphora: Amphora,
+    objId: string,
+  ): Promise<string | null> {
     if (!ref) return null;
     const secret = await this.opts.certManager.getSecret(owner.project_id, ref);
     const name = `${sha1(secret)}.pem`;
@@ -262,7 +293,13 @@ export class HaproxyAmphoraLoadBalancerDriver implements AmphoraDriver, AgentCon
   }
 
   /** Octavia's _process_listener_pool_certs: the listener's pools and its L7 policies' redirect pools, each once. */
-  private async processListenerPoolCerts(tree: Tree, listener: Listener, amphora: Amphora, objId: string, done: Record<string, HaproxyPoolCerts>) {
+  private async processListenerPoolCerts(
+    tree: Tree,
+    listener: Listener,
+    amphora: Amphora,
+    objId: string,
+    done: Record<string, HaproxyPoolCerts>,
+  ) {
     const out: Record<string, HaproxyPoolCerts> = {};
     const pools: Pool[] = [];
     const add = (id: string | null | undefined) => {
@@ -330,13 +367,19 @@ export interface RestDriverSetup {
  * use) and the CA the agents are checked against ([haproxy_amphora] server_ca, else the CA
  * certificate). What is missing fails the first call with a CertificateError that names the settings.
  */
-export function createRestAmphoraDriver(config: Config, certManager: CertManager, setup: RestDriverSetup = {}): HaproxyAmphoraLoadBalancerDriver {
+export function createRestAmphoraDriver(
+  config: Config,
+  certManager: CertManager,
+  setup: RestDriverSetup = {},
+): HaproxyAmphoraLoadBalancerDriver {
   const tls = async (): Promise<AgentTls> => {
     const given = typeof setup.caCertificate === "function" ? await setup.caCertificate() : setup.caCertificate;
     const ca = config.serverCa ?? config.caCertificate ?? given;
-    if (!ca) throw new CertificateError("no CA to check the amphora agents' certificates with: set OTTAVA_SERVER_CA (or OTTAVA_CA_CERTIFICATE)");
+    if (!ca)
+      throw new CertificateError("no CA to check the amphora agents' certificates with: set OTTAVA_SERVER_CA (or OTTAVA_CA_CERTIFICATE)");
     if (config.clientCert) return { ca, clientPem: config.clientCert };
-    if (!setup.certs) throw new CertificateError("no client certificate for the amphora agents: set OTTAVA_CLIENT_CERT (its certificate and key, PEM)");
+    if (!setup.certs)
+      throw new CertificateError("no client certificate for the amphora agents: set OTTAVA_CLIENT_CERT (its certificate and key, PEM)");
     return { ca, clientPem: (await setup.certs.generateServerPem(CLIENT_CERT_CN, config.certValidityTime)).pem };
   };
   const client = new AmphoraApiClient({

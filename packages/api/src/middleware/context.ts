@@ -61,11 +61,9 @@ async function authenticate(c: Context<Env>, requestId: string, auth: AuthSetup,
   } catch (e) {
     if (e instanceof InvalidToken) {
       log.warn("authorization failed for token", { reason: e.message });
-      return c.json(
-        { error: { code: 401, title: "Unauthorized", message: "The request you have made requires authentication." } },
-        401,
-        { "WWW-Authenticate": `Keystone uri="${auth.keystone.authUri}"` },
-      );
+      return c.json({ error: { code: 401, title: "Unauthorized", message: "The request you have made requires authentication." } }, 401, {
+        "WWW-Authenticate": `Keystone uri="${auth.keystone.authUri}"`,
+      });
     }
     if (e instanceof KeystoneUnavailable) {
       log.error("unable to validate token", { reason: e.message });

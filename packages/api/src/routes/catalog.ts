@@ -199,7 +199,10 @@ async function catalogList<T>(
 
 /** The `fields=` of a request (repeated or comma-separated). */
 const fieldsOf = (c: Context) =>
-  new URL(c.req.url).searchParams.getAll("fields").flatMap((f) => f.split(",")).filter(Boolean);
+  new URL(c.req.url).searchParams
+    .getAll("fields")
+    .flatMap((f) => f.split(","))
+    .filter(Boolean);
 
 const selectAll = (c: Context, list: ProviderInfo[]) => list.map((p) => selectFields({ ...p }, fieldsOf(c)));
 

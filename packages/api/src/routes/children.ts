@@ -1,12 +1,25 @@
 // The routes of every object of an LB tree, from its ChildResource descriptor: thin handlers over
 // the one generic mechanism (createChild, updateChild, deleteChild, showChild, childSource).
 import { Hono, type Context } from "hono";
-import { childSource, createChild, deleteChild, parseRoot, showChild, updateChild, type ChildResource, type TreeRecord } from "@ottava/core";
+import {
+  childSource,
+  createChild,
+  deleteChild,
+  parseRoot,
+  showChild,
+  updateChild,
+  type ChildResource,
+  type TreeRecord,
+} from "@ottava/core";
 import type { ApiDeps } from "../deps";
 import { jsonBody, listResponse, showResponse } from "../http";
 import type { Env } from "../middleware/context";
 
-export function childRoutes<T extends TreeRecord, Post, Put>(res: ChildResource<T, Post, Put>, deps: ApiDeps, extend?: (app: Hono<Env>) => void) {
+export function childRoutes<T extends TreeRecord, Post, Put>(
+  res: ChildResource<T, Post, Put>,
+  deps: ApiDeps,
+  extend?: (app: Hono<Env>) => void,
+) {
   const d = res.descriptor;
   const withLog = (c: Context<Env>) => ({ ...deps, log: c.get("log") });
   const app = new Hono<Env>();

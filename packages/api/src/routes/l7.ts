@@ -21,7 +21,14 @@ export function l7RuleRoutes(deps: ApiDeps) {
     // wsme's messages quote.
     app.put("/:id", async (c) => {
       const body = parseRoot("l7rule_", "rule", l7RuleResource.put, await jsonBody(c));
-      const { record } = await updateChild({ ...deps, log: c.get("log") }, c.get("ctx"), l7RuleResource, c.req.param("id"), body, c.req.param());
+      const { record } = await updateChild(
+        { ...deps, log: c.get("log") },
+        c.get("ctx"),
+        l7RuleResource,
+        c.req.param("id"),
+        body,
+        c.req.param(),
+      );
       return showResponse(c, l7RuleResource.descriptor, record);
     });
   });

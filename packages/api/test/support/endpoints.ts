@@ -12,7 +12,6 @@ type App = Awaited<ReturnType<typeof inProcessApp>>;
 /** The ids of the fixtures (createFixtures): lb, listener, pool, pool2, member, hm, l7policy, l7rule, flavorprofile, flavor, azprofile. */
 export const ids: Record<string, string> = {};
 
-
 export interface Endpoint {
   name: string;
   method: "POST" | "PUT";
@@ -33,8 +32,22 @@ function schema(name: string): z.ZodObject {
 }
 
 export const ENDPOINTS: Endpoint[] = [
-  { name: "loadbalancer create", method: "POST", path: () => "/v2/lbaas/loadbalancers", root: "loadbalancer", schema: schema("LoadBalancerPost"), valid: () => ({ vip_subnet_id: SUBNET }) },
-  { name: "loadbalancer update", method: "PUT", path: () => `/v2/lbaas/loadbalancers/${ids.lb}`, root: "loadbalancer", schema: schema("LoadBalancerPut"), valid: () => ({}) },
+  {
+    name: "loadbalancer create",
+    method: "POST",
+    path: () => "/v2/lbaas/loadbalancers",
+    root: "loadbalancer",
+    schema: schema("LoadBalancerPost"),
+    valid: () => ({ vip_subnet_id: SUBNET }),
+  },
+  {
+    name: "loadbalancer update",
+    method: "PUT",
+    path: () => `/v2/lbaas/loadbalancers/${ids.lb}`,
+    root: "loadbalancer",
+    schema: schema("LoadBalancerPut"),
+    valid: () => ({}),
+  },
   {
     name: "listener create",
     method: "POST",
@@ -43,7 +56,14 @@ export const ENDPOINTS: Endpoint[] = [
     schema: schema("ListenerPost"),
     valid: () => ({ loadbalancer_id: ids.lb, protocol: "HTTP", protocol_port: 8080 }),
   },
-  { name: "listener update", method: "PUT", path: () => `/v2/lbaas/listeners/${ids.listener}`, root: "listener", schema: schema("ListenerPut"), valid: () => ({ name: "x" }) },
+  {
+    name: "listener update",
+    method: "PUT",
+    path: () => `/v2/lbaas/listeners/${ids.listener}`,
+    root: "listener",
+    schema: schema("ListenerPut"),
+    valid: () => ({ name: "x" }),
+  },
   {
     name: "pool create",
     method: "POST",
@@ -52,7 +72,14 @@ export const ENDPOINTS: Endpoint[] = [
     schema: schema("PoolPost"),
     valid: () => ({ loadbalancer_id: ids.lb, protocol: "HTTP", lb_algorithm: "ROUND_ROBIN" }),
   },
-  { name: "pool update", method: "PUT", path: () => `/v2/lbaas/pools/${ids.pool}`, root: "pool", schema: schema("PoolPut"), valid: () => ({ name: "x" }) },
+  {
+    name: "pool update",
+    method: "PUT",
+    path: () => `/v2/lbaas/pools/${ids.pool}`,
+    root: "pool",
+    schema: schema("PoolPut"),
+    valid: () => ({ name: "x" }),
+  },
   {
     name: "member create",
     method: "POST",
@@ -61,7 +88,14 @@ export const ENDPOINTS: Endpoint[] = [
     schema: schema("MemberPost"),
     valid: () => ({ address: "192.0.2.77", protocol_port: 80 }),
   },
-  { name: "member update", method: "PUT", path: () => `/v2/lbaas/pools/${ids.pool}/members/${ids.member}`, root: "member", schema: schema("MemberPut"), valid: () => ({ name: "x" }) },
+  {
+    name: "member update",
+    method: "PUT",
+    path: () => `/v2/lbaas/pools/${ids.pool}/members/${ids.member}`,
+    root: "member",
+    schema: schema("MemberPut"),
+    valid: () => ({ name: "x" }),
+  },
   {
     name: "member batch update",
     method: "PUT",
@@ -104,7 +138,14 @@ export const ENDPOINTS: Endpoint[] = [
     schema: schema("L7PolicyPost"),
     valid: () => ({ listener_id: ids.listener, action: "REJECT" }),
   },
-  { name: "l7policy update", method: "PUT", path: () => `/v2/lbaas/l7policies/${ids.l7policy}`, root: "l7policy", schema: schema("L7PolicyPut"), valid: () => ({ name: "x" }) },
+  {
+    name: "l7policy update",
+    method: "PUT",
+    path: () => `/v2/lbaas/l7policies/${ids.l7policy}`,
+    root: "l7policy",
+    schema: schema("L7PolicyPut"),
+    valid: () => ({ name: "x" }),
+  },
   {
     name: "l7rule create",
     method: "POST",
@@ -129,9 +170,30 @@ export const ENDPOINTS: Endpoint[] = [
     schema: schema("FlavorProfilePost"),
     valid: () => ({ name: "fp", provider_name: "amphora", flavor_data: "{}" }),
   },
-  { name: "flavor profile update", method: "PUT", path: () => `/v2/lbaas/flavorprofiles/${ids.flavorprofile}`, root: "flavorprofile", schema: schema("FlavorProfilePut"), valid: () => ({}) },
-  { name: "flavor create", method: "POST", path: () => "/v2/lbaas/flavors", root: "flavor", schema: schema("FlavorPost"), valid: () => ({ name: "f2", flavor_profile_id: ids.flavorprofile }) },
-  { name: "flavor update", method: "PUT", path: () => `/v2/lbaas/flavors/${ids.flavor}`, root: "flavor", schema: schema("FlavorPut"), valid: () => ({}) },
+  {
+    name: "flavor profile update",
+    method: "PUT",
+    path: () => `/v2/lbaas/flavorprofiles/${ids.flavorprofile}`,
+    root: "flavorprofile",
+    schema: schema("FlavorProfilePut"),
+    valid: () => ({}),
+  },
+  {
+    name: "flavor create",
+    method: "POST",
+    path: () => "/v2/lbaas/flavors",
+    root: "flavor",
+    schema: schema("FlavorPost"),
+    valid: () => ({ name: "f2", flavor_profile_id: ids.flavorprofile }),
+  },
+  {
+    name: "flavor update",
+    method: "PUT",
+    path: () => `/v2/lbaas/flavors/${ids.flavor}`,
+    root: "flavor",
+    schema: schema("FlavorPut"),
+    valid: () => ({}),
+  },
   {
     name: "availability zone profile create",
     method: "POST",
@@ -148,7 +210,14 @@ export const ENDPOINTS: Endpoint[] = [
     schema: schema("AvailabilityZonePost"),
     valid: () => ({ name: "az2", availability_zone_profile_id: ids.azprofile }),
   },
-  { name: "availability zone update", method: "PUT", path: () => "/v2/lbaas/availabilityzones/az1", root: "availability_zone", schema: schema("AvailabilityZonePut"), valid: () => ({}) },
+  {
+    name: "availability zone update",
+    method: "PUT",
+    path: () => "/v2/lbaas/availabilityzones/az1",
+    root: "availability_zone",
+    schema: schema("AvailabilityZonePut"),
+    valid: () => ({}),
+  },
 ];
 
 export async function tableSnapshot(t: App): Promise<string[]> {
@@ -177,11 +246,29 @@ export async function createFixtures(t: App): Promise<void> {
   ids.pool = await created(t, "/v2/lbaas/pools", "pool", { loadbalancer_id: ids.lb, protocol: "HTTP", lb_algorithm: "ROUND_ROBIN" });
   ids.pool2 = await created(t, "/v2/lbaas/pools", "pool", { loadbalancer_id: ids.lb, protocol: "HTTP", lb_algorithm: "ROUND_ROBIN" });
   ids.member = await created(t, `/v2/lbaas/pools/${ids.pool}/members`, "member", { address: "192.0.2.10", protocol_port: 80 });
-  ids.hm = await created(t, "/v2/lbaas/healthmonitors", "healthmonitor", { pool_id: ids.pool, type: "HTTP", delay: 5, timeout: 3, max_retries: 3 });
+  ids.hm = await created(t, "/v2/lbaas/healthmonitors", "healthmonitor", {
+    pool_id: ids.pool,
+    type: "HTTP",
+    delay: 5,
+    timeout: 3,
+    max_retries: 3,
+  });
   ids.l7policy = await created(t, "/v2/lbaas/l7policies", "l7policy", { listener_id: ids.listener, action: "REJECT" });
-  ids.l7rule = await created(t, `/v2/lbaas/l7policies/${ids.l7policy}/rules`, "rule", { type: "PATH", compare_type: "STARTS_WITH", value: "/a" });
-  ids.flavorprofile = await created(t, "/v2/lbaas/flavorprofiles", "flavorprofile", { name: "fp", provider_name: "amphora", flavor_data: "{}" });
+  ids.l7rule = await created(t, `/v2/lbaas/l7policies/${ids.l7policy}/rules`, "rule", {
+    type: "PATH",
+    compare_type: "STARTS_WITH",
+    value: "/a",
+  });
+  ids.flavorprofile = await created(t, "/v2/lbaas/flavorprofiles", "flavorprofile", {
+    name: "fp",
+    provider_name: "amphora",
+    flavor_data: "{}",
+  });
   ids.flavor = await created(t, "/v2/lbaas/flavors", "flavor", { name: "f1", flavor_profile_id: ids.flavorprofile });
-  ids.azprofile = await created(t, "/v2/lbaas/availabilityzoneprofiles", "availability_zone_profile", { name: "azp", provider_name: "amphora", availability_zone_data: "{}" });
+  ids.azprofile = await created(t, "/v2/lbaas/availabilityzoneprofiles", "availability_zone_profile", {
+    name: "azp",
+    provider_name: "amphora",
+    availability_zone_data: "{}",
+  });
   await created(t, "/v2/lbaas/availabilityzones", "availability_zone", { name: "az1", availability_zone_profile_id: ids.azprofile });
 }

@@ -64,7 +64,10 @@ interface LoadedCa {
 }
 
 /** The WebCrypto algorithm a CA key signs with (SHA-256), from the key's type. */
-function signingAlgorithmOf(key: KeyObject): { importAlg: webcrypto.RsaHashedImportParams | webcrypto.EcKeyImportParams; sign: webcrypto.Algorithm | webcrypto.EcdsaParams } {
+function signingAlgorithmOf(key: KeyObject): {
+  importAlg: webcrypto.RsaHashedImportParams | webcrypto.EcKeyImportParams;
+  sign: webcrypto.Algorithm | webcrypto.EcdsaParams;
+} {
   if (key.asymmetricKeyType === "rsa") {
     const alg = { name: "RSASSA-PKCS1-v1_5", hash: "SHA-256" };
     return { importAlg: alg, sign: alg };
@@ -85,7 +88,9 @@ async function loadCa(ca: CaMaterial): Promise<LoadedCa> {
     key = createPrivateKey({ key: ca.privateKey, format: "pem", ...(ca.passphrase ? { passphrase: ca.passphrase } : {}) });
   } catch {
     // Node's message says nothing of the key; ours says even less.
-    throw new CertificateError("the CA private key (OTTAVA_CA_PRIVATE_KEY) could not be read: not a PEM private key, or a wrong or missing passphrase");
+    throw new CertificateError(
+      "the CA private key (OTTAVA_CA_PRIVATE_KEY) could not be read: not a PEM private key, or a wrong or missing passphrase",
+    );
   }
   let certificate: X509Certificate;
   try {
@@ -170,7 +175,9 @@ export function certGenerator(config: Config, log: Logger, ca?: CaSource): CertG
   }
   return new LocalCertGenerator(() => {
     if (!ephemeral) {
-      log.warn("no CA configured (OTTAVA_CA_CERTIFICATE, OTTAVA_CA_PRIVATE_KEY): amphora certificates are signed by a CA made for this process, in memory");
+      log.warn(
+        "no CA configured (OTTAVA_CA_CERTIFICATE, OTTAVA_CA_PRIVATE_KEY): amphora certificates are signed by a CA made for this process, in memory",
+      );
       ephemeral = createLocalCa({ commonName: "Ottava ephemeral CA" });
     }
     return ephemeral;

@@ -29,7 +29,8 @@ function installReflectMetadata(): void {
     }
     return undefined;
   };
-  R.hasMetadata = (k: unknown, target: object, key?: string | symbol) => (R.getMetadata as (...a: unknown[]) => unknown)(k, target, key) !== undefined;
+  R.hasMetadata = (k: unknown, target: object, key?: string | symbol) =>
+    (R.getMetadata as (...a: unknown[]) => unknown)(k, target, key) !== undefined;
   R.metadata = (k: unknown, v: unknown) => (target: object, key?: string | symbol) => void own(target, key).set(k, v);
 }
 

@@ -19,6 +19,10 @@ export const failoverAmphorae: MapStep = {
 
 export const loadBalancerFailover: FlowSpec = {
   comment: "Ottava: replace every amphora of a load balancer, one at a time",
-  steps: [{ name: "PlanFailover", task: "planFailover", resultPath: "$.failover" }, failoverAmphorae, { name: "MarkLoadBalancerActive", task: "finishChange" }],
+  steps: [
+    { name: "PlanFailover", task: "planFailover", resultPath: "$.failover" },
+    failoverAmphorae,
+    { name: "MarkLoadBalancerActive", task: "finishChange" },
+  ],
   onFailure: "failChange",
 };

@@ -26,4 +26,8 @@ export const HEARTBEAT_KEY_TASKS = ["updateAmphoraAgentConfig", "refreshAgentCon
 
 const has = (list: readonly string[], task: string) => list.includes(task);
 /** What a task's function needs beyond its settings. */
-export const taskSecrets = (task: string) => ({ ca: has(CA_TASKS, task), agent: has(AGENT_TASKS, task), heartbeatKey: has(HEARTBEAT_KEY_TASKS, task) });
+export const taskSecrets = (task: string) => ({
+  ca: has(CA_TASKS, task),
+  agent: has(AGENT_TASKS, task),
+  heartbeatKey: has(HEARTBEAT_KEY_TASKS, task),
+});

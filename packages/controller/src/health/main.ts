@@ -14,14 +14,20 @@ const HEALTH_PORT = 8080;
 const config = loadConfig();
 if (!config.stateMachineArnPrefix) throw new Error("OTTAVA_STATE_MACHINE_ARN_PREFIX must be set (the stacks set it)");
 // On AWS the key comes from its SSM SecureString, through the task definition's secrets (stacks/health.ts).
-if (!config.heartbeatKey) throw new Error("OTTAVA_HEARTBEAT_KEY must be set (the SST secret HeartbeatKey, given to the task from its SSM parameter)");
+if (!config.heartbeatKey)
+  throw new Error("OTTAVA_HEARTBEAT_KEY must be set (the SST secret HeartbeatKey, given to the task from its SSM parameter)");
 const log = createLogger({ service: "ottava-health" }, config.logLevel);
 const { store, trail, catalog } = createStores(config);
 const engine = new StepFunctionsEngine(config.stateMachineArnPrefix);
 const receiver = (await startHeartbeatReceiver(config, { compute: createDrivers(config).compute, log }))!;
 const checker = new HealthChecker(
   { store, trail, catalog, engine, log, checks: new DynamoHealthCheckStore(createClients(config.dynamodbEndpoint).doc, config.tableName) },
-  { heartbeatTimeout: config.heartbeatTimeout, failoverThreshold: config.failoverThreshold, failoverOnError: config.failoverOnError, interval: config.healthCheckInterval },
+  {
+    heartbeatTimeout: config.heartbeatTimeout,
+    failoverThreshold: config.failoverThreshold,
+    failoverOnError: config.failoverOnError,
+    interval: config.healthCheckInterval,
+  },
 );
 checker.start();
 const health = createServer((req, res) => {

@@ -72,7 +72,16 @@ export interface HeartbeatReceiverOptions {
 }
 
 export class HeartbeatReceiver {
-  readonly counters: HeartbeatCounters = { received: 0, accepted: 0, rejected: 0, duplicates: 0, overloaded: 0, failed: 0, zombies: 0, unknown: 0 };
+  readonly counters: HeartbeatCounters = {
+    received: 0,
+    accepted: 0,
+    rejected: 0,
+    duplicates: 0,
+    overloaded: 0,
+    failed: 0,
+    zombies: 0,
+    unknown: 0,
+  };
   private socket: Socket | undefined;
   private timer: NodeJS.Timeout | undefined;
   private readonly recent: RecentPairs;
@@ -204,7 +213,9 @@ export class HeartbeatReceiver {
           computeId: update.computeId,
         });
         if (update.computeId) {
-          await this.opts.compute.delete(update.computeId).catch((e) => log.info("Error deleting amphora instance", { amphoraId: msg.id, error: String(e) }));
+          await this.opts.compute
+            .delete(update.computeId)
+            .catch((e) => log.info("Error deleting amphora instance", { amphoraId: msg.id, error: String(e) }));
         }
         return;
       }

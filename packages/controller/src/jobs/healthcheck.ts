@@ -48,14 +48,22 @@ export class HealthChecker {
   /** One tick: renew the lease, and check when it has been held long enough. Undefined when it did not check. */
   async tick(): Promise<HealthCheckResult | undefined> {
     const now = this.now();
-    const held = await this.deps.checks.acquireLease(HEALTH_CHECK_LEASE, this.holder, now.getTime(), now.getTime() + 3 * this.opts.interval * 1000);
+    const held = await this.deps.checks.acquireLease(
+      HEALTH_CHECK_LEASE,
+      this.holder,
+      now.getTime(),
+      now.getTime() + 3 * this.opts.interval * 1000,
+    );
     if (!held) {
       this.holdingSince = undefined;
       return undefined;
     }
     if (this.holdingSince === undefined) {
       this.holdingSince = now.getTime();
-      this.deps.log.info("health check lease taken; waiting heartbeat_timeout before the first check", { holder: this.holder, seconds: this.opts.heartbeatTimeout });
+      this.deps.log.info("health check lease taken; waiting heartbeat_timeout before the first check", {
+        holder: this.holder,
+        seconds: this.opts.heartbeatTimeout,
+      });
     }
     if (now.getTime() - this.holdingSince < this.opts.heartbeatTimeout * 1000) return undefined;
     // The scans by status read every amphora: once per heartbeat_timeout, not every interval.

@@ -7,7 +7,11 @@ import { createHousekeepingDeps, purge, repair, rotateCerts } from "./housekeepi
 
 const config = loadConfig();
 if (!config.stateMachineArnPrefix) throw new Error("OTTAVA_STATE_MACHINE_ARN_PREFIX must be set (the stacks set it)");
-const deps = createHousekeepingDeps(config, new StepFunctionsEngine(config.stateMachineArnPrefix), createLogger({ service: "ottava-housekeeping" }, config.logLevel));
+const deps = createHousekeepingDeps(
+  config,
+  new StepFunctionsEngine(config.stateMachineArnPrefix),
+  createLogger({ service: "ottava-housekeeping" }, config.logLevel),
+);
 
 export const purgeHandler = async () => purge(deps, new Date());
 

@@ -15,7 +15,16 @@ import {
   type Amphora,
 } from "@ottava/core";
 import { hasAgent } from "@ottava/amphora";
-import { certsOf, deterministicId, ignoreLockLost, loadBalancer, servedTree, type PlannedAmphora, type TaskContext, type TaskHandler } from "./context";
+import {
+  certsOf,
+  deterministicId,
+  ignoreLockLost,
+  loadBalancer,
+  servedTree,
+  type PlannedAmphora,
+  type TaskContext,
+  type TaskHandler,
+} from "./context";
 import { renderAmphoraAgentConfig } from "./healthmanager";
 
 const MASTER_PRIORITY = 100;
@@ -107,8 +116,17 @@ export const computeCreate: TaskHandler = async (input, ctx) => {
     // A resize builds with its new flavor's compute flavor (input.computeFlavor); other flows use the default.
     const computeFlavor = typeof input.computeFlavor === "string" ? input.computeFlavor : null;
     const cert = await certsOf(ctx).generateServerPem(a.id, ctx.config.certValidityTime);
-    const computeId = await ctx.drivers.compute.build({ amphoraId: a.id, computeFlavor, availabilityZone: lb.availability_zone, serverPem: cert.pem });
-    await ctx.store.updateAmphora(lb.id, a.id, input.owner, { compute_id: computeId, status: AMPHORA_BOOTING, cert_expiration: cert.expiration });
+    const computeId = await ctx.drivers.compute.build({
+      amphoraId: a.id,
+      computeFlavor,
+      availabilityZone: lb.availability_zone,
+      serverPem: cert.pem,
+    });
+    await ctx.store.updateAmphora(lb.id, a.id, input.owner, {
+      compute_id: computeId,
+      status: AMPHORA_BOOTING,
+      cert_expiration: cert.expiration,
+    });
   }
   return null;
 };
@@ -231,7 +249,9 @@ export const removeOldAmphora: TaskHandler = async (input, ctx) => {
   const lb = await loadBalancer(ctx, input.lbId);
   const old = await ctx.store.getAmphora((input.old as Amphora).id);
   if (!old || old.status === DELETED) return null;
-  await ctx.drivers.network.unplugVip(lb, old).catch((e) => ctx.log.warn("unplug of a failed amphora failed", { amphora: old.id, error: String(e) }));
+  await ctx.drivers.network
+    .unplugVip(lb, old)
+    .catch((e) => ctx.log.warn("unplug of a failed amphora failed", { amphora: old.id, error: String(e) }));
   if (old.compute_id) await ctx.drivers.compute.delete(old.compute_id);
   await ctx.store.updateAmphora(lb.id, old.id, input.owner, { status: DELETED });
   return null;

@@ -33,7 +33,8 @@ export const markAmphoraCertBusy: TaskHandler = async (input, ctx) => {
 /** Revert of markAmphoraCertBusy, and the flow's last step: cert_busy back to false, if this rotation holds it. */
 export const markAmphoraCertNotBusy: TaskHandler = async (input, ctx) => {
   const r = rotateInput(input);
-  if (!(await release(ctx, r))) ctx.log.warn("amphora certificate not released: this rotation does not hold it", { amphoraId: r.amphoraId });
+  if (!(await release(ctx, r)))
+    ctx.log.warn("amphora certificate not released: this rotation does not hold it", { amphoraId: r.amphoraId });
   return null;
 };
 

@@ -36,7 +36,12 @@ async function emptiedMembers(ctx: TaskContext, lbId: string, owner: string, set
   // A retry also counts the members it already deleted (deleted_by), so the quota comes back once.
   return items
     .filter((i) => i.kind === "member" && (i.record.provisioning_status !== DELETED || i.record.deleted_by === owner))
-    .map((i) => ({ kind: "member", id: i.record.id, pool_id: String(i.record.pool_id), set: { provisioning_status: DELETED, deleted_by: owner } }));
+    .map((i) => ({
+      kind: "member",
+      id: i.record.id,
+      pool_id: String(i.record.pool_id),
+      set: { provisioning_status: DELETED, deleted_by: owner },
+    }));
 }
 
 /**
@@ -63,7 +68,12 @@ async function successWrites(ctx: TaskContext, lbId: string, owner: string, chan
   }
   const members = await emptiedMembers(ctx, lbId, owner, changes);
   const writes: ChildWrite[] = [
-    ...changeRefs(changes).map((r): ChildWrite => ({ kind: r.kind, id: r.id, ...(r.pool_id ? { pool_id: r.pool_id } : {}), set: { ...r.done, ...(r.done.provisioning_status === DELETED ? { deleted_by: owner } : {}) } })),
+    ...changeRefs(changes).map((r): ChildWrite => ({
+      kind: r.kind,
+      id: r.id,
+      ...(r.pool_id ? { pool_id: r.pool_id } : {}),
+      set: { ...r.done, ...(r.done.provisioning_status === DELETED ? { deleted_by: owner } : {}) },
+    })),
     ...members,
     ...changes.relations,
   ];
@@ -127,8 +137,10 @@ export async function failureWrites(ctx: TaskContext, lbId: string, changes: Flo
     for (const { kind, record } of items) {
       if (kind === "amphora") continue;
       const s = String(record.provisioning_status);
-      if (subject.some((r) => same(r, { kind, id: record.id }))) writes.push({ kind, id: record.id, set: { provisioning_status: ERROR }, ...memberPool(kind, record) });
-      else if (s.startsWith("PENDING_")) writes.push({ kind, id: record.id, set: { provisioning_status: ACTIVE }, ...memberPool(kind, record) });
+      if (subject.some((r) => same(r, { kind, id: record.id })))
+        writes.push({ kind, id: record.id, set: { provisioning_status: ERROR }, ...memberPool(kind, record) });
+      else if (s.startsWith("PENDING_"))
+        writes.push({ kind, id: record.id, set: { provisioning_status: ACTIVE }, ...memberPool(kind, record) });
     }
     return writes;
   }

@@ -41,7 +41,9 @@ export interface TaskContext {
 /** The context's certificate generator; a task function that signs nothing has none (a deployment error). */
 export function certsOf(ctx: TaskContext): CertGenerator {
   if (!ctx.certs) {
-    throw new CertificateError("this task function signs no certificates: the signing tasks (CA_TASKS) run packages/controller/src/lambda-signing.ts");
+    throw new CertificateError(
+      "this task function signs no certificates: the signing tasks (CA_TASKS) run packages/controller/src/lambda-signing.ts",
+    );
   }
   return ctx.certs;
 }
@@ -73,7 +75,10 @@ export function deterministicId(...parts: string[]): string {
 export async function servedTree(ctx: TaskContext, lbId: string): Promise<Tree> {
   const { lb, items } = await ctx.store.tree(lbId);
   if (!lb) throw new LockLost(`load balancer ${lbId} is gone`);
-  return new Tree(lb.record, items.filter((i) => i.record.provisioning_status !== PENDING_DELETE));
+  return new Tree(
+    lb.record,
+    items.filter((i) => i.record.provisioning_status !== PENDING_DELETE),
+  );
 }
 
 export async function loadBalancer(ctx: TaskContext, lbId: string): Promise<LoadBalancer> {

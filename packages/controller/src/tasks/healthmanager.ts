@@ -88,7 +88,8 @@ async function refreshOne(ctx: TaskContext, a: AgentAmphora, agent: AgentPush, t
       return "failed";
     }
   }
-  if (await ctx.healthManagerConfig.recordAmphoraAgentGeneration(a.loadbalancer_id, a.id, agent.generation, new Date().toISOString())) return "done";
+  if (await ctx.healthManagerConfig.recordAmphoraAgentGeneration(a.loadbalancer_id, a.id, agent.generation, new Date().toISOString()))
+    return "done";
   const now = (await ctx.store.getAmphora(a.id)) as AgentAmphora | undefined;
   return !now || now.status === DELETED ? "skipped" : "done"; // else it already has a newer generation
 }
@@ -121,7 +122,11 @@ const refreshAgentConfigPage: TaskHandler = async (input, ctx) => {
   const done = outcomes.filter((o) => o === "done").length;
   if (failedIds.length > 0) ctx.log.error("amphorae whose agent configuration could not be refreshed", { generation, amphorae: failedIds });
   // Counted once per page (keyed by where it starts), however many times this task runs for it.
-  const counted = await ctx.healthManagerConfig.addHealthManagerRefresh(generation, { total: done + failedIds.length, done, failed: failedIds.length }, marker ?? "^");
+  const counted = await ctx.healthManagerConfig.addHealthManagerRefresh(
+    generation,
+    { total: done + failedIds.length, done, failed: failedIds.length },
+    marker ?? "^",
+  );
   if (!counted) {
     ctx.log.info("health manager refresh superseded by a newer generation", { generation });
     return stop;

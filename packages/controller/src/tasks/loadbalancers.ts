@@ -20,4 +20,3 @@ export const deallocateVip: TaskHandler = async ({ lbId }, ctx) => {
   await ctx.drivers.network.deallocateVip(await loadBalancer(ctx, lbId));
   return null;
 };
-

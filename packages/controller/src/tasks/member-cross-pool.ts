@@ -54,7 +54,11 @@ export const applyMemberChunk: TaskHandler = async (input, ctx) => {
   const { lbId, owner } = input;
   const n = Number(input.chunk);
   const chunk = await chunkOf(ctx, lbId, owner, n);
-  const existing = await membersOf(ctx, lbId, chunk.changes.filter((c) => c.op === "create"));
+  const existing = await membersOf(
+    ctx,
+    lbId,
+    chunk.changes.filter((c) => c.op === "create"),
+  );
   const writes = chunkWrites(chunk).filter((w) => !("put" in w) || !existing.has(w.put.id));
   await ctx.store.applyAsOwner(lbId, owner, writes);
   ctx.log.info("member chunk applied", { lbId, execution: owner, chunk: n, members: writes.length });
@@ -122,7 +126,8 @@ export const failCrossPoolChange: TaskHandler = async (input, ctx) => {
   if (restoreFailed) {
     for (const c of changes) {
       const now = members.get(idOf(c));
-      if (now && now.provisioning_status !== DELETED) writes.push({ kind: "member", id: idOf(c), pool_id: poolOf(c), set: { provisioning_status: ERROR } });
+      if (now && now.provisioning_status !== DELETED)
+        writes.push({ kind: "member", id: idOf(c), pool_id: poolOf(c), set: { provisioning_status: ERROR } });
     }
   }
   // The request charged its new members; those it never created, or the restore removed, go back.

@@ -27,7 +27,10 @@ async function removeNewAmphorae(input: Record<string, unknown> & { lbId: string
   for (const old of state.old) {
     const a = await ctx.store.getAmphora(newIdOf(input.owner, old));
     if (!a || a.status === DELETED) continue;
-    if (a.vrrp_port_id) await ctx.drivers.network.unplugVip(lb, a).catch((e) => ctx.log.warn("unplug of a new amphora failed", { amphora: a.id, error: String(e) }));
+    if (a.vrrp_port_id)
+      await ctx.drivers.network
+        .unplugVip(lb, a)
+        .catch((e) => ctx.log.warn("unplug of a new amphora failed", { amphora: a.id, error: String(e) }));
     if (a.compute_id) await ctx.drivers.compute.delete(a.compute_id);
     await ctx.store.updateAmphora(input.lbId, a.id, input.owner, { status: DELETED });
     removed++;
@@ -40,7 +43,12 @@ export const resizeStart: TaskHandler = async (input, ctx) => {
   const lb = await loadBalancer(ctx, input.lbId);
   const order = (a: Amphora) => (a.role === ROLE_BACKUP ? 0 : a.role === ROLE_MASTER ? 2 : 1);
   const old = (await ctx.store.amphoraeOf(input.lbId)).filter((a) => a.status !== DELETED).sort((a, b) => order(a) - order(b));
-  ctx.log.info("loadbalancer.resize.start", { lbId: input.lbId, oldFlavorId: lb.flavor_id, newFlavorId: input.newFlavorId, amphorae: old.length });
+  ctx.log.info("loadbalancer.resize.start", {
+    lbId: input.lbId,
+    oldFlavorId: lb.flavor_id,
+    newFlavorId: input.newFlavorId,
+    amphorae: old.length,
+  });
   return { oldFlavorId: lb.flavor_id, old } satisfies ResizeState;
 };
 
@@ -67,11 +75,17 @@ export const resizePlanReplacement: TaskHandler = async ({ lbId, owner, old }, c
  */
 export const resizeCommit: TaskHandler = async (input, ctx) => {
   const { lbId, owner } = input;
-  if (await ctx.store.markLoadBalancerUnless(lbId, owner, { [RESIZE_COMMITTED]: owner }, { [RESIZE_CANCEL]: owner })) return { cancelled: false };
+  if (await ctx.store.markLoadBalancerUnless(lbId, owner, { [RESIZE_COMMITTED]: owner }, { [RESIZE_CANCEL]: owner }))
+    return { cancelled: false };
   const lb = await ctx.store.getLoadBalancer(lbId);
   if (lb?.lockOwner !== owner) throw new LockLost(`load balancer ${lbId}`);
   const removed = await removeNewAmphorae(input, ctx);
-  ctx.log.info("loadbalancer.resize.cancel", { lbId, oldFlavorId: stateOf(input)?.oldFlavorId ?? null, newFlavorId: input.newFlavorId, removed });
+  ctx.log.info("loadbalancer.resize.cancel", {
+    lbId,
+    oldFlavorId: stateOf(input)?.oldFlavorId ?? null,
+    newFlavorId: input.newFlavorId,
+    removed,
+  });
   return { cancelled: true };
 };
 
@@ -82,7 +96,9 @@ export const resizeRemoveOldAmphorae: TaskHandler = async (input, ctx) => {
   for (const o of stateOf(input)?.old ?? []) {
     const a = await ctx.store.getAmphora(o.id);
     if (!a || a.status === DELETED) continue;
-    await ctx.drivers.network.unplugVip(lb, a).catch((e) => ctx.log.warn("unplug of an old amphora failed", { amphora: a.id, error: String(e) }));
+    await ctx.drivers.network
+      .unplugVip(lb, a)
+      .catch((e) => ctx.log.warn("unplug of an old amphora failed", { amphora: a.id, error: String(e) }));
     if (a.compute_id) await ctx.drivers.compute.delete(a.compute_id);
     await ctx.store.updateAmphora(lb.id, a.id, input.owner, { status: DELETED });
   }
@@ -93,7 +109,11 @@ export const resizeRemoveOldAmphorae: TaskHandler = async (input, ctx) => {
 export const resizeSetFlavor: TaskHandler = async (input, ctx) => {
   if (cancelled(input)) return null;
   await ctx.store.updateLoadBalancer(input.lbId, input.owner, { flavor_id: String(input.newFlavorId) });
-  ctx.log.info("loadbalancer.resize.end", { lbId: input.lbId, oldFlavorId: stateOf(input)?.oldFlavorId ?? null, newFlavorId: input.newFlavorId });
+  ctx.log.info("loadbalancer.resize.end", {
+    lbId: input.lbId,
+    oldFlavorId: stateOf(input)?.oldFlavorId ?? null,
+    newFlavorId: input.newFlavorId,
+  });
   return null;
 };
 

@@ -28,7 +28,9 @@ export function amphoraListenerStats(a: { listener_stats?: unknown }): Record<st
  * reports), as Octavia's rows whose amphora_id is the listener's id: summed, active connections included.
  */
 export function providerStats(listeners: readonly { id: string; stats?: unknown }[]): StatsAmphora[] {
-  return listeners.filter((l) => typeof l.stats === "object" && l.stats !== null).map((l) => ({ id: l.id, status: "", listener_stats: { [l.id]: l.stats } }));
+  return listeners
+    .filter((l) => typeof l.stats === "object" && l.stats !== null)
+    .map((l) => ({ id: l.id, status: "", listener_stats: { [l.id]: l.stats } }));
 }
 
 /** get_listener_stats */

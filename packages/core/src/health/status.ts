@@ -78,7 +78,8 @@ export function updateHealth(health: HeartbeatMessage, view: HealthView, opts: H
   if (!lb) {
     if (!view.amphora) {
       warnings.push({
-        message: "The amphora is missing from the DB, so it cannot be automatically deleted (the compute_id is unknown). An operator must manually delete it from the compute service.",
+        message:
+          "The amphora is missing from the DB, so it cannot be automatically deleted (the compute_id is unknown). An operator must manually delete it from the compute service.",
         fields: { amphoraId: health.id },
       });
       return result("unknown-amphora");
@@ -112,7 +113,8 @@ export function updateHealth(health: HeartbeatMessage, view: HealthView, opts: H
     const interval = opts.heartbeatInterval ?? HEARTBEAT_INTERVAL;
     if (delay >= interval) {
       warnings.push({
-        message: "Amphora health message was processed too slowly! The system may be overloaded or otherwise malfunctioning. This heartbeat has been ignored and no update was made to the amphora health entry.",
+        message:
+          "Amphora health message was processed too slowly! The system may be overloaded or otherwise malfunctioning. This heartbeat has been ignored and no update was made to the amphora health entry.",
         fields: { amphoraId: health.id, delay },
       });
       return result("too-slow");
@@ -127,7 +129,8 @@ export function updateHealth(health: HeartbeatMessage, view: HealthView, opts: H
 
   const change = (kind: HealthKind, id: string, from: string, to: string | undefined, pool?: string) => {
     // _update_status: compared without case.
-    if (to !== undefined && to !== from && to.toLowerCase() !== String(from).toLowerCase()) statuses.push({ kind, id, from, to, ...(pool ? { pool_id: pool } : {}) });
+    if (to !== undefined && to !== from && to.toLowerCase() !== String(from).toLowerCase())
+      statuses.push({ kind, id, from, to, ...(pool ? { pool_id: pool } : {}) });
   };
 
   // We got a heartbeat so lb is healthy until proven otherwise.
@@ -146,7 +149,8 @@ export function updateHealth(health: HeartbeatMessage, view: HealthView, opts: H
     }
     processedPools.add(poolId);
     let poolStatus: string | undefined;
-    if (pool.status === HB_UP) poolStatus = ONLINE; // UP = HAProxy backend has working or no servers
+    if (pool.status === HB_UP)
+      poolStatus = ONLINE; // UP = HAProxy backend has working or no servers
     else if (pool.status === HB_DOWN) {
       poolStatus = ERROR; // DOWN = HAProxy backend has no working servers
       lbStatus = ERROR;
@@ -236,7 +240,11 @@ export function updateStats(health: HeartbeatMessage, view: HealthView): StatsUp
     const old = stored[listenerId];
     if (old) {
       const same = deltas
-        ? row.bytes_in === 0 && row.bytes_out === 0 && row.total_connections === 0 && row.request_errors === 0 && row.active_connections === old.active_connections
+        ? row.bytes_in === 0 &&
+          row.bytes_out === 0 &&
+          row.total_connections === 0 &&
+          row.request_errors === 0 &&
+          row.active_connections === old.active_connections
         : row.bytes_in === old.bytes_in &&
           row.bytes_out === old.bytes_out &&
           row.total_connections === old.total_connections &&
@@ -250,7 +258,10 @@ export function updateStats(health: HeartbeatMessage, view: HealthView): StatsUp
 }
 
 /** The amphora's rows after `updates` (ListenerStatisticsRepository.increment / replace). */
-export function applyStatsUpdates(rows: Record<string, ListenerStatsRow>, updates: readonly StatsUpdate[]): Record<string, ListenerStatsRow> {
+export function applyStatsUpdates(
+  rows: Record<string, ListenerStatsRow>,
+  updates: readonly StatsUpdate[],
+): Record<string, ListenerStatsRow> {
   const out: Record<string, ListenerStatsRow> = Object.fromEntries(Object.entries(rows).map(([id, r]) => [id, { ...r }]));
   for (const u of updates) {
     const { listener_id, mode, ...row } = u;

@@ -170,7 +170,10 @@ export const DEFAULT_RULES: readonly PolicyRule[] = [
   api("loadbalancer:get_one", READ, "GET /v2/lbaas/loadbalancers/{loadbalancer_id}"),
   api("loadbalancer:put", WRITE, "PUT /v2/lbaas/loadbalancers/{loadbalancer_id}"),
   // v2.29, not in Octavia 11: checked only when vip_sg_ids is given.
-  master(api("loadbalancer:put:vip_sg_ids", WRITE, "PUT /v2/lbaas/loadbalancers/{loadbalancer_id}"), "octavia/policies/loadbalancer.py:57-63"),
+  master(
+    api("loadbalancer:put:vip_sg_ids", WRITE, "PUT /v2/lbaas/loadbalancers/{loadbalancer_id}"),
+    "octavia/policies/loadbalancer.py:57-63",
+  ),
   api("loadbalancer:delete", WRITE, "DELETE /v2/lbaas/loadbalancers/{loadbalancer_id}"),
   api("loadbalancer:get_stats", READ, "GET /v2/lbaas/loadbalancers/{loadbalancer_id}/stats"),
   api("loadbalancer:get_status", READ, "GET /v2/lbaas/loadbalancers/{loadbalancer_id}/status"),

@@ -43,7 +43,8 @@ function isUrlPath(v: unknown): boolean {
 }
 
 const retries = () => integer(MIN_HM_RETRIES, MAX_HM_RETRIES);
-const urlPath = () => z.unknown().refine(isUrlPath, { error: "Value must be a valid URL Path string" }) as unknown as z.ZodType<string, unknown>;
+const urlPath = () =>
+  z.unknown().refine(isUrlPath, { error: "Value must be a valid URL Path string" }) as unknown as z.ZodType<string, unknown>;
 const expectedCodes = () =>
   str().regex(new RegExp(EXPECTED_CODES_PATTERN), { error: `Value should match the pattern ${EXPECTED_CODES_PATTERN}` });
 const domainName = () =>
@@ -128,13 +129,50 @@ export const healthMonitorDescriptor: ResourceDescriptor<HealthMonitor> = {
   root: "healthmonitor",
   collection: "healthmonitors",
   attributes: [
-    "id", "name", "type", "delay", "timeout", "max_retries", "max_retries_down", "http_method", "url_path",
-    "expected_codes", "admin_state_up", "project_id", "tenant_id", "pools", "provisioning_status", "operating_status",
-    "created_at", "updated_at", "tags", "http_version", "domain_name",
+    "id",
+    "name",
+    "type",
+    "delay",
+    "timeout",
+    "max_retries",
+    "max_retries_down",
+    "http_method",
+    "url_path",
+    "expected_codes",
+    "admin_state_up",
+    "project_id",
+    "tenant_id",
+    "pools",
+    "provisioning_status",
+    "operating_status",
+    "created_at",
+    "updated_at",
+    "tags",
+    "http_version",
+    "domain_name",
   ],
   filters: octaviaFilters(
-    ["created_at", "delay", "domain_name", "enabled", "expected_codes", "fall_threshold", "http_method", "http_version", "id", "name",
-      "operating_status", "pool_id", "project_id", "provisioning_status", "rise_threshold", "timeout", "type", "updated_at", "url_path"],
+    [
+      "created_at",
+      "delay",
+      "domain_name",
+      "enabled",
+      "expected_codes",
+      "fall_threshold",
+      "http_method",
+      "http_version",
+      "id",
+      "name",
+      "operating_status",
+      "pool_id",
+      "project_id",
+      "provisioning_status",
+      "rise_threshold",
+      "timeout",
+      "type",
+      "updated_at",
+      "url_path",
+    ],
     { admin_state_up: "enabled", max_retries: "rise_threshold", max_retries_down: "fall_threshold" },
   ),
   model: (h) => ({ enabled: h.admin_state_up, rise_threshold: h.max_retries, fall_threshold: h.max_retries_down, pool_id: h.pool_id }),
@@ -182,7 +220,9 @@ function mutablePool(tree: Tree, poolId: string): TreeRecord {
 /** _validate_healthmonitor_request_for_udp_sctp. */
 function checkUdpSctpMonitor(poolProtocol: string, type: string | null, delay: number | null | undefined): void {
   if (!UDP_SCTP_HM_TYPES.includes(type as string)) {
-    throw validation(`The associated pool protocol is ${poolProtocol}, so only a ${UDP_SCTP_HM_TYPES.join("/")} health monitor is supported.`);
+    throw validation(
+      `The associated pool protocol is ${poolProtocol}, so only a ${UDP_SCTP_HM_TYPES.join("/")} health monitor is supported.`,
+    );
   }
   if (type === "UDP-CONNECT" && typeof delay === "number" && delay < UDP_CONNECT_MIN_INTERVAL_HEALTH_MONITOR) {
     throw validation(

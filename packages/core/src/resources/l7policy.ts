@@ -46,7 +46,10 @@ const httpCode = () =>
   z.unknown().transform((v, ctx) => {
     const n = pythonInt(v);
     if (typeof n === "number" && (L7POLICY_REDIRECT_HTTP_CODES as readonly number[]).includes(n)) return n;
-    ctx.addIssue({ code: "custom", message: typeof n !== "number" ? n : `Value should be one of: ${L7POLICY_REDIRECT_HTTP_CODES.join(", ")}` });
+    ctx.addIssue({
+      code: "custom",
+      message: typeof n !== "number" ? n : `Value should be one of: ${L7POLICY_REDIRECT_HTTP_CODES.join(", ")}`,
+    });
     return z.NEVER;
   });
 
@@ -54,7 +57,8 @@ const httpCode = () =>
 const url = () =>
   z.unknown().transform((v, ctx) => {
     if (typeof v === "string" && isValidUrl(v)) return v;
-    const message = typeof v === "string" ? "Value must be a valid URL string" : `expected string or bytes-like object, got '${pythonType(v)}'`;
+    const message =
+      typeof v === "string" ? "Value must be a valid URL string" : `expected string or bytes-like object, got '${pythonType(v)}'`;
     ctx.addIssue({ code: "custom", message });
     return z.NEVER;
   });
@@ -142,20 +146,51 @@ export type L7Policy = TreeRecord & {
 
 const policiesOf = (tree: Tree, listenerId: string, except?: string) => listenerPolicies<L7Policy>(tree, listenerId, except);
 
-
 export const l7PolicyDescriptor: ResourceDescriptor<L7Policy> = {
   kind: "l7policy",
   displayName: "L7 Policy",
   root: ROOT,
   collection: "l7policies",
   attributes: [
-    "id", "name", "description", "provisioning_status", "operating_status", "admin_state_up", "project_id", "tenant_id",
-    "action", "listener_id", "redirect_pool_id", "redirect_url", "redirect_prefix", "position", "rules",
-    "created_at", "updated_at", "tags", "redirect_http_code",
+    "id",
+    "name",
+    "description",
+    "provisioning_status",
+    "operating_status",
+    "admin_state_up",
+    "project_id",
+    "tenant_id",
+    "action",
+    "listener_id",
+    "redirect_pool_id",
+    "redirect_url",
+    "redirect_prefix",
+    "position",
+    "rules",
+    "created_at",
+    "updated_at",
+    "tags",
+    "redirect_http_code",
   ],
   filters: octaviaFilters(
-    ["action", "created_at", "description", "enabled", "id", "listener_id", "name", "operating_status", "position", "project_id",
-      "provisioning_status", "redirect_http_code", "redirect_pool_id", "redirect_prefix", "redirect_url", "updated_at"],
+    [
+      "action",
+      "created_at",
+      "description",
+      "enabled",
+      "id",
+      "listener_id",
+      "name",
+      "operating_status",
+      "position",
+      "project_id",
+      "provisioning_status",
+      "redirect_http_code",
+      "redirect_pool_id",
+      "redirect_prefix",
+      "redirect_url",
+      "updated_at",
+    ],
     { admin_state_up: "enabled" },
   ),
   model: (p) => ({ enabled: p.admin_state_up }),
@@ -251,16 +286,19 @@ function checkRedirectPool(tree: Tree, listener: TreeRecord, poolId: string): vo
   if (!pool) throw notFound("Pool", poolId);
   const allowed = VALID_LISTENER_POOL_PROTOCOL_MAP[String(listener.protocol)] ?? [];
   if (!allowed.includes(String(pool.protocol))) {
-    throw validation(`The pool protocol '${String(pool.protocol)}' is invalid while the listener protocol is '${String(listener.protocol)}'.`);
+    throw validation(
+      `The pool protocol '${String(pool.protocol)}' is invalid while the listener protocol is '${String(listener.protocol)}'.`,
+    );
   }
 }
 
 // ---- positions (the listener's ordering list, as L7PolicyRepository keeps it) ----------------------
 
-
 /** Writes giving `ordered` the positions 1..n, for the policies whose position changes. */
 function renumber(ordered: L7Policy[], except?: string) {
-  return ordered.flatMap((p, i) => (p.id !== except && p.position !== i + 1 ? [{ kind: "l7policy", id: p.id, set: { position: i + 1 } }] : []));
+  return ordered.flatMap((p, i) =>
+    p.id !== except && p.position !== i + 1 ? [{ kind: "l7policy", id: p.id, set: { position: i + 1 } }] : [],
+  );
 }
 
 /** The list with `policy` (re)inserted at its position, as Python's list.insert places it. */
@@ -338,7 +376,11 @@ export const l7PolicyResource: ChildResource<L7Policy, L7PolicyPost, L7PolicyPut
       [L7POLICY_ACTION_REDIRECT_PREFIX]: { redirect_url: null, redirect_pool_id: null },
     };
     const { position, ...rest } = args;
-    const set: Partial<L7Policy> = { ...rest, ...(typeof args.action === "string" ? cleared[args.action] : {}), updated_at: new Date().toISOString() };
+    const set: Partial<L7Policy> = {
+      ...rest,
+      ...(typeof args.action === "string" ? cleared[args.action] : {}),
+      updated_at: new Date().toISOString(),
+    };
     if (set.tags === null) set.tags = [];
     // A new position: out of the listener's list and back in at that (1-based) place.
     if (typeof position === "number" && position !== record.position) {

@@ -25,7 +25,19 @@ export type WsmeConversion = (value: unknown) => string | null | undefined;
 
 /** Python's type() name of a JSON value. */
 export const pythonType = (v: unknown) =>
-  v === null ? "NoneType" : Array.isArray(v) ? "list" : typeof v === "object" ? "dict" : typeof v === "boolean" ? "bool" : typeof v === "string" ? "str" : Number.isInteger(v) ? "int" : "float";
+  v === null
+    ? "NoneType"
+    : Array.isArray(v)
+      ? "list"
+      : typeof v === "object"
+        ? "dict"
+        : typeof v === "boolean"
+          ? "bool"
+          : typeof v === "string"
+            ? "str"
+            : Number.isInteger(v)
+              ? "int"
+              : "float";
 
 /** Python's repr() of a JSON value. */
 export function pythonLiteral(v: unknown): string {
@@ -35,7 +47,9 @@ export function pythonLiteral(v: unknown): string {
   if (typeof v === "string") return pythonRepr(v);
   if (typeof v === "number") return String(v);
   if (Array.isArray(v)) return `[${v.map(pythonLiteral).join(", ")}]`;
-  return `{${Object.entries(v as Record<string, unknown>).map(([k, x]) => `${pythonRepr(k)}: ${pythonLiteral(x)}`).join(", ")}}`;
+  return `{${Object.entries(v as Record<string, unknown>)
+    .map(([k, x]) => `${pythonRepr(k)}: ${pythonLiteral(x)}`)
+    .join(", ")}}`;
 }
 
 /** Python's str() of a JSON value. */
@@ -51,7 +65,9 @@ export const intConversion: WsmeConversion = (v) => {
 
 /** fromjson for bool attributes: integers, booleans and the (lower case) unambiguous strings. */
 export const boolConversion: WsmeConversion = (v) =>
-  typeof v === "boolean" || Number.isInteger(v) || ["true", "t", "yes", "y", "on", "1", "false", "f", "no", "n", "off", "0"].includes(v as string)
+  typeof v === "boolean" ||
+  Number.isInteger(v) ||
+  ["true", "t", "yes", "y", "on", "1", "false", "f", "no", "n", "off", "0"].includes(v as string)
     ? undefined
     : `Value not an unambiguous boolean: ${pythonStr(v)}`;
 
@@ -86,7 +102,11 @@ function conversionError(shape: z.ZodRawShape, conversions: Record<string, WsmeC
  * fromjson checks; with an `argument` (and its body's `root`) their failures are answered as wsme
  * answers them; without, they are an enclosing object's to check (see `objectConversion`).
  */
-export function wsmeObject<S extends z.ZodRawShape>(shape: S, conversions: Partial<Record<keyof S, WsmeConversion>>, argument?: { name: string; root: string }) {
+export function wsmeObject<S extends z.ZodRawShape>(
+  shape: S,
+  conversions: Partial<Record<keyof S, WsmeConversion>>,
+  argument?: { name: string; root: string },
+) {
   return z
     .unknown()
     .transform((v, ctx) => {
@@ -98,7 +118,10 @@ export function wsmeObject<S extends z.ZodRawShape>(shape: S, conversions: Parti
       }
       const error = argument ? conversionError(shape, conversions as Record<string, WsmeConversion>, v) : undefined;
       if (typeof error === "string") {
-        throw new Fault(400, `Invalid input for field/attribute ${argument!.name}. Value: '${pythonLiteral({ [argument!.root]: v })}'. ${error}`);
+        throw new Fault(
+          400,
+          `Invalid input for field/attribute ${argument!.name}. Value: '${pythonLiteral({ [argument!.root]: v })}'. ${error}`,
+        );
       }
       return v;
     })
@@ -219,12 +242,37 @@ export const l7RuleDescriptor: ResourceDescriptor<L7Rule> = {
   root: "rule",
   collection: "rules",
   attributes: [
-    "id", "type", "compare_type", "key", "value", "invert", "provisioning_status", "operating_status",
-    "created_at", "updated_at", "project_id", "tenant_id", "admin_state_up", "tags",
+    "id",
+    "type",
+    "compare_type",
+    "key",
+    "value",
+    "invert",
+    "provisioning_status",
+    "operating_status",
+    "created_at",
+    "updated_at",
+    "project_id",
+    "tenant_id",
+    "admin_state_up",
+    "tags",
   ],
   filters: octaviaFilters(
-    ["compare_type", "created_at", "enabled", "id", "invert", "key", "l7policy_id", "operating_status", "project_id",
-      "provisioning_status", "type", "updated_at", "value"],
+    [
+      "compare_type",
+      "created_at",
+      "enabled",
+      "id",
+      "invert",
+      "key",
+      "l7policy_id",
+      "operating_status",
+      "project_id",
+      "provisioning_status",
+      "type",
+      "updated_at",
+      "value",
+    ],
     { admin_state_up: "enabled" },
   ),
   model: (r) => ({ enabled: r.admin_state_up, l7policy_id: r.l7policy_id }),
@@ -335,7 +383,8 @@ export function checkInlineL7Rule(r: L7RuleSingleCreate | null): void {
   // L7RulePOST's pattern on key and value, which L7RuleSingleCreate lacks.
   for (const field of ["key", "value"] as const) {
     const v = r[field];
-    if (typeof v === "string" && hasLineBreak(v)) throw fail(`Invalid input for field/attribute ${field}. Value: '${v}'. Value should match the pattern ^[^\\r\\n]*$`);
+    if (typeof v === "string" && hasLineBreak(v))
+      throw fail(`Invalid input for field/attribute ${field}. Value: '${v}'. Value should match the pattern ^[^\\r\\n]*$`);
   }
   checkL7Rule({ type: r.type, compare_type: r.compare_type, key: r.key ?? null, value: r.value });
 }
@@ -548,7 +597,10 @@ class State {
     if (name !== null) {
       const ogid = this.groupdict.get(name);
       if (ogid !== undefined) {
-        throw source.error(`redefinition of group name ${pythonRepr(name)} as group ${gid}; was group ${ogid}`, Array.from(name).length + 1);
+        throw source.error(
+          `redefinition of group name ${pythonRepr(name)} as group ${gid}; was group ${ogid}`,
+          Array.from(name).length + 1,
+        );
       }
       this.groupdict.set(name, gid);
     }

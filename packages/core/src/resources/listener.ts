@@ -55,15 +55,17 @@ const issue = (ctx: z.RefinementCtx, message: string) => {
   return z.NEVER;
 };
 
-
-
 const timeout = () => integer(MIN_TIMEOUT, MAX_TIMEOUT);
 
 /** wsme Enum (whose message lists the values in octavia_lib's order here, not a Python set's). */
 const enumOf = <T extends string>(values: readonly T[]) =>
-  z.unknown().transform((v, ctx) =>
-    typeof v === "string" && (values as readonly string[]).includes(v) ? (v as T) : issue(ctx, `Value should be one of: ${values.join(", ")}`),
-  );
+  z
+    .unknown()
+    .transform((v, ctx) =>
+      typeof v === "string" && (values as readonly string[]).includes(v)
+        ? (v as T)
+        : issue(ctx, `Value should be one of: ${values.join(", ")}`),
+    );
 
 /**
  * wsme ArrayType: `check` answers each item's problem; as in wsme, a bad item is reported with the
@@ -81,9 +83,17 @@ const list = <T>(check: (item: unknown) => string | undefined) =>
 
 /** wsme StringType(max_length) as a list item, where null passes as wsme lets it. */
 const stringItem = (max: number) => (v: unknown) =>
-  v === null ? undefined : typeof v !== "string" ? "Value should be string" : v.length > max ? `Value should have a maximum character requirement of ${max}` : undefined;
-const cidrItem = (v: unknown) => (typeof v === "string" && ipNetwork(v) !== undefined ? undefined : "Value should be IPv4 or IPv6 CIDR format");
-const alpnItem = (v: unknown) => (typeof v === "string" && SUPPORTED_ALPN_PROTOCOLS.includes(v) ? undefined : "Value should be a valid ALPN protocol ID");
+  v === null
+    ? undefined
+    : typeof v !== "string"
+      ? "Value should be string"
+      : v.length > max
+        ? `Value should have a maximum character requirement of ${max}`
+        : undefined;
+const cidrItem = (v: unknown) =>
+  typeof v === "string" && ipNetwork(v) !== undefined ? undefined : "Value should be IPv4 or IPv6 CIDR format";
+const alpnItem = (v: unknown) =>
+  typeof v === "string" && SUPPORTED_ALPN_PROTOCOLS.includes(v) ? undefined : "Value should be a valid ALPN protocol ID";
 
 /** wsme DictType(str, StringType(max_length=255)), for insert_headers. */
 const headers = () =>
@@ -222,7 +232,8 @@ export type Listener = TreeRecord & {
 };
 
 /** ListenerRepository._find_next_peer_port: one above the highest of the LB's listeners, the first 1025. */
-const nextPeerPort = (tree: Tree) => Math.max(HAPROXY_BASE_PEER_PORT - 1, ...tree.of<Listener>("listener").map((l) => l.peer_port ?? 0)) + 1;
+const nextPeerPort = (tree: Tree) =>
+  Math.max(HAPROXY_BASE_PEER_PORT - 1, ...tree.of<Listener>("listener").map((l) => l.peer_port ?? 0)) + 1;
 
 export const listenerDescriptor: ResourceDescriptor<Listener> = {
   kind: "listener",
@@ -230,21 +241,80 @@ export const listenerDescriptor: ResourceDescriptor<Listener> = {
   root: "listener",
   collection: "listeners",
   attributes: [
-    "id", "name", "description", "provisioning_status", "operating_status", "admin_state_up", "protocol", "protocol_port",
-    "connection_limit", "default_tls_container_ref", "sni_container_refs", "project_id", "default_pool_id", "l7policies",
-    "insert_headers", "created_at", "updated_at", "loadbalancers", "timeout_client_data", "timeout_member_connect",
-    "timeout_member_data", "timeout_tcp_inspect", "tags", "client_ca_tls_container_ref", "client_authentication",
-    "client_crl_container_ref", "allowed_cidrs", "tls_ciphers", "tls_versions", "alpn_protocols", "hsts_max_age",
-    "hsts_include_subdomains", "hsts_preload",
+    "id",
+    "name",
+    "description",
+    "provisioning_status",
+    "operating_status",
+    "admin_state_up",
+    "protocol",
+    "protocol_port",
+    "connection_limit",
+    "default_tls_container_ref",
+    "sni_container_refs",
+    "project_id",
+    "default_pool_id",
+    "l7policies",
+    "insert_headers",
+    "created_at",
+    "updated_at",
+    "loadbalancers",
+    "timeout_client_data",
+    "timeout_member_connect",
+    "timeout_member_data",
+    "timeout_tcp_inspect",
+    "tags",
+    "client_ca_tls_container_ref",
+    "client_authentication",
+    "client_crl_container_ref",
+    "allowed_cidrs",
+    "tls_ciphers",
+    "tls_versions",
+    "alpn_protocols",
+    "hsts_max_age",
+    "hsts_include_subdomains",
+    "hsts_preload",
   ],
   filters: octaviaFilters(
-    ["alpn_protocols", "client_authentication", "client_ca_tls_certificate_id", "client_crl_container_id", "connection_limit",
-      "created_at", "default_pool_id", "description", "enabled", "hsts_include_subdomains", "hsts_max_age", "hsts_preload", "id",
-      "insert_headers", "load_balancer_id", "name", "operating_status", "peer_port", "project_id", "protocol", "protocol_port",
-      "provisioning_status", "timeout_client_data", "timeout_member_connect", "timeout_member_data", "timeout_tcp_inspect",
-      "tls_certificate_id", "tls_ciphers", "tls_versions", "updated_at"],
-    { admin_state_up: "enabled", client_ca_tls_container_ref: "client_ca_tls_certificate_id", client_crl_container_ref: "client_crl_container_id",
-      default_tls_container_ref: "tls_certificate_id", loadbalancer_id: "load_balancer_id" },
+    [
+      "alpn_protocols",
+      "client_authentication",
+      "client_ca_tls_certificate_id",
+      "client_crl_container_id",
+      "connection_limit",
+      "created_at",
+      "default_pool_id",
+      "description",
+      "enabled",
+      "hsts_include_subdomains",
+      "hsts_max_age",
+      "hsts_preload",
+      "id",
+      "insert_headers",
+      "load_balancer_id",
+      "name",
+      "operating_status",
+      "peer_port",
+      "project_id",
+      "protocol",
+      "protocol_port",
+      "provisioning_status",
+      "timeout_client_data",
+      "timeout_member_connect",
+      "timeout_member_data",
+      "timeout_tcp_inspect",
+      "tls_certificate_id",
+      "tls_ciphers",
+      "tls_versions",
+      "updated_at",
+    ],
+    {
+      admin_state_up: "enabled",
+      client_ca_tls_container_ref: "client_ca_tls_certificate_id",
+      client_crl_container_ref: "client_crl_container_id",
+      default_tls_container_ref: "tls_certificate_id",
+      loadbalancer_id: "load_balancer_id",
+    },
   ),
   model: (l) => ({
     enabled: l.admin_state_up,
@@ -307,14 +377,17 @@ export const listenerDescriptor: ResourceDescriptor<Listener> = {
  * _has_tls_container_refs: a default certificate or SNI list. Octavia also looks for the client CA
  * under a key its dicts never carry, so a client CA alone does not count.
  */
-const hasTlsRefs = (defaultRef: string | null | undefined, sni: readonly unknown[] | null | undefined) => Boolean(defaultRef) || (sni?.length ?? 0) > 0;
+const hasTlsRefs = (defaultRef: string | null | undefined, sni: readonly unknown[] | null | undefined) =>
+  Boolean(defaultRef) || (sni?.length ?? 0) > 0;
 
 const hasHeaders = (h: Record<string, unknown> | null | undefined) => h != null && Object.keys(h).length > 0;
 
 /** _validate_insert_headers; `shown` is how Octavia prints the header names (create and update differ). */
 function checkInsertHeaders(names: string[], protocol: string, shown: string) {
-  if (!LISTENER_PROTOCOLS_SUPPORTING_HEADER_INSERTION.includes(protocol)) throw invalidOption("insert-headers", `a ${protocol} protocol listener.`);
-  if (names.some((n) => !SUPPORTED_HTTP_HEADERS.includes(n) && !SUPPORTED_SSL_HEADERS.includes(n))) throw invalidOption(shown, "insert_headers");
+  if (!LISTENER_PROTOCOLS_SUPPORTING_HEADER_INSERTION.includes(protocol))
+    throw invalidOption("insert-headers", `a ${protocol} protocol listener.`);
+  if (names.some((n) => !SUPPORTED_HTTP_HEADERS.includes(n) && !SUPPORTED_SSL_HEADERS.includes(n)))
+    throw invalidOption(shown, "insert_headers");
   const ssl = names.filter((n) => SUPPORTED_SSL_HEADERS.includes(n));
   if (protocol !== TERMINATED_HTTPS && ssl.length > 0) throw invalidOption(pyRepr(ssl), `${protocol} protocol listener.`);
 }
@@ -332,7 +405,8 @@ function checkCiphers(ciphers: string) {
 /** validate.check_tls_version_list (no minimum_tls_version is configured). */
 function checkTlsVersions(versions: readonly (string | null)[] | null | undefined) {
   if (versions == null) return;
-  if (versions.length === 0) throw validation("Empty TLS version list. Either specify at least one TLS version or remove this parameter to use the default.");
+  if (versions.length === 0)
+    throw validation("Empty TLS version list. Either specify at least one TLS version or remove this parameter to use the default.");
   const invalid = versions.filter((v) => v === null || !TLS_ALL_VERSIONS.includes(v));
   if (invalid.length > 0) throw validation(`Invalid TLS versions: ${invalid.map(pyStr).join(", ")}`);
 }
@@ -347,7 +421,12 @@ function checkAlpn(protocols: readonly string[] | null | undefined) {
 const HSTS_PROTOCOL = "The HSTS feature can only be used for listeners using the TERMINATED_HTTPS protocol.";
 
 /** validate.check_hsts_options: the flags need a max age (0 counts), and a max age a TERMINATED_HTTPS listener. */
-function checkHsts(maxAge: number | null | undefined, includeSubdomains: boolean | null | undefined, preload: boolean | null | undefined, protocol: string) {
+function checkHsts(
+  maxAge: number | null | undefined,
+  includeSubdomains: boolean | null | undefined,
+  preload: boolean | null | undefined,
+  protocol: string,
+) {
   if ((includeSubdomains || preload) && maxAge == null) {
     throw validation("HSTS configuration options hsts_include_subdomains and hsts_preload only make sense if hsts_max_age is set as well.");
   }
@@ -420,7 +499,8 @@ export const listenerResource: ChildResource<Listener, ListenerPost, ListenerPut
       throw validation(`${protocol} protocol listener does not support TLS.`);
     }
     if (!tlsOffload && refs) throw validation(`Certificate container references are not allowed on ${protocol} protocol listeners.`);
-    if (clientCa && !refs) throw validation("An SNI or default certificate container reference must be provided with a client CA container reference.");
+    if (clientCa && !refs)
+      throw validation("An SNI or default certificate container reference must be provided with a client CA container reference.");
     if (tlsOffload && !refs) {
       const what = protocol === PROMETHEUS ? `${protocol} with TLS` : protocol;
       throw validation(`An SNI or default certificate container reference must be provided for ${what} protocol listeners.`);
@@ -439,7 +519,11 @@ export const listenerResource: ChildResource<Listener, ListenerPost, ListenerPut
     const clash = tree
       .of<Listener>("listener")
       .find((l) => l.protocol_port === b.protocol_port && L4_PROTOCOL_MAP[l.protocol] === L4_PROTOCOL_MAP[protocol]);
-    if (clash) throw new Fault(409, `Another Listener on this Load Balancer is already using protocol ${clash.protocol} and protocol_port ${b.protocol_port}`);
+    if (clash)
+      throw new Fault(
+        409,
+        `Another Listener on this Load Balancer is already using protocol ${clash.protocol} and protocol_port ${b.protocol_port}`,
+      );
 
     const allowedCidrs = uniqueCidrs(b.allowed_cidrs);
     checkCidrs(allowedCidrs, tree.lb.vip_address, tree.lb.vip_sg_ids);
@@ -500,9 +584,13 @@ export const listenerResource: ChildResource<Listener, ListenerPost, ListenerPut
   tlsRefs(input) {
     const b = input.body;
     const certificates = [...(b.sni_container_refs ?? []), b.default_tls_container_ref];
-    if (input.action === "create") return { certificates, secrets: b.client_ca_tls_container_ref ? [b.client_ca_tls_container_ref, b.client_crl_container_ref] : [] };
+    if (input.action === "create")
+      return { certificates, secrets: b.client_ca_tls_container_ref ? [b.client_ca_tls_container_ref, b.client_crl_container_ref] : [] };
     const db = input.record;
-    return { certificates, secrets: [b.client_ca_tls_container_ref || db.client_ca_tls_container_ref, b.client_crl_container_ref || db.client_crl_container_ref] };
+    return {
+      certificates,
+      secrets: [b.client_ca_tls_container_ref || db.client_ca_tls_container_ref, b.client_crl_container_ref || db.client_crl_container_ref],
+    };
   },
 
   // ListenersController.put: _validate_listener_PUT, _set_default_on_none, then the default pool.
@@ -514,7 +602,11 @@ export const listenerResource: ChildResource<Listener, ListenerPost, ListenerPut
       throw validation(`${protocol} protocol listener does not support TLS or header insertion.`);
     }
     if (!tlsOffload && refs) throw validation(`Certificate container references are not allowed on ${protocol} protocol listeners.`);
-    if (b.client_authentication !== undefined && b.client_authentication !== CLIENT_AUTH_NONE && !(db.client_ca_tls_container_ref || b.client_ca_tls_container_ref)) {
+    if (
+      b.client_authentication !== undefined &&
+      b.client_authentication !== CLIENT_AUTH_NONE &&
+      !(db.client_ca_tls_container_ref || b.client_ca_tls_container_ref)
+    ) {
       throw validation(`Client authentication setting ${pyStr(b.client_authentication)} requires a client CA container reference.`);
     }
     if (hasHeaders(b.insert_headers)) {
@@ -526,7 +618,8 @@ export const listenerResource: ChildResource<Listener, ListenerPost, ListenerPut
     // The CA and CRL in force: the new ones, or else the listener's.
     const ca = b.client_ca_tls_container_ref || db.client_ca_tls_container_ref;
     const crl = b.client_crl_container_ref || db.client_crl_container_ref;
-    if (crl && !ca) throw validation("A client authentication CA reference is required to specify a client authentication revocation list.");
+    if (crl && !ca)
+      throw validation("A client authentication CA reference is required to specify a client authentication revocation list.");
     if (ca || crl) checkClientCaAndCrl(certs, ca, crl);
     const allowedCidrs = b.allowed_cidrs === undefined ? undefined : uniqueCidrs(b.allowed_cidrs);
     if (allowedCidrs) checkCidrs(allowedCidrs, tree.lb.vip_address, tree.lb.vip_sg_ids);
@@ -689,7 +782,7 @@ function formatIpv6(n: bigint): string {
   const groups = Array.from({ length: 8 }, (_, i) => Number((n >> BigInt(112 - 16 * i)) & 0xffffn).toString(16));
   let best = -1;
   let bestLen = 0;
-  for (let i = 0; i < 8; ) {
+  for (let i = 0; i < 8;) {
     let j = i;
     while (j < 8 && groups[j] === "0") j++;
     if (j - i > bestLen) {

@@ -27,8 +27,6 @@ const MAX_PORT_NUMBER = 65535;
 /** Pool protocols the amphora driver balances with LVS (constants.LVS_PROTOCOLS). */
 const LVS_PROTOCOLS = ["UDP", "SCTP"];
 
-
-
 const port = () => integer(MIN_PORT_NUMBER, MAX_PORT_NUMBER);
 const weight = () => integer(MIN_WEIGHT, MAX_WEIGHT);
 
@@ -39,8 +37,12 @@ export const MemberPost = body({
   address: ipAddress(),
   protocol_port: port(),
   // A null weight or backup falls back to the default, as Octavia's _set_default_on_none.
-  weight: weight().nullish().transform((w) => w ?? DEFAULT_WEIGHT),
-  backup: bool().nullish().transform((b) => b ?? false),
+  weight: weight()
+    .nullish()
+    .transform((w) => w ?? DEFAULT_WEIGHT),
+  backup: bool()
+    .nullish()
+    .transform((b) => b ?? false),
   subnet_id: uuid().nullish(),
   // Deprecated and ignored: a member belongs to its load balancer's project.
   project_id: str(36).nullish(),
@@ -49,7 +51,9 @@ export const MemberPost = body({
   tags: z.array(str(TAG_MAX), { error: "Value should be a list" }).nullish(),
   // v2.30: an SR-IOV (VNIC type "direct") member port, if the LB's flavor allows it. wsattr(bool,
   // default=False); a null is Python's None, as falsy as False.
-  request_sriov: bool().nullish().transform((r) => r ?? false),
+  request_sriov: bool()
+    .nullish()
+    .transform((r) => r ?? false),
 });
 export type MemberPost = z.output<typeof MemberPost>;
 
@@ -97,12 +101,44 @@ export const memberDescriptor: ResourceDescriptor<Member> = {
   root: "member",
   collection: "members",
   attributes: [
-    "id", "name", "operating_status", "provisioning_status", "admin_state_up", "address", "protocol_port", "weight",
-    "backup", "subnet_id", "project_id", "created_at", "updated_at", "monitor_address", "monitor_port", "tags", "vnic_type",
+    "id",
+    "name",
+    "operating_status",
+    "provisioning_status",
+    "admin_state_up",
+    "address",
+    "protocol_port",
+    "weight",
+    "backup",
+    "subnet_id",
+    "project_id",
+    "created_at",
+    "updated_at",
+    "monitor_address",
+    "monitor_port",
+    "tags",
+    "vnic_type",
   ],
   filters: octaviaFilters(
-    ["backup", "created_at", "enabled", "id", "ip_address", "monitor_address", "monitor_port", "name", "operating_status", "pool_id",
-      "project_id", "protocol_port", "provisioning_status", "subnet_id", "updated_at", "vnic_type", "weight"],
+    [
+      "backup",
+      "created_at",
+      "enabled",
+      "id",
+      "ip_address",
+      "monitor_address",
+      "monitor_port",
+      "name",
+      "operating_status",
+      "pool_id",
+      "project_id",
+      "protocol_port",
+      "provisioning_status",
+      "subnet_id",
+      "updated_at",
+      "vnic_type",
+      "weight",
+    ],
     { address: "ip_address", admin_state_up: "enabled" },
   ),
   model: (m) => ({ enabled: m.admin_state_up, ip_address: m.address, pool_id: m.pool_id }),
@@ -157,7 +193,10 @@ function exploded(ip: string): string {
   const h = groups(head);
   const t = tail === undefined ? [] : groups(tail);
   const zeros = tail === undefined ? [] : Array<string>(8 - h.length - t.length).fill("0");
-  return [...h, ...zeros, ...t].map((g) => g.padStart(4, "0")).join(":").toUpperCase();
+  return [...h, ...zeros, ...t]
+    .map((g) => g.padStart(4, "0"))
+    .join(":")
+    .toUpperCase();
 }
 
 export const duplicateMember = (address: string, port: number) =>
@@ -167,7 +206,10 @@ export const duplicateMember = (address: string, port: number) =>
 const poolListeners = (pool: TreeRecord): string[] => (pool.listener_ids as string[] | undefined) ?? [];
 
 /** What a member change marks PENDING_UPDATE: its pool and the pool's listeners. */
-export const memberParents = (pool: TreeRecord): ChildRef[] => [{ kind: "pool", id: pool.id }, ...poolListeners(pool).map((id) => ({ kind: "listener", id }))];
+export const memberParents = (pool: TreeRecord): ChildRef[] => [
+  { kind: "pool", id: pool.id },
+  ...poolListeners(pool).map((id) => ({ kind: "listener", id })),
+];
 
 /**
  * The amphora driver's _validate_members: LVS (UDP, SCTP) pools cannot mix address families
@@ -247,7 +289,10 @@ export const memberResource: ChildResource<Member, MemberPost, MemberPut> = {
   // Its pool (which carries its listeners and monitor), and the live member holding its address and port, if any.
   reads: (op) =>
     op.action === "create"
-      ? { pools: [op.params.pool_id ?? ""], claims: [{ pool_id: op.params.pool_id ?? "", address: op.body.address, protocol_port: op.body.protocol_port }] }
+      ? {
+          pools: [op.params.pool_id ?? ""],
+          claims: [{ pool_id: op.params.pool_id ?? "", address: op.body.address, protocol_port: op.body.protocol_port }],
+        }
       : { pools: [op.record.pool_id], members: [{ pool_id: op.record.pool_id, id: op.record.id }] },
   create({ body: b, tree, id, now, params, flavor }) {
     const poolId = params.pool_id ?? "";

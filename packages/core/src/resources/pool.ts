@@ -140,7 +140,6 @@ export type Pool = TreeRecord & {
   member_ids?: string[];
 };
 
-
 const idOnly = (id: string) => ({ id });
 
 export const poolDescriptor: ResourceDescriptor<Pool> = {
@@ -149,17 +148,62 @@ export const poolDescriptor: ResourceDescriptor<Pool> = {
   root: "pool",
   collection: "pools",
   attributes: [
-    "id", "name", "description", "provisioning_status", "operating_status", "admin_state_up", "protocol", "lb_algorithm",
-    "session_persistence", "project_id", "tenant_id", "loadbalancers", "listeners", "created_at", "updated_at",
-    "healthmonitor_id", "members", "tags", "tls_container_ref", "ca_tls_container_ref", "crl_container_ref",
-    "tls_enabled", "tls_ciphers", "tls_versions", "alpn_protocols",
+    "id",
+    "name",
+    "description",
+    "provisioning_status",
+    "operating_status",
+    "admin_state_up",
+    "protocol",
+    "lb_algorithm",
+    "session_persistence",
+    "project_id",
+    "tenant_id",
+    "loadbalancers",
+    "listeners",
+    "created_at",
+    "updated_at",
+    "healthmonitor_id",
+    "members",
+    "tags",
+    "tls_container_ref",
+    "ca_tls_container_ref",
+    "crl_container_ref",
+    "tls_enabled",
+    "tls_ciphers",
+    "tls_versions",
+    "alpn_protocols",
   ],
   filters: octaviaFilters(
-    ["alpn_protocols", "ca_tls_certificate_id", "created_at", "crl_container_id", "description", "enabled", "id", "lb_algorithm",
-      "load_balancer_id", "name", "operating_status", "project_id", "protocol", "provisioning_status", "tls_certificate_id",
-      "tls_ciphers", "tls_enabled", "tls_versions", "updated_at"],
-    { admin_state_up: "enabled", ca_tls_container_ref: "ca_tls_certificate_id", crl_container_ref: "crl_container_id",
-      healthmonitor_id: "health_monitor.id", loadbalancer_id: "load_balancer_id", tls_container_ref: "tls_certificate_id" },
+    [
+      "alpn_protocols",
+      "ca_tls_certificate_id",
+      "created_at",
+      "crl_container_id",
+      "description",
+      "enabled",
+      "id",
+      "lb_algorithm",
+      "load_balancer_id",
+      "name",
+      "operating_status",
+      "project_id",
+      "protocol",
+      "provisioning_status",
+      "tls_certificate_id",
+      "tls_ciphers",
+      "tls_enabled",
+      "tls_versions",
+      "updated_at",
+    ],
+    {
+      admin_state_up: "enabled",
+      ca_tls_container_ref: "ca_tls_certificate_id",
+      crl_container_ref: "crl_container_id",
+      healthmonitor_id: "health_monitor.id",
+      loadbalancer_id: "load_balancer_id",
+      tls_container_ref: "tls_certificate_id",
+    },
   ),
   model: (p, r) => ({
     enabled: p.admin_state_up,
@@ -339,7 +383,11 @@ export const poolResource: ChildResource<Pool, PoolPost, PoolPut> = {
       if (listener.protocol === "PROMETHEUS") throw new Fault(400, "Protocol PROMETHEUS listeners cannot have child objects.");
       checkListenerPoolProtocol(String(listener.protocol), b.protocol);
     }
-    checkSessionPersistence(b.protocol, b.session_persistence, "persistence_timeout and persistence_granularity is only for UDP and SCTP protocol pools.");
+    checkSessionPersistence(
+      b.protocol,
+      b.session_persistence,
+      "persistence_timeout and persistence_granularity is only for UDP and SCTP protocol pools.",
+    );
     if (listener?.default_pool_id && tree.get("pool", String(listener.default_pool_id))) {
       throw new Fault(409, "This listener already has a default pool");
     }
@@ -390,7 +438,8 @@ export const poolResource: ChildResource<Pool, PoolPost, PoolPut> = {
   // The client certificate given, the CA and CRL in force (_validate_pool_PUT's ca_ref and crl_ref).
   tlsRefs(input) {
     const b = input.body;
-    if (input.action === "create") return { certificates: [b.tls_container_ref], secrets: b.ca_tls_container_ref ? [b.ca_tls_container_ref, b.crl_container_ref] : [] };
+    if (input.action === "create")
+      return { certificates: [b.tls_container_ref], secrets: b.ca_tls_container_ref ? [b.ca_tls_container_ref, b.crl_container_ref] : [] };
     const r = input.record;
     const crl = b.crl_container_ref ? b.crl_container_ref : b.crl_container_ref === undefined ? r.crl_container_ref : null;
     const ca = b.ca_tls_container_ref !== undefined ? b.ca_tls_container_ref : r.ca_tls_container_ref;
@@ -463,7 +512,11 @@ export const poolResource: ChildResource<Pool, PoolPost, PoolPut> = {
    * Octavia deletes the pool's health monitor and members with it (cascade="delete"). The members
    * are not marked at the lock, as Octavia's API leaves them: its flow deletes them when it ends.
    */
-  cascade: (record, tree) => tree.of("healthmonitor").filter((h) => h.pool_id === record.id).map((h) => ({ kind: "healthmonitor", id: h.id })),
+  cascade: (record, tree) =>
+    tree
+      .of("healthmonitor")
+      .filter((h) => h.pool_id === record.id)
+      .map((h) => ({ kind: "healthmonitor", id: h.id })),
   emptiesPools: (record) => [record.id],
 
   /** A pool an L7 policy redirects to cannot be deleted; a listener's default pool can. */
@@ -475,7 +528,9 @@ export const poolResource: ChildResource<Pool, PoolPost, PoolPut> = {
   sideEffects(action, record, tree) {
     // Created with listener_id: the pool becomes the listener's default pool.
     if (action === "create" && record.create_listener_id) {
-      return [{ kind: "listener", id: record.create_listener_id, set: { default_pool_id: record.id, provisioning_status: PENDING_UPDATE } }];
+      return [
+        { kind: "listener", id: record.create_listener_id, set: { default_pool_id: record.id, provisioning_status: PENDING_UPDATE } },
+      ];
     }
     // Deleting the pool clears the default_pool_id of the listeners using it (SQLAlchemy nulls the
     // foreign key of Pool._default_listeners when the pool row goes).

@@ -62,7 +62,8 @@ const DRIVER_SCHEMAS: Readonly<Record<string, Record<MetadataKind, MetadataSchem
 };
 
 /** GET /providers: the enabled providers, in configuration order. */
-export const enabledProviders = (): ProviderInfo[] => Object.entries(ENABLED_PROVIDERS).map(([name, description]) => ({ name, description }));
+export const enabledProviders = (): ProviderInfo[] =>
+  Object.entries(ENABLED_PROVIDERS).map(([name, description]) => ({ name, description }));
 
 /** driver_factory.get_driver: the driver's metadata schemas, or Octavia's refusal. */
 export function providerSchemas(provider: string): Record<MetadataKind, MetadataSchema> {
@@ -90,7 +91,9 @@ export function validateMetadata(provider: string, schema: MetadataSchema, data:
 function metadataError(schema: MetadataSchema, data: unknown): string | undefined {
   if (typeof data !== "object" || data === null || Array.isArray(data)) return `${pyRepr(data)} is not of type 'object'`;
   const obj = data as Record<string, unknown>;
-  const extras = Object.keys(obj).filter((k) => !Object.hasOwn(schema, k)).sort();
+  const extras = Object.keys(obj)
+    .filter((k) => !Object.hasOwn(schema, k))
+    .sort();
   if (extras.length > 0) {
     return `Additional properties are not allowed (${extras.map(pyRepr).join(", ")} ${extras.length === 1 ? "was" : "were"} unexpected)`;
   }
@@ -100,7 +103,8 @@ function metadataError(schema: MetadataSchema, data: unknown): string | undefine
     const v = obj[name];
     const wrongType = p.type === "array" ? !Array.isArray(v) : typeof v !== p.type;
     if (wrongType) errors.push({ message: `${name} ${pyRepr(v)} is not of type '${p.type}'`, wrongType });
-    if (p.enum && !p.enum.includes(v as string)) errors.push({ message: `${name} ${pyRepr(v)} is not one of ${pyRepr(p.enum)}`, wrongType });
+    if (p.enum && !p.enum.includes(v as string))
+      errors.push({ message: `${name} ${pyRepr(v)} is not one of ${pyRepr(p.enum)}`, wrongType });
   }
   return (errors.find((e) => e.wrongType) ?? errors[0])?.message;
 }

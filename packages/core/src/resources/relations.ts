@@ -32,7 +32,13 @@ export const policiesOf = <T extends TreeRecord = TreeRecord>(tree: Tree, listen
 
 /** Octavia's Pool.listeners: the listeners using the pool as default pool or through an enabled L7 policy with rules. */
 export function poolListenerIds(tree: Tree, poolId: string): string[] {
-  const ids = new Set(tree.of<Rec>("listener").filter((l) => l.default_pool_id === poolId).sort(byId).map((l) => l.id));
+  const ids = new Set(
+    tree
+      .of<Rec>("listener")
+      .filter((l) => l.default_pool_id === poolId)
+      .sort(byId)
+      .map((l) => l.id),
+  );
   for (const p of tree.of<Rec>("l7policy").sort(byId)) {
     if (p.redirect_pool_id !== poolId || p.admin_state_up !== true) continue;
     if (tree.of<Rec>("l7rule").some((r) => r.l7policy_id === p.id)) ids.add(String(p.listener_id));
@@ -43,7 +49,11 @@ export function poolListenerIds(tree: Tree, poolId: string): string[] {
 /** The carried fields of one object, as the tree shows them (pools also get `member_ids` when the tree holds members). */
 export function relationsOf(tree: Tree, kind: string, id: string): Record<string, unknown> {
   const ids = (k: string, where: (r: Rec) => boolean, order: (a: Rec, b: Rec) => number = byId) =>
-    tree.of<Rec>(k).filter(where).sort(order).map((r) => r.id);
+    tree
+      .of<Rec>(k)
+      .filter(where)
+      .sort(order)
+      .map((r) => r.id);
   switch (kind) {
     case "loadbalancer":
       return { listener_ids: ids("listener", () => true), pool_ids: ids("pool", () => true) };
@@ -109,5 +119,8 @@ export function applied(tree: Tree, writes: readonly ChildWrite[], lbSet: Record
       if (item) Object.assign(item.record, w.set);
     }
   }
-  return new Tree({ ...tree.lb, ...lbSet }, items.filter((i) => i.record.provisioning_status !== DELETED));
+  return new Tree(
+    { ...tree.lb, ...lbSet },
+    items.filter((i) => i.record.provisioning_status !== DELETED),
+  );
 }

@@ -64,13 +64,23 @@ const wanted = (refs: readonly unknown[]) => [...new Set(refs.filter((r): r is s
  * Reads the request's references through the manager: get_cert for certificates, get_secret for
  * secrets. A reference whose read fails (whatever the error, as Octavia) does not resolve. Never throws.
  */
-export async function resolveTlsRefs(manager: CertManager | undefined, projectId: string, request: TlsRefRequest | undefined): Promise<TlsLookup> {
+export async function resolveTlsRefs(
+  manager: CertManager | undefined,
+  projectId: string,
+  request: TlsRefRequest | undefined,
+): Promise<TlsLookup> {
   if (!manager || manager.noop || !request) return TlsLookup.unchecked;
   const certificates = new Map<string, boolean>();
   const secrets = new Map<string, string | null>();
   await Promise.all([
     ...wanted(request.certificates).map(async (ref) => {
-      certificates.set(ref, await manager.getCert(projectId, ref).then(() => true, () => false));
+      certificates.set(
+        ref,
+        await manager.getCert(projectId, ref).then(
+          () => true,
+          () => false,
+        ),
+      );
     }),
     ...wanted(request.secrets).map(async (ref) => {
       secrets.set(ref, await manager.getSecret(projectId, ref).catch(() => null));
@@ -125,7 +135,9 @@ export function checkClientCaAndCrl(lookup: TlsLookup, caRef: unknown, crlRef: u
   try {
     ca = new X509Certificate(pemBlock(caPem, ["CERTIFICATE", "X509 CERTIFICATE"], "BEGIN CERTIFICATE/END CERTIFICATE", "certificate"));
   } catch (e) {
-    throw validation(`The client authentication CA certificate is invalid. It must be a valid x509 PEM format certificate. Error: ${asn1Error(e)}`);
+    throw validation(
+      `The client authentication CA certificate is invalid. It must be a valid x509 PEM format certificate. Error: ${asn1Error(e)}`,
+    );
   }
   if (typeof crlPem !== "string" || crlPem === "") return;
   let crl: ReturnType<typeof readCrl>;
@@ -150,7 +162,9 @@ const PEM_BLOCK = /-----BEGIN ([^-\r\n]+)-----\r?\n([\s\S]*?)-----END \1-----/g;
 function pemBlock(pem: string, tags: readonly string[], delimiters: string, what: string): Buffer {
   const blocks = [...pem.matchAll(PEM_BLOCK)];
   if (blocks.length === 0) {
-    throw new PemError("Unable to load PEM file. See https://cryptography.io/en/latest/faq/#why-can-t-i-import-my-pem-file for more details. MalformedFraming");
+    throw new PemError(
+      "Unable to load PEM file. See https://cryptography.io/en/latest/faq/#why-can-t-i-import-my-pem-file for more details. MalformedFraming",
+    );
   }
   const block = blocks.find((b) => tags.includes(b[1]!));
   if (!block) throw new PemError(`Valid PEM but no ${delimiters} delimiters. Are you sure this is a ${what}?`);

@@ -101,7 +101,12 @@ export function getDefaultQuotas(deps: CatalogDeps, ctx: RequestContext, project
 }
 
 /** PUT: sets the given quotas (null: back to the default), creating the project's record if needed. */
-export async function updateQuotas(deps: CatalogDeps, ctx: RequestContext, projectId: string, set: Partial<QuotaValues>): Promise<QuotaValues> {
+export async function updateQuotas(
+  deps: CatalogDeps,
+  ctx: RequestContext,
+  projectId: string,
+  set: Partial<QuotaValues>,
+): Promise<QuotaValues> {
   authorize(ctx, `${API}:quota:put`, projectIdOf(projectId));
   return effectiveQuotas(deps.config, await deps.catalog.upsert("quota", projectId, { ...set, project_id: projectId }));
 }
@@ -165,7 +170,9 @@ const AZ_PROFILE: ProfileKind = {
 };
 
 type ProfilePost = { name: string | null; provider_name: string | null } & Partial<Record<ProfileKind["dataField"], string | null>>;
-type ProfilePut = { name?: string | null | undefined; provider_name?: string | null | undefined } & Partial<Record<ProfileKind["dataField"], string | null>>;
+type ProfilePut = { name?: string | null | undefined; provider_name?: string | null | undefined } & Partial<
+  Record<ProfileKind["dataField"], string | null>
+>;
 
 async function createProfile(k: ProfileKind, deps: CatalogDeps, ctx: RequestContext, body: ProfilePost): Promise<Profile> {
   authorizeCaller(ctx, `${k.rbac}:post`);
@@ -242,7 +249,8 @@ export const getAvailabilityZoneProfile = (deps: CatalogDeps, ctx: RequestContex
   getProfile(AZ_PROFILE, deps, ctx, id) as Promise<AvailabilityZoneProfile>;
 export const updateAvailabilityZoneProfile = (deps: CatalogDeps, ctx: RequestContext, id: string, body: ProfilePut) =>
   updateProfile(AZ_PROFILE, deps, ctx, id, body) as Promise<AvailabilityZoneProfile>;
-export const deleteAvailabilityZoneProfile = (deps: CatalogDeps, ctx: RequestContext, id: string) => deleteProfile(AZ_PROFILE, deps, ctx, id);
+export const deleteAvailabilityZoneProfile = (deps: CatalogDeps, ctx: RequestContext, id: string) =>
+  deleteProfile(AZ_PROFILE, deps, ctx, id);
 export const listAvailabilityZoneProfiles = (deps: CatalogDeps, ctx: RequestContext) => listProfiles(AZ_PROFILE, deps, ctx);
 
 // ---- flavors -----------------------------------------------------------------------------------
@@ -327,7 +335,11 @@ export interface AvailabilityZoneUpdate {
   enabled?: boolean | undefined;
 }
 
-export async function createAvailabilityZone(deps: CatalogDeps, ctx: RequestContext, body: AvailabilityZoneCreate): Promise<AvailabilityZone> {
+export async function createAvailabilityZone(
+  deps: CatalogDeps,
+  ctx: RequestContext,
+  body: AvailabilityZoneCreate,
+): Promise<AvailabilityZone> {
   authorizeCaller(ctx, `${AZ_RBAC}:post`);
   // Octavia's placeholder zone for DELETED load balancers holds that name.
   if (body.name === NIL_UUID) throw alreadyExists("availability zone", body.name);

@@ -63,7 +63,9 @@ export function changeSetOf(writes: readonly ChildWrite[], after: Tree, structur
     refs.push({ kind: w.kind, id, ...pool, done: { provisioning_status: deleted ? DELETED : ACTIVE, ...online } });
   }
   if (!structure) return { groups: grouped(refs), emptied, relations: [], lb: {} };
-  const gone = refs.filter((r) => r.done.provisioning_status === DELETED).map((r) => ({ kind: r.kind, id: r.id, set: { provisioning_status: DELETED } }));
+  const gone = refs
+    .filter((r) => r.done.provisioning_status === DELETED)
+    .map((r) => ({ kind: r.kind, id: r.id, set: { provisioning_status: DELETED } }));
   const rel = relationWrites(applied(after, gone));
   return { groups: grouped(refs), emptied, relations: rel.writes, lb: rel.lb };
 }

@@ -88,7 +88,12 @@ export interface Change {
  * `decide` may read what the tree does not hold (the LB's flavor metadata): the lock's version check
  * still covers the tree it decided on.
  */
-export async function lockedChange(deps: LockDeps, lbId: string, parts: TreeParts, decide: (tree: Tree) => Change | Promise<Change>): Promise<Tree> {
+export async function lockedChange(
+  deps: LockDeps,
+  lbId: string,
+  parts: TreeParts,
+  decide: (tree: Tree) => Change | Promise<Change>,
+): Promise<Tree> {
   for (let attempt = 1; ; attempt++) {
     const { versioned, tree } = await readParts(deps, lbId, parts);
     const change = await decide(tree);
@@ -103,7 +108,10 @@ export async function lockedChange(deps: LockDeps, lbId: string, parts: TreePart
     const after = applied(tree, writes, rel.lb);
     const changes = changeSetOf(writes, after, structure, change.emptied);
     const started = { flow: change.flow, execution: owner, executionArn, startedAt: new Date().toISOString(), subject: [change.subject] };
-    const restore = { provisioning_status: ACTIVE, ...Object.fromEntries(Object.keys(rel.lb).map((k) => [k, (tree.lb as unknown as Record<string, unknown>)[k] ?? null])) };
+    const restore = {
+      provisioning_status: ACTIVE,
+      ...Object.fromEntries(Object.keys(rel.lb).map((k) => [k, (tree.lb as unknown as Record<string, unknown>)[k] ?? null])),
+    };
     try {
       await deps.store.lockWith(
         lbId,
@@ -115,7 +123,10 @@ export async function lockedChange(deps: LockDeps, lbId: string, parts: TreePart
       if (!(e instanceof LockConflict)) {
         // A change too big for one transaction writes the rest after the lock's: when one of those
         // failed, the lock is held and part of the change written. Undo what went through, give it back.
-        await giveBackIfTaken(deps, lbId, owner, e, restore, { charged: usage, undo: (items) => undoWrites(writtenOf(writes, items), tree) });
+        await giveBackIfTaken(deps, lbId, owner, e, restore, {
+          charged: usage,
+          undo: (items) => undoWrites(writtenOf(writes, items), tree),
+        });
         throw e;
       }
       if (attempt >= ATTEMPTS || e.current?.record.provisioning_status !== ACTIVE) {
@@ -185,7 +196,8 @@ function undoWrites(writes: ChildWrite[], tree: Tree): ChildWrite[] {
 /** A member's write names its pool (members are stored under it). */
 export const memberPool = (kind: string, record: Record<string, unknown>) => (kind === "member" ? { pool_id: String(record.pool_id) } : {});
 
-const pendingParents = (refs: ChildRef[]): ChildWrite[] => refs.map((r) => ({ kind: r.kind, id: r.id, set: { provisioning_status: PENDING_UPDATE } }));
+const pendingParents = (refs: ChildRef[]): ChildWrite[] =>
+  refs.map((r) => ({ kind: r.kind, id: r.id, set: { provisioning_status: PENDING_UPDATE } }));
 
 export async function createChild<T extends TreeRecord, Post>(
   deps: LockDeps,
@@ -251,7 +263,11 @@ export async function updateChild<T extends TreeRecord, Put>(
     return {
       flow: `${kind}-update`,
       subject: { kind, id },
-      writes: [{ kind, id, set, ...memberPool(kind, record) }, ...pendingParents(res.parents(updated, tree)), ...(res.sideEffects?.("update", updated, tree) ?? [])],
+      writes: [
+        { kind, id, set, ...memberPool(kind, record) },
+        ...pendingParents(res.parents(updated, tree)),
+        ...(res.sideEffects?.("update", updated, tree) ?? []),
+      ],
     };
   });
   return { record: await withMembers(deps, kind, lbId, after.get<T>(kind, id)!) };
@@ -276,7 +292,12 @@ export async function deleteChild<T extends TreeRecord>(
       flow: `${kind}-delete`,
       subject: { kind, id },
       writes: [
-        ...gone.map((r) => ({ kind: r.kind, id: r.id, set: { provisioning_status: PENDING_DELETE }, ...memberPool(r.kind, tree.get(r.kind, r.id) ?? {}) })),
+        ...gone.map((r) => ({
+          kind: r.kind,
+          id: r.id,
+          set: { provisioning_status: PENDING_DELETE },
+          ...memberPool(r.kind, tree.get(r.kind, r.id) ?? {}),
+        })),
         ...pendingParents(res.parents(record, tree).filter((p) => !gone.some((g) => g.kind === p.kind && g.id === p.id))),
         ...(res.sideEffects?.("delete", record, tree) ?? []),
       ],

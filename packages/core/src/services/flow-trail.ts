@@ -41,7 +41,12 @@ export function flowStarted(start: FlowStart): void {
  * FlowsSucceeded, or FlowsFailed (FAILED, or REPAIRED: the execution died holding the lock), and
  * FlowDuration from the entry's start to `end.endedAt` (not for REPAIRED: that end is the repair's).
  */
-export async function recordFlowEnd(deps: { trail: FlowTrailStore; log: Logger }, lbId: string, execution: string, end: FlowEnd): Promise<void> {
+export async function recordFlowEnd(
+  deps: { trail: FlowTrailStore; log: Logger },
+  lbId: string,
+  execution: string,
+  end: FlowEnd,
+): Promise<void> {
   let ended;
   try {
     ended = await deps.trail.recordFlowEnd(lbId, execution, end);
@@ -65,7 +70,10 @@ type StepError = { Error?: unknown; Cause?: unknown } | undefined;
  * state that failed) and `error` ({Error, Cause}). A failed Map iteration reports its own failed
  * step and error inside its Cause; those are the ones recorded (the innermost).
  */
-export function failedFlowEnd(input: Record<string, unknown> & { failedStep?: unknown; error?: unknown }, endedAt = new Date().toISOString()): FlowEnd {
+export function failedFlowEnd(
+  input: Record<string, unknown> & { failedStep?: unknown; error?: unknown },
+  endedAt = new Date().toISOString(),
+): FlowEnd {
   let step = typeof input.failedStep === "string" ? input.failedStep : null;
   let error = input.error as StepError;
   for (let depth = 0; depth < 5 && error?.Error === ITERATION_FAILED && typeof error.Cause === "string"; depth++) {

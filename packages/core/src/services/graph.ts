@@ -85,11 +85,18 @@ export function buildGraph(
   const add = <T extends TreeRecord>(res: ChildResource<T, any>, body: unknown, params: Record<string, string> = {}): T => {
     const id = randomUUID();
     const record = { ...res.create({ body, tree: tree(), ctx, id, now, params, flavor, certs }) } as T;
-    const staged = { ...record, project_id: lb.project_id, loadbalancer_id: lb.id, provisioning_status: ACTIVE, operating_status: record.operating_status ?? OFFLINE };
+    const staged = {
+      ...record,
+      project_id: lb.project_id,
+      loadbalancer_id: lb.id,
+      provisioning_status: ACTIVE,
+      operating_status: record.operating_status ?? OFFLINE,
+    };
     items.push({ kind: res.descriptor.kind, record: staged });
     return staged as T;
   };
-  const parse = <T>(res: ChildResource<TreeRecord, T>, raw: Raw): T => parseRoot(res.argument, res.descriptor.root, res.post, { [res.descriptor.root]: raw });
+  const parse = <T>(res: ChildResource<TreeRecord, T>, raw: Raw): T =>
+    parseRoot(res.argument, res.descriptor.root, res.post, { [res.descriptor.root]: raw });
 
   const poolIds = new Map<string, string>();
   for (const p of pools) {
@@ -108,12 +115,20 @@ export function buildGraph(
   for (const li of listeners) {
     const listener = add(
       listenerResource,
-      parse(listenerResource, { ...without(li, "default_pool", "l7policies"), loadbalancer_id: lb.id, default_pool_id: poolOf(li.default_pool) ?? li.default_pool_id ?? null }),
+      parse(listenerResource, {
+        ...without(li, "default_pool", "l7policies"),
+        loadbalancer_id: lb.id,
+        default_pool_id: poolOf(li.default_pool) ?? li.default_pool_id ?? null,
+      }),
     );
     for (const policy of asList(li.l7policies, "l7policies")) {
       const created = add(
         l7PolicyResource,
-        parse(l7PolicyResource, { ...without(policy, "redirect_pool", "rules"), listener_id: listener.id, ...(policy.redirect_pool != null ? { redirect_pool_id: poolOf(policy.redirect_pool) } : {}) }),
+        parse(l7PolicyResource, {
+          ...without(policy, "redirect_pool", "rules"),
+          listener_id: listener.id,
+          ...(policy.redirect_pool != null ? { redirect_pool_id: poolOf(policy.redirect_pool) } : {}),
+        }),
       );
       for (const rule of asList(policy.rules, "rules")) add(l7RuleResource, parse(l7RuleResource, rule), { l7policy_id: created.id });
     }
@@ -125,12 +140,18 @@ export function buildGraph(
 export function fullGraphResponse(lb: LoadBalancer, items: TreeItem[]) {
   const tree = new Tree(lb, items);
   const of = (kind: string) => tree.of(kind);
-  const rules = (policyId: string) => of("l7rule").filter((r) => r.l7policy_id === policyId).map((r) => l7RuleResource.descriptor.toResponse(r as never));
+  const rules = (policyId: string) =>
+    of("l7rule")
+      .filter((r) => r.l7policy_id === policyId)
+      .map((r) => l7RuleResource.descriptor.toResponse(r as never));
   const policies = (listenerId: string) =>
     of("l7policy")
       .filter((p) => p.listener_id === listenerId)
       .map((p) => ({ ...l7PolicyResource.descriptor.toResponse(p as never), rules: rules(p.id) }));
-  const members = (poolId: string) => of("member").filter((m) => m.pool_id === poolId).map((m) => memberResource.descriptor.toResponse(m as never));
+  const members = (poolId: string) =>
+    of("member")
+      .filter((m) => m.pool_id === poolId)
+      .map((m) => memberResource.descriptor.toResponse(m as never));
   const monitor = (poolId: string) => {
     const hm = of("healthmonitor").find((h) => h.pool_id === poolId);
     return hm ? healthMonitorResource.descriptor.toResponse(hm as never) : null;
@@ -140,6 +161,10 @@ export function fullGraphResponse(lb: LoadBalancer, items: TreeItem[]) {
       const { loadbalancers: _omit, ...full } = listenerResource.descriptor.toResponse(l as never);
       return { ...full, l7policies: policies(l.id) };
     }),
-    pools: of("pool").map((p) => ({ ...poolResource.descriptor.toResponse(p as never), members: members(p.id), healthmonitor: monitor(p.id) })),
+    pools: of("pool").map((p) => ({
+      ...poolResource.descriptor.toResponse(p as never),
+      members: members(p.id),
+      healthmonitor: monitor(p.id),
+    })),
   };
 }

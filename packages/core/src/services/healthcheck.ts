@@ -5,7 +5,16 @@
 // alert is logged (a network outage, not a thousand broken amphorae). Only amphorae that have sent a
 // heartbeat are watched. With failover_on_error (an Ottava extension) amphorae in ERROR are failed
 // over too.
-import { ACTIVE, AMPHORA_ALLOCATED, AMPHORA_FAILOVER_STOPPED, DELETED, FAILOVER_THRESHOLD_ALERT, ERROR, PENDING_DELETE, PENDING_UPDATE } from "../constants";
+import {
+  ACTIVE,
+  AMPHORA_ALLOCATED,
+  AMPHORA_FAILOVER_STOPPED,
+  DELETED,
+  FAILOVER_THRESHOLD_ALERT,
+  ERROR,
+  PENDING_DELETE,
+  PENDING_UPDATE,
+} from "../constants";
 import { Fault } from "../faults";
 import type { Amphora } from "../resources/amphora";
 import { lockAndStart, type LockDeps } from "./lock";
@@ -53,14 +62,23 @@ export interface HealthCheckResult {
  * again and (with failover_on_error) ERROR ones; that reads every amphora, so the caller does it less
  * often than the stale check, which reads only the stale end of the heartbeat index.
  */
-export async function healthCheck(deps: HealthCheckDeps, settings: HealthCheckSettings, now: Date, scanStatuses = true): Promise<HealthCheckResult> {
+export async function healthCheck(
+  deps: HealthCheckDeps,
+  settings: HealthCheckSettings,
+  now: Date,
+  scanStatuses = true,
+): Promise<HealthCheckResult> {
   const before = new Date(now.getTime() - settings.heartbeatTimeout * 1000).toISOString();
   const result: HealthCheckResult = { stale: 0, failedOver: [], stopped: [], recovered: [], skipped: [] };
 
   // update_failover_stopped: heard again since the storm, back in service.
   for (const a of scanStatuses ? await deps.checks.amphoraeInStatus([AMPHORA_FAILOVER_STOPPED]) : []) {
     const last = deps.checks.lastHeartbeat(a);
-    if (last !== undefined && last >= before && (await deps.store.updateAmphoraIf(a.loadbalancer_id, a.id, [AMPHORA_FAILOVER_STOPPED], { status: AMPHORA_ALLOCATED }))) {
+    if (
+      last !== undefined &&
+      last >= before &&
+      (await deps.store.updateAmphoraIf(a.loadbalancer_id, a.id, [AMPHORA_FAILOVER_STOPPED], { status: AMPHORA_ALLOCATED }))
+    ) {
       result.recovered.push(a.id);
     }
   }
@@ -69,7 +87,8 @@ export async function healthCheck(deps: HealthCheckDeps, settings: HealthCheckSe
   result.stale = stale.length;
   if (settings.failoverThreshold !== undefined && stale.length >= settings.failoverThreshold) {
     for (const a of stale) {
-      if (await deps.store.updateAmphoraIf(a.loadbalancer_id, a.id, [AMPHORA_ALLOCATED, ERROR], { status: AMPHORA_FAILOVER_STOPPED })) result.stopped.push(a.id);
+      if (await deps.store.updateAmphoraIf(a.loadbalancer_id, a.id, [AMPHORA_ALLOCATED, ERROR], { status: AMPHORA_FAILOVER_STOPPED }))
+        result.stopped.push(a.id);
     }
     deps.log.error("ALERT: stale amphora count reached the failover threshold; no amphora is failed over", {
       alert: FAILOVER_THRESHOLD_ALERT,
@@ -81,7 +100,8 @@ export async function healthCheck(deps: HealthCheckDeps, settings: HealthCheckSe
   }
 
   const candidates = stale.filter((a) => a.status === AMPHORA_ALLOCATED || a.status === AMPHORA_FAILOVER_STOPPED);
-  if (settings.failoverOnError && scanStatuses) candidates.push(...(await deps.checks.amphoraeInStatus([ERROR])).filter((a) => !candidates.some((c) => c.id === a.id)));
+  if (settings.failoverOnError && scanStatuses)
+    candidates.push(...(await deps.checks.amphoraeInStatus([ERROR])).filter((a) => !candidates.some((c) => c.id === a.id)));
   const perLb = new Map<string, Amphora>();
   for (const a of candidates) if (!perLb.has(a.loadbalancer_id)) perLb.set(a.loadbalancer_id, a);
   for (const a of perLb.values()) {
@@ -95,7 +115,12 @@ export async function healthCheck(deps: HealthCheckDeps, settings: HealthCheckSe
         input: { failover: [a] },
       });
       result.failedOver.push(a.id);
-      deps.log.warn("stale amphora failed over", { amphoraId: a.id, lbId: a.loadbalancer_id, status: a.status, lastHeartbeat: deps.checks.lastHeartbeat(a) });
+      deps.log.warn("stale amphora failed over", {
+        amphoraId: a.id,
+        lbId: a.loadbalancer_id,
+        status: a.status,
+        lastHeartbeat: deps.checks.lastHeartbeat(a),
+      });
     } catch (e) {
       // An LB that is busy (or gone) is skipped this round, as Octavia's _test_and_set_failover_prov_status.
       if (!(e instanceof Fault) || (e.status !== 409 && e.status !== 404)) throw e;

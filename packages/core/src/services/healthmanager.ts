@@ -26,17 +26,19 @@ export function isIpPort(v: string): boolean {
   return m[1] !== undefined ? z.ipv6().safeParse(m[1]).success : z.ipv4().safeParse(m[2]).success;
 }
 
-const ipPort = z
-  .string({ error: "Value should be string" })
-  .refine(isIpPort, { error: "Value should be an IPv4 address and port (ip:port) or a bracketed IPv6 address and port ([ip]:port), port 1..65535" });
+const ipPort = z.string({ error: "Value should be string" }).refine(isIpPort, {
+  error: "Value should be an IPv4 address and port (ip:port) or a bracketed IPv6 address and port ([ip]:port), port 1..65535",
+});
 const ipPortList = z
   .array(ipPort, { error: "Value should be a list" })
   .min(1, { error: "Value should have at least one health manager address" })
   .transform((l) => [...new Set(l)]);
 
-
 /** The stored configuration, or the settings' initial one (generation 0). */
-export async function currentHealthManagerConfig(deps: { healthManagerConfig: HealthManagerConfigStore; config: Config }): Promise<HealthManagerConfig> {
+export async function currentHealthManagerConfig(deps: {
+  healthManagerConfig: HealthManagerConfigStore;
+  config: Config;
+}): Promise<HealthManagerConfig> {
   return (
     (await deps.healthManagerConfig.getHealthManagerConfig()) ?? {
       controller_ip_port_list: [...deps.config.controllerIpPortList],

@@ -29,7 +29,13 @@ export interface AmphoraCertStore {
    * succeeds); with `staleBefore` (ISO), a claim made before it counts as abandoned; with `expiringBefore`
    * (ISO), only if the certificate still expires before it. False if not claimed.
    */
-  claimCertRotation(lbId: string, id: string, owner: string, now: string, opts?: { staleBefore?: string; expiringBefore?: string }): Promise<boolean>;
+  claimCertRotation(
+    lbId: string,
+    id: string,
+    owner: string,
+    now: string,
+    opts?: { staleBefore?: string; expiringBefore?: string },
+  ): Promise<boolean>;
   /** Records the new certificate's expiry, only while `owner` holds the claim and the amphora is not DELETED. */
   recordCertExpiration(lbId: string, id: string, owner: string, expiration: string): Promise<boolean>;
   /** Clears cert_busy, only if `owner` holds the claim; false if it did not. */
@@ -132,7 +138,12 @@ export async function rotateExpiringCerts(deps: HousekeepingDeps, settings: Hous
       continue;
     }
     const owner = `${CERT_ROTATE_FLOW}-${a.id}-${randomUUID().slice(0, 8)}`;
-    if (!(await deps.housekeeping.claimCertRotation(a.loadbalancer_id, a.id, owner, now.toISOString(), { staleBefore, expiringBefore: deadline }))) {
+    if (
+      !(await deps.housekeeping.claimCertRotation(a.loadbalancer_id, a.id, owner, now.toISOString(), {
+        staleBefore,
+        expiringBefore: deadline,
+      }))
+    ) {
       result.skipped++;
       continue;
     }
@@ -144,7 +155,12 @@ export async function rotateExpiringCerts(deps: HousekeepingDeps, settings: Hous
       continue;
     }
     result.started.push(a.id);
-    deps.log.info("amphora certificate rotation started", { amphoraId: a.id, lbId: a.loadbalancer_id, certExpiration: a.cert_expiration, execution: owner });
+    deps.log.info("amphora certificate rotation started", {
+      amphoraId: a.id,
+      lbId: a.loadbalancer_id,
+      certExpiration: a.cert_expiration,
+      execution: owner,
+    });
   }
   if (result.started.length) deps.log.info("rotating amphora certificates", { count: result.started.length });
   return result;

@@ -87,7 +87,8 @@ export async function createLoadBalancer(
   if (body.availability_zone) {
     const az = await deps.catalog.getAvailabilityZone(body.availability_zone);
     if (!az) throw validation("Invalid availability zone.");
-    if (!az.zone.enabled) throw new Fault(400, `The selected availability_zone is not allowed in this deployment: ${body.availability_zone}`);
+    if (!az.zone.enabled)
+      throw new Fault(400, `The selected availability_zone is not allowed in this deployment: ${body.availability_zone}`);
   }
   // validate.network_denylist_by_config, on the VIP network the request names.
   if (body.vip_network_id) checkDenylist(deps.config, body.vip_network_id);
@@ -150,7 +151,13 @@ export async function createLoadBalancer(
   graph = carried.items;
   const owner = `create-${id}`;
   const flow = "loadbalancer-create";
-  const started = { flow, execution: owner, executionArn: deps.engine.executionArn(flow, owner), startedAt: new Date().toISOString(), subject: [{ kind: "loadbalancer", id }] };
+  const started = {
+    flow,
+    execution: owner,
+    executionArn: deps.engine.executionArn(flow, owner),
+    startedAt: new Date().toISOString(),
+    subject: [{ kind: "loadbalancer", id }],
+  };
   // The LB and everything in its graph are charged in the LB's own write (checked under keystone).
   const puts: ChildWrite[] = graph.map((i) => ({ kind: i.kind, put: i.record as TreeRecord & { project_id: string; created_at: string } }));
   const usage = await charge(deps.quotaLimits, projectId, addTo(createdBy(puts), "loadbalancer", 1));
@@ -166,7 +173,9 @@ export async function createLoadBalancer(
   } catch (e) {
     // The graph's objects that were written go to ERROR with the LB (a create that fails leaves ERROR, never PENDING_*).
     const failed = (items: TreeItem[]): ChildWrite[] =>
-      items.filter((i) => i.kind !== "amphora" && i.record.provisioning_status === PENDING_CREATE).map((i) => ({ kind: i.kind, id: i.record.id, set: { provisioning_status: ERROR }, ...memberPool(i.kind, i.record) }));
+      items
+        .filter((i) => i.kind !== "amphora" && i.record.provisioning_status === PENDING_CREATE)
+        .map((i) => ({ kind: i.kind, id: i.record.id, set: { provisioning_status: ERROR }, ...memberPool(i.kind, i.record) }));
     await giveBackIfTaken(deps, id, owner, e, restoreError, { undo: failed });
     throw e;
   }
@@ -190,7 +199,6 @@ export function listLoadBalancerResponses(deps: LockDeps, ctx: RequestContext, p
     for await (const lb of source(order, after, query)) yield listItem(loadBalancerResource, lb as unknown as LoadBalancer);
   };
 }
-
 
 export async function updateLoadBalancer(
   deps: LoadBalancerDeps,
@@ -228,17 +236,27 @@ export async function deleteLoadBalancer(deps: LockDeps, ctx: RequestContext, id
   const read = await deps.store.getLoadBalancer(id);
   if (!read || read.record.provisioning_status === DELETED) throw notFound("Load Balancer", id);
   authorize(ctx, "os_load-balancer_api:loadbalancer:delete", read.record.project_id);
-  if (!cascade && ((read.record.listener_ids?.length ?? 0) > 0 || (read.record.pool_ids?.length ?? 0) > 0)) throw validation(`Cannot delete Load Balancer ${id} - it has children`);
+  if (!cascade && ((read.record.listener_ids?.length ?? 0) > 0 || (read.record.pool_ids?.length ?? 0) > 0))
+    throw validation(`Cannot delete Load Balancer ${id} - it has children`);
   await lockAndStart(
     deps,
-    { lbId: id, flow: "loadbalancer-delete", verb: "delete", from: [ACTIVE, ERROR], to: PENDING_DELETE, input: { cascade }, wholeTree: true },
+    {
+      lbId: id,
+      flow: "loadbalancer-delete",
+      verb: "delete",
+      from: [ACTIVE, ERROR],
+      to: PENDING_DELETE,
+      input: { cascade },
+      wholeTree: true,
+    },
     read,
   );
 }
 
 export async function failoverLoadBalancer(deps: LockDeps, ctx: RequestContext, id: string): Promise<void> {
   const read = await deps.store.getLoadBalancer(id);
-  if (read && read.record.provisioning_status !== DELETED) authorize(ctx, "os_load-balancer_api:loadbalancer:put_failover", read.record.project_id);
+  if (read && read.record.provisioning_status !== DELETED)
+    authorize(ctx, "os_load-balancer_api:loadbalancer:put_failover", read.record.project_id);
   await lockAndStart(deps, { lbId: id, flow: "loadbalancer-failover", verb: "failover", from: [ACTIVE, ERROR], to: PENDING_UPDATE }, read);
 }
 
@@ -257,7 +275,17 @@ export async function loadBalancerStatus(deps: LockDeps, ctx: RequestContext, id
       name: name(p),
       provisioning_status: p.provisioning_status,
       operating_status: p.operating_status,
-      ...(hm ? { health_monitor: { id: hm.id, name: name(hm), type: hm.type, provisioning_status: hm.provisioning_status, operating_status: hm.operating_status } } : {}),
+      ...(hm
+        ? {
+            health_monitor: {
+              id: hm.id,
+              name: name(hm),
+              type: hm.type,
+              provisioning_status: hm.provisioning_status,
+              operating_status: hm.operating_status,
+            },
+          }
+        : {}),
       members: tree
         .of<R>("member")
         .filter((m) => m.pool_id === p.id)
@@ -286,7 +314,12 @@ export async function loadBalancerStats(deps: LockDeps, ctx: RequestContext, id:
   const { items } = await deps.store.tree(id);
   const listeners = items.filter((i) => i.kind === "listener" && i.record.provisioning_status !== DELETED).map((i) => i.record);
   const amphorae = items.filter((i) => i.kind === "amphora").map((i) => i.record as unknown as StatsAmphora);
-  return { stats: loadBalancerStatistics(listeners.map((l) => l.id), [...amphorae, ...providerStats(listeners)]) };
+  return {
+    stats: loadBalancerStatistics(
+      listeners.map((l) => l.id),
+      [...amphorae, ...providerStats(listeners)],
+    ),
+  };
 }
 
 /** validate.security_group_exists: any failure of the network driver's lookup is Octavia's InvalidSubresource. */

@@ -5,7 +5,17 @@
 import { DELETED } from "../constants";
 import { Fault, immutable, notFound } from "../faults";
 import type { Logger } from "../log";
-import { LockConflict, type ChildWrite, type FlowStart, type FlowTrailStore, type LoadBalancerStore, type QuotaCharge, type TreeItem, type Versioned, type WorkflowEngine } from "../ports";
+import {
+  LockConflict,
+  type ChildWrite,
+  type FlowStart,
+  type FlowTrailStore,
+  type LoadBalancerStore,
+  type QuotaCharge,
+  type TreeItem,
+  type Versioned,
+  type WorkflowEngine,
+} from "../ports";
 import { isUnavailable } from "../unavailable";
 import type { CatalogStore } from "../catalog";
 import type { CertManager } from "../drivers";
@@ -63,7 +73,15 @@ export async function lockAndStart(deps: LockDeps, action: LockedAction, read?: 
     for (const k of Object.keys(set ?? {}) as (keyof LoadBalancer)[]) (restore as Record<string, unknown>)[k] = current.record[k];
     let locked: Versioned<LoadBalancer>;
     try {
-      locked = await deps.store.lock(action.lbId, { from: action.from, to: action.to, owner, executionArn, expectVersion: current.version, set, trail: started });
+      locked = await deps.store.lock(action.lbId, {
+        from: action.from,
+        to: action.to,
+        owner,
+        executionArn,
+        expectVersion: current.version,
+        set,
+        trail: started,
+      });
     } catch (e) {
       if (!(e instanceof LockConflict)) {
         // (lock() reads the LB after taking it: that read, or a lost answer, may fail with the lock taken.)
@@ -132,7 +150,10 @@ async function giveBack(
     reason,
   });
   await undo?.();
-  const released = charged && { project: charged.project, delta: Object.fromEntries(Object.entries(charged.delta).map(([k, n]) => [k, -(n ?? 0)])) };
+  const released = charged && {
+    project: charged.project,
+    delta: Object.fromEntries(Object.entries(charged.delta).map(([k, n]) => [k, -(n ?? 0)])),
+  };
   await deps.store.abandonLock(lbId, owner, restore, released);
 }
 
@@ -159,13 +180,21 @@ export async function giveBackIfTaken(
     const writes = opts.undo?.(items) ?? [];
     const undo = writes.length ? () => deps.store.applyAsOwner(lbId, owner, writes) : undefined;
     await giveBack(deps, lbId, owner, error, "the change could not be written", restore, undo, opts.charged);
-    deps.log.warn("a write after the lock failed; lock given back", { lbId, execution: owner, undone: writes.length, error: String(error) });
-  } catch (e) {
-    deps.log.error("a write after the lock failed, and the lock could not be given back: housekeeping's repair will move the load balancer to ERROR", {
+    deps.log.warn("a write after the lock failed; lock given back", {
       lbId,
       execution: owner,
+      undone: writes.length,
       error: String(error),
-      giveBackError: String(e),
     });
+  } catch (e) {
+    deps.log.error(
+      "a write after the lock failed, and the lock could not be given back: housekeeping's repair will move the load balancer to ERROR",
+      {
+        lbId,
+        execution: owner,
+        error: String(error),
+        giveBackError: String(e),
+      },
+    );
   }
 }

@@ -118,7 +118,11 @@ export function planPoolMembers(
   // the flavor allows it (controllers/member.py:503, _graph_create at 248-270).
   const vnicTypes = createdBodies.map((b) => memberVnicType(b.request_sriov, flavor));
   // The driver sees new, updated and (additive only) untouched members.
-  const sent = [...createdBodies.map((b) => b.address), ...updated.map((u) => u.record.address), ...(additiveOnly ? deleted.map((m) => m.address) : [])];
+  const sent = [
+    ...createdBodies.map((b) => b.address),
+    ...updated.map((u) => u.record.address),
+    ...(additiveOnly ? deleted.map((m) => m.address) : []),
+  ];
   checkMemberAddressFamilies(tree, pool, sent);
   const created = createdBodies.map((b, i) => newMember(b, tree, pool, randomUUID(), now, vnicTypes[i]!));
   return { pool, created, updated, deleted };
@@ -130,7 +134,9 @@ export function planPoolMembers(
  */
 function changedOf(record: Member, set: Record<string, unknown>): Record<string, unknown> {
   const now = record as unknown as Record<string, unknown>;
-  return Object.fromEntries(Object.entries(set).filter(([k, v]) => k === "provisioning_status" || JSON.stringify(now[k] ?? null) !== JSON.stringify(v)));
+  return Object.fromEntries(
+    Object.entries(set).filter(([k, v]) => k === "provisioning_status" || JSON.stringify(now[k] ?? null) !== JSON.stringify(v)),
+  );
 }
 
 /** The member writes of a plan: puts, updates and (unless additive only) PENDING_DELETE. */
@@ -138,7 +144,9 @@ export function poolMemberWrites(plan: PoolMemberPlan, additiveOnly: boolean): C
   return [
     ...plan.created.map((record) => ({ kind: "member", put: record })),
     ...plan.updated.map(({ record, set }) => ({ kind: "member", id: record.id, pool_id: record.pool_id, set })),
-    ...(additiveOnly ? [] : plan.deleted.map((m) => ({ kind: "member", id: m.id, pool_id: m.pool_id, set: { provisioning_status: PENDING_DELETE } }))),
+    ...(additiveOnly
+      ? []
+      : plan.deleted.map((m) => ({ kind: "member", id: m.id, pool_id: m.pool_id, set: { provisioning_status: PENDING_DELETE } }))),
   ];
 }
 

@@ -71,7 +71,12 @@ export function toChunks(changes: MemberChange[]): ChangeSetChunk[] {
  * listeners PENDING_UPDATE), stores the change set under the lock, and starts ONE flow that applies
  * it. Answers when the flow has started; nothing is written if anything is refused.
  */
-export async function crossPoolUpdateMembers(deps: LockDeps & { changeSets: ChangeSetStore }, ctx: RequestContext, members: CrossPoolMember[], additiveOnly: boolean): Promise<void> {
+export async function crossPoolUpdateMembers(
+  deps: LockDeps & { changeSets: ChangeSetStore },
+  ctx: RequestContext,
+  members: CrossPoolMember[],
+  additiveOnly: boolean,
+): Promise<void> {
   if (members.length === 0) throw validation("The members list must name at least one member (with its pool_id).");
   const poolIds = [...new Set(members.map((m) => m.pool_id))];
   const lbIds = new Set<string>();
@@ -113,7 +118,8 @@ export async function crossPoolUpdateMembers(deps: LockDeps & { changeSets: Chan
         })),
         ...(additiveOnly ? [] : plan.deleted.map((m): MemberChange => ({ op: "delete", id: m.id, pool_id: m.pool_id }))),
       );
-      for (const p of memberParents(pool)) parents.set(`${p.kind}#${p.id}`, { kind: p.kind, id: p.id, set: { provisioning_status: PENDING_UPDATE } });
+      for (const p of memberParents(pool))
+        parents.set(`${p.kind}#${p.id}`, { kind: p.kind, id: p.id, set: { provisioning_status: PENDING_UPDATE } });
     }
     chunks = toChunks(changes);
     // Only the pools and their listeners are written with the lock; the flow applies the member

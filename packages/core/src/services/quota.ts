@@ -44,7 +44,12 @@ export function createdBy(writes: readonly ChildWrite[], delta: QuotaDelta = {})
 }
 
 /** Charges `delta` against the project's limits (when enforced). */
-export async function charge(limits: QuotaLimits | undefined, project: string, delta: QuotaDelta, check?: QuotaDelta): Promise<QuotaCharge> {
+export async function charge(
+  limits: QuotaLimits | undefined,
+  project: string,
+  delta: QuotaDelta,
+  check?: QuotaDelta,
+): Promise<QuotaCharge> {
   const needed = Object.values(check ?? delta).some((n) => (n ?? 0) > 0);
   return { project, delta, check, limits: needed ? await limits?.(project) : undefined };
 }

@@ -35,7 +35,8 @@ export async function repairStuck(deps: LockDeps & { pending: RepairStore }, now
     const writes: ChildWrite[] = [];
     for (const { kind, record } of items) {
       const field = kind === "amphora" ? "status" : "provisioning_status";
-      if (PENDING_STATUSES.includes(String(record[field]))) writes.push({ kind, id: record.id, set: { [field]: ERROR }, ...memberPool(kind, record) });
+      if (PENDING_STATUSES.includes(String(record[field])))
+        writes.push({ kind, id: record.id, set: { [field]: ERROR }, ...memberPool(kind, record) });
     }
     try {
       await deps.store.applyAsOwner(id, owner, writes);
@@ -45,7 +46,13 @@ export async function repairStuck(deps: LockDeps & { pending: RepairStore }, now
       throw e;
     }
     await recordFlowEnd(deps, id, owner, { outcome: "REPAIRED", endedAt: now.toISOString(), reason: why });
-    deps.log.warn("stuck load balancer repaired", { lbId: id, execution: owner, was: lb.record.provisioning_status, objects: writes.length, reason: why });
+    deps.log.warn("stuck load balancer repaired", {
+      lbId: id,
+      execution: owner,
+      was: lb.record.provisioning_status,
+      objects: writes.length,
+      reason: why,
+    });
     repaired.push(id);
   }
   return { checked: ids.length, repaired };

@@ -47,7 +47,9 @@ export async function resizeLoadBalancer(deps: LockDeps, ctx: RequestContext, id
     const t = data.loadbalancer_topology;
     const topology = typeof t === "string" && (TOPOLOGIES as readonly string[]).includes(t) ? t : current.topology;
     if (topology !== current.topology) {
-      throw validation(`Flavor ${flavorId} has topology ${topology}; a resize cannot change the topology of Load Balancer ${id} (${current.topology}).`);
+      throw validation(
+        `Flavor ${flavorId} has topology ${topology}; a resize cannot change the topology of Load Balancer ${id} (${current.topology}).`,
+      );
     }
     return undefined;
   };
