@@ -3,7 +3,7 @@
 // receive UDP, and the health check runs every few seconds, which no schedule can; several tasks may
 // run (the health check takes a DynamoDB lease, so one checks at a time; any of them receives).
 // The NLB's private addresses (one per subnet) are the health-manager addresses amphorae send their
-// heartbeats to: set them with PUT /v2/octavia/healthmanager. See README, "Health manager on AWS".
+// heartbeats to: set them with PUT /v2/octavia/healthmanager. See docs/deploying.md, "Health manager on AWS".
 // The tasks run in the VPC's security group, which admits the management network's heartbeats
 // (stacks/network.ts: an NLB keeps the client address for UDP, so the tasks see the amphorae's own).
 import { FLOW_NAMES } from "../packages/controller/src/flows/index";
