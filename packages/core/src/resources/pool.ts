@@ -23,18 +23,13 @@ import {
 import { Fault, notFound, validation } from "../faults";
 import type { TreeRecord } from "../ports";
 import { body, bool, integer, ipAddress, str, tags, uuid } from "../validation";
+import { wsmeEnum } from "../compat/wsme";
 import type { ChildRef, ChildResource, Tree } from "./child";
 import { checkClientCaAndCrl, checkTlsRefs, TlsLookup } from "./tls-refs";
 import { apiTime, octaviaFilters, type ResourceDescriptor } from "./descriptor";
 import { poolListenerIds } from "./relations";
 
 const UDP_SCTP = ["UDP", "SCTP"];
-
-/** wsme Enum: any JSON value, refused unless it is one of `values` (null included, as wsme validates None). */
-export const wsmeEnum = <T extends string>(values: readonly T[]) =>
-  z.unknown().refine((v): v is T => (values as readonly unknown[]).includes(v), {
-    error: `Value should be one of: ${values.join(", ")}`,
-  }) as unknown as z.ZodType<T, unknown>;
 
 const COOKIE_NAME_PATTERN = String.raw`^[^\s,;\\]+$`;
 const cookieName = () =>
