@@ -31,7 +31,7 @@ export function pyTruthy(v: unknown): boolean {
   return true;
 }
 
-/** Python's type(v).__name__ of a JSON value. */
+/** Python's type(v).__name__ of a JSON value (a number as repr() writes it: integral below 1e16 is an int). */
 export const pythonType = (v: unknown): string =>
   v === null || v === undefined
     ? "NoneType"
@@ -43,7 +43,7 @@ export const pythonType = (v: unknown): string =>
           ? "bool"
           : typeof v === "string"
             ? "str"
-            : Number.isInteger(v)
+            : Number.isInteger(v) && Math.abs(v as number) < 1e16
               ? "int"
               : "float";
 
@@ -84,9 +84,11 @@ export function pyFloat(n: number): string {
   return fixed.includes(".") ? fixed : `${fixed}.0`;
 }
 
-/** The characters str.isspace() holds, which int() and str.strip() skip (JavaScript's \s and trim() differ on a few). */
-const PY_SPACE = "[\\t\\n\\v\\f\\r\\x1c-\\x20\\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]";
-const PY_STRIP = new RegExp(`^${PY_SPACE}+|${PY_SPACE}+$`, "g");
+/** The characters str.isspace() holds beyond ASCII's " \t\n\v\f\r" (JavaScript's \s and trim() differ on a few). */
+const UNICODE_SPACE = "\\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000";
+const PY_STRIP = new RegExp(`^[\\t-\\r\\x1c-\\x20${UNICODE_SPACE}]+|[\\t-\\r\\x1c-\\x20${UNICODE_SPACE}]+$`, "g");
+/** int() skips ASCII's whitespace without \x1c-\x1f (which isspace() holds), and the rest. */
+const INT_TEXT = new RegExp(`^[\\t-\\r ${UNICODE_SPACE}]*([+-]?[0-9]+(?:_[0-9]+)*)[\\t-\\r ${UNICODE_SPACE}]*$`);
 
 /** Python's str.strip(). */
 export const pyStrip = (s: string): string => s.replace(PY_STRIP, "");
@@ -97,6 +99,7 @@ export const pyStrip = (s: string): string => s.replace(PY_STRIP, "");
  * digits are read (Python also takes other scripts' decimal digits).
  */
 export function intFromText(text: string): number | undefined {
-  const t = pyStrip(text);
-  return /^[+-]?[0-9]+(?:_[0-9]+)*$/.test(t) ? Number(t.replaceAll("_", "")) : undefined;
+  const digits = INT_TEXT.exec(text)?.[1];
+  // + 0: int("-0") is 0.
+  return digits === undefined ? undefined : Number(digits.replaceAll("_", "")) + 0;
 }
