@@ -29,6 +29,7 @@ export * from "./services/amphorae";
 export * from "./services/graph";
 export * from "./resources/listener";
 export * from "./resources/pool";
+export * from "./resources/session-persistence";
 export * from "./resources/tls-refs";
 export * from "./resources/healthmonitor";
 export * from "./resources/member";

@@ -1,3 +1,4 @@
+// Over 400 lines because it is one port of CPython's re/_parser.py, kept whole to be read beside it.
 // Python's re.compile, for its errors only. Octavia checks a REGEX rule's value with Python's
 // re.compile and answers its error text: a port of the checks of CPython 3.11's re._parser (and the
 // compiler's look-behind width check), building just enough of the parse tree to know widths.

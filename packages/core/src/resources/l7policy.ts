@@ -27,7 +27,7 @@ import { isValidUrl } from "../compat/url";
 import { boolConversion, intConversion, listConversion, pythonInt, wsmeChoice, wsmeObject } from "../compat/wsme";
 import type { ChildRef, ChildResource, Tree } from "./child";
 import { apiTime, octaviaFilters, type ResourceDescriptor } from "./descriptor";
-import { byCreation, policiesOf as listenerPolicies } from "./relations";
+import { policiesOf as listenerPolicies } from "./relations";
 import { checkInlineL7Rule, inlineRulesConversion, L7RuleSingleCreate, newL7Rule, type L7Rule } from "./l7rule";
 
 const ROOT = "l7policy";

@@ -1,3 +1,5 @@
+// Over 400 lines because Octavia's listener (two wsme types of 25 attributes, the longest descriptor and
+// ListenersController's create and update checks) is one resource's rules; its Python ports are in compat/.
 // The listener resource (octavia/api/v2/types/listener.py, controllers/listener.py): a load
 // balancer's frontends, under /v2/lbaas/listeners, and their statistics.
 import * as z from "zod";
@@ -27,8 +29,6 @@ import {
   SUPPORTED_CLIENT_AUTH_MODES,
   SUPPORTED_HTTP_HEADERS,
   SUPPORTED_SSL_HEADERS,
-  TLS_ALL_VERSIONS,
-  TLS_CIPHER_PROHIBIT_LIST,
   VALID_LISTENER_POOL_PROTOCOL_MAP,
 } from "../constants";
 import { Fault, invalidOption, notFound, validation } from "../faults";
@@ -40,6 +40,7 @@ import { pyRepr, pyStr } from "../compat/repr";
 import { stringItem, wsmeEnum, wsmeList, wsmeStringDict } from "../compat/wsme";
 import type { ChildRef, ChildResource, Tree } from "./child";
 import { checkClientCaAndCrl, checkTlsRefs, TlsLookup } from "./tls-refs";
+import { checkAlpnProtocols, checkCiphers, checkTlsVersions } from "./tls-options";
 import { apiTime, octaviaFilters, type ResourceDescriptor } from "./descriptor";
 import { listenerStatistics, providerStats, type StatsAmphora } from "../health/stats";
 
@@ -49,7 +50,6 @@ const TERMINATED_HTTPS = "TERMINATED_HTTPS";
 const PROMETHEUS = "PROMETHEUS";
 /** Protocols the amphora balances with LVS: no TLS, no header insertion. */
 const LVS_PROTOCOLS = ["UDP", "SCTP"];
-const VALID_CIPHER_RE = /^[A-Za-z0-9\-+!:@=_.]+$/;
 
 const timeout = () => integer(MIN_TIMEOUT, MAX_TIMEOUT);
 
@@ -351,32 +351,6 @@ function checkInsertHeaders(names: string[], protocol: string, shown: string) {
   if (protocol !== TERMINATED_HTTPS && ssl.length > 0) throw invalidOption(pyRepr(ssl), `${protocol} protocol listener.`);
 }
 
-/** validate.check_cipher_prohibit_list. The empty default list still holds "" (Python's ''.split(':')), refusing empty entries. */
-function checkCiphers(ciphers: string) {
-  if (!VALID_CIPHER_RE.test(ciphers)) {
-    throw validation("Invalid characters in cipher string. Only alphanumeric, -, +, !, :, @, =, _, and . are allowed.");
-  }
-  const prohibited = TLS_CIPHER_PROHIBIT_LIST.split(":");
-  const rejected = ciphers.split(":").filter((c) => prohibited.includes(c));
-  if (rejected.length > 0) throw validation(`The following ciphers have been prohibited by an administrator: ${rejected.join(", ")}`);
-}
-
-/** validate.check_tls_version_list (no minimum_tls_version is configured). */
-function checkTlsVersions(versions: readonly (string | null)[] | null | undefined) {
-  if (versions == null) return;
-  if (versions.length === 0)
-    throw validation("Empty TLS version list. Either specify at least one TLS version or remove this parameter to use the default.");
-  const invalid = versions.filter((v) => v === null || !TLS_ALL_VERSIONS.includes(v));
-  if (invalid.length > 0) throw validation(`Invalid TLS versions: ${invalid.map(pyStr).join(", ")}`);
-}
-
-/** validate.check_alpn_protocols (the items were checked by their type). */
-function checkAlpn(protocols: readonly string[] | null | undefined) {
-  if (protocols?.length === 0) {
-    throw validation("Empty ALPN protocol list. Either specify at least one ALPN protocol or remove this parameter to use the default.");
-  }
-}
-
 const HSTS_PROTOCOL = "The HSTS feature can only be used for listeners using the TERMINATED_HTTPS protocol.";
 
 /** validate.check_hsts_options: the flags need a max age (0 counts), and a max age a TERMINATED_HTTPS listener. */
@@ -488,7 +462,7 @@ export const listenerResource: ChildResource<Listener, ListenerPost, ListenerPut
     checkCidrs(allowedCidrs, tree.lb.vip_address, tree.lb.vip_sg_ids);
     if (tlsOffload) {
       checkTlsVersions(tlsVersions);
-      checkAlpn(alpn);
+      checkAlpnProtocols(alpn);
     }
     checkHsts(b.hsts_max_age, b.hsts_include_subdomains, b.hsts_preload, protocol);
     // Octavia's ORM fails (500) on a single create given a graph's pool or policies; Ottava refuses
@@ -584,7 +558,7 @@ export const listenerResource: ChildResource<Listener, ListenerPost, ListenerPut
     if (allowedCidrs) checkCidrs(allowedCidrs, tree.lb.vip_address, tree.lb.vip_sg_ids);
     if (b.tls_ciphers) checkCiphers(b.tls_ciphers);
     if (b.tls_versions !== undefined) checkTlsVersions(b.tls_versions);
-    if (b.alpn_protocols !== undefined) checkAlpn(b.alpn_protocols);
+    if (b.alpn_protocols !== undefined) checkAlpnProtocols(b.alpn_protocols);
     checkHstsPut(b, db);
     if (b.default_pool_id) checkDefaultPool(tree, b.default_pool_id, protocol);
 
