@@ -2,6 +2,7 @@
 import type { Context } from "hono";
 import {
   checkBodyDepth,
+  ENUM_TRUE,
   lightItems,
   listItem,
   listPage,
@@ -71,4 +72,4 @@ async function* mapAsync<A, B>(it: AsyncIterable<A>, f: (a: A) => B): AsyncGener
 }
 
 /** Octavia's (oslo strutils) reading of a boolean query parameter. */
-export const truthy = (v: string | undefined) => ["true", "1", "yes", "t", "y", "on"].includes((v ?? "").toLowerCase());
+export const truthy = (v: string | undefined) => ENUM_TRUE.includes((v ?? "").toLowerCase());

@@ -3,6 +3,7 @@
 // Pure: the storage adapter supplies items; this module filters, orders, pages and shapes them.
 import { Fault } from "./faults";
 import { PAGINATION_MAX_LIMIT } from "./constants";
+import { ENUM_TRUE } from "./compat/wsme";
 
 export type SortDir = "asc" | "desc";
 export interface SortKey {
@@ -143,7 +144,7 @@ export function matches(item: Item, q: ListQuery): boolean {
 }
 
 function sameValue(actual: unknown, wanted: string): boolean {
-  if (typeof actual === "boolean") return ["true", "1", "yes", "t", "y", "on"].includes(wanted.toLowerCase()) === actual;
+  if (typeof actual === "boolean") return ENUM_TRUE.includes(wanted.toLowerCase()) === actual;
   if (actual === null || actual === undefined) return wanted === "" || wanted.toLowerCase() === "none";
   if (Array.isArray(actual)) return actual.map(String).includes(wanted);
   return String(actual) === wanted;

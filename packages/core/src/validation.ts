@@ -2,10 +2,9 @@
 import * as z from "zod";
 import { MAX_BODY_DEPTH, MAX_INT32, MIN_INT32 } from "./constants";
 import { Fault, invalidInput } from "./faults";
+import { ENUM_FALSE, ENUM_TRUE, pythonInt } from "./compat/wsme";
 
 const UUID_RE = /^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$/i;
-const ENUM_TRUE = new Set(["true", "t", "yes", "y", "on", "1"]);
-const ENUM_FALSE = new Set(["false", "f", "no", "n", "off", "0"]);
 
 /** wsme StringType(max_length). */
 export const str = (max?: number) => {
@@ -33,8 +32,8 @@ export const bool = () =>
   z.unknown().transform((v, ctx) => {
     if (typeof v === "boolean") return v;
     if (typeof v === "number" && Number.isInteger(v)) return v !== 0;
-    if (typeof v === "string" && ENUM_TRUE.has(v.toLowerCase())) return true;
-    if (typeof v === "string" && ENUM_FALSE.has(v.toLowerCase())) return false;
+    if (typeof v === "string" && ENUM_TRUE.includes(v.toLowerCase())) return true;
+    if (typeof v === "string" && ENUM_FALSE.includes(v.toLowerCase())) return false;
     ctx.addIssue({ code: "custom", message: `Value not an unambiguous boolean: ${String(v)}` });
     return z.NEVER;
   });
@@ -54,8 +53,7 @@ export const oneOf = <T extends string>(values: readonly [T, ...T[]]) =>
     error: `Value should be one of: ${values.join(", ")}`,
   });
 
-/** A wsme-typed JSON object: unknown attributes are refused as wsme refuses them. */
-export const body = <S extends z.ZodRawShape>(shape: S) => z.strictObject(shape);
+export { body } from "./compat/wsme";
 
 /**
  * Parses a request body wrapped in its root key (`{"loadbalancer": {...}}`), answering the first
@@ -110,71 +108,6 @@ export function checkBodyDepth(text: string): void {
 function unknownAttributes(argument: string, attrs: readonly string[]): Fault {
   const what = attrs.length > 1 ? "Unknown attributes" : "Unknown attribute";
   return new Fault(400, `${what} for argument ${argument}: ${attrs.join(", ")}`);
-}
-
-/**
- * A JSON value as Python's repr() writes it (json.loads then repr): how Octavia's messages quote
- * values that went through Python, e.g. jsonschema's "'BAD' is not one of ['ACTIVE_STANDBY', 'SINGLE']".
- */
-export function pyRepr(v: unknown): string {
-  if (v === null || v === undefined) return "None";
-  if (v === true) return "True";
-  if (v === false) return "False";
-  if (typeof v === "number") return pyNumber(v);
-  if (typeof v === "string") return pyString(v);
-  if (Array.isArray(v)) return `[${v.map(pyRepr).join(", ")}]`;
-  if (typeof v === "object") {
-    return `{${Object.entries(v as Record<string, unknown>)
-      .map(([k, x]) => `${pyString(k)}: ${pyRepr(x)}`)
-      .join(", ")}}`;
-  }
-  return String(v);
-}
-
-function pyString(s: string): string {
-  // Python prefers single quotes, and uses double quotes only to avoid escaping a single one.
-  const q = s.includes("'") && !s.includes('"') ? '"' : "'";
-  let out = q;
-  for (const ch of s) {
-    const code = ch.codePointAt(0)!;
-    if (ch === "\\") out += "\\\\";
-    else if (ch === q) out += `\\${q}`;
-    else if (ch === "\n") out += "\\n";
-    else if (ch === "\r") out += "\\r";
-    else if (ch === "\t") out += "\\t";
-    else if (ch !== " " && /[\p{C}\p{Z}]/u.test(ch)) {
-      // Not printable for Python's str.isprintable(): escaped by code point.
-      const hex = code.toString(16);
-      out += code <= 0xff ? `\\x${hex.padStart(2, "0")}` : code <= 0xffff ? `\\u${hex.padStart(4, "0")}` : `\\U${hex.padStart(8, "0")}`;
-    } else out += ch;
-  }
-  return out + q;
-}
-
-function pyNumber(n: number): string {
-  // JSON's 1e400 is a float infinity to Python.
-  if (!Number.isFinite(n)) return Number.isNaN(n) ? "nan" : n > 0 ? "inf" : "-inf";
-  // JSON cannot tell 1 from 1.0 apart here; integers are written as Python ints.
-  if (Number.isInteger(n) && Math.abs(n) < 1e16) return String(n);
-  const a = Math.abs(n);
-  if (a >= 1e16 || (a !== 0 && a < 1e-4)) {
-    const [m, e] = n.toExponential().split("e") as [string, string];
-    const sign = e.startsWith("-") ? "-" : "+";
-    return `${m}e${sign}${e.replace(/^[+-]/, "").padStart(2, "0")}`;
-  }
-  return String(n);
-}
-
-/** int(v) as Python answers it (wsme's IntegerType conversion): the number, or Python's error message. */
-export function pythonInt(v: unknown): number | string {
-  if (v === undefined || v === null) return "Mandatory field missing.";
-  if (typeof v === "boolean") return v ? 1 : 0;
-  // JSON's 1e400 is a float infinity to Python (and to JavaScript).
-  if (typeof v === "number") return Number.isFinite(v) ? Math.trunc(v) : "cannot convert float infinity to integer";
-  if (typeof v === "string") {
-    return /^\s*[+-]?\d+(_\d+)*\s*$/.test(v) ? Number(v.replace(/[\s_]/g, "")) : `invalid literal for int() with base 10: ${pyRepr(v)}`;
-  }
-  return `int() argument must be a string, a bytes-like object or a real number, not '${Array.isArray(v) ? "list" : "dict"}'`;
 }
 
 /**

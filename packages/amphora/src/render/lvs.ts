@@ -1,6 +1,15 @@
 // keepalived's LVS configuration of one UDP or SCTP listener, as Octavia's LvsJinjaTemplater (common/jinja/lvs/jinja_cfg.py, templates/keepalivedlvs.cfg.j2, base.j2, macros.j2).
-import { PENDING_DELETE, type HealthMonitor, type Listener, type Member, type Pool, type Tree } from "@ottava/core";
-import { ipVersion } from "./keepalived";
+import {
+  intFromText,
+  ipVersion,
+  PENDING_DELETE,
+  pyRepr,
+  type HealthMonitor,
+  type Listener,
+  type Member,
+  type Pool,
+  type Tree,
+} from "@ottava/core";
 
 /** The [haproxy_amphora] setting the file is built from. */
 export interface LvsSettings {
@@ -39,7 +48,7 @@ export function expandExpectedCodes(codes: string): string[] {
     if (!code) continue;
     if (code.includes("-")) {
       const [low, high] = code.split("-") as [string, string];
-      for (let i = pythonInt(low); i <= pythonInt(high); i++) out.add(String(i));
+      for (let i = pythonIntText(low); i <= pythonIntText(high); i++) out.add(String(i));
     } else {
       out.add(code);
     }
@@ -47,11 +56,11 @@ export function expandExpectedCodes(codes: string): string[] {
   return [...out].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
 }
 
-/** Python's int() of a decimal text: surrounding whitespace, a sign and digit underscores allowed. */
-function pythonInt(text: string): number {
-  const t = text.replace(/^[\s\x1c-\x1f\x85]+|[\s\x1c-\x1f\x85]+$/g, "");
-  if (!/^[+-]?[0-9]+(?:_[0-9]+)*$/.test(t)) throw new Error(`invalid literal for int() with base 10: ${JSON.stringify(text)}`);
-  return Number(t.replaceAll("_", ""));
+/** Python's int() of a decimal text, raising as Python does. */
+function pythonIntText(text: string): number {
+  const n = intFromText(text);
+  if (n === undefined) throw new Error(`invalid literal for int() with base 10: ${pyRepr(text)}`);
+  return n;
 }
 
 /** Jinja's default(value, true): the value unless it is falsy. */

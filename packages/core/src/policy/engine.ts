@@ -2,6 +2,7 @@
 // evaluation follow oslo_policy/_parser.py and _checks.py; rule resolution (defaults, deprecated
 // defaults, operator overrides, scope) follows oslo_policy/policy.py's Enforcer as Octavia 11 uses
 // it (octavia/common/policy.py, which adds the `is_admin:` check).
+import { pyFloat } from "../compat/repr";
 import { DEFAULT_RULES, type Scope } from "./rules";
 
 export interface Credentials {
@@ -151,20 +152,10 @@ function pythonLiteral(kind: string): string | undefined {
   const quoted = /^(['"])([^'"\\]*)\1$/.exec(kind);
   if (quoted) return quoted[2];
   if (/^[+-]?(0|[1-9]\d*)$/.test(kind)) return BigInt(kind.replace(/^\+/, "")).toString();
-  if (/^[+-]?(\d+\.\d*|\.\d+|\d+(?=e))(e[+-]?\d+)?$/i.test(kind)) return pythonFloat(Number(kind));
+  if (/^[+-]?(\d+\.\d*|\.\d+|\d+(?=e))(e[+-]?\d+)?$/i.test(kind)) return pyFloat(Number(kind));
   // Something literal_eval would take (or choke on) in a form not supported here.
   if (/^[+-]?[\d.'"[{]|['"]/.test(kind)) throw new PolicySyntaxError(`unsupported literal ${kind}`);
   return undefined;
-}
-
-/** Python's repr() of a float. */
-function pythonFloat(n: number): string {
-  if (!Number.isFinite(n)) return n > 0 ? "inf" : "-inf";
-  const [mantissa, exp] = n.toExponential().split("e") as [string, string];
-  const e = Number(exp);
-  if (e < -4 || e >= 16) return `${mantissa}e${e < 0 ? "-" : "+"}${String(Math.abs(e)).padStart(2, "0")}`;
-  const fixed = Object.is(n, -0) ? "-0" : String(n);
-  return fixed.includes(".") ? fixed : `${fixed}.0`;
 }
 
 const FORMAT = /%(?:%|\(([^)]*)\)s)/g;
@@ -320,6 +311,6 @@ function findInCreds(value: unknown, path: string[], match: string): boolean {
 function pythonStr(value: unknown): string | undefined {
   if (typeof value === "string") return value;
   if (typeof value === "boolean") return value ? "True" : "False";
-  if (typeof value === "number") return Number.isInteger(value) ? String(value) : pythonFloat(value);
+  if (typeof value === "number") return Number.isInteger(value) ? String(value) : pyFloat(value);
   return undefined;
 }

@@ -23,7 +23,7 @@ import type { TreeRecord } from "../ports";
 import { body, bool, integer, str, tags, uuid } from "../validation";
 import type { ChildRef, ChildResource, Tree } from "./child";
 import { apiTime, octaviaFilters, type ResourceDescriptor } from "./descriptor";
-import { wsmeEnum } from "./pool";
+import { wsmeEnum } from "../compat/wsme";
 import { poolListenerIds } from "./relations";
 
 const HTTP_TYPES = ["HTTP", "HTTPS"];

@@ -21,23 +21,14 @@ import {
 } from "../constants";
 import { Fault, notFound, validation } from "../faults";
 import type { TreeRecord } from "../ports";
-import { bool, integer, pythonInt, str, tags, uuid } from "../validation";
+import { bool, integer, str, tags, uuid } from "../validation";
+import { pythonType, pyTruthy } from "../compat/repr";
+import { isValidUrl } from "../compat/url";
+import { boolConversion, intConversion, listConversion, pythonInt, wsmeChoice, wsmeObject } from "../compat/wsme";
 import type { ChildRef, ChildResource, Tree } from "./child";
 import { apiTime, octaviaFilters, type ResourceDescriptor } from "./descriptor";
-import { byCreation, policiesOf as listenerPolicies } from "./relations";
-import {
-  boolConversion,
-  checkInlineL7Rule,
-  inlineRulesConversion,
-  intConversion,
-  L7RuleSingleCreate,
-  listConversion,
-  newL7Rule,
-  pythonType,
-  wsmeChoice,
-  wsmeObject,
-  type L7Rule,
-} from "./l7rule";
+import { policiesOf as listenerPolicies } from "./relations";
+import { checkInlineL7Rule, inlineRulesConversion, L7RuleSingleCreate, newL7Rule, type L7Rule } from "./l7rule";
 
 const ROOT = "l7policy";
 
@@ -223,7 +214,6 @@ export const l7PolicyDescriptor: ResourceDescriptor<L7Policy> = {
 // ---- sanitize_l7policy_api_args ---------------------------------------------------------------
 
 type Args = Record<string, unknown>;
-const truthy = (v: unknown) => v !== undefined && v !== null && v !== "" && v !== false && v !== 0;
 const invalidArgs = (msg: string) => new Fault(400, `Invalid L7 Policy arguments: ${msg}`);
 
 /**
@@ -239,33 +229,33 @@ function sanitize(args: Args, create: boolean): Args {
         args.redirect_pool_id = null;
         break;
       case L7POLICY_ACTION_REDIRECT_TO_URL:
-        if (!truthy(args.redirect_url)) throw invalidArgs("redirect_url must not be None");
+        if (!pyTruthy(args.redirect_url)) throw invalidArgs("redirect_url must not be None");
         args.redirect_pool_id = null;
         break;
       case L7POLICY_ACTION_REDIRECT_TO_POOL:
-        if (!truthy(args.redirect_pool_id)) throw invalidArgs("redirect_pool_id or redirect_pool must not be None");
+        if (!pyTruthy(args.redirect_pool_id)) throw invalidArgs("redirect_pool_id or redirect_pool must not be None");
         args.redirect_url = null;
         break;
       case L7POLICY_ACTION_REDIRECT_PREFIX:
-        if (!truthy(args.redirect_prefix)) throw invalidArgs("redirect_prefix must not be None");
+        if (!pyTruthy(args.redirect_prefix)) throw invalidArgs("redirect_prefix must not be None");
         break;
       default:
         throw new Fault(400, `Invalid L7 Policy action specified: ${args.action ?? "None"}`);
     }
   }
-  if (truthy(args.redirect_pool_id) && (truthy(args.redirect_url) || truthy(args.redirect_prefix))) {
+  if (pyTruthy(args.redirect_pool_id) && (pyTruthy(args.redirect_url) || pyTruthy(args.redirect_prefix))) {
     throw invalidArgs("Cannot specify redirect_pool_id and redirect_url or redirect_prefix at the same time");
   }
-  if (truthy(args.redirect_pool_id)) {
+  if (pyTruthy(args.redirect_pool_id)) {
     Object.assign(args, { action: L7POLICY_ACTION_REDIRECT_TO_POOL, redirect_url: null, redirect_prefix: null, redirect_http_code: null });
   }
-  if (truthy(args.redirect_url)) {
+  if (pyTruthy(args.redirect_url)) {
     Object.assign(args, { action: L7POLICY_ACTION_REDIRECT_TO_URL, redirect_pool_id: null, redirect_prefix: null });
-    if (!truthy(args.redirect_http_code)) args.redirect_http_code = 302;
+    if (!pyTruthy(args.redirect_http_code)) args.redirect_http_code = 302;
   }
-  if (truthy(args.redirect_prefix)) {
+  if (pyTruthy(args.redirect_prefix)) {
     Object.assign(args, { action: L7POLICY_ACTION_REDIRECT_PREFIX, redirect_pool_id: null, redirect_url: null });
-    if (!truthy(args.redirect_http_code)) args.redirect_http_code = 302;
+    if (!pyTruthy(args.redirect_http_code)) args.redirect_http_code = 302;
   }
   if (create && !("action" in args)) throw new Fault(400, "Invalid L7 Policy action specified: None");
   if (Object.keys(args).length === 0) throw invalidArgs("Invalid update options");
@@ -364,7 +354,7 @@ export const l7PolicyResource: ChildResource<L7Policy, L7PolicyPost, L7PolicyPut
     if (given.admin_state_up === null) given.admin_state_up = false;
     const args = sanitize(given, false);
     const listener = listenerOf(tree, record.listener_id);
-    if (truthy(args.redirect_pool_id)) checkRedirectPool(tree, listener, String(args.redirect_pool_id));
+    if (pyTruthy(args.redirect_pool_id)) checkRedirectPool(tree, listener, String(args.redirect_pool_id));
     if (args.action === L7POLICY_ACTION_REDIRECT_TO_POOL && !tree.get("pool", String(args.redirect_pool_id))) {
       throw notFound("Pool", String(args.redirect_pool_id));
     }
@@ -405,71 +395,3 @@ export const l7PolicyResource: ChildResource<L7Policy, L7PolicyPost, L7PolicyPut
     return [...writes, ...(inline.map((rule) => ({ kind: "l7rule", put: rule })) as unknown as typeof writes)];
   },
 };
-
-// ---- validate.url -------------------------------------------------------------------------------
-// Octavia's URLType runs validate.url(url, require_scheme=True): no control characters or spaces,
-// then the rfc3986 library requiring an http or https scheme and a host, with a valid host and path.
-// The expressions are rfc3986's (misc.py, abnf_regexp.py).
-
-const INVALID_URL_CHARS = /[\x00-\x20\x7f-\x9f]/;
-const URI = /^(?:([a-zA-Z][a-zA-Z0-9+.-]*):)?(?:\/\/([^\\/?#]*))?([^?#]*)(?:\?([^#]*))?(?:#(.*))?/s;
-const H16 = "[0-9A-Fa-f]{1,4}";
-const LS32 = `(${H16}:${H16}|([0-9]{1,3}\\.){3}[0-9]{1,3})`;
-const IPV6 = [
-  `((${H16}:){6}${LS32})`,
-  `(::(${H16}:){5}${LS32})`,
-  `((${H16})?::(${H16}:){4}${LS32})`,
-  `(((${H16}:)?${H16})?::(${H16}:){3}${LS32})`,
-  `(((${H16}:){0,2}${H16})?::(${H16}:){2}${LS32})`,
-  `(((${H16}:){0,3}${H16})?::${H16}:${LS32})`,
-  `(((${H16}:){0,4}${H16})?::${LS32})`,
-  `(((${H16}:){0,5}${H16})?::${H16})`,
-  `(((${H16}:){0,6}${H16})?::)`,
-].join("|");
-const ZONE = "(?:[A-Za-z0-9._~\\-]|%[A-Fa-f0-9]{2})+";
-const IPVFUTURE = "v[0-9A-Fa-f]+\\.[A-Za-z0-9._~\\-!$&'()\\*+,;=:]+";
-const REG_NAME = "(?:%[0-9A-Fa-f]{2}|[!$&'()\\*+,;=A-Za-z0-9._~\\-])*";
-const IPV4 = "([0-9]{1,3}\\.){3}[0-9]{1,3}";
-const HOST = `((${REG_NAME})|${IPV4}|\\[((${IPV6})(?:(?:%25|%)${ZONE})?|${IPVFUTURE})\\])`;
-const SUBAUTHORITY = new RegExp(`^(?:(?:[A-Za-z0-9._~\\-!$&'()\\*+,;=:]|%[A-Fa-f0-9]{2})+@)?(?<host>${HOST}):?([0-9]{1,5})?$`);
-const HOST_MATCHER = new RegExp(`^${HOST}$`);
-const IPV4_MATCHER = new RegExp(`^${IPV4}$`);
-const IPV6_MATCHER = new RegExp(`^\\[(${IPV6})(?:(?:%25|%)${ZONE})?\\]$`);
-const IPV6_NO_RFC4007_MATCHER = new RegExp(`^\\[(${IPV6})(?:%25${ZONE})?\\]$`);
-const PCHAR = "([A-Za-z0-9._~\\-!$&'()\\*+,;=:@]|%[A-Fa-f0-9]{2})";
-const PATH = new RegExp(
-  `^((/${PCHAR}*)*|/(${PCHAR}+(/${PCHAR}*)*)?|([A-Za-z0-9._~\\-!$&'()\\*+,;=@]|%[A-Fa-f0-9]{2})+(/${PCHAR}*)*|${PCHAR}+(/${PCHAR}*)*|^$)$`,
-);
-/** rfc3986's reserved and "unreserved" characters: what encode_component leaves as they are. */
-const NON_PCT_ENCODED = new Set("!#$&'()*+,-./0123456789:;=?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[]_abcdefghijklmnopqrstuvwxyz~");
-
-const validIpv4 = (host: string) => host.split(".").every((b) => Number(b) <= 255);
-
-function hostIsValid(host: string): boolean {
-  if (!HOST_MATCHER.test(host)) return false;
-  if (IPV4_MATCHER.test(host)) return validIpv4(host);
-  if (IPV6_MATCHER.test(host)) return IPV6_NO_RFC4007_MATCHER.test(host);
-  return true;
-}
-
-/** rfc3986 encode_component: percent-encodes (as UTF-8) what is not a URI character. */
-function encodeComponent(component: string): string {
-  const percents = component.split("%").length - 1;
-  const isPercentEncoded = (component.match(/%[A-Fa-f0-9]{2}/g) ?? []).length === percents;
-  let out = "";
-  for (const byte of Buffer.from(component, "utf8")) {
-    const ch = String.fromCharCode(byte);
-    if ((isPercentEncoded && ch === "%") || (byte < 128 && NON_PCT_ENCODED.has(ch))) out += ch;
-    else out += `%${byte.toString(16).toUpperCase().padStart(2, "0")}`;
-  }
-  return out;
-}
-
-export function isValidUrl(value: string): boolean {
-  if (INVALID_URL_CHARS.test(value)) return false;
-  const [, scheme, authority, path] = URI.exec(value)!;
-  if (scheme === undefined || !authority) return false;
-  const host = SUBAUTHORITY.exec(authority)?.groups?.host;
-  if (host === undefined || !hostIsValid(host)) return false;
-  return PATH.test(encodeComponent(path ?? "")) && (scheme === "http" || scheme === "https");
-}

@@ -1,3 +1,5 @@
+// Over 400 lines because Octavia's listener (two wsme types of 25 attributes, the longest descriptor and
+// ListenersController's create and update checks) is one resource's rules; its Python ports are in compat/.
 // The listener resource (octavia/api/v2/types/listener.py, controllers/listener.py): a load
 // balancer's frontends, under /v2/lbaas/listeners, and their statistics.
 import * as z from "zod";
@@ -27,16 +29,18 @@ import {
   SUPPORTED_CLIENT_AUTH_MODES,
   SUPPORTED_HTTP_HEADERS,
   SUPPORTED_SSL_HEADERS,
-  TLS_ALL_VERSIONS,
-  TLS_CIPHER_PROHIBIT_LIST,
   VALID_LISTENER_POOL_PROTOCOL_MAP,
 } from "../constants";
 import { Fault, invalidOption, notFound, validation } from "../faults";
 import { authorize, type RequestContext } from "../policy";
 import type { LoadBalancerStore, TreeRecord } from "../ports";
-import { body, bool, integer, pyRepr, str, tags, uuid } from "../validation";
+import { body, bool, integer, str, tags, uuid } from "../validation";
+import { ipNetwork } from "../compat/ipaddress";
+import { pyRepr, pyStr } from "../compat/repr";
+import { stringItem, wsmeEnum, wsmeList, wsmeStringDict } from "../compat/wsme";
 import type { ChildRef, ChildResource, Tree } from "./child";
 import { checkClientCaAndCrl, checkTlsRefs, TlsLookup } from "./tls-refs";
+import { checkAlpnProtocols, checkCiphers, checkTlsVersions } from "./tls-options";
 import { apiTime, octaviaFilters, type ResourceDescriptor } from "./descriptor";
 import { listenerStatistics, providerStats, type StatsAmphora } from "../health/stats";
 
@@ -46,68 +50,23 @@ const TERMINATED_HTTPS = "TERMINATED_HTTPS";
 const PROMETHEUS = "PROMETHEUS";
 /** Protocols the amphora balances with LVS: no TLS, no header insertion. */
 const LVS_PROTOCOLS = ["UDP", "SCTP"];
-const VALID_CIPHER_RE = /^[A-Za-z0-9\-+!:@=_.]+$/;
-
-// ---- wsme types, as Octavia's ListenerPOST/ListenerPUT declare them ------------------------------
-
-const issue = (ctx: z.RefinementCtx, message: string) => {
-  ctx.addIssue({ code: "custom", message });
-  return z.NEVER;
-};
 
 const timeout = () => integer(MIN_TIMEOUT, MAX_TIMEOUT);
 
-/** wsme Enum (whose message lists the values in octavia_lib's order here, not a Python set's). */
-const enumOf = <T extends string>(values: readonly T[]) =>
-  z
-    .unknown()
-    .transform((v, ctx) =>
-      typeof v === "string" && (values as readonly string[]).includes(v)
-        ? (v as T)
-        : issue(ctx, `Value should be one of: ${values.join(", ")}`),
-    );
-
-/**
- * wsme ArrayType: `check` answers each item's problem; as in wsme, a bad item is reported with the
- * whole list as the attribute's value.
- */
-const list = <T>(check: (item: unknown) => string | undefined) =>
-  z.unknown().transform((v, ctx) => {
-    if (!Array.isArray(v)) return issue(ctx, `Value not a valid list: ${pyStr(v)}`);
-    for (const item of v) {
-      const problem = check(item);
-      if (problem !== undefined) return issue(ctx, problem);
-    }
-    return v as T[];
-  });
-
-/** wsme StringType(max_length) as a list item, where null passes as wsme lets it. */
-const stringItem = (max: number) => (v: unknown) =>
-  v === null
-    ? undefined
-    : typeof v !== "string"
-      ? "Value should be string"
-      : v.length > max
-        ? `Value should have a maximum character requirement of ${max}`
-        : undefined;
-const cidrItem = (v: unknown) =>
-  typeof v === "string" && ipNetwork(v) !== undefined ? undefined : "Value should be IPv4 or IPv6 CIDR format";
+/** types.CidrType: Python's ip_network(value, strict=False). Ottava refuses a scoped IPv6 network (fe80::%eth0/64), which Python takes. */
+const cidrItem = (v: unknown) => (typeof v === "string" && cidr(v) !== undefined ? undefined : "Value should be IPv4 or IPv6 CIDR format");
 const alpnItem = (v: unknown) =>
   typeof v === "string" && SUPPORTED_ALPN_PROTOCOLS.includes(v) ? undefined : "Value should be a valid ALPN protocol ID";
 
-/** wsme DictType(str, StringType(max_length=255)), for insert_headers. */
-const headers = () =>
-  z.unknown().transform((v, ctx) => {
-    if (typeof v !== "object" || v === null || Array.isArray(v)) return issue(ctx, `Value not a valid dict: ${pyStr(v)}`);
-    for (const value of Object.values(v)) {
-      const problem = stringItem(255)(value);
-      if (problem !== undefined) return issue(ctx, problem);
-    }
-    return v as Record<string, string | null>;
-  });
-
-/** Python's str() (`%s`) of a JSON value. */
-const pyStr = (v: unknown) => (typeof v === "string" ? v : pyRepr(v));
+/** The network's `with_prefixlen` (host bits cleared), or undefined where the CIDR type refuses the value. */
+function cidr(value: string): string | undefined {
+  if (value.includes("%")) return undefined;
+  try {
+    return ipNetwork(value, false);
+  } catch {
+    return undefined;
+  }
+}
 
 // ---- request bodies -------------------------------------------------------------------------------
 
@@ -115,18 +74,18 @@ export const ListenerPost = body({
   name: str(NAME_MAX).nullish(),
   description: str(DESCRIPTION_MAX).nullish(),
   admin_state_up: bool().nullish(),
-  protocol: enumOf(LISTENER_PROTOCOLS),
+  protocol: wsmeEnum(LISTENER_PROTOCOLS),
   protocol_port: integer(MIN_PORT_NUMBER, MAX_PORT_NUMBER),
   connection_limit: integer(MIN_CONNECTION_LIMIT).nullish(),
   default_tls_container_ref: str(255).nullish(),
-  sni_container_refs: list<string | null>(stringItem(255)).nullish(),
+  sni_container_refs: wsmeList<string | null>(stringItem(255)).nullish(),
   // Deprecated and ignored: a listener belongs to its load balancer's project.
   project_id: str(36).nullish(),
   default_pool_id: uuid().nullish(),
   // A load balancer's fully populated create fills these; a listener's own create cannot take them.
   default_pool: z.unknown().optional(),
-  l7policies: list<unknown>(() => undefined).nullish(),
-  insert_headers: headers().nullish(),
+  l7policies: wsmeList<unknown>(() => undefined).nullish(),
+  insert_headers: wsmeStringDict().nullish(),
   loadbalancer_id: uuid(),
   timeout_client_data: timeout().nullish(),
   timeout_member_connect: timeout().nullish(),
@@ -134,12 +93,12 @@ export const ListenerPost = body({
   timeout_tcp_inspect: timeout().nullish(),
   tags: tags().nullish(),
   client_ca_tls_container_ref: str(255).nullish(),
-  client_authentication: enumOf(SUPPORTED_CLIENT_AUTH_MODES).nullish(),
+  client_authentication: wsmeEnum(SUPPORTED_CLIENT_AUTH_MODES).nullish(),
   client_crl_container_ref: str(255).nullish(),
-  allowed_cidrs: list<string>(cidrItem).nullish(),
+  allowed_cidrs: wsmeList<string>(cidrItem).nullish(),
   tls_ciphers: str(2048).nullish(),
-  tls_versions: list<string | null>(stringItem(32)).nullish(),
-  alpn_protocols: list<string>(alpnItem).nullish(),
+  tls_versions: wsmeList<string | null>(stringItem(32)).nullish(),
+  alpn_protocols: wsmeList<string>(alpnItem).nullish(),
   // v2.27: IntegerType(minimum=0) and bools defaulting to False (absent only: a null stays None).
   hsts_max_age: integer(0).nullish(),
   hsts_include_subdomains: bool().nullish(),
@@ -154,21 +113,21 @@ export const ListenerPut = body({
   admin_state_up: bool().nullish(),
   connection_limit: integer(MIN_CONNECTION_LIMIT).nullish(),
   default_tls_container_ref: str(255).nullish(),
-  sni_container_refs: list<string | null>(stringItem(255)).nullish(),
+  sni_container_refs: wsmeList<string | null>(stringItem(255)).nullish(),
   default_pool_id: uuid().nullish(),
-  insert_headers: headers().nullish(),
+  insert_headers: wsmeStringDict().nullish(),
   timeout_client_data: timeout().nullish(),
   timeout_member_connect: timeout().nullish(),
   timeout_member_data: timeout().nullish(),
   timeout_tcp_inspect: timeout().nullish(),
   tags: tags().nullish(),
   client_ca_tls_container_ref: str(255).nullish(),
-  client_authentication: enumOf(SUPPORTED_CLIENT_AUTH_MODES).nullish(),
+  client_authentication: wsmeEnum(SUPPORTED_CLIENT_AUTH_MODES).nullish(),
   client_crl_container_ref: str(255).nullish(),
-  allowed_cidrs: list<string>(cidrItem).nullish(),
+  allowed_cidrs: wsmeList<string>(cidrItem).nullish(),
   tls_ciphers: str(2048).nullish(),
-  tls_versions: list<string | null>(stringItem(32)).nullish(),
-  alpn_protocols: list<string>(alpnItem).nullish(),
+  tls_versions: wsmeList<string | null>(stringItem(32)).nullish(),
+  alpn_protocols: wsmeList<string>(alpnItem).nullish(),
   hsts_max_age: integer(0).nullish(),
   hsts_include_subdomains: bool().nullish(),
   hsts_preload: bool().nullish(),
@@ -392,32 +351,6 @@ function checkInsertHeaders(names: string[], protocol: string, shown: string) {
   if (protocol !== TERMINATED_HTTPS && ssl.length > 0) throw invalidOption(pyRepr(ssl), `${protocol} protocol listener.`);
 }
 
-/** validate.check_cipher_prohibit_list. The empty default list still holds "" (Python's ''.split(':')), refusing empty entries. */
-function checkCiphers(ciphers: string) {
-  if (!VALID_CIPHER_RE.test(ciphers)) {
-    throw validation("Invalid characters in cipher string. Only alphanumeric, -, +, !, :, @, =, _, and . are allowed.");
-  }
-  const prohibited = TLS_CIPHER_PROHIBIT_LIST.split(":");
-  const rejected = ciphers.split(":").filter((c) => prohibited.includes(c));
-  if (rejected.length > 0) throw validation(`The following ciphers have been prohibited by an administrator: ${rejected.join(", ")}`);
-}
-
-/** validate.check_tls_version_list (no minimum_tls_version is configured). */
-function checkTlsVersions(versions: readonly (string | null)[] | null | undefined) {
-  if (versions == null) return;
-  if (versions.length === 0)
-    throw validation("Empty TLS version list. Either specify at least one TLS version or remove this parameter to use the default.");
-  const invalid = versions.filter((v) => v === null || !TLS_ALL_VERSIONS.includes(v));
-  if (invalid.length > 0) throw validation(`Invalid TLS versions: ${invalid.map(pyStr).join(", ")}`);
-}
-
-/** validate.check_alpn_protocols (the items were checked by their type). */
-function checkAlpn(protocols: readonly string[] | null | undefined) {
-  if (protocols?.length === 0) {
-    throw validation("Empty ALPN protocol list. Either specify at least one ALPN protocol or remove this parameter to use the default.");
-  }
-}
-
 const HSTS_PROTOCOL = "The HSTS feature can only be used for listeners using the TERMINATED_HTTPS protocol.";
 
 /** validate.check_hsts_options: the flags need a max age (0 counts), and a max age a TERMINATED_HTTPS listener. */
@@ -465,7 +398,7 @@ function checkDefaultPool(tree: Tree, poolId: string, protocol: string) {
 }
 
 /** The CIDRs as Octavia keeps them: normalised by their type, each once. */
-const uniqueCidrs = (cidrs: readonly string[] | null | undefined) => [...new Set((cidrs ?? []).map((c) => ipNetwork(c)!))];
+const uniqueCidrs = (cidrs: readonly string[] | null | undefined) => [...new Set((cidrs ?? []).map((c) => cidr(c)!))];
 
 // ---- the descriptor -------------------------------------------------------------------------------
 
@@ -529,7 +462,7 @@ export const listenerResource: ChildResource<Listener, ListenerPost, ListenerPut
     checkCidrs(allowedCidrs, tree.lb.vip_address, tree.lb.vip_sg_ids);
     if (tlsOffload) {
       checkTlsVersions(tlsVersions);
-      checkAlpn(alpn);
+      checkAlpnProtocols(alpn);
     }
     checkHsts(b.hsts_max_age, b.hsts_include_subdomains, b.hsts_preload, protocol);
     // Octavia's ORM fails (500) on a single create given a graph's pool or policies; Ottava refuses
@@ -625,7 +558,7 @@ export const listenerResource: ChildResource<Listener, ListenerPost, ListenerPut
     if (allowedCidrs) checkCidrs(allowedCidrs, tree.lb.vip_address, tree.lb.vip_sg_ids);
     if (b.tls_ciphers) checkCiphers(b.tls_ciphers);
     if (b.tls_versions !== undefined) checkTlsVersions(b.tls_versions);
-    if (b.alpn_protocols !== undefined) checkAlpn(b.alpn_protocols);
+    if (b.alpn_protocols !== undefined) checkAlpnProtocols(b.alpn_protocols);
     checkHstsPut(b, db);
     if (b.default_pool_id) checkDefaultPool(tree, b.default_pool_id, protocol);
 
@@ -681,116 +614,4 @@ export async function listenerStats(deps: { store: LoadBalancerStore }, ctx: Req
   const amphorae = items.filter((i) => i.kind === "amphora").map((i) => i.record as unknown as StatsAmphora);
   const s: ListenerStats = listenerStatistics(id, [...amphorae, ...providerStats([found.record])]);
   return { stats: s };
-}
-
-// ---- CIDRs, as Python's ipaddress.ip_network(value, strict=False) reads and prints them -------------
-
-/** The network's `with_prefixlen` (host bits cleared), or undefined where Python refuses the value. */
-function ipNetwork(value: string): string | undefined {
-  const parts = value.split("/");
-  if (parts.length > 2) return undefined;
-  const [address, prefix] = parts as [string, string | undefined];
-  const v4 = parseIpv4(address);
-  if (v4 !== undefined) {
-    const len = prefix === undefined ? 32 : ipv4Prefix(prefix);
-    if (len === undefined) return undefined;
-    return `${formatIpv4((v4 & ipv4Mask(len)) >>> 0)}/${len}`;
-  }
-  const v6 = parseIpv6(address);
-  if (v6 === undefined) return undefined;
-  const len = prefix === undefined ? 128 : decimalPrefix(prefix, 128);
-  if (len === undefined) return undefined;
-  const mask = len === 0 ? 0n : ((1n << BigInt(len)) - 1n) << BigInt(128 - len);
-  return `${formatIpv6(v6 & mask)}/${len}`;
-}
-
-function decimalPrefix(s: string, max: number): number | undefined {
-  if (!/^[0-9]+$/.test(s)) return undefined;
-  const n = parseInt(s, 10);
-  return n <= max ? n : undefined;
-}
-
-/** An IPv4 prefix: a length, else a netmask, else a hostmask, as Python tries them. */
-function ipv4Prefix(s: string): number | undefined {
-  if (/^[0-9]+$/.test(s)) return decimalPrefix(s, 32);
-  const ip = parseIpv4(s);
-  if (ip === undefined) return undefined;
-  for (const mask of [ip, ~ip >>> 0]) {
-    for (let len = 0; len <= 32; len++) if (ipv4Mask(len) === mask) return len;
-  }
-  return undefined;
-}
-
-const ipv4Mask = (len: number) => (len === 0 ? 0 : (0xffffffff << (32 - len)) >>> 0);
-
-function parseIpv4(s: string): number | undefined {
-  const octets = s.split(".");
-  if (octets.length !== 4) return undefined;
-  let n = 0;
-  for (const o of octets) {
-    // Python refuses leading zeros (ambiguous octal) and more than three digits.
-    if (!/^[0-9]{1,3}$/.test(o) || (o.length > 1 && o.startsWith("0"))) return undefined;
-    const v = parseInt(o, 10);
-    if (v > 255) return undefined;
-    n = n * 256 + v;
-  }
-  return n;
-}
-
-const formatIpv4 = (n: number) => [24, 16, 8, 0].map((s) => (n >>> s) & 255).join(".");
-
-function parseIpv6(s: string): bigint | undefined {
-  const parts = s.split(":");
-  if (parts.length < 3) return undefined;
-  const last = parts[parts.length - 1]!;
-  if (last.includes(".")) {
-    const v4 = parseIpv4(last);
-    if (v4 === undefined) return undefined;
-    parts.splice(parts.length - 1, 1, ((v4 >>> 16) & 0xffff).toString(16), (v4 & 0xffff).toString(16));
-  }
-  if (parts.length > 9) return undefined;
-  // At most one "::": one empty part inside, or two at an end, or three for "::" alone.
-  let skip = -1;
-  for (let i = 1; i < parts.length - 1; i++) {
-    if (parts[i] === "") {
-      if (skip !== -1) return undefined;
-      skip = i;
-    }
-  }
-  let head = parts;
-  let tail: string[] = [];
-  if (skip !== -1) {
-    head = parts.slice(0, skip);
-    tail = parts.slice(skip + 1);
-    if (head.length === 1 && head[0] === "") head = [];
-    else if (head[0] === "") return undefined;
-    if (tail.length === 1 && tail[0] === "") tail = [];
-    else if (tail[tail.length - 1] === "") return undefined;
-    if (head.length + tail.length > 7) return undefined;
-  } else if (parts.length !== 8) return undefined;
-  const hextets = [...head, ...Array<string>(8 - head.length - tail.length).fill("0"), ...tail];
-  let n = 0n;
-  for (const h of hextets) {
-    if (!/^[0-9a-fA-F]{1,4}$/.test(h)) return undefined;
-    n = (n << 16n) | BigInt(parseInt(h, 16));
-  }
-  return n;
-}
-
-/** RFC 5952 text as Python prints it: the first longest run of two or more zero groups becomes "::". */
-function formatIpv6(n: bigint): string {
-  const groups = Array.from({ length: 8 }, (_, i) => Number((n >> BigInt(112 - 16 * i)) & 0xffffn).toString(16));
-  let best = -1;
-  let bestLen = 0;
-  for (let i = 0; i < 8;) {
-    let j = i;
-    while (j < 8 && groups[j] === "0") j++;
-    if (j - i > bestLen) {
-      best = i;
-      bestLen = j - i;
-    }
-    i = j === i ? i + 1 : j;
-  }
-  if (bestLen < 2) return groups.join(":");
-  return `${groups.slice(0, best).join(":")}::${groups.slice(best + bestLen).join(":")}`;
 }

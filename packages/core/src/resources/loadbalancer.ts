@@ -1,7 +1,8 @@
 // The load balancer resource (octavia/api/v2/types/load_balancer.py).
 import * as z from "zod";
 import { DESCRIPTION_MAX, NAME_MAX, VNIC_TYPE_NORMAL } from "../constants";
-import { body, bool, canonicalUuid, ipAddress, isUuid, pyRepr, str, tags, uuid } from "../validation";
+import { body, bool, canonicalUuid, ipAddress, isUuid, str, tags, uuid } from "../validation";
+import { wsmeList } from "../compat/wsme";
 import { apiTime, octaviaFilters, type ResourceDescriptor } from "./descriptor";
 
 export const AdditionalVipPost = body({ subnet_id: uuid(), ip_address: ipAddress().optional() });
@@ -12,17 +13,9 @@ export const AdditionalVipPost = body({ subnet_id: uuid(), ip_address: ipAddress
  * database; Ottava refuses it as a bad UUID.
  */
 const sgIds = () =>
-  z.unknown().transform((v, ctx) => {
-    if (!Array.isArray(v)) {
-      ctx.addIssue({ code: "custom", message: `Value not a valid list: ${typeof v === "string" ? v : pyRepr(v)}` });
-      return z.NEVER;
-    }
-    if (!v.every((id) => typeof id === "string" && isUuid(id))) {
-      ctx.addIssue({ code: "custom", message: "Value should be UUID format" });
-      return z.NEVER;
-    }
-    return v.map((id: string) => canonicalUuid(id));
-  });
+  wsmeList<string>((id) => (typeof id === "string" && isUuid(id) ? undefined : "Value should be UUID format")).transform((ids) =>
+    ids.map(canonicalUuid),
+  );
 
 export const LoadBalancerPost = body({
   name: str(NAME_MAX).nullish(),

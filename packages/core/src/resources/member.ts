@@ -19,6 +19,8 @@ import {
 import { Fault, immutable, invalidOption, notFound } from "../faults";
 import type { TreeRecord } from "../ports";
 import { body, bool, integer, ipAddress, str, tags, uuid } from "../validation";
+import { explodedAddress } from "../compat/ipaddress";
+import { pyTruthy } from "../compat/repr";
 import type { ChildRef, ChildResource, Tree } from "./child";
 import { apiTime, octaviaFilters, type ResourceDescriptor } from "./descriptor";
 
@@ -175,28 +177,9 @@ export function mutableMemberPool(tree: Tree, poolId: string): TreeRecord {
 
 /** validate.ip_not_reserved: Octavia compares the exploded, upper-case form. */
 export function memberAddressNotReserved(address: string): void {
-  const full = exploded(address);
+  // Python's exploded of an address the IP type let through (a scoped one: Octavia's 500).
+  const full = explodedAddress(address)?.toUpperCase() ?? address;
   if (RESERVED_IPS.includes(full)) throw invalidOption(full, "member address");
-}
-
-function exploded(ip: string): string {
-  if (!ip.includes(":")) return ip;
-  const groups = (s: string) =>
-    s === ""
-      ? []
-      : s.split(":").flatMap((g) => {
-          if (!g.includes(".")) return [g];
-          const [a, b, c, d] = g.split(".").map(Number) as [number, number, number, number];
-          return [((a << 8) | b).toString(16), ((c << 8) | d).toString(16)];
-        });
-  const [head, tail] = ip.includes("::") ? (ip.split("::") as [string, string]) : [ip, undefined];
-  const h = groups(head);
-  const t = tail === undefined ? [] : groups(tail);
-  const zeros = tail === undefined ? [] : Array<string>(8 - h.length - t.length).fill("0");
-  return [...h, ...zeros, ...t]
-    .map((g) => g.padStart(4, "0"))
-    .join(":")
-    .toUpperCase();
 }
 
 export const duplicateMember = (address: string, port: number) =>
@@ -232,10 +215,6 @@ export function checkMemberAddressFamilies(tree: Tree, pool: TreeRecord, address
 
 /** MemberSRIOVDisabled (octavia/common/exceptions.py). */
 export const memberSriovDisabled = () => new Fault(400, "The load balancer flavor does not allow SR-IOV member ports.");
-
-/** Python's truth value of a JSON value: None, False, 0, "", [] and {} are false. */
-const pyTruthy = (v: unknown): boolean =>
-  v !== undefined && v !== null && v !== false && v !== 0 && v !== "" && !(typeof v === "object" && Object.keys(v).length === 0);
 
 /**
  * The VNIC type of a new member's port (v2.30; controllers/member.py post and _graph_create):

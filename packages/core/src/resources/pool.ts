@@ -1,3 +1,5 @@
+// Over 400 lines because PoolsController's create and update rules, the pool's types and descriptor are one
+// resource's rules; its session persistence (session-persistence.ts) and TLS options (tls-options.ts) live apart.
 // The pool resource (octavia/api/v2/types/pool.py, controllers/pool.py): created on a load
 // balancer, or on a listener whose default pool it becomes.
 import * as z from "zod";
@@ -15,30 +17,26 @@ import {
   PENDING_UPDATE,
   POOL_ALPN_PROTOCOLS,
   POOL_PROTOCOLS,
-  POOL_TLS_VERSIONS,
-  SESSION_PERSISTENCE_TYPES,
-  TLS_CIPHER_PROHIBIT_LIST,
   VALID_LISTENER_POOL_PROTOCOL_MAP,
 } from "../constants";
 import { Fault, notFound, validation } from "../faults";
 import type { TreeRecord } from "../ports";
-import { body, bool, integer, ipAddress, str, tags, uuid } from "../validation";
+import { body, bool, str, tags, uuid } from "../validation";
+import { wsmeEnum } from "../compat/wsme";
 import type { ChildRef, ChildResource, Tree } from "./child";
 import { checkClientCaAndCrl, checkTlsRefs, TlsLookup } from "./tls-refs";
+import { checkAlpnProtocols, checkCiphers, checkTlsVersions } from "./tls-options";
 import { apiTime, octaviaFilters, type ResourceDescriptor } from "./descriptor";
 import { poolListenerIds } from "./relations";
+import {
+  checkSessionPersistence,
+  SessionPersistencePost,
+  SessionPersistencePut,
+  storedSessionPersistence,
+  type SessionPersistence,
+  type SessionPersistenceBody,
+} from "./session-persistence";
 
-const UDP_SCTP = ["UDP", "SCTP"];
-
-/** wsme Enum: any JSON value, refused unless it is one of `values` (null included, as wsme validates None). */
-export const wsmeEnum = <T extends string>(values: readonly T[]) =>
-  z.unknown().refine((v): v is T => (values as readonly unknown[]).includes(v), {
-    error: `Value should be one of: ${values.join(", ")}`,
-  }) as unknown as z.ZodType<T, unknown>;
-
-const COOKIE_NAME_PATTERN = String.raw`^[^\s,;\\]+$`;
-const cookieName = () =>
-  str(255).regex(new RegExp(COOKIE_NAME_PATTERN), { error: `Value should match the pattern ${COOKIE_NAME_PATTERN}` });
 const ref = () => str(255);
 const list = <T extends z.ZodTypeAny>(item: T) => z.array(item, { error: "Value should be a list" });
 /** ArrayType(AlpnProtocolType): wsme validates the list as a whole. */
@@ -46,17 +44,6 @@ const alpnList = () =>
   list(z.unknown()).refine((l) => l.every((p) => POOL_ALPN_PROTOCOLS.includes(p as string)), {
     error: "Value should be a valid ALPN protocol ID",
   }) as unknown as z.ZodType<string[], unknown>;
-
-const SessionPersistencePost = body({
-  // Mandatory; a null type is refused later, as "Invalid session_persistence provided.".
-  type: wsmeEnum(SESSION_PERSISTENCE_TYPES).nullable(),
-  cookie_name: cookieName().nullish(),
-  persistence_timeout: integer().nullish(),
-  persistence_granularity: ipAddress().nullish(),
-});
-const SessionPersistencePut = SessionPersistencePost.extend({ type: wsmeEnum(SESSION_PERSISTENCE_TYPES).nullish() });
-/** A session persistence as given (its type may be missing from a PUT). */
-type SessionPersistenceBody = Omit<z.output<typeof SessionPersistencePut>, "type"> & { type?: string | null };
 
 export const PoolPost = body({
   name: str(NAME_MAX).nullish(),
@@ -101,13 +88,6 @@ export const PoolPut = body({
   alpn_protocols: alpnList().nullish(),
 });
 export type PoolPut = z.output<typeof PoolPut>;
-
-export interface SessionPersistence {
-  type: string;
-  cookie_name: string | null;
-  persistence_timeout: number | null;
-  persistence_granularity: string | null;
-}
 
 export type Pool = TreeRecord & {
   id: string;
@@ -272,71 +252,6 @@ export function checkListenerPoolProtocol(listenerProtocol: string, poolProtocol
   throw validation(`The pool protocol '${poolProtocol}' is invalid while the listener protocol is '${listenerProtocol}'.`);
 }
 
-/** PoolsController._validate_pool_request_for_udp_sctp. */
-function checkUdpSctpSessionPersistence(sp: SessionPersistenceBody | null | undefined): void {
-  if (!sp) return;
-  if (sp.type === "SOURCE_IP" && sp.cookie_name) {
-    throw validation(
-      "session_persistence SOURCE_IP type for UDP and SCTP protocols only accepts: type, persistence_timeout, persistence_granularity.",
-    );
-  }
-  if (sp.cookie_name) throw validation("Cookie names are not supported for UDP/SCTP pools.");
-  if (sp.type === "HTTP_COOKIE" || sp.type === "APP_COOKIE") {
-    throw validation(`Session persistence of type ${sp.type} is not supported for UDP/SCTP protocol pools.`);
-  }
-}
-
-/** The session persistence rules of a pool of `protocol`; `udpOnly` is the message for UDP fields elsewhere (it differs between POST and PUT). */
-function checkSessionPersistence(protocol: string, sp: SessionPersistenceBody | null | undefined, udpOnly: string): void {
-  if (UDP_SCTP.includes(protocol)) checkUdpSctpSessionPersistence(sp);
-  else if (sp && (sp.persistence_timeout || sp.persistence_granularity)) throw validation(udpOnly);
-  if (sp) checkSessionPersistenceFields(sp);
-}
-
-const BAD_COOKIE_NAME = /[\x00-\x20\x22\x28-\x29\x2c\x2f\x3a-\x40\x5b-\x5d\x7b\x7d\x7f]+/;
-
-/** validate.check_session_persistence (a missing type is its KeyError). */
-function checkSessionPersistenceFields(sp: SessionPersistenceBody): void {
-  if (!sp.type) throw validation("Invalid session_persistence provided.");
-  if (sp.cookie_name) {
-    if (sp.type !== "APP_COOKIE") {
-      throw validation('Field "cookie_name" can only be specified with session persistence of type "APP_COOKIE".');
-    }
-    if (BAD_COOKIE_NAME.test(sp.cookie_name) || !/[\x00-\xff]/.test(sp.cookie_name)) throw validation('Supplied "cookie_name" is invalid.');
-  }
-  if (sp.type === "APP_COOKIE" && !sp.cookie_name) {
-    throw validation('Field "cookie_name" must be specified when using the "APP_COOKIE" session persistence type.');
-  }
-}
-
-/** validate.check_cipher_prohibit_list, raising as the pool controller does. */
-function checkCiphers(ciphers: string): void {
-  if (!/^[A-Za-z0-9\-+!:@=_.]+$/.test(ciphers)) {
-    throw validation("Invalid characters in cipher string. Only alphanumeric, -, +, !, :, @, =, _, and . are allowed.");
-  }
-  const prohibited = TLS_CIPHER_PROHIBIT_LIST.split(":");
-  const rejected = ciphers.split(":").filter((c) => prohibited.includes(c));
-  if (rejected.length > 0) throw validation(`The following ciphers have been prohibited by an administrator: ${rejected.join(", ")}`);
-}
-
-/** validate.check_tls_version_list ([api_settings] minimum_tls_version is unset: no minimum). */
-function checkTlsVersions(versions: string[] | null): void {
-  if (versions !== null && versions.length === 0) {
-    throw validation("Empty TLS version list. Either specify at least one TLS version or remove this parameter to use the default.");
-  }
-  const invalid = (versions ?? []).filter((v) => !POOL_TLS_VERSIONS.includes(v));
-  if (invalid.length > 0) throw validation(`Invalid TLS versions: ${invalid.join(", ")}`);
-}
-
-/** validate.check_alpn_protocols. */
-function checkAlpnProtocols(protocols: string[] | null): void {
-  if (protocols !== null && protocols.length === 0) {
-    throw validation("Empty ALPN protocol list. Either specify at least one ALPN protocol or remove this parameter to use the default.");
-  }
-  const invalid = (protocols ?? []).filter((p) => !POOL_ALPN_PROTOCOLS.includes(p));
-  if (invalid.length > 0) throw validation(`Invalid ALPN protocol: ${invalid.join(", ")}`);
-}
-
 /** The amphora provider driver's _validate_pool_algorithm, as call_provider reports it. */
 function checkProviderAlgorithm(tree: Tree, algorithm: string): void {
   if (AMPHORA_LB_ALGORITHMS.includes(algorithm)) return;
@@ -345,16 +260,6 @@ function checkProviderAlgorithm(tree: Tree, algorithm: string): void {
     `Provider '${tree.lb.provider}' does not support a requested option: Amphora provider does not support ${algorithm} algorithm.`,
   );
 }
-
-const storedSessionPersistence = (sp: SessionPersistenceBody | null | undefined): SessionPersistence | null =>
-  sp
-    ? {
-        type: sp.type!,
-        cookie_name: sp.cookie_name ?? null,
-        persistence_timeout: sp.persistence_timeout ?? null,
-        persistence_granularity: sp.persistence_granularity ?? null,
-      }
-    : null;
 
 // ---- the resource ----------------------------------------------------------------------------------
 

@@ -12,7 +12,7 @@ import {
   TOPOLOGY_SINGLE,
 } from "../constants";
 import { Fault, providerNotFound } from "../faults";
-import { pyRepr } from "../validation";
+import { pyRepr } from "../compat/repr";
 
 export interface ProviderInfo {
   name: string;

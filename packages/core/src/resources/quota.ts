@@ -5,7 +5,9 @@ import * as z from "zod";
 import { MAX_QUOTA, MIN_QUOTA } from "../constants";
 import type { CatalogDescriptor } from "../catalog";
 import { Fault, invalidInput } from "../faults";
-import { body, parseRoot, pyRepr, pythonInt } from "../validation";
+import { body, parseRoot } from "../validation";
+import { pyRepr } from "../compat/repr";
+import { pythonInt } from "../compat/wsme";
 import { octaviaFilters } from "./descriptor";
 
 export const QUOTA_FIELDS = ["load_balancer", "listener", "member", "pool", "health_monitor", "l7policy", "l7rule"] as const;

@@ -9,7 +9,7 @@
 import { X509Certificate, verify } from "node:crypto";
 import type { CertManager } from "../drivers";
 import { Fault, validation } from "../faults";
-import { pyRepr } from "../validation";
+import { pyRepr } from "../compat/repr";
 
 /** What a create or update reads from the certificate manager. */
 export interface TlsRefRequest {
