@@ -939,6 +939,30 @@ describe("HSTS (v2.27)", () => {
     expect(pick(await t.call("POST", LBS, graph({ protocol: "HTTP", default_tls_container_ref: null, hsts_max_age: 60 })))).toEqual(
       fault(400, HSTS_PROTOCOL),
     );
+    await t.settle();
+  });
+
+  it("takes a negative max age inline, as master's ListenerSingleCreate (IntegerType() with no minimum) does, where ListenerPOST refuses it", async () => {
+    const res = await t.call("POST", LBS, {
+      loadbalancer: {
+        vip_subnet_id: SUBNET,
+        listeners: [{ protocol: "TERMINATED_HTTPS", protocol_port: 443, default_tls_container_ref: "cert", hsts_max_age: -1 }],
+      },
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    expect(res.body.loadbalancer.listeners[0]).toMatchObject({ hsts_max_age: -1, hsts_include_subdomains: false, hsts_preload: false });
+    await t.settle();
+    const own = await t.call("POST", LISTENERS, {
+      listener: {
+        loadbalancer_id: res.body.loadbalancer.id,
+        protocol: "TERMINATED_HTTPS",
+        protocol_port: 444,
+        default_tls_container_ref: "cert",
+        hsts_max_age: -1,
+      },
+    });
+    expect(own.status).toBe(400);
+    expect(own.body.faultstring).toContain("Value should be greater or equal to 0");
   });
 });
 

@@ -106,6 +106,13 @@ export const ListenerPost = body({
 });
 export type ListenerPost = z.output<typeof ListenerPost>;
 
+/**
+ * ListenerSingleCreate: a listener inline in a load balancer's fully populated create. Octavia master's
+ * type (api/v2/types/listener.py) declares hsts_max_age as IntegerType() with no minimum there, so a
+ * negative max age passes where ListenerPOST refuses it; the other fields are ListenerPOST's.
+ */
+export const ListenerSingleCreate = ListenerPost.extend({ hsts_max_age: integer().nullish() });
+
 /** ListenerPUT: protocol, protocol_port and loadbalancer_id cannot change. */
 export const ListenerPut = body({
   name: str(NAME_MAX).nullish(),

@@ -3,6 +3,7 @@
 // is validated by its own resource's rules against the tree built so far, and everything is written
 // with the load balancer before its one create flow starts (which makes them all ACTIVE together).
 import { randomUUID } from "node:crypto";
+import type * as z from "zod";
 import { ACTIVE, OFFLINE, PENDING_CREATE } from "../constants";
 import { validation } from "../faults";
 import type { RequestContext } from "../policy";
@@ -11,7 +12,7 @@ import { Tree, type ChildResource } from "../resources/child";
 import { healthMonitorResource } from "../resources/healthmonitor";
 import { l7PolicyResource } from "../resources/l7policy";
 import { l7RuleResource } from "../resources/l7rule";
-import { listenerResource } from "../resources/listener";
+import { ListenerSingleCreate, listenerResource } from "../resources/listener";
 import type { LoadBalancer } from "../resources/loadbalancer";
 import { memberResource } from "../resources/member";
 import { poolResource } from "../resources/pool";
@@ -95,8 +96,9 @@ export function buildGraph(
     items.push({ kind: res.descriptor.kind, record: staged });
     return staged as T;
   };
-  const parse = <T>(res: ChildResource<TreeRecord, T>, raw: Raw): T =>
-    parseRoot(res.argument, res.descriptor.root, res.post, { [res.descriptor.root]: raw });
+  // Each object is read with its own create type; `schema` where Octavia's inline type differs from it.
+  const parse = <T>(res: ChildResource<TreeRecord, T>, raw: Raw, schema: z.ZodType<T> = res.post): T =>
+    parseRoot(res.argument, res.descriptor.root, schema, { [res.descriptor.root]: raw });
 
   const poolIds = new Map<string, string>();
   for (const p of pools) {
@@ -115,11 +117,15 @@ export function buildGraph(
   for (const li of listeners) {
     const listener = add(
       listenerResource,
-      parse(listenerResource, {
-        ...without(li, "default_pool", "l7policies"),
-        loadbalancer_id: lb.id,
-        default_pool_id: poolOf(li.default_pool) ?? li.default_pool_id ?? null,
-      }),
+      parse(
+        listenerResource,
+        {
+          ...without(li, "default_pool", "l7policies"),
+          loadbalancer_id: lb.id,
+          default_pool_id: poolOf(li.default_pool) ?? li.default_pool_id ?? null,
+        },
+        ListenerSingleCreate,
+      ),
     );
     for (const policy of asList(li.l7policies, "l7policies")) {
       const created = add(
