@@ -1,5 +1,5 @@
 // How domain records become items: keys, index attributes, internal attributes.
-import { DELETED, PENDING_STATUSES } from "@ottava/core";
+import { CHILD_KINDS, DELETED, NESTED_KINDS, PENDING_STATUSES } from "@ottava/core";
 import { INDEXES, SHARDS, TTL_ATTRIBUTE } from "./table";
 
 /** What the storage layer knows of a kind of record. */
@@ -19,17 +19,29 @@ export interface StoredKind {
 
 export const LOADBALANCER: StoredKind = { kind: "loadbalancer", prefix: "LB", statusField: "provisioning_status" };
 export const AMPHORA: StoredKind = { kind: "amphora", prefix: "AMP", statusField: "status" };
-export const LISTENER: StoredKind = { kind: "listener", prefix: "LISTENER", statusField: "provisioning_status" };
-export const POOL: StoredKind = { kind: "pool", prefix: "POOL", statusField: "provisioning_status" };
-export const MEMBER: StoredKind = { kind: "member", prefix: "MEMBER", statusField: "provisioning_status", nested: true };
-export const HEALTHMONITOR: StoredKind = { kind: "healthmonitor", prefix: "HM", statusField: "provisioning_status" };
-export const L7POLICY: StoredKind = { kind: "l7policy", prefix: "L7POLICY", statusField: "provisioning_status" };
-export const L7RULE: StoredKind = { kind: "l7rule", prefix: "L7RULE", statusField: "provisioning_status", nested: true };
 
-/** Every kind that lives in a load balancer's partition, by kind name. */
-export const TREE_KINDS: Record<string, StoredKind> = Object.fromEntries(
-  [AMPHORA, LISTENER, POOL, MEMBER, HEALTHMONITOR, L7POLICY, L7RULE].map((k) => [k.kind, k]),
+/** The sort-key prefix of each kind of an LB's tree (CHILD_KINDS in @ottava/core) inside its partition. */
+const CHILD_PREFIX: Readonly<Record<string, string>> = {
+  listener: "LISTENER",
+  pool: "POOL",
+  member: "MEMBER",
+  healthmonitor: "HM",
+  l7policy: "L7POLICY",
+  l7rule: "L7RULE",
+};
+const CHILDREN: Record<string, StoredKind> = Object.fromEntries(
+  CHILD_KINDS.map((kind) => {
+    const prefix = CHILD_PREFIX[kind];
+    if (!prefix) throw new Error(`no sort-key prefix for kind ${kind}`);
+    return [kind, { kind, prefix, statusField: "provisioning_status", ...(NESTED_KINDS.has(kind) ? { nested: true as const } : {}) }];
+  }),
 );
+export const LISTENER = CHILDREN.listener!;
+export const POOL = CHILDREN.pool!;
+export const MEMBER = CHILDREN.member!;
+
+/** Every kind that lives in a load balancer's partition, by kind name: its amphorae and the objects of its tree. */
+export const TREE_KINDS: Record<string, StoredKind> = { [AMPHORA.kind]: AMPHORA, ...CHILDREN };
 /** The kind of a tree item by its sort key; undefined for what is not a record (a member's address claim). */
 export const kindOfSk = (sk: string) => Object.values(TREE_KINDS).find((k) => sk.startsWith(`${k.prefix}#`));
 

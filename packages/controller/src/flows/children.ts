@@ -3,7 +3,10 @@
 // finish the change; on failure the object goes to ERROR and the rest back to ACTIVE.
 import type { FlowSpec } from "./builder";
 
-export const CHILD_KINDS = ["listener", "pool", "member", "healthmonitor", "l7policy", "l7rule"] as const;
+// The kinds are @ottava/core's CHILD_KINDS (resources/kinds.ts), restated: this module is data the
+// stacks load to deploy the state machines, and the deploy program cannot load a TypeScript package
+// (it takes @ottava/core from node_modules as JavaScript). test/flows.test.ts holds the two equal.
+const KINDS = ["listener", "pool", "member", "healthmonitor", "l7policy", "l7rule"] as const;
 const ACTIONS = ["create", "update", "delete"] as const;
 
 function childFlow(kind: string, action: string): FlowSpec {
@@ -18,7 +21,7 @@ function childFlow(kind: string, action: string): FlowSpec {
 }
 
 export const CHILD_FLOWS: Record<string, FlowSpec> = {
-  ...Object.fromEntries(CHILD_KINDS.flatMap((kind) => ACTIONS.map((action) => [`${kind}-${action}`, childFlow(kind, action)]))),
+  ...Object.fromEntries(KINDS.flatMap((kind) => ACTIONS.map((action) => [`${kind}-${action}`, childFlow(kind, action)]))),
   // A pool's batch member update: one flow for every member it creates, updates and deletes.
   "member-batch-update": {
     comment: "Ottava: batch update a pool's members and apply the load balancer's configuration to its amphorae",

@@ -126,6 +126,7 @@ export type HealthMonitor = TreeRecord & {
 export const healthMonitorDescriptor: ResourceDescriptor<HealthMonitor> = {
   kind: "healthmonitor",
   displayName: "Health Monitor",
+  quotaField: "health_monitor",
   root: "healthmonitor",
   collection: "healthmonitors",
   attributes: [

@@ -238,6 +238,7 @@ const nextPeerPort = (tree: Tree) =>
 export const listenerDescriptor: ResourceDescriptor<Listener> = {
   kind: "listener",
   displayName: "Listener",
+  quotaField: "listener",
   root: "listener",
   collection: "listeners",
   attributes: [

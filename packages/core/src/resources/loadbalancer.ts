@@ -98,6 +98,7 @@ export interface LoadBalancer {
 export const loadBalancerResource: ResourceDescriptor<LoadBalancer> = {
   kind: "loadbalancer",
   displayName: "Load Balancer",
+  quotaField: "load_balancer",
   root: "loadbalancer",
   collection: "loadbalancers",
   attributes: [

@@ -98,6 +98,7 @@ export type Member = TreeRecord & {
 export const memberDescriptor: ResourceDescriptor<Member> = {
   kind: "member",
   displayName: "Member",
+  quotaField: "member",
   root: "member",
   collection: "members",
   attributes: [

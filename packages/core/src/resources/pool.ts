@@ -145,6 +145,7 @@ const idOnly = (id: string) => ({ id });
 export const poolDescriptor: ResourceDescriptor<Pool> = {
   kind: "pool",
   displayName: "Pool",
+  quotaField: "pool",
   root: "pool",
   collection: "pools",
   attributes: [

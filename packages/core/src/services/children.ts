@@ -13,20 +13,10 @@ import { Tree, type ChildRef, type ChildResource } from "../resources/child";
 import { applied, relationWrites } from "../resources/relations";
 import { changeSetOf } from "./change-set";
 import { listItem } from "../resources/descriptor";
+import { displayName } from "../resources/kinds";
 import { resolveTlsRefs } from "../resources/tls-refs";
 import { lockedStart, type LockDeps } from "./lock";
 import { charge, createdBy } from "./quota";
-
-const DISPLAY: Record<string, string> = {
-  loadbalancer: "Load Balancer",
-  listener: "Listener",
-  pool: "Pool",
-  member: "Member",
-  healthmonitor: "Health Monitor",
-  l7policy: "L7 Policy",
-  l7rule: "L7 Rule",
-};
-export const displayName = (kind: string) => DISPLAY[kind] ?? kind;
 
 /** The LB id an object hangs from (404 if the object is unknown or DELETED). */
 export async function lbOf(deps: LockDeps, ref: ChildRef): Promise<string> {
