@@ -100,6 +100,10 @@ export const L4_PROTOCOL_MAP: Readonly<Record<string, string>> = {
   SCTP: "SCTP",
   PROMETHEUS: "TCP",
 };
+/** LVS_PROTOCOLS: the protocols the amphora balances with keepalived's LVS instead of HAProxy (no TLS, no header insertion). */
+export const LVS_PROTOCOLS: readonly string[] = ["UDP", "SCTP"];
+/** HAPROXY_HTTP_PROTOCOLS: the listeners HAProxy runs in HTTP mode (their log format keeps the HTTP fields). */
+export const HAPROXY_HTTP_PROTOCOLS: readonly string[] = ["HTTP", "TERMINATED_HTTPS"];
 export const LISTENER_PROTOCOLS_SUPPORTING_HEADER_INSERTION: readonly string[] = ["HTTP", "TERMINATED_HTTPS"];
 export const SUPPORTED_HTTP_HEADERS: readonly string[] = ["X-Forwarded-For", "X-Forwarded-Port", "X-Forwarded-Proto"];
 export const SUPPORTED_SSL_HEADERS: readonly string[] = [

@@ -17,6 +17,7 @@ import {
   L4_PROTOCOL_MAP,
   LISTENER_PROTOCOLS,
   LISTENER_PROTOCOLS_SUPPORTING_HEADER_INSERTION,
+  LVS_PROTOCOLS,
   MAX_TIMEOUT,
   MIN_CONNECTION_LIMIT,
   MIN_TIMEOUT,
@@ -44,8 +45,6 @@ const MIN_PORT_NUMBER = 1;
 const MAX_PORT_NUMBER = 65535;
 const TERMINATED_HTTPS = "TERMINATED_HTTPS";
 const PROMETHEUS = "PROMETHEUS";
-/** Protocols the amphora balances with LVS: no TLS, no header insertion. */
-const LVS_PROTOCOLS = ["UDP", "SCTP"];
 const VALID_CIPHER_RE = /^[A-Za-z0-9\-+!:@=_.]+$/;
 
 // ---- wsme types, as Octavia's ListenerPOST/ListenerPUT declare them ------------------------------

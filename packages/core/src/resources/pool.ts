@@ -8,6 +8,7 @@ import {
   DEFAULT_POOL_TLS_VERSIONS,
   DESCRIPTION_MAX,
   LB_ALGORITHMS,
+  LVS_PROTOCOLS,
   NAME_MAX,
   OFFLINE,
   PENDING_CREATE,
@@ -27,8 +28,6 @@ import type { ChildRef, ChildResource, Tree } from "./child";
 import { checkClientCaAndCrl, checkTlsRefs, TlsLookup } from "./tls-refs";
 import { apiTime, octaviaFilters, type ResourceDescriptor } from "./descriptor";
 import { poolListenerIds } from "./relations";
-
-const UDP_SCTP = ["UDP", "SCTP"];
 
 /** wsme Enum: any JSON value, refused unless it is one of `values` (null included, as wsme validates None). */
 export const wsmeEnum = <T extends string>(values: readonly T[]) =>
@@ -289,7 +288,7 @@ function checkUdpSctpSessionPersistence(sp: SessionPersistenceBody | null | unde
 
 /** The session persistence rules of a pool of `protocol`; `udpOnly` is the message for UDP fields elsewhere (it differs between POST and PUT). */
 function checkSessionPersistence(protocol: string, sp: SessionPersistenceBody | null | undefined, udpOnly: string): void {
-  if (UDP_SCTP.includes(protocol)) checkUdpSctpSessionPersistence(sp);
+  if (LVS_PROTOCOLS.includes(protocol)) checkUdpSctpSessionPersistence(sp);
   else if (sp && (sp.persistence_timeout || sp.persistence_granularity)) throw validation(udpOnly);
   if (sp) checkSessionPersistenceFields(sp);
 }
