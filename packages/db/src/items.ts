@@ -1,5 +1,6 @@
 // How domain records become items: keys, index attributes, internal attributes.
-import { CHILD_KINDS, DELETED, NESTED_KINDS, PENDING_STATUSES } from "@ottava/core";
+import { CHILD_KINDS, DELETED, NESTED_KINDS, PENDING_STATUSES, type ChildWrite } from "@ottava/core";
+import type { TransactItem } from "./client";
 import { INDEXES, SHARDS, TTL_ATTRIBUTE } from "./table";
 
 /** What the storage layer knows of a kind of record. */
@@ -212,6 +213,65 @@ function pendingAttributes(k: StoredKind, id: string, status: string) {
     return { set: { [INDEXES.pending.pk]: `PENDING#${shardOf(id)}`, [INDEXES.pending.sk]: `${k.kind}#${id}` }, remove: [] as string[] };
   }
   return { set: {} as Record<string, unknown>, remove: [INDEXES.pending.pk, INDEXES.pending.sk] };
+}
+
+/**
+ * The transaction items of one ChildWrite in the LB `lbId`'s partition: a new object with its id
+ * pointer (and a member's address claim), or an update of an existing one (never recreating it).
+ */
+export function childWriteItems(table: string, lbId: string, w: ChildWrite, now: () => Date, expiryAge: number): TransactItem[] {
+  const k = TREE_KINDS[w.kind];
+  if (!k) throw new Error(`unknown kind ${w.kind}`);
+  if ("put" in w) {
+    const rec = w.put;
+    const key = { pk: treePk(lbId), sk: childSk(k, rec.id, rec.pool_id as string | undefined) };
+    // A member claims its (address, port) in its pool, taking over any claim of a DELETED member.
+    const claim: TransactItem[] =
+      k === MEMBER
+        ? [
+            {
+              Put: {
+                TableName: table,
+                Item: {
+                  pk: key.pk,
+                  sk: claimSk(String(rec.pool_id), String(rec.address), Number(rec.protocol_port)),
+                  kind: "claim",
+                  member_id: rec.id,
+                  pool_id: rec.pool_id,
+                },
+              },
+            },
+          ]
+        : [];
+    return [
+      {
+        Put: {
+          TableName: table,
+          Item: { ...rec, ...key, kind: k.kind, ...indexAttributes(k, rec, String(rec[k.statusField])) },
+          ConditionExpression: "attribute_not_exists(pk)",
+        },
+      },
+      { Put: { TableName: table, Item: { ...pointerKey(rec.id), kind: k.kind, ref_pk: key.pk, ref_sk: key.sk } } },
+      ...claim,
+    ];
+  }
+  const status = w.set[k.statusField];
+  const extra = typeof status === "string" ? statusAttributes(k, w.id, status, now(), expiryAge) : { set: {}, remove: [] };
+  const named = nameAttributes(k, w.set);
+  const update = updateExpression({ ...w.set, ...named.set, ...extra.set, updated_at: now().toISOString() }, [
+    ...named.remove,
+    ...extra.remove,
+  ]);
+  return [
+    {
+      Update: {
+        TableName: table,
+        Key: { pk: treePk(lbId), sk: childSk(k, w.id, w.pool_id) },
+        ...update,
+        ConditionExpression: "attribute_exists(pk)",
+      },
+    },
+  ];
 }
 
 export function toRecord<T>(item: Record<string, unknown>): T {
