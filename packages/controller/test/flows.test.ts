@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { createRequire } from "node:module";
 import { noopDrivers, parseFaults } from "@ottava/amphora";
+import { CHILD_KINDS } from "@ottava/core";
 import { FLOW_NAMES, FLOW_TASKS, TASKS, definitionOf, localTaskArn, taskStates, taskOfArn } from "@ottava/controller";
 
 // asl-validator is CommonJS: validator(definition, {checkPaths, checkArn}) → {isValid, errors}.
@@ -22,6 +23,13 @@ describe("flow definitions", () => {
     const broken = definitionOf("loadbalancer-create", localTaskArn) as { States: Record<string, { Next?: string }> };
     broken.States.PlanAmphorae!.Next = "NoSuchState";
     expect(aslValidator(broken, { checkPaths: true, checkArn: true }).isValid).toBe(false);
+  });
+
+  it("include the create, update and delete flow of every kind of an LB's tree (@ottava/core CHILD_KINDS), and no other", () => {
+    const actions = ["create", "update", "delete"];
+    // <kind>-<action>: every such flow but the load balancer's and the amphora's own.
+    const childFlows = FLOW_NAMES.filter((f) => /^[a-z0-9]+-(create|update|delete)$/.test(f) && !/^(loadbalancer|amphora)-/.test(f));
+    expect(childFlows.sort()).toEqual(CHILD_KINDS.flatMap((kind) => actions.map((a) => `${kind}-${a}`)).sort());
   });
 
   it("call only tasks that exist, with plain Lambda ARNs", () => {

@@ -100,6 +100,10 @@ export const L4_PROTOCOL_MAP: Readonly<Record<string, string>> = {
   SCTP: "SCTP",
   PROMETHEUS: "TCP",
 };
+/** LVS_PROTOCOLS: the protocols the amphora balances with keepalived's LVS instead of HAProxy (no TLS, no header insertion). */
+export const LVS_PROTOCOLS: readonly string[] = ["UDP", "SCTP"];
+/** HAPROXY_HTTP_PROTOCOLS: the listeners HAProxy runs in HTTP mode (their log format keeps the HTTP fields). */
+export const HAPROXY_HTTP_PROTOCOLS: readonly string[] = ["HTTP", "TERMINATED_HTTPS"];
 export const LISTENER_PROTOCOLS_SUPPORTING_HEADER_INSERTION: readonly string[] = ["HTTP", "TERMINATED_HTTPS"];
 export const SUPPORTED_HTTP_HEADERS: readonly string[] = ["X-Forwarded-For", "X-Forwarded-Port", "X-Forwarded-Proto"];
 export const SUPPORTED_SSL_HEADERS: readonly string[] = [
@@ -152,15 +156,12 @@ export const VALID_LISTENER_POOL_PROTOCOL_MAP: Readonly<Record<string, readonly 
   SCTP: ["SCTP"],
   PROMETHEUS: [],
 };
-/** TLS_ALL_VERSIONS, oldest first. */
-export const POOL_TLS_VERSIONS: readonly string[] = ["SSLv3", "TLSv1", "TLSv1.1", "TLSv1.2", "TLSv1.3"];
-export const POOL_ALPN_PROTOCOLS: readonly string[] = ["h2", "http/1.1", "http/1.0"];
+/** What a pool's tls_versions and alpn_protocols may name: TLS_ALL_VERSIONS and SUPPORTED_ALPN_PROTOCOLS, as a listener's. */
+export const POOL_TLS_VERSIONS = TLS_ALL_VERSIONS;
+export const POOL_ALPN_PROTOCOLS = SUPPORTED_ALPN_PROTOCOLS;
 /** [api_settings] default_pool_ciphers (CIPHERS_OWASP_SUITE_B), default_pool_tls_versions, default_pool_alpn_protocols. */
-export const DEFAULT_POOL_CIPHERS =
-  "TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256:TLS_AES_128_GCM_SHA256:DHE-RSA-AES256-GCM-SHA384:" +
-  "DHE-RSA-AES128-GCM-SHA256:ECDHE-RSA-AES256-GCM-SHA384:ECDHE-RSA-AES128-GCM-SHA256:DHE-RSA-AES256-SHA256:" +
-  "DHE-RSA-AES128-SHA256:ECDHE-RSA-AES256-SHA384:ECDHE-RSA-AES128-SHA256";
-export const DEFAULT_POOL_TLS_VERSIONS: readonly string[] = ["TLSv1.2", "TLSv1.3"];
+export const DEFAULT_POOL_CIPHERS = CIPHERS_OWASP_SUITE_B;
+export const DEFAULT_POOL_TLS_VERSIONS = TLS_VERSIONS_OWASP_SUITE_B;
 export const DEFAULT_POOL_ALPN_PROTOCOLS: readonly string[] = ["h2", "http/1.1", "http/1.0"];
 /** [api_settings] tls_cipher_prohibit_list (Octavia's default: empty). */
 export const TLS_CIPHER_PROHIBIT_LIST = "";

@@ -36,6 +36,7 @@ export * from "./resources/member";
 export * from "./services/member-batch";
 export * from "./resources/l7rule";
 export * from "./resources/l7policy";
+export * from "./resources/kinds";
 export * from "./catalog";
 export * from "./resources/availability-zone";
 export * from "./resources/quota";

@@ -245,7 +245,6 @@ export interface FlowEnd {
   lbDeleted?: boolean;
 }
 
-/** One entry of a load balancer's flow trail. */
 /** The trail entry a flow's end was written to. */
 export interface FlowEnded {
   flow: string;
@@ -253,6 +252,7 @@ export interface FlowEnded {
   startedAt: string;
 }
 
+/** One entry of a load balancer's flow trail. */
 export interface FlowTrailEntry {
   flow: string;
   execution: string;

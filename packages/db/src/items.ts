@@ -1,5 +1,6 @@
 // How domain records become items: keys, index attributes, internal attributes.
-import { DELETED, PENDING_STATUSES } from "@ottava/core";
+import { CHILD_KINDS, DELETED, NESTED_KINDS, PENDING_STATUSES, type ChildWrite } from "@ottava/core";
+import type { TransactItem } from "./client";
 import { INDEXES, SHARDS, TTL_ATTRIBUTE } from "./table";
 
 /** What the storage layer knows of a kind of record. */
@@ -19,17 +20,29 @@ export interface StoredKind {
 
 export const LOADBALANCER: StoredKind = { kind: "loadbalancer", prefix: "LB", statusField: "provisioning_status" };
 export const AMPHORA: StoredKind = { kind: "amphora", prefix: "AMP", statusField: "status" };
-export const LISTENER: StoredKind = { kind: "listener", prefix: "LISTENER", statusField: "provisioning_status" };
-export const POOL: StoredKind = { kind: "pool", prefix: "POOL", statusField: "provisioning_status" };
-export const MEMBER: StoredKind = { kind: "member", prefix: "MEMBER", statusField: "provisioning_status", nested: true };
-export const HEALTHMONITOR: StoredKind = { kind: "healthmonitor", prefix: "HM", statusField: "provisioning_status" };
-export const L7POLICY: StoredKind = { kind: "l7policy", prefix: "L7POLICY", statusField: "provisioning_status" };
-export const L7RULE: StoredKind = { kind: "l7rule", prefix: "L7RULE", statusField: "provisioning_status", nested: true };
 
-/** Every kind that lives in a load balancer's partition, by kind name. */
-export const TREE_KINDS: Record<string, StoredKind> = Object.fromEntries(
-  [AMPHORA, LISTENER, POOL, MEMBER, HEALTHMONITOR, L7POLICY, L7RULE].map((k) => [k.kind, k]),
+/** The sort-key prefix of each kind of an LB's tree (CHILD_KINDS in @ottava/core) inside its partition. */
+const CHILD_PREFIX: Readonly<Record<string, string>> = {
+  listener: "LISTENER",
+  pool: "POOL",
+  member: "MEMBER",
+  healthmonitor: "HM",
+  l7policy: "L7POLICY",
+  l7rule: "L7RULE",
+};
+const CHILDREN: Record<string, StoredKind> = Object.fromEntries(
+  CHILD_KINDS.map((kind) => {
+    const prefix = CHILD_PREFIX[kind];
+    if (!prefix) throw new Error(`no sort-key prefix for kind ${kind}`);
+    return [kind, { kind, prefix, statusField: "provisioning_status", ...(NESTED_KINDS.has(kind) ? { nested: true as const } : {}) }];
+  }),
 );
+export const LISTENER = CHILDREN.listener!;
+export const POOL = CHILDREN.pool!;
+export const MEMBER = CHILDREN.member!;
+
+/** Every kind that lives in a load balancer's partition, by kind name: its amphorae and the objects of its tree. */
+export const TREE_KINDS: Record<string, StoredKind> = { [AMPHORA.kind]: AMPHORA, ...CHILDREN };
 /** The kind of a tree item by its sort key; undefined for what is not a record (a member's address claim). */
 export const kindOfSk = (sk: string) => Object.values(TREE_KINDS).find((k) => sk.startsWith(`${k.prefix}#`));
 
@@ -200,6 +213,65 @@ function pendingAttributes(k: StoredKind, id: string, status: string) {
     return { set: { [INDEXES.pending.pk]: `PENDING#${shardOf(id)}`, [INDEXES.pending.sk]: `${k.kind}#${id}` }, remove: [] as string[] };
   }
   return { set: {} as Record<string, unknown>, remove: [INDEXES.pending.pk, INDEXES.pending.sk] };
+}
+
+/**
+ * The transaction items of one ChildWrite in the LB `lbId`'s partition: a new object with its id
+ * pointer (and a member's address claim), or an update of an existing one (never recreating it).
+ */
+export function childWriteItems(table: string, lbId: string, w: ChildWrite, now: () => Date, expiryAge: number): TransactItem[] {
+  const k = TREE_KINDS[w.kind];
+  if (!k) throw new Error(`unknown kind ${w.kind}`);
+  if ("put" in w) {
+    const rec = w.put;
+    const key = { pk: treePk(lbId), sk: childSk(k, rec.id, rec.pool_id as string | undefined) };
+    // A member claims its (address, port) in its pool, taking over any claim of a DELETED member.
+    const claim: TransactItem[] =
+      k === MEMBER
+        ? [
+            {
+              Put: {
+                TableName: table,
+                Item: {
+                  pk: key.pk,
+                  sk: claimSk(String(rec.pool_id), String(rec.address), Number(rec.protocol_port)),
+                  kind: "claim",
+                  member_id: rec.id,
+                  pool_id: rec.pool_id,
+                },
+              },
+            },
+          ]
+        : [];
+    return [
+      {
+        Put: {
+          TableName: table,
+          Item: { ...rec, ...key, kind: k.kind, ...indexAttributes(k, rec, String(rec[k.statusField])) },
+          ConditionExpression: "attribute_not_exists(pk)",
+        },
+      },
+      { Put: { TableName: table, Item: { ...pointerKey(rec.id), kind: k.kind, ref_pk: key.pk, ref_sk: key.sk } } },
+      ...claim,
+    ];
+  }
+  const status = w.set[k.statusField];
+  const extra = typeof status === "string" ? statusAttributes(k, w.id, status, now(), expiryAge) : { set: {}, remove: [] };
+  const named = nameAttributes(k, w.set);
+  const update = updateExpression({ ...w.set, ...named.set, ...extra.set, updated_at: now().toISOString() }, [
+    ...named.remove,
+    ...extra.remove,
+  ]);
+  return [
+    {
+      Update: {
+        TableName: table,
+        Key: { pk: treePk(lbId), sk: childSk(k, w.id, w.pool_id) },
+        ...update,
+        ConditionExpression: "attribute_exists(pk)",
+      },
+    },
+  ];
 }
 
 export function toRecord<T>(item: Record<string, unknown>): T {

@@ -1,69 +1,44 @@
-// The DynamoDB adapter of the LoadBalancerStore port (the tree, its lock and its amphorae): one
-// generic mechanism over StoredKind descriptors.
+// The DynamoDB adapter of the LoadBalancerStore port: its reads (tree-reads.ts), and here the lock
+// and every write under it — taking the lock with a change's writes, the trail's start and the quota
+// charge in one transaction (lockWith), giving it back, the lock owner's writes to the LB, its tree
+// and its amphorae. One generic mechanism over StoredKind descriptors; see packages/db/README.md,
+// "The lock protocol".
 import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
-import { unmarshall } from "@aws-sdk/util-dynamodb";
+import { TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import {
-  BatchGetCommand,
-  PutCommand,
-  TransactGetCommand,
-  TransactWriteCommand,
-  UpdateCommand,
-  type DynamoDBDocumentClient,
-} from "@aws-sdk/lib-dynamodb";
-import {
-  DELETED,
   LockConflict,
   LockLost,
-  invalidMarker,
+  QuotaExceeded,
   type Amphora,
-  type ItemSource,
-  type SourceQuery,
+  type ChildWrite,
+  type FlowStart,
   type LoadBalancer,
   type LoadBalancerStore,
   type LockRequest,
-  type SortDir,
-  type Versioned,
-  type ChildWrite,
-  type TreeItem,
-  type TreeParts,
-  type FlowStart,
-  type TreeRecord,
   type QuotaCharge,
   type QuotaDelta,
-  QuotaExceeded,
+  type Versioned,
 } from "@ottava/core";
 import { MAX_TRANSACTION, retryConflicts, type TransactItem } from "./client";
-import { queryAll } from "./query";
-import { inStorageOrder, partitions, selectedPage } from "./lists";
 import {
   AMPHORA,
   amphoraAttributes,
-  MEMBER,
-  POOL,
-  STRUCTURE_RANGES,
-  TREE_KINDS,
-  CLAIM_PREFIX,
-  claimSk,
-  memberRange,
-  kindOfSk,
   LB_SK,
   LOADBALANCER,
   childSk,
+  childWriteItems,
   indexAttributes,
   nameAttributes,
-  orderKey,
   pointerKey,
   statusAttributes,
-  toRecord,
   treePk,
   updateExpression,
   type StoredKind,
 } from "./items";
-import { getItem, lockLostOr, ownerCheck, partition } from "./owner";
+import { getItem, lockLostOr, ownerCheck } from "./owner";
 import { trailItem } from "./flow-trail";
+import { DynamoTreeReads, unmarshallItem, versioned, type Item } from "./tree-reads";
 import { exceededFields, usageKey, usageUpdate } from "./usage";
-
-type Item = Record<string, unknown>;
 
 export interface StoreOptions {
   tableName: string;
@@ -72,28 +47,18 @@ export interface StoreOptions {
   now?: () => Date;
 }
 
-export class DynamoStore implements LoadBalancerStore {
-  private readonly table: string;
+export class DynamoStore extends DynamoTreeReads implements LoadBalancerStore {
   private readonly now: () => Date;
 
   constructor(
-    private readonly doc: DynamoDBDocumentClient,
+    doc: DynamoDBDocumentClient,
     private readonly opts: StoreOptions,
   ) {
-    this.table = opts.tableName;
+    super(doc, opts.tableName);
     this.now = opts.now ?? (() => new Date());
   }
 
   // ---- load balancers -------------------------------------------------------------------------
-
-  async getLoadBalancer(id: string): Promise<Versioned<LoadBalancer> | undefined> {
-    const item = await getItem(this.doc, this.table, treePk(id), LB_SK);
-    return item && versioned<LoadBalancer>(item);
-  }
-
-  loadBalancers(project: string | undefined): ItemSource {
-    return this.source(LOADBALANCER, project, async (id) => (await this.getLoadBalancer(id))?.record);
-  }
 
   async createLoadBalancer(
     lb: LoadBalancer,
@@ -244,133 +209,11 @@ export class DynamoStore implements LoadBalancerStore {
     }
   }
 
-  async readParts(lbId: string, parts: TreeParts): Promise<{ lb: Versioned<LoadBalancer> | undefined; items: TreeItem[] }> {
-    const pk = treePk(lbId);
-    const keys = [
-      ...(parts.structure ? [] : (parts.pools ?? []).map((p) => ({ pk, sk: childSk(POOL, p) }))),
-      ...(parts.members ?? []).map((m) => ({ pk, sk: childSk(MEMBER, m.id, m.pool_id) })),
-      ...(parts.claims ?? []).map((c) => ({ pk, sk: claimSk(c.pool_id, c.address, c.protocol_port) })),
-    ];
-    // Items by key alone (a member's pool, the member, its claim): one snapshot with the LB.
-    if (!parts.structure && !parts.poolMembers && keys.length < MAX_TRANSACTION) {
-      const [lbItem, ...read] = await this.snapshot([{ pk, sk: LB_SK }, ...keys]);
-      return lbItem
-        ? {
-            lb: versioned<LoadBalancer>(lbItem),
-            items: await this.withClaimHolders(
-              pk,
-              read.filter((i): i is Item => i !== undefined),
-            ),
-          }
-        : { lb: undefined, items: [] };
-    }
-    // Otherwise the LB first: whatever changes after this read takes the lock and moves its version.
-    const lbItem = await getItem(this.doc, this.table, pk, LB_SK);
-    if (!lbItem) return { lb: undefined, items: [] };
-    const reads: Promise<Item[]>[] = [];
-    if (parts.structure) {
-      for (const r of STRUCTURE_RANGES) {
-        reads.push(
-          queryAll(this.doc, {
-            TableName: this.table,
-            KeyConditionExpression: "pk = :pk AND sk BETWEEN :from AND :to",
-            ExpressionAttributeValues: { ":pk": pk, ":from": r.from, ":to": r.to },
-            ConsistentRead: true,
-          }),
-        );
-      }
-    }
-    if (keys.length) reads.push(this.getItems(keys));
-    if (parts.poolMembers) for (const p of parts.pools ?? []) reads.push(partition(this.doc, this.table, lbId, memberRange(p)));
-    return { lb: versioned<LoadBalancer>(lbItem), items: await this.withClaimHolders(pk, (await Promise.all(reads)).flat()) };
-  }
-
-  /**
-   * The records among items read, with the member each claim names (it may be DELETED: then the
-   * claim is free); claims themselves are no records.
-   */
-  private async withClaimHolders(pk: string, read: Item[]): Promise<TreeItem[]> {
-    const claimed = read.filter((i) => String(i.sk).startsWith(CLAIM_PREFIX));
-    const holders = claimed.length
-      ? await this.getItems(claimed.map((c) => ({ pk, sk: childSk(MEMBER, String(c.member_id), String(c.pool_id)) })))
-      : [];
-    const items: TreeItem[] = [];
-    const seen = new Set<string>();
-    for (const item of [...read, ...holders]) {
-      const k = kindOfSk(String(item.sk));
-      if (!k || seen.has(String(item.sk))) continue;
-      seen.add(String(item.sk));
-      items.push({ kind: k.kind, record: toRecord<TreeRecord>(item) });
-    }
-    return items;
-  }
-
-  /** Items by key in one serializable read (TransactGetItems): undefined where absent. */
-  private async snapshot(keys: { pk: string; sk: string }[]): Promise<(Item | undefined)[]> {
-    const out = await retryConflicts(() =>
-      this.doc.send(new TransactGetCommand({ TransactItems: keys.map((Key) => ({ Get: { TableName: this.table, Key } })) })),
-    );
-    return (out.Responses ?? []).map((r) => r.Item as Item | undefined);
-  }
-
-  async memberIds(lbId: string, poolId: string): Promise<string[]> {
-    const items = await queryAll(this.doc, {
-      TableName: this.table,
-      KeyConditionExpression: "pk = :pk AND begins_with(sk, :p)",
-      ExpressionAttributeValues: { ":pk": treePk(lbId), ":p": memberRange(poolId), ":deleted": DELETED },
-      FilterExpression: "#ps <> :deleted",
-      ProjectionExpression: "id",
-      ExpressionAttributeNames: { "#ps": "provisioning_status" },
-      ConsistentRead: true,
-    });
-    return items.map((i) => String(i.id));
-  }
-
-  /** Items by key (consistent), 100 a BatchGetItem; what DynamoDB leaves unprocessed is asked again. */
-  private async getItems(keys: { pk: string; sk: string }[]): Promise<Item[]> {
-    const out: Item[] = [];
-    for (let i = 0; i < keys.length; i += 100) {
-      let ask: Record<string, unknown>[] = keys.slice(i, i + 100);
-      while (ask.length) {
-        const res = await this.doc.send(new BatchGetCommand({ RequestItems: { [this.table]: { Keys: ask, ConsistentRead: true } } }));
-        out.push(...((res.Responses?.[this.table] ?? []) as Item[]));
-        ask = (res.UnprocessedKeys?.[this.table]?.Keys ?? []) as Record<string, unknown>[];
-      }
-    }
-    return out;
-  }
-
-  async tree(lbId: string): Promise<{ lb: Versioned<LoadBalancer> | undefined; items: TreeItem[] }> {
-    let lb: Versioned<LoadBalancer> | undefined;
-    const items: TreeItem[] = [];
-    for (const item of await partition(this.doc, this.table, lbId)) {
-      if (item.sk === LB_SK) lb = versioned<LoadBalancer>(item);
-      else {
-        const k = kindOfSk(String(item.sk));
-        if (k) items.push({ kind: k.kind, record: toRecord<TreeRecord>(item) });
-      }
-    }
-    return { lb, items };
-  }
-
-  async getChild(kind: string, id: string): Promise<{ record: TreeRecord; lbId: string } | undefined> {
-    const k = TREE_KINDS[kind];
-    if (!k) throw new Error(`unknown kind ${kind}`);
-    const item = await this.getById(id, k);
-    return item && { record: toRecord<TreeRecord>(item), lbId: String(item.pk).slice("LB#".length) };
-  }
-
-  children(kind: string, project: string | undefined): ItemSource {
-    const k = TREE_KINDS[kind];
-    if (!k) throw new Error(`unknown kind ${kind}`);
-    return this.source(k, project, async (id) => (await this.getChild(kind, id))?.record as { id: string; created_at: string } | undefined);
-  }
-
   async lockWith(id: string, req: LockRequest, writes: ChildWrite[]): Promise<void> {
     const lockUpdate = this.lockUpdate(id, req);
     // The flow trail's start goes with the lock: one transaction, no write of its own.
     const trail: TransactItem[] = req.trail ? [{ Put: { TableName: this.table, Item: trailItem(id, req.trail) } }] : [];
-    const items = writes.flatMap((w) => this.writeItems(id, w));
+    const items = writes.flatMap((w) => childWriteItems(this.table, id, w, this.now, this.opts.expiryAge));
     const charge = usageUpdate(this.table, req.usage);
     const first = items.slice(0, MAX_TRANSACTION - (charge ? 2 : 1) - trail.length);
     try {
@@ -391,7 +234,7 @@ export class DynamoStore implements LoadBalancerStore {
     await this.applyItems(
       lbId,
       owner,
-      writes.flatMap((w) => this.writeItems(lbId, w)),
+      writes.flatMap((w) => childWriteItems(this.table, lbId, w, this.now, this.opts.expiryAge)),
     );
   }
 
@@ -409,76 +252,7 @@ export class DynamoStore implements LoadBalancerStore {
     }
   }
 
-  /** The items of one ChildWrite: a new object and its pointer, or an update of an existing one. */
-  private writeItems(lbId: string, w: ChildWrite): TransactItem[] {
-    const k = TREE_KINDS[w.kind];
-    if (!k) throw new Error(`unknown kind ${w.kind}`);
-    if ("put" in w) {
-      const rec = w.put;
-      const key = { pk: treePk(lbId), sk: childSk(k, rec.id, rec.pool_id as string | undefined) };
-      // A member claims its (address, port) in its pool, taking over any claim of a DELETED member.
-      const claim: TransactItem[] =
-        k === MEMBER
-          ? [
-              {
-                Put: {
-                  TableName: this.table,
-                  Item: {
-                    pk: key.pk,
-                    sk: claimSk(String(rec.pool_id), String(rec.address), Number(rec.protocol_port)),
-                    kind: "claim",
-                    member_id: rec.id,
-                    pool_id: rec.pool_id,
-                  },
-                },
-              },
-            ]
-          : [];
-      return [
-        {
-          Put: {
-            TableName: this.table,
-            Item: { ...rec, ...key, kind: k.kind, ...indexAttributes(k, rec, String(rec[k.statusField])) },
-            ConditionExpression: "attribute_not_exists(pk)",
-          },
-        },
-        { Put: { TableName: this.table, Item: { ...pointerKey(rec.id), kind: k.kind, ref_pk: key.pk, ref_sk: key.sk } } },
-        ...claim,
-      ];
-    }
-    const status = w.set[k.statusField];
-    const extra = typeof status === "string" ? statusAttributes(k, w.id, status, this.now(), this.opts.expiryAge) : { set: {}, remove: [] };
-    const named = nameAttributes(k, w.set);
-    const update = updateExpression({ ...w.set, ...named.set, ...extra.set, updated_at: this.now().toISOString() }, [
-      ...named.remove,
-      ...extra.remove,
-    ]);
-    return [
-      {
-        Update: {
-          TableName: this.table,
-          Key: { pk: treePk(lbId), sk: childSk(k, w.id, w.pool_id) },
-          ...update,
-          ConditionExpression: "attribute_exists(pk)",
-        },
-      },
-    ];
-  }
-
   // ---- amphorae -------------------------------------------------------------------------------
-
-  async getAmphora(id: string): Promise<Amphora | undefined> {
-    const item = await this.getById(id, AMPHORA);
-    return item && toRecord<Amphora>(item);
-  }
-
-  amphorae(project: string | undefined): ItemSource {
-    return this.source(AMPHORA, project, (id) => this.getAmphora(id));
-  }
-
-  async amphoraeOf(lbId: string): Promise<Amphora[]> {
-    return (await partition(this.doc, this.table, lbId, `${AMPHORA.prefix}#`)).map((i) => toRecord<Amphora>(i));
-  }
 
   async createAmphora(a: Amphora, owner: string): Promise<void> {
     const key = { pk: treePk(a.loadbalancer_id), sk: childSk(AMPHORA, a.id) };
@@ -538,13 +312,6 @@ export class DynamoStore implements LoadBalancerStore {
 
   // ---- the generic mechanism -----------------------------------------------------------------
 
-  /** Finds an object by its id alone: a consistent read of its pointer, then of the object. */
-  private async getById(id: string, k: StoredKind): Promise<Item | undefined> {
-    const ptr = await getItem(this.doc, this.table, pointerKey(id).pk, pointerKey(id).sk);
-    if (!ptr || ptr.kind !== k.kind) return undefined;
-    return getItem(this.doc, this.table, String(ptr.ref_pk), String(ptr.ref_sk));
-  }
-
   /**
    * A write by the holder of an LB's lock: to the LB itself (childId undefined) with one conditional
    * update, or to a child in a transaction with a check of the lock. Never resurrects a deleted item.
@@ -583,33 +350,6 @@ export class DynamoStore implements LoadBalancerStore {
     }
   }
 
-  /**
-   * Items of a kind in storage order: one project's from its index partition, or every project's by
-   * merging the shards of the admin index. `after` is a marker id, resumed from its (created_at, id).
-   */
-  private source(
-    k: StoredKind,
-    project: string | undefined,
-    find: (id: string) => Promise<{ id: string; created_at: string } | undefined>,
-  ): ItemSource {
-    const self = this;
-    return async function* (order: SortDir, after: string | undefined, query?: SourceQuery) {
-      // `?name=`: the byName partitions of those names; else the project's, or every shard (src/lists.ts).
-      const parts = partitions(k, project, query?.names);
-      if (query?.select) {
-        yield* selectedPage(self.doc, self.table, k, parts, query.select);
-        return;
-      }
-      let from: string | undefined;
-      if (after !== undefined) {
-        const marker = await find(after);
-        if (!marker) throw invalidMarker(after);
-        from = orderKey(marker.created_at, marker.id);
-      }
-      for await (const item of inStorageOrder(self.doc, self.table, parts, order, from, query?.limit)) yield toRecord<Item>(item);
-    };
-  }
-
   async markLoadBalancerUnless(id: string, owner: string, set: Record<string, unknown>, unless: Record<string, string>): Promise<boolean> {
     const update = updateExpression({ ...set, updated_at: this.now().toISOString() });
     update.ExpressionAttributeValues[":owner"] = owner;
@@ -636,18 +376,4 @@ export class DynamoStore implements LoadBalancerStore {
       throw e;
     }
   }
-}
-
-function versioned<T>(item: Item): Versioned<T> {
-  return {
-    record: toRecord<T>(item),
-    version: Number(item.version ?? 0),
-    lockOwner: item.lock_owner as string | undefined,
-    executionArn: item.execution_arn as string | undefined,
-  };
-}
-
-function unmarshallItem(raw: Record<string, unknown>): Item {
-  // ReturnValuesOnConditionCheckFailure comes back in the low-level attribute-value format.
-  return unmarshall(raw as never);
 }

@@ -8,6 +8,7 @@
 import { createHmac, randomBytes } from "node:crypto";
 import {
   AMPHORA_ALLOCATED,
+  LVS_PROTOCOLS,
   PENDING_DELETE,
   ROLE_BACKUP,
   TOPOLOGY_ACTIVE_STANDBY,
@@ -27,7 +28,6 @@ import type { AmphoraHost } from "./host";
 import type { AddressRange } from "./network";
 import { tlsFiles } from "./tls-files";
 
-const LVS_PROTOCOLS = ["UDP", "SCTP"];
 /** Where the amphora agent keeps keepalived's files (under base_path). */
 const KEEPALIVED_CONF = "vrrp/octavia-keepalived.conf";
 const lvsConf = (listenerId: string) => `lvs/octavia-keepalivedlvs-${listenerId}.conf`;

@@ -26,10 +26,12 @@ import {
   DEFAULT_TIMEOUT_MEMBER_DATA,
   DEFAULT_TIMEOUT_TCP_INSPECT,
   HAPROXY_BASE_PEER_PORT,
+  HAPROXY_HTTP_PROTOCOLS,
   L7POLICY_ACTION_REDIRECT_PREFIX,
   L7POLICY_ACTION_REDIRECT_TO_POOL,
   L7POLICY_ACTION_REDIRECT_TO_URL,
   L7POLICY_ACTION_REJECT,
+  LVS_PROTOCOLS,
   PENDING_DELETE,
   TOPOLOGY_ACTIVE_STANDBY,
   type Amphora,
@@ -170,9 +172,6 @@ const PROTOCOL_MAP: Readonly<Record<string, string>> = {
 };
 const BALANCE_MAP: Readonly<Record<string, string>> = { ROUND_ROBIN: "roundrobin", LEAST_CONNECTIONS: "leastconn", SOURCE_IP: "source" };
 const CLIENT_AUTH_MAP: Readonly<Record<string, string>> = { NONE: "none", OPTIONAL: "optional", MANDATORY: "required" };
-const LVS_PROTOCOLS = ["UDP", "SCTP"];
-/** HAPROXY_HTTP_PROTOCOLS: the listeners whose log format keeps the HTTP fields. */
-const HTTP_LOG_PROTOCOLS = ["HTTP", "TERMINATED_HTTPS"];
 const HAPROXY_MAX_MAXCONN = 1_000_000;
 const DEFAULT_LOG_TARGET = "/run/rsyslog/octavia/log";
 const TLS_VERSION_OPTIONS: readonly (readonly [string, string])[] = [
@@ -480,7 +479,7 @@ class Transformer {
   private logFormat(protocol: string): string {
     let format = pyReplace(this.s.user_log_format, "{{ project_id }}", this.lb.project_id);
     format = pyReplace(format, "{{ lb_id }}", this.lb.id);
-    if (!HTTP_LOG_PROTOCOLS.includes(protocol)) {
+    if (!HAPROXY_HTTP_PROTOCOLS.includes(protocol)) {
       format = pyReplace(format, "%{+Q}r", "-");
       format = pyReplace(format, "%r", "-");
       format = pyReplace(format, "%{+Q}ST", "-");

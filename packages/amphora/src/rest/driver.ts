@@ -5,6 +5,7 @@ import {
   CertificateError,
   DELETED,
   DriverError,
+  LVS_PROTOCOLS,
   type Amphora,
   type AmphoraDriver,
   type CertGenerator,
@@ -37,8 +38,6 @@ import {
 import { renderLvsConfig, type LvsSettings } from "../render/lvs";
 import { AmphoraApiClient, AmphoraApiError, AmpConnectionRetry, API_VERSION, type AgentTls, type TimeoutDict } from "./client";
 
-/** Listener protocols the amphora balances with keepalived's LVS, not HAProxy (constants.LVS_PROTOCOLS). */
-const LVS_PROTOCOLS = ["UDP", "SCTP"];
 /** What the agent's GET listeners calls its LVS listeners. */
 const AGENT_LVS_TYPES = ["UDP", "SCTP"];
 

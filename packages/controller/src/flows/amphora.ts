@@ -1,13 +1,13 @@
 // Amphora flows (Octavia: get_failover_amphora_flow, update_amphora_config_flow, delete_amphora_flow).
-import type { FlowSpec } from "./builder";
+import { lockedChangeFlow, type FlowSpec } from "./builder";
 import { failoverAmphorae } from "./loadbalancer-failover";
 
 /** One amphora replaced (the API put it in `$.failover`); the LB was locked by the API. */
-export const amphoraFailover: FlowSpec = {
-  comment: "Ottava: replace one amphora of a load balancer",
-  steps: [failoverAmphorae, { name: "MarkLoadBalancerActive", task: "finishChange" }],
-  onFailure: "failChange",
-};
+export const amphoraFailover = lockedChangeFlow(
+  "Ottava: replace one amphora of a load balancer",
+  [failoverAmphorae],
+  "MarkLoadBalancerActive",
+);
 
 /** Pushes the amphora agent's configuration; takes no lock (as Octavia's). */
 export const amphoraConfig: FlowSpec = {

@@ -43,6 +43,14 @@ export interface FlowSpec {
   timeoutSeconds?: number;
 }
 
+/**
+ * A change under the LB's lock: its steps, then `finishChange` (which writes the change set's end
+ * states and releases the lock) as the state `finish`; on failure `failChange` (ERROR, lock released).
+ */
+export function lockedChangeFlow(comment: string, steps: (Step | MapStep)[], finish = "FinishChange"): FlowSpec {
+  return { comment, steps: [...steps, { name: finish, task: "finishChange" }], onFailure: "failChange" };
+}
+
 export type TaskArn = (task: string) => string;
 type State = Record<string, unknown>;
 

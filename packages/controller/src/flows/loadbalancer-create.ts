@@ -1,5 +1,5 @@
 // Create a load balancer (Octavia: get_create_load_balancer_flow with its amphora subflows).
-import type { FlowSpec, Step } from "./builder";
+import { lockedChangeFlow, type Step } from "./builder";
 
 /** Builds, wires and allocates the amphorae in `$.plan`; state names get `prefix` to stay unique. */
 export function buildAmphoraeSteps(prefix: string): Step[] {
@@ -21,13 +21,12 @@ export function buildAmphoraeSteps(prefix: string): Step[] {
   ];
 }
 
-export const loadBalancerCreate: FlowSpec = {
-  comment: "Ottava: create a load balancer's amphorae, plug its VIP and mark it ACTIVE",
-  steps: [
+export const loadBalancerCreate = lockedChangeFlow(
+  "Ottava: create a load balancer's amphorae, plug its VIP and mark it ACTIVE",
+  [
     { name: "PlanAmphorae", task: "planAmphorae", resultPath: "$.plan" },
     ...buildAmphoraeSteps(""),
     { name: "StartVrrp", task: "startVrrp" },
-    { name: "MarkLoadBalancerActive", task: "finishChange" },
   ],
-  onFailure: "failChange",
-};
+  "MarkLoadBalancerActive",
+);

@@ -1,6 +1,6 @@
 // Fail over a load balancer (Octavia: get_failover_LB_flow): each amphora is replaced in turn,
 // one at a time, so an ACTIVE_STANDBY pair keeps serving from the other amphora meanwhile.
-import type { FlowSpec, MapStep } from "./builder";
+import { lockedChangeFlow, type MapStep } from "./builder";
 import { buildAmphoraeSteps } from "./loadbalancer-create";
 
 /** Replaces the amphorae listed at `$.failover`, one at a time: build the new one, move the VIP, remove the old one. */
@@ -17,12 +17,8 @@ export const failoverAmphorae: MapStep = {
   ],
 };
 
-export const loadBalancerFailover: FlowSpec = {
-  comment: "Ottava: replace every amphora of a load balancer, one at a time",
-  steps: [
-    { name: "PlanFailover", task: "planFailover", resultPath: "$.failover" },
-    failoverAmphorae,
-    { name: "MarkLoadBalancerActive", task: "finishChange" },
-  ],
-  onFailure: "failChange",
-};
+export const loadBalancerFailover = lockedChangeFlow(
+  "Ottava: replace every amphora of a load balancer, one at a time",
+  [{ name: "PlanFailover", task: "planFailover", resultPath: "$.failover" }, failoverAmphorae],
+  "MarkLoadBalancerActive",
+);

@@ -1,11 +1,14 @@
 // What the generic API machinery (lookup, lists, faults) needs to know of a resource.
 import { MODEL_VALUES, type LightItems } from "../query";
+import type { QuotaField } from "./quota";
 
 export interface ResourceDescriptor<T> {
   /** Storage kind, also the prefix of its keys. */
   kind: string;
   /** The name Octavia uses in messages: "Load Balancer 1234 not found." */
   displayName: string;
+  /** The project quota its objects count against (Octavia's quota field); none for objects outside quotas. */
+  quotaField?: QuotaField;
   /** The body's root key for one object: {"loadbalancer": {...}}. */
   root: string;
   /** The body's key for a list: {"loadbalancers": [...], "loadbalancers_links": [...]}. */

@@ -11,6 +11,7 @@ import {
   HEALTH_MONITOR_HTTP_METHODS,
   HEALTH_MONITOR_HTTP_VERSIONS,
   HEALTH_MONITOR_TYPES,
+  LVS_PROTOCOLS,
   MAX_HM_RETRIES,
   MIN_HM_RETRIES,
   NAME_MAX,
@@ -27,7 +28,6 @@ import { wsmeEnum } from "../compat/wsme";
 import { poolListenerIds } from "./relations";
 
 const HTTP_TYPES = ["HTTP", "HTTPS"];
-const UDP_SCTP = ["UDP", "SCTP"];
 /** The monitor types a UDP or SCTP pool accepts. */
 const UDP_SCTP_HM_TYPES = ["UDP-CONNECT", "SCTP", "TCP", "HTTP"];
 
@@ -126,6 +126,7 @@ export type HealthMonitor = TreeRecord & {
 export const healthMonitorDescriptor: ResourceDescriptor<HealthMonitor> = {
   kind: "healthmonitor",
   displayName: "Health Monitor",
+  quotaField: "health_monitor",
   root: "healthmonitor",
   collection: "healthmonitors",
   attributes: [
@@ -260,7 +261,7 @@ export const healthMonitorResource: ChildResource<HealthMonitor, HealthMonitorPo
     if (!ALLOW_PING_HEALTH_MONITORS && b.type === "PING") {
       throw new Fault(400, "The selected type is not allowed in this deployment: PING");
     }
-    if (UDP_SCTP.includes(protocol)) checkUdpSctpMonitor(protocol, b.type, b.delay);
+    if (LVS_PROTOCOLS.includes(protocol)) checkUdpSctpMonitor(protocol, b.type, b.delay);
     else if (b.type === "UDP-CONNECT" || b.type === "SCTP") {
       throw validation(`The ${b.type} type is only supported for pools of type UDP/SCTP.`);
     }
@@ -315,7 +316,7 @@ export const healthMonitorResource: ChildResource<HealthMonitor, HealthMonitorPo
     if (version && (record.domain_name || b.domain_name) && version < 1.1) throw badHttpVersion(version);
     const pool = tree.get("pool", record.pool_id);
     const protocol = String(pool?.protocol);
-    if (UDP_SCTP.includes(protocol)) checkUdpSctpMonitor(protocol, record.type, b.delay);
+    if (LVS_PROTOCOLS.includes(protocol)) checkUdpSctpMonitor(protocol, record.type, b.delay);
     mutablePool(tree, record.pool_id);
 
     const set: Partial<HealthMonitor> = { updated_at: new Date().toISOString() };

@@ -140,6 +140,7 @@ const policiesOf = (tree: Tree, listenerId: string, except?: string) => listener
 export const l7PolicyDescriptor: ResourceDescriptor<L7Policy> = {
   kind: "l7policy",
   displayName: "L7 Policy",
+  quotaField: "l7policy",
   root: ROOT,
   collection: "l7policies",
   attributes: [

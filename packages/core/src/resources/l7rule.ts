@@ -106,6 +106,7 @@ export type L7Rule = TreeRecord & {
 export const l7RuleDescriptor: ResourceDescriptor<L7Rule> = {
   kind: "l7rule",
   displayName: "L7 Rule",
+  quotaField: "l7rule",
   root: "rule",
   collection: "rules",
   attributes: [

@@ -19,6 +19,7 @@ import {
   L4_PROTOCOL_MAP,
   LISTENER_PROTOCOLS,
   LISTENER_PROTOCOLS_SUPPORTING_HEADER_INSERTION,
+  LVS_PROTOCOLS,
   MAX_TIMEOUT,
   MIN_CONNECTION_LIMIT,
   MIN_TIMEOUT,
@@ -48,8 +49,6 @@ const MIN_PORT_NUMBER = 1;
 const MAX_PORT_NUMBER = 65535;
 const TERMINATED_HTTPS = "TERMINATED_HTTPS";
 const PROMETHEUS = "PROMETHEUS";
-/** Protocols the amphora balances with LVS: no TLS, no header insertion. */
-const LVS_PROTOCOLS = ["UDP", "SCTP"];
 
 const timeout = () => integer(MIN_TIMEOUT, MAX_TIMEOUT);
 
@@ -204,6 +203,7 @@ const nextPeerPort = (tree: Tree) =>
 export const listenerDescriptor: ResourceDescriptor<Listener> = {
   kind: "listener",
   displayName: "Listener",
+  quotaField: "listener",
   root: "listener",
   collection: "listeners",
   attributes: [

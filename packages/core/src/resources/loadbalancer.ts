@@ -91,6 +91,7 @@ export interface LoadBalancer {
 export const loadBalancerResource: ResourceDescriptor<LoadBalancer> = {
   kind: "loadbalancer",
   displayName: "Load Balancer",
+  quotaField: "load_balancer",
   root: "loadbalancer",
   collection: "loadbalancers",
   attributes: [

@@ -5,6 +5,7 @@ import {
   ACTIVE,
   ALLOW_MEMBER_SRIOV,
   DEFAULT_WEIGHT,
+  LVS_PROTOCOLS,
   MAX_WEIGHT,
   MIN_WEIGHT,
   NAME_MAX,
@@ -26,8 +27,6 @@ import { apiTime, octaviaFilters, type ResourceDescriptor } from "./descriptor";
 
 const MIN_PORT_NUMBER = 1;
 const MAX_PORT_NUMBER = 65535;
-/** Pool protocols the amphora driver balances with LVS (constants.LVS_PROTOCOLS). */
-const LVS_PROTOCOLS = ["UDP", "SCTP"];
 
 const port = () => integer(MIN_PORT_NUMBER, MAX_PORT_NUMBER);
 const weight = () => integer(MIN_WEIGHT, MAX_WEIGHT);
@@ -100,6 +99,7 @@ export type Member = TreeRecord & {
 export const memberDescriptor: ResourceDescriptor<Member> = {
   kind: "member",
   displayName: "Member",
+  quotaField: "member",
   root: "member",
   collection: "members",
   attributes: [

@@ -10,6 +10,7 @@ import {
   DEFAULT_POOL_TLS_VERSIONS,
   DESCRIPTION_MAX,
   LB_ALGORITHMS,
+  LVS_PROTOCOLS,
   NAME_MAX,
   OFFLINE,
   PENDING_CREATE,
@@ -125,6 +126,7 @@ const idOnly = (id: string) => ({ id });
 export const poolDescriptor: ResourceDescriptor<Pool> = {
   kind: "pool",
   displayName: "Pool",
+  quotaField: "pool",
   root: "pool",
   collection: "pools",
   attributes: [

@@ -1,12 +1,10 @@
 // A pool's session persistence (octavia/api/v2/types/pool.py SessionPersistencePOST/PUT,
 // validate.check_session_persistence and PoolsController's UDP/SCTP rules).
 import * as z from "zod";
-import { SESSION_PERSISTENCE_TYPES } from "../constants";
+import { LVS_PROTOCOLS, SESSION_PERSISTENCE_TYPES } from "../constants";
 import { validation } from "../faults";
 import { body, integer, ipAddress, str } from "../validation";
 import { wsmeEnum } from "../compat/wsme";
-
-const UDP_SCTP = ["UDP", "SCTP"];
 
 const COOKIE_NAME_PATTERN = String.raw`^[^\s,;\\]+$`;
 const cookieName = () =>
@@ -45,7 +43,7 @@ function checkUdpSctpSessionPersistence(sp: SessionPersistenceBody | null | unde
 
 /** The session persistence rules of a pool of `protocol`; `udpOnly` is the message for UDP fields elsewhere (it differs between POST and PUT). */
 export function checkSessionPersistence(protocol: string, sp: SessionPersistenceBody | null | undefined, udpOnly: string): void {
-  if (UDP_SCTP.includes(protocol)) checkUdpSctpSessionPersistence(sp);
+  if (LVS_PROTOCOLS.includes(protocol)) checkUdpSctpSessionPersistence(sp);
   else if (sp && (sp.persistence_timeout || sp.persistence_granularity)) throw validation(udpOnly);
   if (sp) checkSessionPersistenceFields(sp);
 }

@@ -7,27 +7,16 @@ import { randomUUID } from "node:crypto";
 import { ACTIVE, DELETED, OFFLINE, PENDING_CREATE, PENDING_DELETE, PENDING_UPDATE } from "../constants";
 import { Fault, immutable, notFound } from "../faults";
 import { authorize, listScope, type RequestContext } from "../policy";
-import { LockConflict, QuotaExceeded, type ChildWrite, type QuotaDelta, type TreeItem, type TreeParts, type TreeRecord } from "../ports";
+import { type ChildWrite, type QuotaDelta, type TreeItem, type TreeParts, type TreeRecord } from "../ports";
 import type { ItemSource } from "../query";
 import { Tree, type ChildRef, type ChildResource } from "../resources/child";
 import { applied, relationWrites } from "../resources/relations";
 import { changeSetOf } from "./change-set";
 import { listItem } from "../resources/descriptor";
+import { displayName } from "../resources/kinds";
 import { resolveTlsRefs } from "../resources/tls-refs";
-import { giveBackIfTaken, startOrGiveBack, type LockDeps } from "./lock";
-import { charge, createdBy, quotaFault } from "./quota";
-
-const ATTEMPTS = 5;
-const DISPLAY: Record<string, string> = {
-  loadbalancer: "Load Balancer",
-  listener: "Listener",
-  pool: "Pool",
-  member: "Member",
-  healthmonitor: "Health Monitor",
-  l7policy: "L7 Policy",
-  l7rule: "L7 Rule",
-};
-export const displayName = (kind: string) => DISPLAY[kind] ?? kind;
+import { lockedStart, type LockDeps } from "./lock";
+import { charge, createdBy } from "./quota";
 
 /** The LB id an object hangs from (404 if the object is unknown or DELETED). */
 export async function lbOf(deps: LockDeps, ref: ChildRef): Promise<string> {
@@ -78,15 +67,17 @@ export interface Change {
   quota?: { delta?: QuotaDelta; check?: QuotaDelta };
   /** Pools deleted with all their members (which the flow deletes when it ends). */
   emptied?: string[];
+  /** Work under the lock before the flow starts (lock.ts LockPlan.beforeStart): the cross-pool change set. */
+  beforeStart?: (execution: string) => Promise<Record<string, unknown>>;
 }
 
 /**
  * Reads what the rules need (`parts`), lets `decide` validate against it and name the writes, takes
- * the LB's lock with them in one transaction and starts the flow. If the LB changed between read and
- * write, decides again. When the structure was read, the carried fields (relations.ts) its writes
- * change go in the same transaction, and the flow learns which objects it finishes (change-set.ts).
- * `decide` may read what the tree does not hold (the LB's flavor metadata): the lock's version check
- * still covers the tree it decided on.
+ * the LB's lock with them in one transaction and starts the flow (lock.ts lockedStart: if the LB
+ * changed between read and write, decides again). When the structure was read, the carried fields
+ * (relations.ts) its writes change go in the same transaction, and the flow learns which objects it
+ * finishes (change-set.ts). `decide` may read what the tree does not hold (the LB's flavor metadata):
+ * the lock's version check still covers the tree it decided on.
  */
 export async function lockedChange(
   deps: LockDeps,
@@ -94,55 +85,37 @@ export async function lockedChange(
   parts: TreeParts,
   decide: (tree: Tree) => Change | Promise<Change>,
 ): Promise<Tree> {
-  for (let attempt = 1; ; attempt++) {
+  const { plan } = await lockedStart(deps, lbId, async () => {
     const { versioned, tree } = await readParts(deps, lbId, parts);
     const change = await decide(tree);
     if (versioned.record.provisioning_status !== ACTIVE) throw immutable("Load Balancer", lbId);
-    const owner = `${change.flow}-${lbId}-v${versioned.version + 1}`;
-    const executionArn = deps.engine.executionArn(change.flow, owner);
     const usage = await charge(deps.quotaLimits, tree.lb.project_id, change.quota?.delta ?? createdBy(change.writes), change.quota?.check);
     const structure = parts.structure === true;
     let writes = mergeWrites(change.writes);
     const rel = structure ? relationWrites(applied(tree, writes)) : { writes: [], lb: {} };
     writes = withCarried(writes, rel.writes);
     const after = applied(tree, writes, rel.lb);
-    const changes = changeSetOf(writes, after, structure, change.emptied);
-    const started = { flow: change.flow, execution: owner, executionArn, startedAt: new Date().toISOString(), subject: [change.subject] };
-    const restore = {
-      provisioning_status: ACTIVE,
-      ...Object.fromEntries(Object.keys(rel.lb).map((k) => [k, (tree.lb as unknown as Record<string, unknown>)[k] ?? null])),
-    };
-    try {
-      await deps.store.lockWith(
-        lbId,
-        { from: [ACTIVE], to: PENDING_UPDATE, owner, executionArn, expectVersion: versioned.version, usage, set: rel.lb, trail: started },
-        writes,
-      );
-    } catch (e) {
-      if (e instanceof QuotaExceeded) throw quotaFault(e);
-      if (!(e instanceof LockConflict)) {
-        // A change too big for one transaction writes the rest after the lock's: when one of those
-        // failed, the lock is held and part of the change written. Undo what went through, give it back.
-        await giveBackIfTaken(deps, lbId, owner, e, restore, {
-          charged: usage,
-          undo: (items) => undoWrites(writtenOf(writes, items), tree),
-        });
-        throw e;
-      }
-      if (attempt >= ATTEMPTS || e.current?.record.provisioning_status !== ACTIVE) {
-        if (!e.current || e.current.record.provisioning_status === DELETED) throw notFound("Load Balancer", lbId);
-        throw immutable("Load Balancer", lbId);
-      }
-      continue;
-    }
-    const undo = async () => {
+    return {
+      read: versioned,
+      flow: change.flow,
+      from: [ACTIVE],
+      to: PENDING_UPDATE,
+      subject: change.subject,
+      set: rel.lb,
+      writes,
+      usage,
+      restore: {
+        provisioning_status: ACTIVE,
+        ...Object.fromEntries(Object.keys(rel.lb).map((k) => [k, (tree.lb as unknown as Record<string, unknown>)[k] ?? null])),
+      },
       // Undo the object writes too: a created object goes, updated ones are restored.
-      await deps.store.applyAsOwner(lbId, owner, undoWrites(writes, tree));
+      undo: (items?: TreeItem[]) => undoWrites(items ? writtenOf(writes, items) : writes, tree),
+      input: { changes: changeSetOf(writes, after, structure, change.emptied) },
+      beforeStart: change.beforeStart,
+      after,
     };
-    await startOrGiveBack(deps, started, { lbId, owner, subject: [change.subject], changes }, restore, undo, usage);
-    deps.log.info("flow started", { lbId, flow: change.flow, execution: owner, executionArn, subject: change.subject });
-    return after;
-  }
+  });
+  return plan.after;
 }
 
 /** Carried-field writes folded into the change's own: into a new object's put, or its one update. */

@@ -22,7 +22,7 @@ import { authorize, listScope, type RequestContext } from "../policy";
 import type { ItemSource } from "../query";
 import type { Config } from "../config";
 import type { LoadBalancer, LoadBalancerPost, LoadBalancerPut } from "../resources/loadbalancer";
-import { giveBackIfTaken, lockAndStart, startOrGiveBack, type LockDeps } from "./lock";
+import { executionName, giveBackIfTaken, lockAndStart, startOrGiveBack, type LockDeps } from "./lock";
 import { memberPool, readTree } from "./children";
 import { WHOLE_TREE } from "./change-set";
 import { withRelations } from "../resources/relations";
@@ -149,7 +149,7 @@ export async function createLoadBalancer(
   const carried = withRelations(new Tree(lb, graph));
   const stored = carried.lb as unknown as LoadBalancer;
   graph = carried.items;
-  const owner = `create-${id}`;
+  const owner = executionName("create", id);
   const flow = "loadbalancer-create";
   const started = {
     flow,

@@ -1,12 +1,15 @@
-// The lock protocol, once for every resource: one conditional write takes the LB's lock for the
-// execution about to start (named after the version it was read at, so the name is unique and the
-// start idempotent); if the start fails, or a write after the lock's fails, the lock is given back.
+// The lock protocol, once for every resource: one loop (lockedStart) in which one conditional write
+// takes the LB's lock for the execution about to start (named after the version it was read at, so
+// the name is unique and the start idempotent), decided again if the LB changed meanwhile; if the
+// start fails, or a write after the lock's fails, the lock is given back. LB-level changes
+// (lockAndStart) and changes of its tree (children.ts lockedChange) both go through it.
 // See packages/db/README.md.
 import { DELETED } from "../constants";
 import { Fault, immutable, notFound } from "../faults";
 import type { Logger } from "../log";
 import {
   LockConflict,
+  QuotaExceeded,
   type ChildWrite,
   type FlowStart,
   type FlowTrailStore,
@@ -20,7 +23,8 @@ import { isUnavailable } from "../unavailable";
 import type { CatalogStore } from "../catalog";
 import type { CertManager } from "../drivers";
 import type { LoadBalancer } from "../resources/loadbalancer";
-import type { QuotaLimits } from "./quota";
+import type { ChildRef } from "../resources/child";
+import { quotaFault, type QuotaLimits } from "./quota";
 import { flowStarted, recordFlowEnd, sanitizeCause } from "./flow-trail";
 import { LB_ONLY, WHOLE_TREE, type FlowChanges } from "./change-set";
 
@@ -36,6 +40,116 @@ export interface LockDeps {
   quotaLimits?: QuotaLimits;
   /** [certificates] cert_manager: listeners' and pools' TLS references are read through it; absent, any non-empty one is accepted. */
   certificates?: CertManager;
+}
+
+/**
+ * What one attempt at a locked change decided, on the LB as it read it: the one lock loop
+ * (`lockedStart`) takes the lock with it and starts its flow.
+ */
+export interface LockPlan {
+  /** The LB as read: the lock is conditioned on its version (and on `from`). */
+  read: Versioned<LoadBalancer>;
+  /** The flow to start, e.g. "loadbalancer-update". */
+  flow: string;
+  /** The execution name's verb (`<verb>-<lb id>-v<version>`); the flow's name when absent. */
+  verb?: string;
+  from: readonly string[];
+  to: string;
+  /** The object the flow works on (its input's and trail's `subject`). */
+  subject: ChildRef;
+  /** Fields of the LB written with the lock. */
+  set?: Partial<LoadBalancer>;
+  /** Objects of its tree written with the lock (in the lock's transaction; what does not fit, right after it). */
+  writes?: ChildWrite[];
+  /** The quota charged in the lock's transaction. */
+  usage?: QuotaCharge;
+  /** What a give-back restores on the LB: its status, and the fields the lock changed. */
+  restore: Partial<LoadBalancer>;
+  /**
+   * The writes that take back `writes` on a give-back: of those the tree `items` shows written (a
+   * write after the lock's failed), or of all of them (the flow could not start). Only with `writes`.
+   */
+  undo?: (items?: TreeItem[]) => ChildWrite[];
+  /** Read the LB again once locked (what an LB-level change answers). */
+  readLocked?: boolean;
+  /** The flow's input besides lbId, owner and subject. */
+  input: Record<string, unknown>;
+  /**
+   * Work that must be done under the lock before the flow starts (the cross-pool change set, which
+   * is stored under the execution's name); answers more input for the flow. If it fails, the flow
+   * never starts: the lock is given back as when the start fails.
+   */
+  beforeStart?: (execution: string) => Promise<Record<string, unknown>>;
+}
+
+/** Lock conflicts (someone else wrote between read and write) decided again before the answer is 409. */
+const ATTEMPTS = 5;
+
+/** The execution that holds a lock: `<verb>-<lb id>-v<version>`, unique per lock, so starting it is idempotent; `create-<lb id>` for a create. */
+export const executionName = (verb: string, lbId: string, version?: number) =>
+  version === undefined ? `${verb}-${lbId}` : `${verb}-${lbId}-v${version}`;
+
+/** A refused lock as Octavia answers it: 404 if the LB is gone, else 409. */
+const conflictFault = (lbId: string, current: Versioned<LoadBalancer> | undefined) =>
+  !current || current.record.provisioning_status === DELETED ? notFound("Load Balancer", lbId) : immutable("Load Balancer", lbId);
+
+/**
+ * The lock loop, once for every locked change: `attempt` reads and decides (`conflicted`: the LB as
+ * a refused lock found it, after the first attempt), then one transaction takes the lock with the
+ * plan's writes, the trail's start entry and the quota charge, and the flow starts. If the LB changed
+ * between read and write, it decides again (ATTEMPTS times); if a write after the lock's fails, or
+ * the start, the lock is given back. Answers the plan started and, with `readLocked`, the locked LB.
+ */
+export async function lockedStart<P extends LockPlan>(
+  deps: LockDeps,
+  lbId: string,
+  attempt: (conflicted: Versioned<LoadBalancer> | undefined) => Promise<P>,
+): Promise<{ plan: P; locked: Versioned<LoadBalancer> | undefined }> {
+  let conflicted: Versioned<LoadBalancer> | undefined;
+  for (let n = 1; ; n++) {
+    const plan = await attempt(conflicted);
+    const owner = executionName(plan.verb ?? plan.flow, lbId, plan.read.version + 1);
+    const executionArn = deps.engine.executionArn(plan.flow, owner);
+    const started: FlowStart = {
+      flow: plan.flow,
+      execution: owner,
+      executionArn,
+      startedAt: new Date().toISOString(),
+      subject: [plan.subject],
+    };
+    let locked: Versioned<LoadBalancer> | undefined;
+    try {
+      const req = {
+        from: plan.from,
+        to: plan.to,
+        owner,
+        executionArn,
+        expectVersion: plan.read.version,
+        usage: plan.usage,
+        set: plan.set,
+        trail: started,
+      };
+      await deps.store.lockWith(lbId, req, plan.writes ?? []);
+      if (plan.readLocked) locked = await deps.store.getLoadBalancer(lbId);
+    } catch (e) {
+      if (e instanceof QuotaExceeded) throw quotaFault(e);
+      if (!(e instanceof LockConflict)) {
+        // A change too big for one transaction writes the rest after the lock's, and an LB-level
+        // change reads the LB after it: when one of those failed (or the answer was lost), the lock is
+        // held and part of the change written. Undo what went through, give it back.
+        await giveBackIfTaken(deps, lbId, owner, e, plan.restore, { charged: plan.usage, undo: plan.undo });
+        throw e;
+      }
+      if (n >= ATTEMPTS || !e.current || !plan.from.includes(e.current.record.provisioning_status)) throw conflictFault(lbId, e.current);
+      conflicted = e.current;
+      continue;
+    }
+    const undo = plan.undo && (() => deps.store.applyAsOwner(lbId, owner, plan.undo!()));
+    const input = { lbId, owner, subject: [plan.subject], ...plan.input };
+    await startOrGiveBack(deps, started, input, plan.restore, { undo, charged: plan.usage, beforeStart: plan.beforeStart });
+    deps.log.info("flow started", { lbId, flow: plan.flow, execution: owner, executionArn, subject: plan.subject });
+    return { plan, locked };
+  }
 }
 
 export interface LockedAction {
@@ -54,73 +168,54 @@ export interface LockedAction {
   wholeTree?: boolean;
 }
 
-const ATTEMPTS = 5;
-
-export const executionName = (verb: string, lbId: string, version: number) => `${verb}-${lbId}-v${version}`;
-
-/** Reads the LB (404 if absent or DELETED), takes its lock, starts the flow; answers the locked LB. */
+/** A change of the LB itself: reads it (404 if absent or DELETED), takes its lock, starts the flow; answers the locked LB. */
 export async function lockAndStart(deps: LockDeps, action: LockedAction, read?: Versioned<LoadBalancer>): Promise<Versioned<LoadBalancer>> {
-  let current = read ?? (await deps.store.getLoadBalancer(action.lbId));
-  for (let attempt = 1; ; attempt++) {
+  const { locked } = await lockedStart(deps, action.lbId, async (conflicted) => {
+    const current = conflicted ?? read ?? (await deps.store.getLoadBalancer(action.lbId));
     if (!current || current.record.provisioning_status === DELETED) throw notFound("Load Balancer", action.lbId);
     if (!action.from.includes(current.record.provisioning_status)) throw immutable("Load Balancer", action.lbId);
     const set = action.prepare?.(current);
-    const owner = executionName(action.verb, action.lbId, current.version + 1);
-    const executionArn = deps.engine.executionArn(action.flow, owner);
-    const subject = [{ kind: "loadbalancer", id: action.lbId }];
-    const started: FlowStart = { flow: action.flow, execution: owner, executionArn, startedAt: new Date().toISOString(), subject };
     const restore: Partial<LoadBalancer> = { provisioning_status: current.record.provisioning_status };
     for (const k of Object.keys(set ?? {}) as (keyof LoadBalancer)[]) (restore as Record<string, unknown>)[k] = current.record[k];
-    let locked: Versioned<LoadBalancer>;
-    try {
-      locked = await deps.store.lock(action.lbId, {
-        from: action.from,
-        to: action.to,
-        owner,
-        executionArn,
-        expectVersion: current.version,
-        set,
-        trail: started,
-      });
-    } catch (e) {
-      if (!(e instanceof LockConflict)) {
-        // (lock() reads the LB after taking it: that read, or a lost answer, may fail with the lock taken.)
-        await giveBackIfTaken(deps, action.lbId, owner, e, restore);
-        throw e;
-      }
-      // Someone else wrote between our read and our write: decide again on what is there now.
-      if (attempt >= ATTEMPTS) throw immutable("Load Balancer", action.lbId);
-      current = e.current;
-      continue;
-    }
     const changes: FlowChanges = action.wholeTree ? WHOLE_TREE : LB_ONLY;
-    await startOrGiveBack(deps, started, { lbId: action.lbId, owner, subject, changes, ...action.input }, restore);
-    deps.log.info("flow started", { lbId: action.lbId, flow: action.flow, execution: owner, executionArn });
-    return locked;
-  }
+    return {
+      read: current,
+      flow: action.flow,
+      verb: action.verb,
+      from: action.from,
+      to: action.to,
+      subject: { kind: "loadbalancer", id: action.lbId },
+      set,
+      restore,
+      readLocked: true,
+      input: { changes, ...action.input },
+    };
+  });
+  return locked!;
 }
 
 /**
- * Starts the execution that owns a lock; if it cannot start, releases the lock, restoring `restore`
- * and giving back the quota `charged` with it. Every locked flow starts here. The LB's flow trail
- * has the start already (`started`, written in the lock's transaction: a quick flow's end must find it).
+ * Starts the execution that owns a lock, after the work it needs done first (`beforeStart`); if it
+ * cannot start, releases the lock, restoring `restore`, running `undo` and giving back the quota
+ * `charged` with it. Every locked flow starts here. The LB's flow trail has the start already
+ * (`started`, written in the lock's transaction: a quick flow's end must find it).
  */
 export async function startOrGiveBack(
   deps: LockDeps,
   started: FlowStart,
   input: Record<string, unknown> & { lbId: string },
   restore: Partial<LoadBalancer>,
-  undo?: () => Promise<void>,
-  charged?: QuotaCharge,
+  opts: { undo?: () => Promise<void>; charged?: QuotaCharge; beforeStart?: (execution: string) => Promise<Record<string, unknown>> } = {},
 ): Promise<void> {
   const { flow, execution: owner } = started;
   flowStarted(started);
   try {
-    await deps.engine.start(flow, owner, input);
+    const more = await opts.beforeStart?.(owner);
+    await deps.engine.start(flow, owner, { ...input, ...more });
   } catch (e) {
     deps.log.error("flow could not start; lock given back", { lbId: input.lbId, flow, execution: owner, error: String(e) });
-    await giveBack(deps, input.lbId, owner, e, "the execution could not be started", restore, undo, charged);
-    // DynamoDB or Step Functions unavailable (a start that writes, as the cross-pool change set's) is the API's 503.
+    await giveBack(deps, input.lbId, owner, e, "the execution could not be started", restore, opts.undo, opts.charged);
+    // DynamoDB or Step Functions unavailable (a write before the start, as the cross-pool change set's) is the API's 503.
     if (isUnavailable(e)) throw e;
     throw new Fault(500, "Provider 'amphora' reports error: the controller could not start the flow.");
   }

@@ -2,13 +2,14 @@
 // the member sets of several pools of ONE load balancer in one request, each matched on (pool_id,
 // address, protocol_port) as the single-pool batch update matches (address, protocol_port). One lock
 // (lockedChange), one flow. The member writes and what they replace (to restore on failure) go to
-// the flow as change-set chunks in the LB's partition, never in the flow's input. New members may ask
+// the flow as change-set chunks in the LB's partition, never in the flow's input: written under the
+// lock before the flow starts (the lock's beforeStart). New members may ask
 // for SR-IOV ports (request_sriov) as in the single-pool batch update, whose planPoolMembers checks them.
 import * as z from "zod";
 import { ACTIVE, PENDING_DELETE, PENDING_UPDATE } from "../constants";
 import { immutable, validation } from "../faults";
 import { authorize, type RequestContext } from "../policy";
-import type { ChangeSetStore, ChildWrite, WorkflowEngine } from "../ports";
+import type { ChangeSetStore, ChildWrite } from "../ports";
 import { MemberPost, memberParents, mutableMemberPool, type Member } from "../resources/member";
 import { uuid } from "../validation";
 import { flavorMetadata, lbOf, lockedChange } from "./children";
@@ -86,18 +87,7 @@ export async function crossPoolUpdateMembers(
   const byPool = new Map<string, CrossPoolMember[]>(poolIds.map((id) => [id, []]));
   for (const m of members) byPool.get(m.pool_id)!.push(m);
 
-  let chunks: ChangeSetChunk[] = [];
-  // The lock is taken by lockedChange; the flow is started by this engine, which first stores the
-  // change set under that lock (the execution's name is the lock owner) and tells the flow how many chunks.
-  const engine: WorkflowEngine = {
-    executionArn: (flow, name) => deps.engine.executionArn(flow, name),
-    describe: (arn) => deps.engine.describe(arn),
-    start: async (flow, name, input) => {
-      await deps.changeSets.putChangeSetChunks(lbId, name, chunks);
-      return deps.engine.start(flow, name, { ...input, chunks: chunks.length });
-    },
-  };
-  await lockedChange({ ...deps, engine }, lbId, { pools: poolIds, poolMembers: true }, async (tree) => {
+  await lockedChange(deps, lbId, { pools: poolIds, poolMembers: true }, async (tree) => {
     authorize(ctx, CROSS_POOL_POLICY, tree.lb.project_id);
     const pools = poolIds.map((id) => mutableMemberPool(tree, id));
     if (tree.lb.provisioning_status !== ACTIVE) throw immutable("Load Balancer", lbId);
@@ -121,11 +111,17 @@ export async function crossPoolUpdateMembers(
       for (const p of memberParents(pool))
         parents.set(`${p.kind}#${p.id}`, { kind: p.kind, id: p.id, set: { provisioning_status: PENDING_UPDATE } });
     }
-    chunks = toChunks(changes);
+    const chunks = toChunks(changes);
     // Only the pools and their listeners are written with the lock; the flow applies the member
     // changes. The new members are charged now (on the net increase, as the single-pool batch).
     const created = changes.filter((c) => c.op === "create").length;
     const quota = { delta: { member: created }, check: { member: created - changes.filter((c) => c.op === "delete").length } };
-    return { flow: MEMBER_CROSS_POOL_FLOW, subject: { kind: "loadbalancer", id: lbId }, writes: [...parents.values()], quota };
+    // The change set is stored under the lock (the execution's name is the lock owner) before the
+    // flow starts, which is told how many chunks it has.
+    const beforeStart = async (execution: string) => {
+      await deps.changeSets.putChangeSetChunks(lbId, execution, chunks);
+      return { chunks: chunks.length };
+    };
+    return { flow: MEMBER_CROSS_POOL_FLOW, subject: { kind: "loadbalancer", id: lbId }, writes: [...parents.values()], quota, beforeStart };
   });
 }

@@ -5,28 +5,8 @@
 import { DELETED, PENDING_DELETE } from "../constants";
 import { quotaMet } from "../faults";
 import { QuotaExceeded, type ChildWrite, type QuotaCharge, type QuotaDelta, type TreeItem } from "../ports";
-import type { QuotaField, QuotaValues } from "../resources/quota";
-
-/** The quota each kind counts against. */
-export const QUOTA_FIELD: Record<string, QuotaField> = {
-  loadbalancer: "load_balancer",
-  listener: "listener",
-  pool: "pool",
-  member: "member",
-  healthmonitor: "health_monitor",
-  l7policy: "l7policy",
-  l7rule: "l7rule",
-};
-/** As Octavia names the resource in "Quota has been met for resources: ...". */
-const RESOURCE: Record<QuotaField, string> = {
-  load_balancer: "Load Balancer",
-  listener: "Listener",
-  pool: "Pool",
-  member: "Member",
-  health_monitor: "Health Monitor",
-  l7policy: "L7 Policy",
-  l7rule: "L7 Rule",
-};
+import type { QuotaValues } from "../resources/quota";
+import { QUOTA_FIELD, QUOTA_RESOURCE } from "../resources/kinds";
 
 /** The project's limits when quotas are enforced (keystone), undefined when they are not (noauth). */
 export type QuotaLimits = (project: string) => Promise<QuotaValues | undefined>;
@@ -56,7 +36,7 @@ export async function charge(
 
 /** QuotaExceeded as Octavia's 403; anything else unchanged. */
 export function quotaFault(e: unknown): unknown {
-  return e instanceof QuotaExceeded ? quotaMet(RESOURCE[e.fields[0]!] ?? String(e.fields[0])) : e;
+  return e instanceof QuotaExceeded ? quotaMet(QUOTA_RESOURCE[e.fields[0]!] ?? String(e.fields[0])) : e;
 }
 
 /**
