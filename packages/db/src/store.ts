@@ -2,14 +2,7 @@
 // generic mechanism over StoredKind descriptors.
 import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
 import { unmarshall } from "@aws-sdk/util-dynamodb";
-import {
-  BatchGetCommand,
-  PutCommand,
-  TransactGetCommand,
-  TransactWriteCommand,
-  UpdateCommand,
-  type DynamoDBDocumentClient,
-} from "@aws-sdk/lib-dynamodb";
+import { BatchGetCommand, PutCommand, TransactGetCommand, TransactWriteCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import {
   DELETED,
   LockConflict,
@@ -32,7 +25,7 @@ import {
   type QuotaDelta,
   QuotaExceeded,
 } from "@ottava/core";
-import { MAX_TRANSACTION, retryConflicts, type TransactItem } from "./client";
+import { DynamoAdapter, MAX_TRANSACTION, retryConflicts, type TransactItem } from "./client";
 import { queryAll } from "./query";
 import { inStorageOrder, partitions, selectedPage } from "./lists";
 import {
@@ -72,18 +65,7 @@ export interface StoreOptions {
   now?: () => Date;
 }
 
-export class DynamoStore implements LoadBalancerStore {
-  private readonly table: string;
-  private readonly now: () => Date;
-
-  constructor(
-    private readonly doc: DynamoDBDocumentClient,
-    private readonly opts: StoreOptions,
-  ) {
-    this.table = opts.tableName;
-    this.now = opts.now ?? (() => new Date());
-  }
-
+export class DynamoStore extends DynamoAdapter<StoreOptions> implements LoadBalancerStore {
   // ---- load balancers -------------------------------------------------------------------------
 
   async getLoadBalancer(id: string): Promise<Versioned<LoadBalancer> | undefined> {
