@@ -22,7 +22,8 @@ import { existsSync, readFileSync } from "node:fs";
 import { appendFile, mkdir, readdir, readFile, rename, rm, stat, symlink, readlink, unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { DriverError, type Logger } from "@ottava/core";
-import { haproxyQuery, startHeartbeats, type HeartbeatSender, type HeartbeatTarget } from "./heartbeat";
+import { haproxyQuery } from "./haproxy-query";
+import { startHeartbeats, type HeartbeatSender, type HeartbeatTarget } from "./heartbeat";
 import { checkConfig, checkNewBinds, haproxyVersion, HaproxyProcess, killStale } from "./process";
 
 /** Longest socket path HAProxy and Node may bind or connect to everywhere (macOS's sun_path is 104 bytes). */
