@@ -16,6 +16,10 @@
 // A Unix socket path is at most 104 bytes on some systems: when <root> is too long for
 // <amphora dir>/<lb id>.sock, the paths HAProxy is given go through a short alias,
 // /tmp/ottava-<hash> → <amphora dir>.
+//
+// One file, long as it is: one class whose every operation on an amphora goes through the same per-amphora
+// instance and queue (run()), so the directory, HAProxy and heartbeat handling cannot be pulled apart
+// without spreading that serialisation over several files.
 import { createHash } from "node:crypto";
 import { execFile } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";

@@ -16,6 +16,9 @@
 //  - a null insert_headers value is not "true" (Octavia's template fails on it).
 // HSTS (API v2.27) is rendered as Octavia master renders it. As in Octavia's combined configuration,
 // the peers of ACTIVE_STANDBY listen on HAPROXY_BASE_PEER_PORT (1025): a listener's peer_port is not read.
+//
+// One file, long as it is: it mirrors Octavia's one combined-listeners templater (jinja_cfg.py's transforms
+// and the templates they feed) section by section, and is read beside it; the view types join the halves.
 import { createHash } from "node:crypto";
 import {
   AMPHORA_ALLOCATED,
