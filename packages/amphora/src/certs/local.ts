@@ -28,6 +28,9 @@ const REF = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,254}$/;
 const X509_BEGIN = "-----BEGIN CERTIFICATE-----";
 const X509_END = "-----END CERTIFICATE-----";
 
+/** The SHA-1 of a PEM, hex: the name of its file on the amphora (<digest>.pem), for a certificate (a TlsContainer's id) or a secret (_process_secret). */
+export const pemDigest = (pem: string): string => createHash("sha1").update(pem, "utf8").digest("hex");
+
 /** A PEM certificate, read; a CertificateError saying `message` when it is not one. */
 export function readCertificate(pem: string, message: string): X509Certificate {
   try {
@@ -109,7 +112,7 @@ export function tlsContainer(cert: TlsCertificate): TlsContainer {
   const key = readPrivateKey(cert.private_key ?? "", cert.private_key_passphrase, "Passphrase required.");
   const type = key.asymmetricKeyType === "rsa" ? "pkcs1" : key.asymmetricKeyType === "ec" ? "sec1" : "pkcs8";
   return {
-    id: createHash("sha1").update(cert.certificate, "utf8").digest("hex"),
+    id: pemDigest(cert.certificate),
     primary_cn: cn.toLowerCase(),
     certificate: cert.certificate,
     private_key: (key.export({ format: "pem", type }) as string).trim(),

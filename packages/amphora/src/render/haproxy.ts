@@ -364,9 +364,10 @@ export function haproxyPeerName(amphoraId: string): string {
 
 /**
  * Octavia's expand_expected_codes ("200-204", "200, 202"), each code stripped of whitespace and the
- * set listed in ascending order.
+ * set listed in ascending order: where HAProxy's configuration departs from Octavia's (see the top).
+ * keepalived's (render/lvs.ts expandExpectedCodes) keeps Octavia's text order.
  */
-function expandExpectedCodes(codes: string): string[] {
+function haproxyExpectedCodes(codes: string): string[] {
   const out = new Set<string>();
   for (const code of pyStrip(codes).split(/\s*,\s*/)) {
     if (!code) continue;
@@ -533,7 +534,7 @@ class Transformer {
         rise_threshold: hm.max_retries,
         http_method: hm.http_method,
         url_path: hm.url_path,
-        expected_codes: truthy(hm.expected_codes) ? expandExpectedCodes(hm.expected_codes!).join("|") : null,
+        expected_codes: truthy(hm.expected_codes) ? haproxyExpectedCodes(hm.expected_codes!).join("|") : null,
         enabled: hm.admin_state_up,
         http_version: hm.http_version,
         domain_name: hm.domain_name,
