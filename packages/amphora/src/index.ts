@@ -19,6 +19,7 @@ export type {
 } from "./rest/driver";
 export * from "./certs/local";
 export * from "./local/heartbeat";
+export * from "./local/haproxy-query";
 export { renderKeepalivedConfig, newVrrpGroup, KEEPALIVED_DEFAULTS, VRRP_AUTH_DEFAULT, VRRP_AUTH_AH, VRRP_ID } from "./render/keepalived";
 export type { KeepalivedConfigInput, KeepalivedSettings, VrrpGroup, AmphoraNetworkConfig, VipSubnet, HostRoute } from "./render/keepalived";
 export {

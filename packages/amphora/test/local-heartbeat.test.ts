@@ -20,18 +20,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { applyStatsUpdates, createLogger, unwrapEnvelope, type HealthStore, type HealthView, type HealthWrite } from "@ottava/core";
 import { HeartbeatReceiver } from "@ottava/controller";
 import { noopDrivers } from "../src/noop";
-import {
-  buildStatsMessage,
-  haproxyQuery,
-  parseShowStat,
-  poolStatusOf,
-  showInfo,
-  showStat,
-  startHeartbeats,
-  StatsCounters,
-  type HeartbeatSender,
-  type StatsMessage,
-} from "../src/local/heartbeat";
+import { buildStatsMessage, startHeartbeats, StatsCounters, type HeartbeatSender, type StatsMessage } from "../src/local/heartbeat";
+import { haproxyQuery, parseShowStat, poolStatusOf, showInfo, showStat } from "../src/local/haproxy-query";
 
 const HAPROXY = "/usr/sbin/haproxy";
 const KEY = `hb-key-${randomUUID()}`;

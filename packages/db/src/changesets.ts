@@ -1,26 +1,15 @@
 // The DynamoDB adapter of the ChangeSetStore port: a flow's data too big for its input (a cross-pool
 // member update's change set), numbered JSON chunks in the LB's partition, out of every index.
-import { DeleteCommand, TransactWriteCommand, type DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import { DeleteCommand, TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
 import type { ChangeSetStore } from "@ottava/core";
-import { retryConflicts } from "./client";
+import { DynamoAdapter, retryConflicts } from "./client";
 import { treePk } from "./items";
 import { getItem, lockLostOr, ownerCheck, partition } from "./owner";
 import type { StoreOptions } from "./store";
 
 const changeSetSk = (owner: string, n?: number) => `CHANGESET#${owner}#${n === undefined ? "" : String(n).padStart(5, "0")}`;
 
-export class DynamoChangeSets implements ChangeSetStore {
-  private readonly table: string;
-  private readonly now: () => Date;
-
-  constructor(
-    private readonly doc: DynamoDBDocumentClient,
-    private readonly opts: StoreOptions,
-  ) {
-    this.table = opts.tableName;
-    this.now = opts.now ?? (() => new Date());
-  }
-
+export class DynamoChangeSets extends DynamoAdapter<StoreOptions> implements ChangeSetStore {
   async putChangeSetChunks(lbId: string, owner: string, chunks: unknown[]): Promise<void> {
     // A week at least: longer than any execution lives; no index attributes, so in no index.
     const expires = Math.floor(this.now().getTime() / 1000) + Math.max(this.opts.expiryAge, 7 * 24 * 3600);

@@ -1,8 +1,28 @@
 // The DynamoDB clients, for AWS or for DynamoDB Local.
-import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import { DynamoDBDocumentClient, type TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
+import { ConditionalCheckFailedException, DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { DynamoDBDocumentClient, UpdateCommand, type TransactWriteCommand, type UpdateCommandInput } from "@aws-sdk/lib-dynamodb";
 import { DynamoFaults, faultingHandler } from "./faults";
 import { addMetering, dynamoMeter, dynamoMeteringEnabled } from "./metering";
+
+/** What every DynamoDB adapter is given: the table, and a clock (tests set it; the wall clock otherwise). */
+export interface AdapterOptions {
+  tableName: string;
+  now?: () => Date;
+}
+
+/** A DynamoDB adapter of a port: its document client, its table and its clock, held once for all of them. */
+export abstract class DynamoAdapter<O extends AdapterOptions = AdapterOptions> {
+  protected readonly table: string;
+  protected readonly now: () => Date;
+
+  constructor(
+    protected readonly doc: DynamoDBDocumentClient,
+    protected readonly opts: O,
+  ) {
+    this.table = opts.tableName;
+    this.now = opts.now ?? (() => new Date());
+  }
+}
 
 /** One item of a TransactWriteItems request. */
 export type TransactItem = NonNullable<ConstructorParameters<typeof TransactWriteCommand>[0]["TransactItems"]>[number];
@@ -59,4 +79,23 @@ export async function retryConflicts<T>(fn: () => Promise<T>, attempts = 8): Pro
       await new Promise((r) => setTimeout(r, Math.random() * 20 * 2 ** i));
     }
   }
+}
+
+/**
+ * Makes a conditional write: true if it was made, false if its condition did not hold
+ * (ConditionalCheckFailedException); any other error is thrown.
+ */
+export async function conditionally(write: () => Promise<unknown>): Promise<boolean> {
+  try {
+    await write();
+    return true;
+  } catch (e) {
+    if (e instanceof ConditionalCheckFailedException) return false;
+    throw e;
+  }
+}
+
+/** A conditional UpdateItem, its transaction conflicts retried: true if made, false if its condition did not hold. */
+export function conditionalUpdate(doc: DynamoDBDocumentClient, input: UpdateCommandInput): Promise<boolean> {
+  return conditionally(() => retryConflicts(() => doc.send(new UpdateCommand(input))));
 }

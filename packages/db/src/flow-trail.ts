@@ -2,9 +2,9 @@
 // the LB's partition, `~FLOW#<started_at>#<execution>` (newest last in key order, after every tree
 // item), in no index; the newest `flowTrailMax` are kept; they expire with the LB.
 import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
-import { DeleteCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import { DeleteCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import type { FlowEnd, FlowEnded, FlowStart, FlowTrailEntry, FlowTrailStore } from "@ottava/core";
-import { retryConflicts } from "./client";
+import { DynamoAdapter, retryConflicts, type AdapterOptions } from "./client";
 import { queryAll } from "./query";
 import { treePk, updateExpression } from "./items";
 import { TTL_ATTRIBUTE } from "./table";
@@ -22,11 +22,9 @@ export const TRAIL_BOUND = "~";
 /** Flow-trail entries kept per load balancer by default. */
 export const FLOW_TRAIL_MAX = 100;
 
-export interface FlowTrailOptions {
-  tableName: string;
+export interface FlowTrailOptions extends AdapterOptions {
   /** Seconds a DELETED record stays before TTL purges it: the trail of a deleted LB goes with it. */
   expiryAge: number;
-  now?: () => Date;
   /** Flow-trail entries kept per load balancer (the newest); default FLOW_TRAIL_MAX. */
   flowTrailMax?: number;
 }
@@ -46,18 +44,7 @@ export function trailItem(lbId: string, start: FlowStart): Item {
   };
 }
 
-export class DynamoFlowTrail implements FlowTrailStore {
-  private readonly table: string;
-  private readonly now: () => Date;
-
-  constructor(
-    private readonly doc: DynamoDBDocumentClient,
-    private readonly opts: FlowTrailOptions,
-  ) {
-    this.table = opts.tableName;
-    this.now = opts.now ?? (() => new Date());
-  }
-
+export class DynamoFlowTrail extends DynamoAdapter<FlowTrailOptions> implements FlowTrailStore {
   /** A start outside a lock's transaction (locked flows write theirs with the lock: trailItem). */
   async recordFlowStart(lbId: string, start: FlowStart): Promise<void> {
     await this.doc.send(new PutCommand({ TableName: this.table, Item: trailItem(lbId, start) }));

@@ -13,7 +13,7 @@
 // decides again), except the amphora's counters, which are read again and reapplied, so no delta is
 // lost or counted twice.
 import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
-import { GetCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import { GetCommand, TransactWriteCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { queryAll } from "./query";
 import {
   DELETED,
@@ -27,7 +27,7 @@ import {
   type ListenerStatsRow,
   type OperatingStatusChange,
 } from "@ottava/core";
-import { MAX_TRANSACTION, retryConflicts, type TransactItem } from "./client";
+import { DynamoAdapter, MAX_TRANSACTION, retryConflicts, type AdapterOptions, type TransactItem } from "./client";
 import {
   AMPHORA,
   LB_SK,
@@ -73,10 +73,7 @@ const PROJECTED = [
   LISTENER_STATS_REV,
 ];
 
-export interface HealthStoreOptions {
-  tableName: string;
-  now?: () => Date;
-}
+export type HealthStoreOptions = AdapterOptions;
 
 interface Entry {
   item: TransactItem;
@@ -84,18 +81,8 @@ interface Entry {
   amphora?: boolean;
 }
 
-export class DynamoHealthStore implements HealthStore {
-  private readonly table: string;
-  private readonly now: () => Date;
+export class DynamoHealthStore extends DynamoAdapter<HealthStoreOptions> implements HealthStore {
   private readonly pointers = new Map<string, string>();
-
-  constructor(
-    private readonly doc: DynamoDBDocumentClient,
-    opts: HealthStoreOptions,
-  ) {
-    this.table = opts.tableName;
-    this.now = opts.now ?? (() => new Date());
-  }
 
   async healthView(amphoraId: string): Promise<HealthView> {
     const none: HealthView = { amphora: undefined, lb: undefined, listeners: [], pools: [], members: [] };

@@ -2,8 +2,8 @@
 // shard), amphorae by status from the admin index, and a lease item so that one health check runs at
 // a time wherever several receivers run.
 import { PutCommand, type DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
-import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
 import { DELETED, type Amphora, type HealthCheckStore } from "@ottava/core";
+import { conditionally } from "./client";
 import { AMPHORA, toRecord } from "./items";
 import { queryIndex } from "./query";
 import { SHARDS } from "./table";
@@ -34,8 +34,8 @@ export class DynamoHealthCheckStore implements HealthCheckStore {
   }
 
   async acquireLease(name: string, holder: string, now: number, until: number): Promise<boolean> {
-    try {
-      await this.doc.send(
+    return conditionally(() =>
+      this.doc.send(
         new PutCommand({
           TableName: this.table,
           Item: { pk: `LEASE#${name}`, sk: "LEASE", holder, until },
@@ -43,12 +43,8 @@ export class DynamoHealthCheckStore implements HealthCheckStore {
           ExpressionAttributeNames: { "#until": "until" },
           ExpressionAttributeValues: { ":h": holder, ":now": now },
         }),
-      );
-      return true;
-    } catch (e) {
-      if (e instanceof ConditionalCheckFailedException) return false;
-      throw e;
-    }
+      ),
+    );
   }
 
   private async all(items: AsyncGenerator<Record<string, unknown>>): Promise<Amphora[]> {

@@ -1,29 +1,17 @@
 // The DynamoDB adapter of the HealthManagerConfigStore port (the amphora agent configuration
 // refresh): the health-manager configuration item, and each amphora's agent generation on its item.
 import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
-import { PutCommand, UpdateCommand, type DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import { PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { DELETED, type HealthManagerConfig, type HealthManagerConfigStore, type HealthManagerRefresh } from "@ottava/core";
-import { retryConflicts } from "./client";
+import { DynamoAdapter, conditionalUpdate, conditionally, retryConflicts } from "./client";
 import { AMPHORA, childSk, treePk } from "./items";
 import { getItem } from "./owner";
-import type { StoreOptions } from "./store";
 
 /** The health-manager configuration item. */
 const HM_PK = "CONFIG#healthmanager";
 const HM_SK = "CONFIG";
 
-export class DynamoHealthManagerConfig implements HealthManagerConfigStore {
-  private readonly table: string;
-  private readonly now: () => Date;
-
-  constructor(
-    private readonly doc: DynamoDBDocumentClient,
-    opts: Pick<StoreOptions, "tableName" | "now">,
-  ) {
-    this.table = opts.tableName;
-    this.now = opts.now ?? (() => new Date());
-  }
-
+export class DynamoHealthManagerConfig extends DynamoAdapter implements HealthManagerConfigStore {
   async getHealthManagerConfig(): Promise<HealthManagerConfig | undefined> {
     const item = await getItem(this.doc, this.table, HM_PK, HM_SK);
     if (!item) return undefined;
@@ -35,8 +23,8 @@ export class DynamoHealthManagerConfig implements HealthManagerConfigStore {
   }
 
   async putHealthManagerConfig(list: string[], expect: number): Promise<boolean> {
-    try {
-      await this.doc.send(
+    return conditionally(() =>
+      this.doc.send(
         new PutCommand({
           TableName: this.table,
           Item: {
@@ -54,12 +42,8 @@ export class DynamoHealthManagerConfig implements HealthManagerConfigStore {
           ExpressionAttributeNames: { "#g": "generation" },
           ExpressionAttributeValues: { ":g": expect },
         }),
-      );
-      return true;
-    } catch (e) {
-      if (e instanceof ConditionalCheckFailedException) return false;
-      throw e;
-    }
+      ),
+    );
   }
 
   async addHealthManagerRefresh(generation: number, add: Partial<HealthManagerRefresh>, page?: string): Promise<boolean> {
@@ -103,23 +87,13 @@ export class DynamoHealthManagerConfig implements HealthManagerConfigStore {
   }
 
   async recordAmphoraAgentGeneration(lbId: string, id: string, generation: number, at: string): Promise<boolean> {
-    try {
-      await retryConflicts(() =>
-        this.doc.send(
-          new UpdateCommand({
-            TableName: this.table,
-            Key: { pk: treePk(lbId), sk: childSk(AMPHORA, id) },
-            UpdateExpression: "SET #ag = :g, #at = :at",
-            ConditionExpression: "attribute_exists(pk) AND #st <> :deleted AND (attribute_not_exists(#ag) OR #ag < :g)",
-            ExpressionAttributeNames: { "#ag": "agent_generation", "#at": "agent_config_at", "#st": "status" },
-            ExpressionAttributeValues: { ":g": generation, ":at": at, ":deleted": DELETED },
-          }),
-        ),
-      );
-      return true;
-    } catch (e) {
-      if (e instanceof ConditionalCheckFailedException) return false;
-      throw e;
-    }
+    return conditionalUpdate(this.doc, {
+      TableName: this.table,
+      Key: { pk: treePk(lbId), sk: childSk(AMPHORA, id) },
+      UpdateExpression: "SET #ag = :g, #at = :at",
+      ConditionExpression: "attribute_exists(pk) AND #st <> :deleted AND (attribute_not_exists(#ag) OR #ag < :g)",
+      ExpressionAttributeNames: { "#ag": "agent_generation", "#at": "agent_config_at", "#st": "status" },
+      ExpressionAttributeValues: { ":g": generation, ":at": at, ":deleted": DELETED },
+    });
   }
 }

@@ -4,17 +4,9 @@
 // under their certificate's expiry; a Query per shard reads only what is due. Every delete and every
 // rotation write is conditioned on what made it due, so a stale index entry (indexes are eventually
 // consistent) or a second housekeeper at the same moment changes nothing it should not.
-import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
-import {
-  BatchWriteCommand,
-  DeleteCommand,
-  GetCommand,
-  TransactWriteCommand,
-  UpdateCommand,
-  type DynamoDBDocumentClient,
-} from "@aws-sdk/lib-dynamodb";
+import { BatchWriteCommand, DeleteCommand, GetCommand, TransactWriteCommand, type DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { AMPHORA_ALLOCATED, DELETED, type Amphora, type DeletedRef, type HousekeepingStore } from "@ottava/core";
-import { retryConflicts } from "./client";
+import { DynamoAdapter, conditionalUpdate, conditionally, retryConflicts } from "./client";
 import {
   AMPHORA,
   LB_SK,
@@ -38,15 +30,9 @@ type Key = { pk: string; sk: string };
 /** DynamoDB's limit of requests in one BatchWriteItem. */
 const BATCH = 25;
 
-export class DynamoHousekeepingStore implements HousekeepingStore {
-  private readonly now: () => Date;
-
-  constructor(
-    private readonly doc: DynamoDBDocumentClient,
-    private readonly table: string,
-    now?: () => Date,
-  ) {
-    this.now = now ?? (() => new Date());
+export class DynamoHousekeepingStore extends DynamoAdapter implements HousekeepingStore {
+  constructor(doc: DynamoDBDocumentClient, table: string, now?: () => Date) {
+    super(doc, { tableName: table, now });
   }
 
   // ---- purge ------------------------------------------------------------------------------------
@@ -81,8 +67,8 @@ export class DynamoHousekeepingStore implements HousekeepingStore {
       if (typeof item.kind === "string" && item.kind in TREE_KINDS && typeof item.id === "string") keys.push(pointerKey(item.id));
     }
     await this.deleteAll(keys);
-    try {
-      await this.doc.send(
+    return conditionally(() =>
+      this.doc.send(
         new DeleteCommand({
           TableName: this.table,
           Key: { pk: treePk(lbId), sk: LB_SK },
@@ -90,12 +76,8 @@ export class DynamoHousekeepingStore implements HousekeepingStore {
           ExpressionAttributeNames: { "#ps": "provisioning_status", "#hk": INDEXES.housekeeping.sk },
           ExpressionAttributeValues: { ":deleted": DELETED, ":before": before },
         }),
-      );
-    } catch (e) {
-      if (e instanceof ConditionalCheckFailedException) return false;
-      throw e;
-    }
-    return true;
+      ),
+    );
   }
 
   async purgeAmphora(lbId: string, id: string, before: string): Promise<boolean> {
@@ -208,22 +190,12 @@ export class DynamoHousekeepingStore implements HousekeepingStore {
   }
 
   private async conditional(lbId: string, id: string, update: ReturnType<typeof updateExpression>, condition: string): Promise<boolean> {
-    try {
-      await retryConflicts(() =>
-        this.doc.send(
-          new UpdateCommand({
-            TableName: this.table,
-            Key: { pk: treePk(lbId), sk: childSk(AMPHORA, id) },
-            ...update,
-            ConditionExpression: condition,
-          }),
-        ),
-      );
-      return true;
-    } catch (e) {
-      if (e instanceof ConditionalCheckFailedException) return false;
-      throw e;
-    }
+    return conditionalUpdate(this.doc, {
+      TableName: this.table,
+      Key: { pk: treePk(lbId), sk: childSk(AMPHORA, id) },
+      ...update,
+      ConditionExpression: condition,
+    });
   }
 }
 

@@ -2,6 +2,7 @@
 // configuration, the catalog, the stores of the jobs, and DynamoDB metering.
 export * from "./client";
 export * from "./metering";
+export * from "./capacity";
 export * from "./faults";
 export * from "./table";
 export * from "./items";

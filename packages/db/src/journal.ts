@@ -12,16 +12,10 @@
 //   (JSON text) or `error_name` / `error_message` of one completed task invocation. Deleted in the
 //   transaction that records the end; `expires_at` as a backstop.
 import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
-import {
-  BatchWriteCommand,
-  GetCommand,
-  PutCommand,
-  QueryCommand,
-  TransactWriteCommand,
-  type DynamoDBDocumentClient,
-} from "@aws-sdk/lib-dynamodb";
+import { BatchWriteCommand, GetCommand, PutCommand, TransactWriteCommand, type DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import type { Config, ExecutionJournal, JournaledExecution, JournaledTask } from "@ottava/core";
-import { MAX_TRANSACTION, createClients, retryConflicts } from "./client";
+import { DynamoAdapter, MAX_TRANSACTION, createClients, retryConflicts } from "./client";
+import { queryAll } from "./query";
 
 const execPk = (flow: string, name: string) => `EXEC#${flow}#${name}`;
 const EXEC_SK = "EXEC";
@@ -50,12 +44,10 @@ function toExecution(item: Item): JournaledExecution {
   return out;
 }
 
-export class DynamoExecutionJournal implements ExecutionJournal {
-  constructor(
-    private readonly doc: DynamoDBDocumentClient,
-    private readonly table: string,
-    private readonly now: () => Date = () => new Date(),
-  ) {}
+export class DynamoExecutionJournal extends DynamoAdapter implements ExecutionJournal {
+  constructor(doc: DynamoDBDocumentClient, table: string, now?: () => Date) {
+    super(doc, { tableName: table, now });
+  }
 
   /** DynamoDB's TTL deletes late: an expired item reads as absent. */
   private live(item: Item | undefined): Item | undefined {
@@ -213,23 +205,13 @@ export class DynamoExecutionJournal implements ExecutionJournal {
     }
   }
 
-  private async query(pk: string, prefix: string): Promise<Item[]> {
-    const out: Item[] = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await this.doc.send(
-        new QueryCommand({
-          TableName: this.table,
-          KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
-          ExpressionAttributeValues: { ":pk": pk, ":prefix": prefix },
-          ConsistentRead: true,
-          ExclusiveStartKey: start,
-        }),
-      );
-      out.push(...(page.Items ?? []));
-      start = page.LastEvaluatedKey;
-    } while (start);
-    return out;
+  private query(pk: string, prefix: string): Promise<Item[]> {
+    return queryAll(this.doc, {
+      TableName: this.table,
+      KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
+      ExpressionAttributeValues: { ":pk": pk, ":prefix": prefix },
+      ConsistentRead: true,
+    });
   }
 }
 

@@ -4,7 +4,7 @@
 // and its amphorae. One generic mechanism over StoredKind descriptors; see packages/db/README.md,
 // "The lock protocol".
 import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
-import { TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import { TransactWriteCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import {
   LockConflict,
   LockLost,
@@ -47,17 +47,7 @@ export interface StoreOptions {
   now?: () => Date;
 }
 
-export class DynamoStore extends DynamoTreeReads implements LoadBalancerStore {
-  private readonly now: () => Date;
-
-  constructor(
-    doc: DynamoDBDocumentClient,
-    private readonly opts: StoreOptions,
-  ) {
-    super(doc, opts.tableName);
-    this.now = opts.now ?? (() => new Date());
-  }
-
+export class DynamoStore extends DynamoTreeReads<StoreOptions> implements LoadBalancerStore {
   // ---- load balancers -------------------------------------------------------------------------
 
   async createLoadBalancer(

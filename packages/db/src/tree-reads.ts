@@ -3,7 +3,7 @@
 // writes: DynamoStore (store.ts) adds the lock and every write under it on top of them. See
 // packages/db/README.md, "What a change reads".
 import { unmarshall } from "@aws-sdk/util-dynamodb";
-import { BatchGetCommand, TransactGetCommand, type DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import { BatchGetCommand, TransactGetCommand } from "@aws-sdk/lib-dynamodb";
 import {
   DELETED,
   invalidMarker,
@@ -17,7 +17,7 @@ import {
   type TreeRecord,
   type Versioned,
 } from "@ottava/core";
-import { MAX_TRANSACTION, retryConflicts } from "./client";
+import { DynamoAdapter, MAX_TRANSACTION, retryConflicts, type AdapterOptions } from "./client";
 import { queryAll } from "./query";
 import { inStorageOrder, partitions, selectedPage } from "./lists";
 import {
@@ -43,12 +43,7 @@ import { getItem, partition } from "./owner";
 
 export type Item = Record<string, unknown>;
 
-export class DynamoTreeReads {
-  constructor(
-    protected readonly doc: DynamoDBDocumentClient,
-    protected readonly table: string,
-  ) {}
-
+export class DynamoTreeReads<O extends AdapterOptions = AdapterOptions> extends DynamoAdapter<O> {
   async getLoadBalancer(id: string): Promise<Versioned<LoadBalancer> | undefined> {
     const item = await getItem(this.doc, this.table, treePk(id), LB_SK);
     return item && versioned<LoadBalancer>(item);

@@ -4,7 +4,9 @@
 // VIPs, the amphora's id for its VRRP address), `port_id`, `allocated_at`. One partition: the local
 // data plane hands out at most a range of addresses, all read by one Query to find a free one.
 import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
-import { DeleteCommand, PutCommand, QueryCommand, type DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import { DeleteCommand, PutCommand, type DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import { conditionally } from "./client";
+import { queryAll } from "./query";
 
 export const LOCAL_VIP_PK = "LOCALVIP";
 export const localVipSk = (address: string) => `ADDR#${address}`;
@@ -26,24 +28,18 @@ export class DynamoVipStore {
 
   /** Every address handed out (one consistent Query of the partition, paged). */
   async allocated(): Promise<LocalAddressAllocation[]> {
-    const out: LocalAddressAllocation[] = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await this.doc.send(
-        new QueryCommand({
-          TableName: this.table,
-          KeyConditionExpression: "pk = :pk",
-          ExpressionAttributeValues: { ":pk": LOCAL_VIP_PK },
-          ConsistentRead: true,
-          ExclusiveStartKey: start,
-        }),
-      );
-      for (const item of page.Items ?? []) {
-        out.push({ address: item.address, owner: item.owner, port_id: item.port_id, allocated_at: item.allocated_at });
-      }
-      start = page.LastEvaluatedKey;
-    } while (start);
-    return out;
+    const items = await queryAll(this.doc, {
+      TableName: this.table,
+      KeyConditionExpression: "pk = :pk",
+      ExpressionAttributeValues: { ":pk": LOCAL_VIP_PK },
+      ConsistentRead: true,
+    });
+    return items.map((item) => ({
+      address: item.address as string,
+      owner: item.owner as string,
+      port_id: item.port_id as string,
+      allocated_at: item.allocated_at as string,
+    }));
   }
 
   /**
@@ -52,8 +48,8 @@ export class DynamoVipStore {
    * can never both win an address.
    */
   async claim(address: string, owner: string, portId: string): Promise<boolean> {
-    try {
-      await this.doc.send(
+    return conditionally(() =>
+      this.doc.send(
         new PutCommand({
           TableName: this.table,
           Item: { pk: LOCAL_VIP_PK, sk: localVipSk(address), address, owner, port_id: portId, allocated_at: new Date().toISOString() },
@@ -61,12 +57,8 @@ export class DynamoVipStore {
           ExpressionAttributeNames: { "#owner": "owner" },
           ExpressionAttributeValues: { ":owner": owner },
         }),
-      );
-      return true;
-    } catch (e) {
-      if (e instanceof ConditionalCheckFailedException) return false;
-      throw e;
-    }
+      ),
+    );
   }
 
   /** Gives `address` back, only if `owner` holds it (a second release, or someone else's address, changes nothing). */

@@ -12,6 +12,9 @@
 // running it (deterministic replay): the run takes the very path it took, Retry, Catch, Choice and Map
 // iterations included, up to where the process stopped; only what was in flight then really runs
 // again, which is safe because every task is idempotent (packages/controller/test/idempotency.test.ts).
+//
+// One file, long as it is: recording to the journal and replaying from it are woven into the run of an
+// execution (each Task handler answers from the journal or runs and records), so they live with the engine.
 import "./polyfill";
 import { createHash } from "node:crypto";
 import { StateMachine } from "aws-local-stepfunctions";

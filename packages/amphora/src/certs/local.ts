@@ -7,7 +7,7 @@
 // they are random UUIDs, and whoever knows one may use it. Unlike Octavia's, a reference must be a
 // plain file name (letters, digits, ".", "_", "-", not starting with "."): no reference reads a file
 // outside the storage directory. PEM contents are never logged.
-import { createHash, createPrivateKey, randomUUID, X509Certificate } from "node:crypto";
+import { createHash, createPrivateKey, randomUUID, X509Certificate, type KeyObject } from "node:crypto";
 import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { CertificateError, type CertManager, type Config, type Logger, type TlsCertificate } from "@ottava/core";
@@ -27,6 +27,27 @@ export interface StoredCertificate {
 const REF = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,254}$/;
 const X509_BEGIN = "-----BEGIN CERTIFICATE-----";
 const X509_END = "-----END CERTIFICATE-----";
+
+/** The SHA-1 of a PEM, hex: the name of its file on the amphora (<digest>.pem), for a certificate (a TlsContainer's id) or a secret (_process_secret). */
+export const pemDigest = (pem: string): string => createHash("sha1").update(pem, "utf8").digest("hex");
+
+/** A PEM certificate, read; a CertificateError saying `message` when it is not one. */
+export function readCertificate(pem: string, message: string): X509Certificate {
+  try {
+    return new X509Certificate(pem);
+  } catch {
+    throw new CertificateError(message);
+  }
+}
+
+/** A PEM private key, decrypted with its passphrase when one is given; a CertificateError saying `message` when it cannot be read. */
+export function readPrivateKey(pem: string, passphrase: string | null | undefined, message: string): KeyObject {
+  try {
+    return createPrivateKey({ key: pem, format: "pem", ...(passphrase ? { passphrase } : {}) });
+  } catch {
+    throw new CertificateError(message);
+  }
+}
 
 /**
  * cert_parser.get_intermediates_pems for PEM input: each BEGIN/END CERTIFICATE block, parsed and
@@ -55,12 +76,7 @@ export function intermediatePems(intermediates: string): string[] {
  * key (decrypted with the passphrase) is the certificate's. Throws a CertificateError saying which is wrong.
  */
 export function validateCertificate(c: StoredCertificate): void {
-  let cert: X509Certificate;
-  try {
-    cert = new X509Certificate(c.certificate);
-  } catch {
-    throw new CertificateError("Could not read X509 from PEM");
-  }
+  const cert = readCertificate(c.certificate, "Could not read X509 from PEM");
   if (c.intermediates) {
     try {
       intermediatePems(c.intermediates);
@@ -68,16 +84,8 @@ export function validateCertificate(c: StoredCertificate): void {
       throw new CertificateError("Could not read the intermediates: each must be an X509 PEM certificate");
     }
   }
-  let key: ReturnType<typeof createPrivateKey>;
-  try {
-    key = createPrivateKey({
-      key: c.private_key,
-      format: "pem",
-      ...(c.private_key_passphrase ? { passphrase: c.private_key_passphrase } : {}),
-    });
-  } catch {
-    throw new CertificateError("Passphrase required."); // Octavia's NeedsPassphrase: an unreadable or encrypted key
-  }
+  // Octavia's NeedsPassphrase: an unreadable or encrypted key.
+  const key = readPrivateKey(c.private_key, c.private_key_passphrase, "Passphrase required.");
   if (!cert.checkPrivateKey(key)) throw new CertificateError("Key and x509 certificate do not match");
 }
 
@@ -98,27 +106,13 @@ export interface TlsContainer {
  * (prepare_private_key). Throws a CertificateError when the certificate or the key cannot be read.
  */
 export function tlsContainer(cert: TlsCertificate): TlsContainer {
-  let x509: X509Certificate;
-  try {
-    x509 = new X509Certificate(cert.certificate);
-  } catch {
-    throw new CertificateError("Could not read X509 from PEM");
-  }
+  const x509 = readCertificate(cert.certificate, "Could not read X509 from PEM");
   const cn = /^CN=(.*)$/m.exec(x509.subject)?.[1];
   if (cn === undefined) throw new CertificateError("Could not read X509 from PEM"); // get_host_names: no CN
-  let key: ReturnType<typeof createPrivateKey>;
-  try {
-    key = createPrivateKey({
-      key: cert.private_key ?? "",
-      format: "pem",
-      ...(cert.private_key_passphrase ? { passphrase: cert.private_key_passphrase } : {}),
-    });
-  } catch {
-    throw new CertificateError("Passphrase required.");
-  }
+  const key = readPrivateKey(cert.private_key ?? "", cert.private_key_passphrase, "Passphrase required.");
   const type = key.asymmetricKeyType === "rsa" ? "pkcs1" : key.asymmetricKeyType === "ec" ? "sec1" : "pkcs8";
   return {
-    id: createHash("sha1").update(cert.certificate, "utf8").digest("hex"),
+    id: pemDigest(cert.certificate),
     primary_cn: cn.toLowerCase(),
     certificate: cert.certificate,
     private_key: (key.export({ format: "pem", type }) as string).trim(),

@@ -16,13 +16,18 @@
 // A Unix socket path is at most 104 bytes on some systems: when <root> is too long for
 // <amphora dir>/<lb id>.sock, the paths HAProxy is given go through a short alias,
 // /tmp/ottava-<hash> → <amphora dir>.
+//
+// One file, long as it is: one class whose every operation on an amphora goes through the same per-amphora
+// instance and queue (run()), so the directory, HAProxy and heartbeat handling cannot be pulled apart
+// without spreading that serialisation over several files.
 import { createHash } from "node:crypto";
 import { execFile } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { appendFile, mkdir, readdir, readFile, rename, rm, stat, symlink, readlink, unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { DriverError, type Logger } from "@ottava/core";
-import { haproxyQuery, startHeartbeats, type HeartbeatSender, type HeartbeatTarget } from "./heartbeat";
+import { haproxyQuery } from "./haproxy-query";
+import { startHeartbeats, type HeartbeatSender, type HeartbeatTarget } from "./heartbeat";
 import { checkConfig, checkNewBinds, haproxyVersion, HaproxyProcess, killStale } from "./process";
 
 /** Longest socket path HAProxy and Node may bind or connect to everywhere (macOS's sun_path is 104 bytes). */

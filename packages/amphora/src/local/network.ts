@@ -4,9 +4,9 @@
 // balancers of a stack ever share one; a released address can be handed out again. There are no
 // security groups nor ports here: every security group id exists (as the no-op driver answers), port
 // ids are made up, and the "network" and "subnet" of the range have fixed ids derived from it.
-import { createHash } from "node:crypto";
 import { isIPv4 } from "node:net";
 import { Fault, type Amphora, type AmphoraPorts, type LoadBalancer, type NetworkDriver, type Vip, type VipRequest } from "@ottava/core";
+import { uuidOf } from "../noop";
 
 /** Where allocations are recorded (packages/db's DynamoVipStore). */
 export interface VipAllocations {
@@ -20,12 +20,6 @@ export interface VipAllocations {
 
 const toInt = (ip: string) => ip.split(".").reduce((n, o) => n * 256 + Number(o), 0);
 const toIp = (n: number) => [24, 16, 8, 0].map((s) => Math.floor(n / 2 ** s) % 256).join(".");
-
-/** A UUID derived from text (so the range's network and subnet keep their ids across restarts). */
-function uuidOf(text: string): string {
-  const h = createHash("sha256").update(text).digest("hex");
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-${((parseInt(h[16]!, 16) & 3) | 8).toString(16)}${h.slice(17, 20)}-${h.slice(20, 32)}`;
-}
 
 /** An IPv4 range (CIDR): its usable addresses are those between the network and broadcast addresses. */
 export class AddressRange {
@@ -42,6 +36,7 @@ export class AddressRange {
     const start = toInt(base) - (toInt(base) % size);
     this.first = start + 1;
     this.last = start + size - 2;
+    // Derived from the range: its network and subnet keep their ids across restarts.
     this.networkId = uuidOf(`ottava-local-network/${cidr}`);
     this.subnetId = uuidOf(`ottava-local-subnet/${cidr}`);
   }

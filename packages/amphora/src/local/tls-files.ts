@@ -4,11 +4,10 @@
 // certificate, its key without a passphrase, its intermediates), each listener's crt-list as
 // `<listener id>.pem` (the paths of its default certificate, then its SNI certificates), each secret
 // (client CA, CRL) as `<SHA-1 of the secret>.pem`. Contents are secret: never logged.
-import { createHash } from "node:crypto";
 import { DriverError, type CertManager, type L7Policy, type Listener, type Pool, type Tree } from "@ottava/core";
 import { haproxyListeners, type HaproxyCertPaths, type HaproxyListenerCerts, type HaproxyPoolCerts } from "../render/haproxy";
 import { osPathJoin } from "../render/common";
-import { buildPem, tlsContainer } from "../certs/local";
+import { buildPem, pemDigest, tlsContainer } from "../certs/local";
 
 export interface TlsFiles {
   /** File name under <base_cert_dir>/<lb id>/ → content. */
@@ -16,8 +15,6 @@ export interface TlsFiles {
   /** What the renderer is told of them. */
   paths: HaproxyCertPaths;
 }
-
-const sha1 = (text: string) => createHash("sha1").update(text, "utf8").digest("hex");
 
 /**
  * The files of `tree`'s HAProxy listeners and their pools, read through `certs` with the
@@ -47,7 +44,7 @@ export async function tlsFiles(tree: Tree, certs: CertManager, baseCertDir: stri
   };
   const secret = async (project: string, ref: string, what: string): Promise<string> => {
     const pem = await read(what, ref, () => certs.getSecret(project, ref));
-    const name = `${sha1(pem)}.pem`;
+    const name = `${pemDigest(pem)}.pem`;
     files[name] = pem;
     return name;
   };

@@ -16,6 +16,9 @@
 //  - a null insert_headers value is not "true" (Octavia's template fails on it).
 // HSTS (API v2.27) is rendered as Octavia master renders it. As in Octavia's combined configuration,
 // the peers of ACTIVE_STANDBY listen on HAPROXY_BASE_PEER_PORT (1025): a listener's peer_port is not read.
+//
+// One file, long as it is: it mirrors Octavia's one combined-listeners templater (jinja_cfg.py's transforms
+// and the templates they feed) section by section, and is read beside it; the view types join the halves.
 import { createHash } from "node:crypto";
 import {
   AMPHORA_ALLOCATED,
@@ -360,9 +363,10 @@ export function haproxyPeerName(amphoraId: string): string {
 
 /**
  * Octavia's expand_expected_codes ("200-204", "200, 202"), each code stripped of whitespace and the
- * set listed in ascending order.
+ * set listed in ascending order: where HAProxy's configuration departs from Octavia's (see the top).
+ * keepalived's (render/lvs.ts expandExpectedCodes) keeps Octavia's text order.
  */
-function expandExpectedCodes(codes: string): string[] {
+function haproxyExpectedCodes(codes: string): string[] {
   const out = new Set<string>();
   for (const code of pyStrip(codes).split(/\s*,\s*/)) {
     if (!code) continue;
@@ -529,7 +533,7 @@ class Transformer {
         rise_threshold: hm.max_retries,
         http_method: hm.http_method,
         url_path: hm.url_path,
-        expected_codes: truthy(hm.expected_codes) ? expandExpectedCodes(hm.expected_codes!).join("|") : null,
+        expected_codes: truthy(hm.expected_codes) ? haproxyExpectedCodes(hm.expected_codes!).join("|") : null,
         enabled: hm.admin_state_up,
         http_version: hm.http_version,
         domain_name: hm.domain_name,

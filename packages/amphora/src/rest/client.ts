@@ -1,4 +1,7 @@
 // The amphora agent's REST client, as Octavia's AmphoraAPIClientBase and AmphoraAPIClient1_0 (amphorae/drivers/haproxy/rest_api_driver.py): API 1.0 over mutual TLS.
+//
+// One file, long as it is: the transport (TLS, retries, Octavia's error mapping) and the API 1.0 calls are
+// read beside Octavia's two client classes, which share one file too; each call is a line or two over request().
 import { Agent, request as httpsRequest } from "node:https";
 import type { IncomingMessage } from "node:http";
 import { isIP } from "node:net";

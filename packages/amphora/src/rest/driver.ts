@@ -18,7 +18,7 @@ import {
   type Pool,
   type Tree,
 } from "@ottava/core";
-import { buildPem, tlsContainer } from "../certs/local";
+import { buildPem, pemDigest, tlsContainer } from "../certs/local";
 import {
   HAPROXY_DEFAULT_SETTINGS,
   haproxyListeners,
@@ -86,7 +86,6 @@ export const hasAgent = (driver: AmphoraDriver): driver is AmphoraDriver & Agent
   typeof (driver as Partial<AgentConnectivity>).agentReachable === "function";
 
 const md5 = (data: string) => createHash("md5").update(data, "utf8").digest("hex");
-const sha1 = (data: string) => createHash("sha1").update(data, "utf8").digest("hex");
 
 /** The default VRRP group of an LB: see RestAmphoraDriverOptions.vrrpGroup. */
 export function derivedVrrpGroup(lb: LoadBalancer, settings: Partial<KeepalivedSettings> = {}): VrrpGroup {
@@ -286,7 +285,7 @@ export class HaproxyAmphoraLoadBalancerDriver implements AmphoraDriver, AgentCon
   ): Promise<string | null> {
     if (!ref) return null;
     const secret = await this.opts.certManager.getSecret(owner.project_id, ref);
-    const name = `${sha1(secret)}.pem`;
+    const name = `${pemDigest(secret)}.pem`;
     await this.uploadCertIfChanged(amphora, objId, secret, name);
     return name;
   }

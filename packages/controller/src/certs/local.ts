@@ -10,7 +10,8 @@
 //
 // The private keys never leave the task that makes them except to the driver: not in a flow's
 // state, not in a log line, not in the store.
-import { createPrivateKey, createPublicKey, randomBytes, X509Certificate, type KeyObject, type webcrypto } from "node:crypto";
+import { randomBytes, type KeyObject, type webcrypto } from "node:crypto";
+import { readCertificate, readPrivateKey } from "@ottava/amphora";
 import { CertificateError, type CaMaterial, type CertGenerator, type Config, type Logger, type ServerPem } from "@ottava/core";
 import { x509 } from "./x509";
 
@@ -83,23 +84,14 @@ function signingAlgorithmOf(key: KeyObject): {
 /** Reads and checks a CA: the key must open (with its passphrase) and belong to the certificate. */
 async function loadCa(ca: CaMaterial): Promise<LoadedCa> {
   const lib = await x509();
-  let key: KeyObject;
-  try {
-    key = createPrivateKey({ key: ca.privateKey, format: "pem", ...(ca.passphrase ? { passphrase: ca.passphrase } : {}) });
-  } catch {
-    // Node's message says nothing of the key; ours says even less.
-    throw new CertificateError(
-      "the CA private key (OTTAVA_CA_PRIVATE_KEY) could not be read: not a PEM private key, or a wrong or missing passphrase",
-    );
-  }
-  let certificate: X509Certificate;
-  try {
-    certificate = new X509Certificate(ca.certificate);
-  } catch {
-    throw new CertificateError("the CA certificate (OTTAVA_CA_CERTIFICATE) is not a PEM certificate");
-  }
-  const spki = (k: KeyObject) => k.export({ type: "spki", format: "der" });
-  if (!spki(createPublicKey(key)).equals(spki(certificate.publicKey))) {
+  // Node's message says nothing of the key; ours says even less.
+  const key = readPrivateKey(
+    ca.privateKey,
+    ca.passphrase,
+    "the CA private key (OTTAVA_CA_PRIVATE_KEY) could not be read: not a PEM private key, or a wrong or missing passphrase",
+  );
+  const certificate = readCertificate(ca.certificate, "the CA certificate (OTTAVA_CA_CERTIFICATE) is not a PEM certificate");
+  if (!certificate.checkPrivateKey(key)) {
     throw new CertificateError("the CA private key does not belong to the CA certificate");
   }
   const { importAlg, sign } = signingAlgorithmOf(key);
