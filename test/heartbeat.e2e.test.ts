@@ -16,7 +16,7 @@ import { createLogger, wrapEnvelope, type ComputeDriver } from "@ottava/core";
 import { DynamoHealthStore, DynamoStore, createClients } from "@ottava/db";
 import { HeartbeatReceiver } from "@ottava/controller";
 import { startStack, waitSettled, type Stack } from "./support/stack";
-import { inProcessApp, SUBNET } from "./support/app";
+import { inProcessApp, SUBNET } from "@ottava/local/testing";
 
 /** Reads specs (JSON lines) and answers, per spec, a JSON line of [base64 envelope, message] per beat. */
 const OCTAVIA_AGENT = `

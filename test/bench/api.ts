@@ -406,7 +406,7 @@ async function templateOf(b: Bench, tree: Tree): Promise<Template> {
  */
 async function copyTree(b: Bench, template: Template, count: number, since: number): Promise<Tree[]> {
   const db = await import("@ottava/db");
-  const { usageUpdate } = await import("../../packages/db/src/usage");
+  const { usageUpdate } = await import("@ottava/db/usage");
   const { BatchWriteCommand, UpdateCommand } = await import("@aws-sdk/lib-dynamodb");
   const pattern = new RegExp([...template.owned].join("|"), "g");
   const json = template.items.map((i) => JSON.stringify(i));

@@ -13,13 +13,13 @@ import { randomUUID } from "node:crypto";
 import { createSocket, type Socket } from "node:dgram";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from "node:fs";
 import { createServer as createHttpServer, get as httpGet, type Server } from "node:http";
-import { createServer as createTcpServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { applyStatsUpdates, createLogger, unwrapEnvelope, type HealthStore, type HealthView, type HealthWrite } from "@ottava/core";
 import { HeartbeatReceiver } from "@ottava/controller";
 import { noopDrivers } from "../src/noop";
+import { freePort } from "../src/local/free-port";
 import {
   buildStatsMessage,
   haproxyQuery,
@@ -51,14 +51,6 @@ let pidFile: string;
 let haproxy: ChildProcess;
 let web: Server;
 let frontendPort: number;
-
-const freePort = () =>
-  new Promise<number>((ok) => {
-    const s = createTcpServer().listen(0, "127.0.0.1", () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => ok(port));
-    });
-  });
 
 async function eventually<T>(read: () => Promise<T>, check: (v: T) => void, ms = 15_000): Promise<T> {
   const until = Date.now() + ms;

@@ -12,8 +12,8 @@ import {
   type VipPlugNetworkConfig,
 } from "@ottava/amphora";
 import { splitPem } from "../src/rest/client";
-import { startFakeAgent, testPki, type FakeAgent, type TestPki } from "../../../test/support/agent/fake-agent";
-import { amphora, listener, loadBalancer, member, pool, tree } from "../../../test/support/agent/tree";
+import { startFakeAgent, testPki, type FakeAgent, type TestPki } from "./support/fake-agent";
+import { amphora, listener, loadBalancer, member, pool, tree } from "./support/tree";
 
 let pki: TestPki;
 const agents: FakeAgent[] = [];

@@ -1,6 +1,6 @@
 // The cross-pool member batch update (PUT /v2/lbaas/pools/members, specs/member-update-across-pools.rst).
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { fault, inProcessApp, pick, PROJECT, record, seed, SUBNET } from "../../../test/support/app";
+import { fault, inProcessApp, pick, PROJECT, record, seed, SUBNET, activeLb } from "@ottava/local/testing";
 
 type App = Awaited<ReturnType<typeof inProcessApp>>;
 let t: App;
@@ -10,13 +10,6 @@ const NOBODY = "11111111-2222-3333-4444-555555555555";
 
 const put = (app: App, members: Record<string, unknown>[], query = "", prefix = "/v2") =>
   app.call("PUT", `${prefix}/lbaas/pools/members${query}`, { members });
-
-async function activeLb(app: App = t) {
-  const res = await app.call("POST", LBS, { loadbalancer: { vip_subnet_id: SUBNET } });
-  expect(res.status).toBe(201);
-  await app.settle();
-  return res.body.loadbalancer.id as string;
-}
 
 const pool = (lbId: string) => record(lbId, { protocol: "HTTP", lb_algorithm: "ROUND_ROBIN", name: "" });
 const member = (lbId: string, poolId: string, address: string, port: number, fields: Record<string, unknown> = {}) =>
@@ -38,7 +31,7 @@ const member = (lbId: string, poolId: string, address: string, port: number, fie
 
 /** An ACTIVE LB with `n` ACTIVE pools (seeded, no flows) and the given members. */
 async function lbWithPools(app: App, n: number, members: (pools: string[], lbId: string) => ReturnType<typeof member>[] = () => []) {
-  const lbId = await activeLb(app);
+  const lbId = (await activeLb(app)).id;
   const pools = Array.from({ length: n }, () => pool(lbId));
   const ids = pools.map((p) => p.id);
   const ms = members(ids, lbId);

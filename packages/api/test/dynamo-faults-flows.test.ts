@@ -7,8 +7,8 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { createLogger, repairStuck } from "@ottava/core";
 import { DynamoRepairStore, createClients } from "@ottava/db";
-import { inProcessApp, SUBNET } from "../../../test/support/app";
-import { captureOutput, jsonLines } from "../../../test/support/output";
+import { inProcessApp, SUBNET, activeLb } from "@ottava/local/testing";
+import { captureOutput, jsonLines } from "@ottava/core/testing";
 import * as faults from "./support/faults";
 import { LBS } from "./support/faults";
 
@@ -18,7 +18,6 @@ let base: App;
 beforeAll(async () => {
   base = await inProcessApp();
 });
-const activeLb = (body?: Record<string, unknown>) => faults.activeLb(base, body);
 const activePool = (lbId: string) => faults.activePool(base, lbId);
 const nothingHeld = (lbId: string) => faults.nothingHeld(base, lbId);
 const newestFlow = (lbId: string) => faults.newestFlow(base, lbId);
@@ -63,7 +62,7 @@ describe("a task meets DynamoDB faults beyond the SDK's retries; the flow's Retr
   );
 
   it.concurrent("an update's task (updateAmphoraeConfig: its tree Query throttled 4 times): ACTIVE with the update", async ({ expect }) => {
-    const lbId = await activeLb();
+    const lbId = (await activeLb(base)).id;
     const f = await faulty("Query@updateAmphoraeConfig:throttle:4");
     expect((await f.call("PUT", `${LBS}/${lbId}`, { loadbalancer: { name: "renamed" } })).status).toBe(200);
     await f.settle();
@@ -74,7 +73,7 @@ describe("a task meets DynamoDB faults beyond the SDK's retries; the flow's Retr
   });
 
   it.concurrent("a delete's task (deleteAmphorae: its amphora write fails 4 times): DELETED", async ({ expect }) => {
-    const lbId = await activeLb();
+    const lbId = (await activeLb(base)).id;
     const f = await faulty("TransactWriteItems@deleteAmphorae:internal:4");
     expect((await f.call("DELETE", `${LBS}/${lbId}`)).status).toBe(204);
     await f.settle();
@@ -90,7 +89,7 @@ describe("a task meets DynamoDB faults beyond the SDK's retries; the flow's Retr
   it.concurrent(
     "the finish writes (finishChange: the write that releases the lock fails 4 times, after its objects' and the trail's): ACTIVE, one trail end",
     async ({ expect }) => {
-      const lbId = await activeLb();
+      const lbId = (await activeLb(base)).id;
       // finishChange's UpdateItems: 1 the trail's end, 2 to 5 the LB's release; the retry writes both again (the trail's end once).
       const f = await faulty("UpdateItem@finishChange:internal:2-5");
       const res = await f.call("POST", "/v2/lbaas/listeners", { listener: { loadbalancer_id: lbId, protocol: "HTTP", protocol_port: 80 } });
@@ -107,7 +106,7 @@ describe("a task meets DynamoDB faults beyond the SDK's retries; the flow's Retr
   it.concurrent(
     "the cross-pool chunk task (applyMemberChunk: the member writes lose the connection 4 times): the members ACTIVE",
     async ({ expect }) => {
-      const lbId = await activeLb();
+      const lbId = (await activeLb(base)).id;
       const poolId = await activePool(lbId);
       const f = await faulty("TransactWriteItems@applyMemberChunk:drop:4");
       const members = [1, 2, 3].map((i) => ({ pool_id: poolId, address: `192.0.20.${i}`, protocol_port: 80 }));
@@ -125,7 +124,7 @@ describe("faults that outlast the flow's retries end in its Catch, never PENDING
   it.concurrent(
     "a listener create whose config task always fails, and whose fail writes fail once: the listener ERROR, the LB ACTIVE",
     async ({ expect }) => {
-      const lbId = await activeLb();
+      const lbId = (await activeLb(base)).id;
       const f = await faulty("*@updateAmphoraeConfig:internal, TransactWriteItems@failChange:internal:4");
       const res = await f.call("POST", "/v2/lbaas/listeners", { listener: { loadbalancer_id: lbId, protocol: "HTTP", protocol_port: 81 } });
       expect(res.status).toBe(201);
@@ -167,7 +166,7 @@ describe("faults that outlast the flow's retries end in its Catch, never PENDING
   it.concurrent(
     "when even the failure handler cannot write, the execution fails holding the lock, and housekeeping's repair moves all to ERROR",
     async ({ expect }) => {
-      const lbId = await activeLb();
+      const lbId = (await activeLb(base)).id;
       const f = await faulty("*@updateAmphoraeConfig:internal, *@failChange:internal");
       const res = await f.call("POST", "/v2/lbaas/listeners", { listener: { loadbalancer_id: lbId, protocol: "HTTP", protocol_port: 82 } });
       expect(res.status).toBe(201);

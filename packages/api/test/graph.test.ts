@@ -1,6 +1,6 @@
 // The fully populated load-balancer create: the whole tree in one POST, built by one flow.
 import { beforeAll, describe, expect, it } from "vitest";
-import { inProcessApp, pick, SUBNET } from "../../../test/support/app";
+import { inProcessApp, pick, SUBNET } from "@ottava/local/testing";
 
 let t: Awaited<ReturnType<typeof inProcessApp>>;
 const LBS = "/v2/lbaas/loadbalancers";

@@ -1,7 +1,7 @@
 // Health monitors (octavia/api/v2/controllers/health_monitor.py), in process over DynamoDB Local and the real ASL.
 import { randomUUID } from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
-import { fault, inProcessApp, pick, PROJECT, seed, SUBNET } from "../../../test/support/app";
+import { fault, inProcessApp, pick, PROJECT, seed, SUBNET } from "@ottava/local/testing";
 
 type App = Awaited<ReturnType<typeof inProcessApp>>;
 let t: App;

@@ -5,7 +5,7 @@ import { randomUUID } from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
 import { ACTIVE, type LoadBalancer } from "@ottava/core";
 import { enableDynamoMetering, type DynamoMeter } from "@ottava/db";
-import { inProcessApp, PROJECT, SUBNET } from "../../../test/support/app";
+import { inProcessApp, PROJECT, SUBNET } from "@ottava/local/testing";
 
 type App = Awaited<ReturnType<typeof inProcessApp>>;
 type Obj = Record<string, any>;

@@ -1,6 +1,6 @@
 // Members of a pool and the batch member update (octavia/api/v2/controllers/member.py).
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { fault, inProcessApp, pick, PROJECT, record, seed, SUBNET } from "../../../test/support/app";
+import { fault, inProcessApp, pick, PROJECT, record, seed, SUBNET, activeLb } from "@ottava/local/testing";
 
 type App = Awaited<ReturnType<typeof inProcessApp>>;
 let t: App;
@@ -9,16 +9,9 @@ const LBS = "/v2/lbaas/loadbalancers";
 const NOBODY = "11111111-2222-3333-4444-555555555555";
 const members = (poolId: string) => `/v2/lbaas/pools/${poolId}/members`;
 
-async function activeLb(app: App = t) {
-  const res = await app.call("POST", LBS, { loadbalancer: { vip_subnet_id: SUBNET } });
-  expect(res.status).toBe(201);
-  await app.settle();
-  return res.body.loadbalancer.id as string;
-}
-
 /** An ACTIVE LB with an ACTIVE HTTP pool. */
 async function activePool(app: App = t) {
-  const lbId = await activeLb(app);
+  const lbId = (await activeLb(app)).id;
   const res = await app.call("POST", "/v2/lbaas/pools", { pool: { loadbalancer_id: lbId, protocol: "HTTP", lb_algorithm: "ROUND_ROBIN" } });
   expect(res.status).toBe(201);
   await app.settle();
@@ -218,7 +211,7 @@ describe("create", () => {
   });
 
   it("refuses IPv6 members of a UDP pool behind an IPv4 VIP, as the amphora driver (501)", async () => {
-    const lbId = await activeLb();
+    const lbId = (await activeLb(t)).id;
     const pool = record(lbId, { protocol: "UDP", lb_algorithm: "ROUND_ROBIN" });
     await seed(t, lbId, [
       { kind: "pool", put: pool },
@@ -517,7 +510,7 @@ describe("batch update", () => {
 
   it("on a failed flow puts the pool in ERROR and everything else back to ACTIVE", async () => {
     const f = await inProcessApp({ OTTAVA_NOOP_FAULTS: "amphora.update" });
-    const lbId = await activeLb(f);
+    const lbId = (await activeLb(f)).id;
     // Seeded, so that no flow (which would fail) runs for the pool itself.
     const pool = record(lbId, { protocol: "HTTP", lb_algorithm: "ROUND_ROBIN" });
     await seed(f, lbId, [{ kind: "pool", put: pool }]);

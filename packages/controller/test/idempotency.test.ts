@@ -16,8 +16,8 @@ import { GetCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
 import type { Logger } from "@ottava/core";
 import { FLOW_NAMES, definitionOf, localTaskArn, taskOfArn, taskStates } from "@ottava/controller";
 import { createClients } from "@ottava/db";
-import type { TaskDecorator } from "../../local/src/runner";
-import { inProcessApp, SUBNET } from "../../../test/support/app";
+import type { TaskDecorator } from "@ottava/local/runner";
+import { inProcessApp, SUBNET } from "@ottava/local/testing";
 
 type App = Awaited<ReturnType<typeof inProcessApp>>;
 type Mode = "clean" | "twice" | "throwAfter";
