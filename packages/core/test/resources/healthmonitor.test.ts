@@ -39,7 +39,10 @@ describe("a health monitor create", () => {
       ],
       [{ ...base, url_path: "health" }, bad("url_path", "health", "Value must be a valid URL Path string")],
       [{ ...base, url_path: "/a b" }, bad("url_path", "/a b", "Value must be a valid URL Path string")],
-      [{ ...base, expected_codes: "20x" }, bad("expected_codes", "20x", String.raw`Value should match the pattern ^(\d{3}(\s*,\s*\d{3})*)$|^(\d{3}-\d{3})$`)],
+      [
+        { ...base, expected_codes: "20x" },
+        bad("expected_codes", "20x", String.raw`Value should match the pattern ^(\d{3}(\s*,\s*\d{3})*)$|^(\d{3}-\d{3})$`),
+      ],
       [{ ...base, http_version: 2 }, bad("http_version", "2", "Value should be one of: 1.0, 1.1")],
       [{ ...base, delay: null }, "None is not a valid option for delay"],
       [{ ...base, type: "TCP", http_method: "GET" }, "http_method is not a valid option for health monitors of type TCP"],
@@ -51,11 +54,19 @@ describe("a health monitor create", () => {
       ],
       [{ ...base, type: "UDP-CONNECT" }, "Validation failure: The UDP-CONNECT type is only supported for pools of type UDP/SCTP."],
     ];
-    for (const [body, message] of cases) expect(faultOf(() => create(healthMonitorResource, body, withPool())), message).toEqual([400, message]);
+    for (const [body, message] of cases)
+      expect(
+        faultOf(() => create(healthMonitorResource, body, withPool())),
+        message,
+      ).toEqual([400, message]);
   });
 
   it("refuses a second monitor on a pool, and on a UDP pool the types and delays Octavia refuses", () => {
-    expect(faultOf(() => create(healthMonitorResource, base, withPool("HTTP", [item("healthmonitor", { id: uuid(9), pool_id: POOL, type: "TCP" })])))).toEqual([409, "This pool already has a health monitor"]);
+    expect(
+      faultOf(() =>
+        create(healthMonitorResource, base, withPool("HTTP", [item("healthmonitor", { id: uuid(9), pool_id: POOL, type: "TCP" })])),
+      ),
+    ).toEqual([409, "This pool already has a health monitor"]);
     expect(faultOf(() => create(healthMonitorResource, { ...base, type: "PING" }, withPool("UDP")))).toEqual([
       400,
       "Validation failure: The associated pool protocol is UDP, so only a UDP-CONNECT/SCTP/TCP/HTTP health monitor is supported.",

@@ -75,7 +75,11 @@ describe("a listener create", () => {
         400,
         "['X-SSL-Client-DN'] is not a valid option for HTTP protocol listener.",
       ],
-      [{ ...base, protocol: "UDP", default_tls_container_ref: "cert" }, 400, "Validation failure: UDP protocol listener does not support TLS."],
+      [
+        { ...base, protocol: "UDP", default_tls_container_ref: "cert" },
+        400,
+        "Validation failure: UDP protocol listener does not support TLS.",
+      ],
       [
         { ...base, protocol: "TCP", default_tls_container_ref: "cert" },
         400,
@@ -108,14 +112,17 @@ describe("a listener create", () => {
         "Validation failure: CIDR 2001:db8:a0b:12f0::/64 IP version incompatible with VIP 198.51.100.1 IP version.",
       ],
     ];
-    for (const [body, status, message] of cases) expect(faultOf(() => create(listenerResource, body, tree())), message).toEqual([status, message]);
+    for (const [body, status, message] of cases)
+      expect(
+        faultOf(() => create(listenerResource, body, tree())),
+        message,
+      ).toEqual([status, message]);
   });
 
   it("normalises and deduplicates allowed CIDRs", () => {
-    expect(create(listenerResource, { ...base, allowed_cidrs: ["10.0.0.1/8", "10.0.0.0/8", "192.0.2.0/24"] }, tree()).allowed_cidrs).toEqual([
-      "10.0.0.0/8",
-      "192.0.2.0/24",
-    ]);
+    expect(
+      create(listenerResource, { ...base, allowed_cidrs: ["10.0.0.1/8", "10.0.0.0/8", "192.0.2.0/24"] }, tree()).allowed_cidrs,
+    ).toEqual(["10.0.0.0/8", "192.0.2.0/24"]);
   });
 
   it("refuses a port taken by a listener of the same L4 protocol, not one of another", () => {

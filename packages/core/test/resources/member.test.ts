@@ -39,9 +39,16 @@ describe("a member create", () => {
       [{ address: "192.0.2.1", protocol_port: 80, backup: "maybe" }, bad("backup", "maybe", "Value not an unambiguous boolean: maybe")],
       [{ address: "192.0.2.1", protocol_port: 80, pool_id: POOL }, "Unknown attribute for argument member_.member: pool_id"],
       [{ address: "169.254.169.254", protocol_port: 80 }, "169.254.169.254 is not a valid option for member address"],
-      [{ address: "192.0.2.1", protocol_port: 80, request_sriov: "maybe" }, bad("request_sriov", "maybe", "Value not an unambiguous boolean: maybe")],
+      [
+        { address: "192.0.2.1", protocol_port: 80, request_sriov: "maybe" },
+        bad("request_sriov", "maybe", "Value not an unambiguous boolean: maybe"),
+      ],
     ];
-    for (const [body, message] of cases) expect(faultOf(() => add(body)), message).toEqual([400, message]);
+    for (const [body, message] of cases)
+      expect(
+        faultOf(() => add(body)),
+        message,
+      ).toEqual([400, message]);
   });
 
   it("refuses an address and port another member of the pool holds, and SR-IOV a flavor does not allow", () => {
@@ -60,7 +67,10 @@ describe("a member create", () => {
 
 describe("a member's address", () => {
   it("may not be the metadata service's (reserved_ips)", () => {
-    expect(faultOf(() => memberAddressNotReserved("169.254.169.254"))).toEqual([400, "169.254.169.254 is not a valid option for member address"]);
+    expect(faultOf(() => memberAddressNotReserved("169.254.169.254"))).toEqual([
+      400,
+      "169.254.169.254 is not a valid option for member address",
+    ]);
     expect(faultOf(() => memberAddressNotReserved("192.0.2.1"))).toBeUndefined();
   });
 });

@@ -45,7 +45,11 @@ describe("a pool create", () => {
         'Validation failure: Field "cookie_name" can only be specified with session persistence of type "APP_COOKIE".',
       ],
       [sp({ type: "APP_COOKIE", cookie_name: "a/b" }), 400, 'Validation failure: Supplied "cookie_name" is invalid.'],
-      [sp({ type: "APP_COOKIE", cookie_name: "a b" }), 400, bad("cookie_name", "a b", String.raw`Value should match the pattern ^[^\s,;\\]+$`)],
+      [
+        sp({ type: "APP_COOKIE", cookie_name: "a b" }),
+        400,
+        bad("cookie_name", "a b", String.raw`Value should match the pattern ^[^\s,;\\]+$`),
+      ],
       [
         sp({ type: "SOURCE_IP", persistence_timeout: 3 }),
         400,
@@ -56,8 +60,16 @@ describe("a pool create", () => {
         400,
         "Validation failure: Session persistence of type HTTP_COOKIE is not supported for UDP/SCTP protocol pools.",
       ],
-      [{ ...base, crl_container_ref: "crl" }, 400, "Validation failure: A CA certificate reference is required to specify a revocation list."],
-      [{ ...base, tls_enabled: true, tls_versions: ["TLSv1.2", "TLSv9", "SSLv2"] }, 400, "Validation failure: Invalid TLS versions: TLSv9, SSLv2"],
+      [
+        { ...base, crl_container_ref: "crl" },
+        400,
+        "Validation failure: A CA certificate reference is required to specify a revocation list.",
+      ],
+      [
+        { ...base, tls_enabled: true, tls_versions: ["TLSv1.2", "TLSv9", "SSLv2"] },
+        400,
+        "Validation failure: Invalid TLS versions: TLSv9, SSLv2",
+      ],
       [{ ...base, alpn_protocols: ["h2", "h3"] }, 400, bad("alpn_protocols", '["h2","h3"]', "Value should be a valid ALPN protocol ID")],
       [
         { ...base, members: [{ address: "192.0.2.1", protocol_port: 80 }] },
@@ -65,14 +77,17 @@ describe("a pool create", () => {
         "Validation failure: healthmonitor and members can only be given in a fully populated load balancer create.",
       ],
     ];
-    for (const [body, status, message] of cases) expect(faultOf(() => create(poolResource, body, tree())), message).toEqual([status, message]);
+    for (const [body, status, message] of cases)
+      expect(
+        faultOf(() => create(poolResource, body, tree())),
+        message,
+      ).toEqual([status, message]);
   });
 
   it("needs a load balancer or a listener to hang from", () => {
-    expect(faultOf(() => poolResource.parentOf(parseBody(poolResource, { protocol: "HTTP", lb_algorithm: "ROUND_ROBIN" }, "post"), {}))).toEqual([
-      400,
-      "Validation failure: Must provide at least one of: loadbalancer_id, listener_id",
-    ]);
+    expect(
+      faultOf(() => poolResource.parentOf(parseBody(poolResource, { protocol: "HTTP", lb_algorithm: "ROUND_ROBIN" }, "post"), {})),
+    ).toEqual([400, "Validation failure: Must provide at least one of: loadbalancer_id, listener_id"]);
   });
 
   it("refuses a listener that already has a default pool, and a PROMETHEUS listener", () => {
@@ -83,7 +98,10 @@ describe("a pool create", () => {
       item("listener", { id: l2, protocol: "PROMETHEUS", protocol_port: 9100, default_pool_id: null }),
     ]);
     const pool = { protocol: "HTTP", lb_algorithm: "ROUND_ROBIN" };
-    expect(faultOf(() => create(poolResource, { ...pool, listener_id: l1 }, on))).toEqual([409, "This listener already has a default pool"]);
+    expect(faultOf(() => create(poolResource, { ...pool, listener_id: l1 }, on))).toEqual([
+      409,
+      "This listener already has a default pool",
+    ]);
     expect(faultOf(() => create(poolResource, { ...pool, listener_id: l2 }, on))).toEqual([
       400,
       "Protocol PROMETHEUS listeners cannot have child objects.",
@@ -106,7 +124,10 @@ describe("a listener's pool protocol (VALID_LISTENER_POOL_PROTOCOL_MAP)", () => 
       ["SCTP", "SCTP", true],
     ];
     for (const [listener, pool, ok] of cases) {
-      expect(faultOf(() => checkListenerPoolProtocol(listener, pool)), `${listener}/${pool}`).toEqual(
+      expect(
+        faultOf(() => checkListenerPoolProtocol(listener, pool)),
+        `${listener}/${pool}`,
+      ).toEqual(
         ok ? undefined : [400, `Validation failure: The pool protocol '${pool}' is invalid while the listener protocol is '${listener}'.`],
       );
     }

@@ -1,14 +1,5 @@
 // What the resource tests share: bodies read as the API reads them, a small tree, and the Fault a rule throws.
-import {
-  Fault,
-  noauthContext,
-  parseRoot,
-  Tree,
-  type ChildResource,
-  type LoadBalancer,
-  type TreeItem,
-  type TreeRecord,
-} from "@ottava/core";
+import { Fault, noauthContext, parseRoot, Tree, type ChildResource, type LoadBalancer, type TreeItem, type TreeRecord } from "@ottava/core";
 
 export const PROJECT = "0a6e2c3c1b5d4e0f9a8b7c6d5e4f3a2b";
 export const LB_ID = "0f4d4e39-6a4c-4d9b-8d5e-3f0a6b2c1d01";
@@ -37,7 +28,13 @@ export function parseBody(res: ChildResource<any, unknown, unknown>, body: unkno
 /** An ACTIVE object of the tree. */
 export const item = (kind: string, record: { id: string } & Record<string, unknown>): TreeItem => ({
   kind,
-  record: { project_id: PROJECT, loadbalancer_id: LB_ID, provisioning_status: "ACTIVE", operating_status: "ONLINE", ...record } as TreeRecord,
+  record: {
+    project_id: PROJECT,
+    loadbalancer_id: LB_ID,
+    provisioning_status: "ACTIVE",
+    operating_status: "ONLINE",
+    ...record,
+  } as TreeRecord,
 });
 
 /** An ACTIVE IPv4 load balancer (VIP 198.51.100.1) holding `items`. */
