@@ -46,11 +46,12 @@ import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import type { ExecutionDescription } from "@ottava/core";
 import type { DynamoMeter, MeterCounts, MeterRow } from "@ottava/db";
 import type { Runtime, TaskDecorator } from "@ottava/local";
+import { flag, pct, sleep } from "./common";
 
 // Before the app's modules load: no metric lines on stdout.
 process.env.POWERTOOLS_METRICS_DISABLED ??= "true";
 
-const QUICK = process.argv.includes("--quick");
+const QUICK = flag("quick");
 const SUBNET = "5e6b7c5a-0b7e-4a0e-9d36-1f5b2f3a6a11";
 const PROJECT = "bench-project";
 const TABLE = "ottava";
@@ -134,7 +135,6 @@ const PRICES = {
   nlbHour: 0.0225,
 };
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/;
 const log = (line: string) => process.stderr.write(`${line}\n`);
 const began = Date.now();
@@ -727,11 +727,6 @@ async function load(m: Measurement, clients: Clients, timing: Timing, once: (cli
   return { times, rps: times.length / (wallMs / 1000), wallMs };
 }
 
-const pct = (xs: number[] | undefined, q: number) => {
-  if (!xs?.length) return NaN;
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.max(0, Math.ceil(q * s.length) - 1))]!;
-};
 const median = (xs: number[]) => pct(xs, 0.5);
 /** A percentile of the runs: the median of each run's. */
 const runPct = (runs: Run[] | undefined, q: number) => (runs?.length ? median(runs.map((r) => pct(r.times, q))) : NaN);

@@ -15,9 +15,10 @@
 //   npm run bench:roll                 # 50 nodes (1000 members)
 //   npm run bench:roll -- --nodes 5    # a quick look
 //   npm run bench:roll -- --ways c     # only some of the ways (a, b, c)
+import { SUBNET } from "@ottava/db/testing";
 import { startStack, type Stack } from "../support/stack";
+import { arg, sleep } from "./common";
 
-const SUBNET = "5e6b7c5a-0b7e-4a0e-9d36-1f5b2f3a6a11";
 const POOLS = 20;
 const PORT = 80;
 const POLL_MS = 100;
@@ -28,12 +29,6 @@ const TARGET_A_PER_CHANGE_MS = 300;
 /** Octavia's time per member change on a pool of 20 (the comparison the (a) target comes from). */
 const OCTAVIA_PER_CHANGE_MS = 1060;
 
-function arg(name: string): string | undefined {
-  const i = process.argv.indexOf(`--${name}`);
-  if (i >= 0) return process.argv[i + 1];
-  const eq = process.argv.find((a) => a.startsWith(`--${name}=`));
-  return eq?.slice(name.length + 3);
-}
 const NODES = Number(arg("nodes") ?? DEFAULT_NODES);
 if (!Number.isInteger(NODES) || NODES < 1 || NODES > 250) throw new Error(`--nodes must be an integer in 1..250, got ${arg("nodes")}`);
 const WAYS = (arg("ways") ?? "abc").split("").filter((w) => "abc".includes(w)) as Way[];
@@ -47,7 +42,6 @@ const LABEL: Record<Way, string> = {
 
 const oldAddr = (k: number) => `10.0.${k}.1`;
 const newAddr = (k: number) => `10.1.${k}.1`;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 interface Result {
   way: Way;
