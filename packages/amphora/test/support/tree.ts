@@ -1,36 +1,22 @@
 // Test scaffolding for the REST amphora driver's tests: load-balancer trees and amphora records as the store keeps them (the records of Octavia's data model the drivers read).
 import { randomUUID } from "node:crypto";
 import { Tree, type Amphora, type LoadBalancer, type TreeItem } from "@ottava/core";
+import { loadBalancerRecord } from "@ottava/core/testing";
 
 const NOW = "2026-01-01T00:00:00.000000";
 
-export function loadBalancer(over: Partial<LoadBalancer> = {}): LoadBalancer {
-  return {
-    id: randomUUID(),
+/** A load balancer's record as the drivers read it. */
+export const loadBalancer = (over: Partial<LoadBalancer> = {}): LoadBalancer =>
+  loadBalancerRecord({
     project_id: "project-rest",
     name: "lb",
-    description: null,
-    admin_state_up: true,
-    provisioning_status: "ACTIVE",
-    operating_status: "ONLINE",
     vip_address: "198.51.100.10",
-    vip_port_id: randomUUID(),
     vip_subnet_id: randomUUID(),
-    vip_network_id: randomUUID(),
-    vip_qos_policy_id: null,
     vip_sg_ids: [],
     vip_vnic_type: "normal",
-    additional_vips: [],
-    provider: "amphora",
-    flavor_id: null,
-    availability_zone: null,
-    topology: "SINGLE",
-    tags: [],
     created_at: NOW,
-    updated_at: null,
     ...over,
-  } as LoadBalancer;
-}
+  });
 
 export function amphora(lb: LoadBalancer, over: Partial<Amphora> = {}): Amphora {
   return {
@@ -59,97 +45,84 @@ export function amphora(lb: LoadBalancer, over: Partial<Amphora> = {}): Amphora 
   };
 }
 
-const common = (lb: LoadBalancer) => ({
-  project_id: lb.project_id,
-  loadbalancer_id: lb.id,
-  provisioning_status: "ACTIVE",
-  operating_status: "ONLINE",
-  tags: [],
-  created_at: NOW,
-  updated_at: null,
+/** An ACTIVE/ONLINE object of `lb`'s tree, named null and admin up, with `fields`. */
+const treeItem = (kind: string, lb: LoadBalancer, fields: Record<string, unknown>): TreeItem => ({
+  kind,
+  record: {
+    id: randomUUID(),
+    project_id: lb.project_id,
+    loadbalancer_id: lb.id,
+    provisioning_status: "ACTIVE",
+    operating_status: "ONLINE",
+    tags: [],
+    created_at: NOW,
+    updated_at: null,
+    name: null,
+    admin_state_up: true,
+    ...fields,
+  },
 });
 
 export function listener(lb: LoadBalancer, over: Record<string, unknown> = {}): TreeItem {
-  return {
-    kind: "listener",
-    record: {
-      id: randomUUID(),
-      ...common(lb),
-      name: null,
-      description: null,
-      admin_state_up: true,
-      protocol: "HTTP",
-      protocol_port: 80,
-      connection_limit: -1,
-      default_tls_container_ref: null,
-      sni_container_refs: [],
-      default_pool_id: null,
-      insert_headers: {},
-      timeout_client_data: 50000,
-      timeout_member_connect: 5000,
-      timeout_member_data: 50000,
-      timeout_tcp_inspect: 0,
-      client_ca_tls_container_ref: null,
-      client_authentication: "NONE",
-      client_crl_container_ref: null,
-      allowed_cidrs: [],
-      tls_ciphers: null,
-      tls_versions: null,
-      alpn_protocols: null,
-      hsts_max_age: null,
-      hsts_include_subdomains: null,
-      hsts_preload: null,
-      peer_port: 1025,
-      ...over,
-    },
-  };
+  return treeItem("listener", lb, {
+    description: null,
+    protocol: "HTTP",
+    protocol_port: 80,
+    connection_limit: -1,
+    default_tls_container_ref: null,
+    sni_container_refs: [],
+    default_pool_id: null,
+    insert_headers: {},
+    timeout_client_data: 50000,
+    timeout_member_connect: 5000,
+    timeout_member_data: 50000,
+    timeout_tcp_inspect: 0,
+    client_ca_tls_container_ref: null,
+    client_authentication: "NONE",
+    client_crl_container_ref: null,
+    allowed_cidrs: [],
+    tls_ciphers: null,
+    tls_versions: null,
+    alpn_protocols: null,
+    hsts_max_age: null,
+    hsts_include_subdomains: null,
+    hsts_preload: null,
+    peer_port: 1025,
+    ...over,
+  });
 }
 
 export function pool(lb: LoadBalancer, over: Record<string, unknown> = {}): TreeItem {
-  return {
-    kind: "pool",
-    record: {
-      id: randomUUID(),
-      ...common(lb),
-      name: null,
-      description: null,
-      admin_state_up: true,
-      protocol: "HTTP",
-      lb_algorithm: "ROUND_ROBIN",
-      session_persistence: null,
-      tls_enabled: false,
-      tls_container_ref: null,
-      ca_tls_container_ref: null,
-      crl_container_ref: null,
-      tls_ciphers: null,
-      tls_versions: null,
-      alpn_protocols: null,
-      create_listener_id: null,
-      ...over,
-    },
-  };
+  return treeItem("pool", lb, {
+    description: null,
+    protocol: "HTTP",
+    lb_algorithm: "ROUND_ROBIN",
+    session_persistence: null,
+    tls_enabled: false,
+    tls_container_ref: null,
+    ca_tls_container_ref: null,
+    crl_container_ref: null,
+    tls_ciphers: null,
+    tls_versions: null,
+    alpn_protocols: null,
+    create_listener_id: null,
+    ...over,
+  });
 }
 
 export function member(lb: LoadBalancer, poolId: string, address: string, port: number, over: Record<string, unknown> = {}): TreeItem {
-  return {
-    kind: "member",
-    record: {
-      id: randomUUID(),
-      ...common(lb),
-      pool_id: poolId,
-      name: null,
-      admin_state_up: true,
-      address,
-      protocol_port: port,
-      weight: 1,
-      backup: false,
-      subnet_id: null,
-      monitor_address: null,
-      monitor_port: null,
-      vnic_type: "normal",
-      ...over,
-    },
-  };
+  return treeItem("member", lb, {
+    pool_id: poolId,
+    address,
+    protocol_port: port,
+    weight: 1,
+    backup: false,
+    subnet_id: null,
+    monitor_address: null,
+    monitor_port: null,
+    vnic_type: "normal",
+    ...over,
+  });
 }
 
 export const tree = (lb: LoadBalancer, items: TreeItem[]) => new Tree(lb, items);

@@ -1,7 +1,7 @@
 // What the resource tests share: bodies read as the API reads them, a small tree, and the Fault a rule throws.
 import { Fault, noauthContext, parseRoot, Tree, type ChildResource, type LoadBalancer, type TreeItem, type TreeRecord } from "@ottava/core";
+import { PROJECT } from "../support";
 
-export const PROJECT = "0a6e2c3c1b5d4e0f9a8b7c6d5e4f3a2b";
 export const LB_ID = "0f4d4e39-6a4c-4d9b-8d5e-3f0a6b2c1d01";
 /** A UUID of the tree's objects, told apart by `n`. */
 export const uuid = (n: number) => `00000000-0000-4000-8000-${n.toString().padStart(12, "0")}`;

@@ -3,6 +3,7 @@
 import { readFileSync } from "node:fs";
 
 export * from "./output";
+export * from "./records";
 
 /** A fixture of test/fixtures (JSON), parsed. */
 export const octaviaFixture = (name: string): unknown => JSON.parse(readFileSync(new URL(`../fixtures/${name}`, import.meta.url), "utf8"));
