@@ -1,13 +1,12 @@
 // The health monitor's rules (HealthMonitorController.post, _validate_create_hm, the wsme types), called directly.
 import { describe, expect, it } from "vitest";
 import { healthMonitorResource } from "@ottava/core";
-import { create, faultOf, item, tree, update, uuid } from "./support";
+import { bad, create, faultOf, item, tree, update, uuid } from "./support";
 
 const POOL = uuid(1);
 const withPool = (protocol = "HTTP", monitors: ReturnType<typeof item>[] = []) =>
   tree([item("pool", { id: POOL, protocol, listener_ids: [] }), ...monitors]);
 const base = { pool_id: POOL, type: "HTTP", delay: 5, timeout: 3, max_retries: 2 };
-const bad = (field: string, value: string, why: string) => `Invalid input for field/attribute ${field}. Value: '${value}'. ${why}`;
 
 describe("a health monitor create", () => {
   it("takes Octavia's defaults for an HTTP monitor", () => {

@@ -1,7 +1,7 @@
 // The L7 policy's rules (L7PolicyController.post, sanitize_l7policy_api_args, the wsme types), called directly.
 import { describe, expect, it } from "vitest";
 import { l7PolicyResource } from "@ottava/core";
-import { create, faultOf, item, tree, uuid } from "./support";
+import { bad, create, faultOf, item, tree, uuid } from "./support";
 
 const LISTENER = uuid(1);
 const POOL = uuid(2);
@@ -12,7 +12,6 @@ const on = (protocol = "HTTP", policies: ReturnType<typeof item>[] = []) =>
     ...policies,
   ]);
 const base = { listener_id: LISTENER, action: "REJECT" };
-const bad = (field: string, value: string, why: string) => `Invalid input for field/attribute ${field}. Value: '${value}'. ${why}`;
 const args = (msg: string) => `Invalid L7 Policy arguments: ${msg}`;
 
 describe("an L7 policy create", () => {

@@ -1,7 +1,7 @@
 // The L7 rule's rules (L7RuleController.post, validate.l7rule_data, the wsme types), called directly.
 import { describe, expect, it } from "vitest";
 import { l7RuleResource } from "@ottava/core";
-import { create, faultOf, item, tree, uuid } from "./support";
+import { bad, create, faultOf, item, tree, uuid } from "./support";
 
 const LISTENER = uuid(1);
 const POLICY = uuid(2);
@@ -11,7 +11,6 @@ const on = () =>
     item("l7policy", { id: POLICY, listener_id: LISTENER, action: "REJECT", position: 1, rule_ids: [] }),
   ]);
 const add = (body: unknown) => create(l7RuleResource, body, on(), { l7policy_id: POLICY });
-const bad = (field: string, value: string, why: string) => `Invalid input for field/attribute ${field}. Value: '${value}'. ${why}`;
 const parsing = (msg: string) => `Error parsing L7Rule: ${msg}`;
 
 describe("an L7 rule create", () => {

@@ -1,11 +1,10 @@
 // The listener's rules (ListenersController.post, _validate_create_listener, the wsme types), called directly.
 import { describe, expect, it } from "vitest";
 import { listenerResource } from "@ottava/core";
-import { create, faultOf, item, LB_ID, tree, update } from "./support";
+import { bad, create, faultOf, item, LB_ID, tree, update } from "./support";
 
 const base = { loadbalancer_id: LB_ID, protocol: "HTTP", protocol_port: 80 };
 const tls = { ...base, protocol: "TERMINATED_HTTPS", default_tls_container_ref: "cert" };
-const bad = (field: string, value: string, why: string) => `Invalid input for field/attribute ${field}. Value: '${value}'. ${why}`;
 
 describe("a listener create", () => {
   it("takes Octavia's defaults", () => {

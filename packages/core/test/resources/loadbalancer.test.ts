@@ -1,12 +1,11 @@
 // The load balancer's bodies (LoadBalancerPOST, LoadBalancerPUT), read directly as the API reads them.
 import { describe, expect, it } from "vitest";
 import { LoadBalancerPost, LoadBalancerPut, parseRoot } from "@ottava/core";
-import { faultOf } from "./support";
+import { bad, faultOf } from "./support";
 
 const SUBNET = "5e6b7c5a-0b7e-4a0e-9d36-1f5b2f3a6a11";
 const post = (loadbalancer: unknown) => parseRoot("load_balancer", "loadbalancer", LoadBalancerPost, { loadbalancer });
 const put = (loadbalancer: unknown) => parseRoot("load_balancer", "loadbalancer", LoadBalancerPut, { loadbalancer });
-const bad = (field: string, value: string, why: string) => `Invalid input for field/attribute ${field}. Value: '${value}'. ${why}`;
 
 describe("a load balancer's bodies", () => {
   it("take Octavia's defaults and deduplicate tags", () => {

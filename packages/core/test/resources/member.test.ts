@@ -1,14 +1,13 @@
 // The member's rules (MembersController.post, _validate_create_member, the wsme types), called directly.
 import { describe, expect, it } from "vitest";
 import { memberAddressNotReserved, memberResource } from "@ottava/core";
-import { create, faultOf, item, tree, uuid } from "./support";
+import { bad, create, faultOf, item, tree, uuid } from "./support";
 
 const POOL = uuid(1);
 const withPool = (members: ReturnType<typeof item>[] = []) =>
   tree([item("pool", { id: POOL, protocol: "HTTP", listener_ids: [], member_ids: [] }), ...members]);
 const add = (body: unknown, on = withPool(), flavor: Record<string, unknown> = {}) =>
   create(memberResource, body, on, { pool_id: POOL }, flavor);
-const bad = (field: string, value: string, why: string) => `Invalid input for field/attribute ${field}. Value: '${value}'. ${why}`;
 
 describe("a member create", () => {
   it("takes Octavia's defaults, NO_MONITOR without a health monitor", () => {

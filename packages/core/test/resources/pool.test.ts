@@ -1,11 +1,10 @@
 // The pool's rules (PoolsController.post, _validate_create_pool, check_session_persistence, the wsme types), called directly.
 import { describe, expect, it } from "vitest";
 import { checkListenerPoolProtocol, poolResource } from "@ottava/core";
-import { create, faultOf, item, LB_ID, parseBody, tree, uuid } from "./support";
+import { bad, create, faultOf, item, LB_ID, parseBody, tree, uuid } from "./support";
 
 const base = { loadbalancer_id: LB_ID, protocol: "HTTP", lb_algorithm: "ROUND_ROBIN" };
 const sp = (s: Record<string, unknown>, over: Record<string, unknown> = {}) => ({ ...base, ...over, session_persistence: s });
-const bad = (field: string, value: string, why: string) => `Invalid input for field/attribute ${field}. Value: '${value}'. ${why}`;
 
 describe("a pool create", () => {
   it("takes Octavia's defaults, and a UDP pool's source-IP persistence with its timeout and granularity", () => {

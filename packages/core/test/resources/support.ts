@@ -2,21 +2,12 @@
 import { Fault, noauthContext, parseRoot, Tree, type ChildResource, type LoadBalancer, type TreeItem, type TreeRecord } from "@ottava/core";
 import { PROJECT } from "../support";
 
+export { faultOf } from "../support";
+
 export const LB_ID = "0f4d4e39-6a4c-4d9b-8d5e-3f0a6b2c1d01";
 /** A UUID of the tree's objects, told apart by `n`. */
 export const uuid = (n: number) => `00000000-0000-4000-8000-${n.toString().padStart(12, "0")}`;
 export const NOW = "2026-01-02T03:04:05.678Z";
-
-/** The Fault `fn` throws, as [status, message]; undefined when it throws none. */
-export function faultOf(fn: () => unknown): [number, string] | undefined {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof Fault) return [e.status, e.message];
-    throw e;
-  }
-  return undefined;
-}
 
 /** A request body under `{<root>: ...}`, read through the resource's POST (or PUT) schema as its route does. */
 export function parseBody<Post, Put>(res: ChildResource<any, Post, Put>, body: unknown, action: "post"): Post;
@@ -24,6 +15,9 @@ export function parseBody<Post, Put>(res: ChildResource<any, Post, Put>, body: u
 export function parseBody(res: ChildResource<any, unknown, unknown>, body: unknown, action: "post" | "put") {
   return parseRoot(res.argument, res.descriptor.root, res[action], { [res.descriptor.root]: body });
 }
+
+/** wsme's refusal of an attribute's value. */
+export const bad = (field: string, value: string, why: string) => `Invalid input for field/attribute ${field}. Value: '${value}'. ${why}`;
 
 /** An ACTIVE object of the tree. */
 export const item = (kind: string, record: { id: string } & Record<string, unknown>): TreeItem => ({

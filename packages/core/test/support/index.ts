@@ -2,6 +2,7 @@
 // and the values recorded from Octavia's own code (test/fixtures, each with the script that made it).
 import { readFileSync } from "node:fs";
 
+export * from "./faults";
 export * from "./output";
 export * from "./records";
 
