@@ -16,7 +16,7 @@ import { createLogger, wrapEnvelope, type ComputeDriver } from "@ottava/core";
 import { DynamoHealthStore, DynamoStore, createClients } from "@ottava/db";
 import { HeartbeatReceiver } from "@ottava/controller";
 import { startStack, waitSettled, type Stack } from "./support/stack";
-import { inProcessApp, SUBNET } from "@ottava/local/testing";
+import { inProcessApp, SUBNET, webListener } from "@ottava/local/testing";
 
 /** Reads specs (JSON lines) and answers, per spec, a JSON line of [base64 envelope, message] per beat. */
 const OCTAVIA_AGENT = `
@@ -168,16 +168,7 @@ describe("heartbeats from Octavia's amphora agent code to the stack `npm start` 
         name: "hb",
         vip_subnet_id: SUBNET,
         listeners: [
-          {
-            protocol: "HTTP",
-            protocol_port: 80,
-            default_pool: {
-              name: "web",
-              protocol: "HTTP",
-              lb_algorithm: "ROUND_ROBIN",
-              members: ["192.0.2.10", "192.0.2.11", "192.0.2.12"].map((address) => ({ address, protocol_port: 80 })),
-            },
-          },
+          webListener({ members: ["192.0.2.10", "192.0.2.11", "192.0.2.12"].map((address) => ({ address, protocol_port: 80 })) }),
         ],
       },
     });

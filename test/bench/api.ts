@@ -46,7 +46,7 @@ import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import type { ExecutionDescription } from "@ottava/core";
 import type { DynamoMeter, MeterCounts, MeterRow } from "@ottava/db";
 import type { Runtime, TaskDecorator } from "@ottava/local";
-import { flag, pct, sleep } from "./common";
+import { flag, listenersWithPools, pct, sleep } from "./common";
 
 // Before the app's modules load: no metric lines on stdout.
 process.env.POWERTOOLS_METRICS_DISABLED ??= "true";
@@ -285,17 +285,9 @@ const address = (pool: number, k: number) => `10.${pool}.${Math.floor(k / 250)}.
 
 async function createTemplate(b: Bench, members: number, pools: number): Promise<Tree> {
   const per = members / pools;
-  const listeners = Array.from({ length: pools }, (_, p) => ({
-    name: `listener-${p}`,
-    protocol: "HTTP",
-    protocol_port: 8000 + p,
-    default_pool: {
-      name: `pool-${p}`,
-      protocol: "HTTP",
-      lb_algorithm: "ROUND_ROBIN",
-      members: Array.from({ length: per }, (_, k) => ({ address: address(p, k), protocol_port: 80 })),
-    },
-  }));
+  const listeners = listenersWithPools(pools, (p) =>
+    Array.from({ length: per }, (_, k) => ({ address: address(p, k), protocol_port: 80 })),
+  );
   const made = await mutate(b, undefined, "POST", "/v2/lbaas/loadbalancers", {
     loadbalancer: { name: `bench-${members}`, vip_subnet_id: SUBNET, listeners },
   });

@@ -13,6 +13,18 @@ export const flag = (name: string) => process.argv.includes(`--${name}`);
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * The listeners of a fully populated load balancer create: `pools` HTTP listener/pool pairs (listener-i
+ * on port 8000 + i, its default pool pool-i, round robin), pool i with the members `membersOf(i)`.
+ */
+export const listenersWithPools = (pools: number, membersOf: (i: number) => { address: string; protocol_port: number }[]) =>
+  Array.from({ length: pools }, (_, i) => ({
+    name: `listener-${i}`,
+    protocol: "HTTP",
+    protocol_port: 8000 + i,
+    default_pool: { name: `pool-${i}`, protocol: "HTTP", lb_algorithm: "ROUND_ROBIN", members: membersOf(i) },
+  }));
+
 /** The q-th quantile (0..1) of `xs`, nearest rank; NaN for none. */
 export const pct = (xs: number[] | undefined, q: number) => {
   if (!xs?.length) return NaN;

@@ -17,7 +17,7 @@
 //   npm run bench:roll -- --ways c     # only some of the ways (a, b, c)
 import { SUBNET } from "@ottava/db/testing";
 import { startStack, type Stack } from "../support/stack";
-import { arg, sleep } from "./common";
+import { arg, listenersWithPools, sleep } from "./common";
 
 const POOLS = 20;
 const PORT = 80;
@@ -107,17 +107,9 @@ class Client {
 }
 
 async function build(stack: Stack): Promise<{ lbId: string; pools: string[] }> {
-  const listeners = Array.from({ length: POOLS }, (_, i) => ({
-    name: `listener-${i}`,
-    protocol: "HTTP",
-    protocol_port: 8000 + i,
-    default_pool: {
-      name: `pool-${i}`,
-      protocol: "HTTP",
-      lb_algorithm: "ROUND_ROBIN",
-      members: Array.from({ length: NODES }, (_, k) => ({ address: oldAddr(k), protocol_port: PORT })),
-    },
-  }));
+  const listeners = listenersWithPools(POOLS, () =>
+    Array.from({ length: NODES }, (_, k) => ({ address: oldAddr(k), protocol_port: PORT })),
+  );
   const created = await stack.call("POST", "/v2/lbaas/loadbalancers", {
     loadbalancer: { name: "bench-roll", vip_subnet_id: SUBNET, listeners },
   });

@@ -1,6 +1,6 @@
 // Members of a pool and the batch member update (octavia/api/v2/controllers/member.py).
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { fault, inProcessApp, pick, PROJECT, record, seed, SUBNET, activeLb } from "@ottava/local/testing";
+import { activeLb, fault, inProcessApp, pick, PROJECT, record, seed, SUBNET, webListener } from "@ottava/local/testing";
 
 type App = Awaited<ReturnType<typeof inProcessApp>>;
 let t: App;
@@ -738,19 +738,12 @@ describe("request_sriov in batch updates and the fully populated create", () => 
         vip_subnet_id: SUBNET,
         flavor_id,
         listeners: [
-          {
-            protocol: "HTTP",
-            protocol_port: 80,
-            default_pool: {
-              name: "web",
-              protocol: "HTTP",
-              lb_algorithm: "ROUND_ROBIN",
-              members: [
-                { address: "192.0.2.10", protocol_port: 8080, request_sriov: true },
-                { address: "192.0.2.11", protocol_port: 8080 },
-              ],
-            },
-          },
+          webListener({
+            members: [
+              { address: "192.0.2.10", protocol_port: 8080, request_sriov: true },
+              { address: "192.0.2.11", protocol_port: 8080 },
+            ],
+          }),
         ],
       },
     });

@@ -5,6 +5,17 @@ import { ACTIVE, PENDING_CREATE, type Amphora, type LoadBalancer } from "@ottava
 import { loadBalancerRecord, SUBNET } from "@ottava/core/testing";
 import type { DynamoStore } from "../../src";
 
+/**
+ * A fully populated create's HTTP listener on port 80 (with `listener`'s fields), its default pool
+ * "web" (HTTP, round robin) with `pool`'s fields: its members, its monitor.
+ */
+export const webListener = (pool: Record<string, unknown>, listener: Record<string, unknown> = {}): Record<string, any> => ({
+  protocol: "HTTP",
+  protocol_port: 80,
+  ...listener,
+  default_pool: { name: "web", protocol: "HTTP", lb_algorithm: "ROUND_ROBIN", ...pool },
+});
+
 /** What makes load balancers through Ottava's API and runs their flows to the end: the in-process app, or one like it. */
 export interface ThroughApi {
   call(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }>;
