@@ -1,6 +1,7 @@
 // The cross-pool member batch update (PUT /v2/lbaas/pools/members, specs/member-update-across-pools.rst).
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { fault, inProcessApp, pick, PROJECT, record, seed, SUBNET, activeLb } from "@ottava/local/testing";
+import { memberFields } from "@ottava/core/testing";
 
 type App = Awaited<ReturnType<typeof inProcessApp>>;
 let t: App;
@@ -14,16 +15,7 @@ const put = (app: App, members: Record<string, unknown>[], query = "", prefix = 
 const pool = (lbId: string) => record(lbId, { protocol: "HTTP", lb_algorithm: "ROUND_ROBIN", name: "" });
 const member = (lbId: string, poolId: string, address: string, port: number, fields: Record<string, unknown> = {}) =>
   record(lbId, {
-    pool_id: poolId,
-    name: null,
-    admin_state_up: true,
-    address,
-    protocol_port: port,
-    weight: 1,
-    backup: false,
-    subnet_id: null,
-    monitor_address: null,
-    monitor_port: null,
+    ...memberFields(poolId, address, port),
     tags: [],
     operating_status: "NO_MONITOR",
     ...fields,

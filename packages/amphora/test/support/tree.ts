@@ -1,7 +1,7 @@
 // Test scaffolding for the REST amphora driver's tests: load-balancer trees and amphora records as the store keeps them (the records of Octavia's data model the drivers read).
 import { randomUUID } from "node:crypto";
 import { Tree, type Amphora, type LoadBalancer, type TreeItem } from "@ottava/core";
-import { loadBalancerRecord } from "@ottava/core/testing";
+import { loadBalancerRecord, memberFields } from "@ottava/core/testing";
 
 const NOW = "2026-01-01T00:00:00.000000";
 
@@ -111,18 +111,7 @@ export function pool(lb: LoadBalancer, over: Record<string, unknown> = {}): Tree
 }
 
 export function member(lb: LoadBalancer, poolId: string, address: string, port: number, over: Record<string, unknown> = {}): TreeItem {
-  return treeItem("member", lb, {
-    pool_id: poolId,
-    address,
-    protocol_port: port,
-    weight: 1,
-    backup: false,
-    subnet_id: null,
-    monitor_address: null,
-    monitor_port: null,
-    vnic_type: "normal",
-    ...over,
-  });
+  return treeItem("member", lb, { ...memberFields(poolId, address, port), vnic_type: "normal", ...over });
 }
 
 export const tree = (lb: LoadBalancer, items: TreeItem[]) => new Tree(lb, items);
