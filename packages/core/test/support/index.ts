@@ -4,6 +4,7 @@ import { readFileSync } from "node:fs";
 
 export * from "./faults";
 export * from "./output";
+export * from "./python";
 export * from "./records";
 
 /** A fixture of test/fixtures (JSON), parsed. */
