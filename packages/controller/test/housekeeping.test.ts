@@ -27,7 +27,7 @@ const VALIDITY = 63_072_000; // the default cert_validity_time
 const DAY = 86_400_000;
 let ca: CaMaterial;
 
-/** The app in process, as test/support/app.ts builds it, with every log line (debug and up) kept until the test ends. */
+/** The app in process, as @ottava/local/testing (packages/local/test/support/app.ts) builds it, with every log line (debug and up) kept until the test ends. */
 async function app(env: Record<string, string> = {}) {
   const { config, ...stores } = await freshTable({ OTTAVA_CA_CERTIFICATE: ca.certificate, OTTAVA_CA_PRIVATE_KEY: ca.privateKey, ...env });
   const lines = captureOutput();
