@@ -1,11 +1,10 @@
 // The cross-pool member batch update (PUT /v2/lbaas/pools/members, specs/member-update-across-pools.rst).
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { fault, inProcessApp, pick, PROJECT, record, seed, SUBNET, activeLb } from "@ottava/local/testing";
+import { activeLb, fault, inProcessApp, pick, record, seed } from "@ottava/local/testing";
 import { memberFields } from "@ottava/core/testing";
 
 type App = Awaited<ReturnType<typeof inProcessApp>>;
 let t: App;
-const LBS = "/v2/lbaas/loadbalancers";
 const CROSS = "/v2/lbaas/pools/members";
 const NOBODY = "11111111-2222-3333-4444-555555555555";
 

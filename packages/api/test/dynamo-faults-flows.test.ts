@@ -4,10 +4,10 @@
 // is invisible; one that outlasts the retries ends in the flow's Catch and its reverts, the objects
 // ERROR or back to ACTIVE as Octavia's reverts leave them, never PENDING_*. The real ASL in the local
 // runner over DynamoDB Local; each test's faulted app shares the setup app's table.
-import { beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, it } from "vitest";
 import { createLogger, repairStuck } from "@ottava/core";
 import { DynamoRepairStore, createClients } from "@ottava/db";
-import { inProcessApp, SUBNET, activeLb } from "@ottava/local/testing";
+import { inProcessApp, SUBNET, activeLb, activePool } from "@ottava/local/testing";
 import { captureOutput, jsonLines } from "@ottava/core/testing";
 import * as faults from "./support/faults";
 import { LBS } from "./support/faults";
@@ -18,7 +18,6 @@ let base: App;
 beforeAll(async () => {
   base = await inProcessApp();
 });
-const activePool = (lbId: string) => faults.activePool(base, lbId);
 const nothingHeld = (lbId: string) => faults.nothingHeld(base, lbId);
 const newestFlow = (lbId: string) => faults.newestFlow(base, lbId);
 
@@ -107,7 +106,7 @@ describe("a task meets DynamoDB faults beyond the SDK's retries; the flow's Retr
     "the cross-pool chunk task (applyMemberChunk: the member writes lose the connection 4 times): the members ACTIVE",
     async ({ expect }) => {
       const lbId = (await activeLb(base)).id;
-      const poolId = await activePool(lbId);
+      const poolId = (await activePool(base, { lbId })).poolId;
       const f = await faulty("TransactWriteItems@applyMemberChunk:drop:4");
       const members = [1, 2, 3].map((i) => ({ pool_id: poolId, address: `192.0.20.${i}`, protocol_port: 80 }));
       expect((await f.call("PUT", "/v2/lbaas/pools/members", { members })).status).toBe(202);

@@ -5,7 +5,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { createLogger, lockAndStart, repairStuck } from "@ottava/core";
 import { DynamoRepairStore, createClients } from "@ottava/db";
-import { fault, inProcessApp, pick, PROJECT, SUBNET, activeLb } from "@ottava/local/testing";
+import { fault, inProcessApp, pick, PROJECT, SUBNET, activeLb, activePool } from "@ottava/local/testing";
 import { captureOutput, jsonLines } from "@ottava/core/testing";
 import * as faults from "./support/faults";
 import { LBS } from "./support/faults";
@@ -16,7 +16,6 @@ let base: App;
 beforeAll(async () => {
   base = await inProcessApp();
 });
-const activePool = (lbId: string) => faults.activePool(base, lbId);
 const nothingHeld = (lbId: string) => faults.nothingHeld(base, lbId);
 const newestFlow = (lbId: string) => faults.newestFlow(base, lbId);
 
@@ -103,7 +102,7 @@ describe("API writes that take the lock", () => {
 
   it("a member batch too big for one transaction: the lock's goes through, the next fails; what was written is undone, the lock and quota given back; 503", async () => {
     const lbId = (await activeLb(base)).id;
-    const poolId = await activePool(lbId);
+    const poolId = (await activePool(base, { lbId })).poolId;
     const usage = (await base.store.quotaUsage(PROJECT)).member ?? 0;
     // 40 new members are 120 items: the lock's transaction takes 97 of them, the rest need a second one (requests 2 to 5 fail).
     const f = await faulty("TransactWriteItems:internal:2-5");
@@ -129,7 +128,7 @@ describe("API writes that take the lock", () => {
 
   it("when the give-back cannot be written either, housekeeping's repair moves the LB and its PENDING objects to ERROR", async () => {
     const lbId = (await activeLb(base)).id;
-    const poolId = await activePool(lbId);
+    const poolId = (await activePool(base, { lbId })).poolId;
     const f = await faulty("TransactWriteItems:internal:2-99");
     expect(pick(await f.call("PUT", `/v2/lbaas/pools/${poolId}/members`, { members: members(40, 11) }))).toEqual(
       unavailable("InternalServerError"),
@@ -159,7 +158,7 @@ describe("API writes that take the lock", () => {
 
   it("a cross-pool update whose change set cannot be stored (the write inside the flow's start): the start's give-back, and 503 rather than 500", async () => {
     const lbId = (await activeLb(base)).id;
-    const poolId = await activePool(lbId);
+    const poolId = (await activePool(base, { lbId })).poolId;
     const f = await faulty("TransactWriteItems:internal:2-5");
     const res = await f.call("PUT", "/v2/lbaas/pools/members", { members: members(3, 12).map((m) => ({ ...m, pool_id: poolId })) });
     expect(pick(res)).toEqual(unavailable("InternalServerError"));

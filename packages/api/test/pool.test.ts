@@ -1,12 +1,11 @@
 // Pools (octavia/api/v2/controllers/pool.py), in process over DynamoDB Local and the real ASL.
 import { randomUUID } from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
-import { fault, inProcessApp, pick, PROJECT, seed, SUBNET, activeLb } from "@ottava/local/testing";
+import { activeLb, fault, inProcessApp, pick, PROJECT, seed } from "@ottava/local/testing";
 
 type App = Awaited<ReturnType<typeof inProcessApp>>;
 let t: App;
 let slow: App; // flows take a while, so the PENDING_* states can be seen
-const LBS = "/v2/lbaas/loadbalancers";
 const POOLS = "/v2/lbaas/pools";
 const NOBODY = "11111111-2222-3333-4444-555555555555";
 

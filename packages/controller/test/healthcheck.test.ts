@@ -7,7 +7,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { createLogger, type Amphora } from "@ottava/core";
 import { DynamoHealthCheckStore, createClients, heartbeatAttributes, pointerKey } from "@ottava/db";
 import { HealthChecker } from "@ottava/controller";
-import { activeLb, inProcessApp, SUBNET } from "@ottava/local/testing";
+import { activeLb, inProcessApp } from "@ottava/local/testing";
 import { captureMetrics, captureOutput } from "@ottava/core/testing";
 
 type App = Awaited<ReturnType<typeof inProcessApp>>;

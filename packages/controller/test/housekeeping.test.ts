@@ -20,7 +20,7 @@ import {
   type HousekeepingJobDeps,
 } from "@ottava/controller";
 import { LocalWorkflowEngine } from "@ottava/local/runner";
-import { activeLb, freshTable, PROJECT, SUBNET } from "@ottava/db/testing";
+import { activeLb, freshTable, PROJECT } from "@ottava/db/testing";
 import { captureOutput } from "@ottava/core/testing";
 
 const VALIDITY = 63_072_000; // the default cert_validity_time

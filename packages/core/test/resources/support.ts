@@ -1,5 +1,5 @@
 // What the resource tests share: bodies read as the API reads them, a small tree, and the Fault a rule throws.
-import { Fault, noauthContext, parseRoot, Tree, type ChildResource, type LoadBalancer, type TreeItem, type TreeRecord } from "@ottava/core";
+import { noauthContext, parseRoot, Tree, type ChildResource, type LoadBalancer, type TreeItem, type TreeRecord } from "@ottava/core";
 import { PROJECT } from "../support";
 
 export { faultOf } from "../support";

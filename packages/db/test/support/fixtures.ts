@@ -6,6 +6,18 @@ import { loadBalancerRecord, SUBNET } from "@ottava/core/testing";
 import type { DynamoStore } from "../../src";
 
 /**
+ * An ACTIVE pool (round robin, of `protocol`, HTTP by default) made through the API on `lbId`, or on a
+ * new ACTIVE load balancer.
+ */
+export async function activePool(on: ThroughApi, { lbId, protocol = "HTTP" }: { lbId?: string; protocol?: string } = {}) {
+  const lb = lbId ?? (await activeLb(on)).id;
+  const res = await on.call("POST", "/v2/lbaas/pools", { pool: { loadbalancer_id: lb, protocol, lb_algorithm: "ROUND_ROBIN" } });
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  await on.settle();
+  return { lbId: lb, poolId: res.body.pool.id as string };
+}
+
+/**
  * A fully populated create's HTTP listener on port 80 (with `listener`'s fields), its default pool
  * "web" (HTTP, round robin) with `pool`'s fields: its members, its monitor.
  */
