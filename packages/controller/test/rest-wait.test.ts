@@ -3,9 +3,9 @@ import "@ottava/local/polyfill"; // aws-local-stepfunctions needs Promise.withRe
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { StateMachine } from "aws-local-stepfunctions";
 import { createLogger, loadConfig, type Amphora } from "@ottava/core";
-import { AmphoraApiClient, CLIENT_CERT_CN, freePort, HaproxyAmphoraLoadBalancerDriver, noopDrivers } from "@ottava/amphora";
+import { freePort, noopDrivers, type AmphoraApiClient } from "@ottava/amphora";
 import { TASKS, definitionOf, localTaskArn, taskOfArn, taskStates, type TaskContext } from "@ottava/controller";
-import { amphora, loadBalancer, startFakeAgent, testPki, type FakeAgent, type TestPki } from "@ottava/amphora/testing";
+import { agentDriver, amphora, loadBalancer, startFakeAgent, testPki, type FakeAgent, type TestPki } from "@ottava/amphora/testing";
 
 type JSONValue = Parameters<StateMachine["run"]>[0];
 
@@ -73,15 +73,9 @@ async function runCreate(amp: Amphora, driver: TaskContext["drivers"]["amphora"]
 }
 
 async function restDriver(port: number) {
-  const client = new AmphoraApiClient({
-    port,
-    tls: { ca: pki.ca.certificate, clientPem: await pki.issue(CLIENT_CERT_CN) },
-    connTimeout: 1,
-    readTimeout: 1,
-    retries: { maxRetries: 2, retryInterval: 0.05 },
-  });
+  const { client, driver } = await agentDriver(pki, port, { readTimeout: 1 });
   clients.push(client);
-  return new HaproxyAmphoraLoadBalancerDriver({ client, certManager: noopDrivers().certificates });
+  return driver;
 }
 
 describe("the create flow's wait for the amphora agent (AmphoraeConnectivityWait)", () => {
