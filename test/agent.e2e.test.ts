@@ -28,7 +28,7 @@ import {
   type AmphoraAgent,
   type ClientNetwork,
 } from "./support/agent/agent";
-import { amphora as amphoraRecord, listener, loadBalancer, member, pool } from "./support/agent/tree";
+import { amphora as amphoraRecord, listener, loadBalancer, member, pool } from "@ottava/amphora/testing";
 
 const VIP = "198.51.100.10";
 const VRRP_IP = "198.51.100.11";

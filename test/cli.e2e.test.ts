@@ -13,8 +13,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, type TestContext 
 import { makeCli, type Cli } from "./support/cli/openstack";
 import { startStandIn, type StandIn } from "@ottava/local";
 import { startStack, waitSettled, type Stack } from "./support/stack";
+import { SUBNET } from "@ottava/core/testing";
 
-const VIP_SUBNET = "5e6b7c5a-0b7e-4a0e-9d36-1f5b2f3a6a11";
 const MEMBER_SUBNET = "8a1f4c2e-6d3b-4e5a-9f7c-0b2d4e6f8a13";
 const QOS_POLICY = "c3d9e1f2-4a5b-4c6d-8e7f-9a0b1c2d3e4f";
 const PROJECT = "cli-project";
@@ -254,7 +254,7 @@ describe("the openstack CLI against the local stack", { timeout: 300_000 }, () =
       "--description",
       "made by the CLI",
       "--vip-subnet-id",
-      VIP_SUBNET,
+      SUBNET,
       "--project",
       PROJECT,
       "--wait",
@@ -266,14 +266,14 @@ describe("the openstack CLI against the local stack", { timeout: 300_000 }, () =
       provisioning_status: "ACTIVE",
       operating_status: "OFFLINE",
       project_id: PROJECT,
-      vip_subnet_id: VIP_SUBNET,
+      vip_subnet_id: SUBNET,
       vip_address: "198.51.100.1",
       provider: "amphora",
       admin_state_up: true,
     });
     expect(lb.id).toMatch(/^[0-9a-f-]{36}$/);
     // The client resolved the subnet through Neutron and the project through Keystone.
-    expect(standIn.requests).toContain(`GET /v2.0/subnets?id=${VIP_SUBNET}`);
+    expect(standIn.requests).toContain(`GET /v2.0/subnets?id=${SUBNET}`);
     expect(standIn.requests).toContain(`GET /projects/${PROJECT}`);
 
     const [shown, listed] = await Promise.all([soft(os.json(["loadbalancer", "show", "cli-lb"])), soft(os.json(["loadbalancer", "list"]))]);

@@ -11,9 +11,9 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startStack, type Stack } from "./support/stack";
+import { SUBNET } from "@ottava/core/testing";
 
 const run = promisify(execFile);
-const SUBNET = "5e6b7c5a-0b7e-4a0e-9d36-1f5b2f3a6a11";
 const source = (f: string) => fileURLToPath(new URL(`./support/clients/${f}`, import.meta.url));
 
 let stack: Stack;

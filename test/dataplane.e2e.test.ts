@@ -12,9 +12,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LocalCertManager } from "@ottava/amphora";
 import { startStack, waitSettled, type Stack } from "./support/stack";
 import { get, refused, startHttpBackend, startTcpBackend, tally, tcpExchange, waitFor, type HttpBackend } from "./support/backends";
+import { SUBNET } from "@ottava/core/testing";
+import { webListener } from "@ottava/db/testing";
 
 const RANGE = "127.0.102.0/24";
-const SUBNET = "5e6b7c5a-0b7e-4a0e-9d36-1f5b2f3a6a11";
 const ENV = {
   OTTAVA_LOCAL_VIP_RANGE: RANGE,
   // Heartbeats every second, so operating statuses follow HAProxy's health checks within seconds.
@@ -142,19 +143,7 @@ describe("the local data plane with real traffic", () => {
       loadbalancer: {
         name: "web",
         vip_subnet_id: SUBNET,
-        listeners: [
-          {
-            name: "http",
-            protocol: "HTTP",
-            protocol_port: 8080,
-            default_pool: {
-              name: "web",
-              protocol: "HTTP",
-              lb_algorithm: "ROUND_ROBIN",
-              members: ["b1", "b2", "b3"].map((n) => member(backends[n]!)),
-            },
-          },
-        ],
+        listeners: [webListener({ members: ["b1", "b2", "b3"].map((n) => member(backends[n]!)) }, { name: "http", protocol_port: 8080 })],
       },
     });
     expect(r.status, JSON.stringify(r.body)).toBe(201);

@@ -3,14 +3,14 @@
 // same data directory, continues every execution that was running (from its journal in the table),
 // Map iterations included, and each ends where an uninterrupted run would: nothing lost, nothing
 // duplicated, no ERROR, nothing PENDING, and housekeeping's stuck-state repair never fires for them.
-import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { execFileSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
-import { startStack, waitSettled, type Stack } from "./support/stack";
+import { javaFor, startStack, waitSettled, type Stack } from "./support/stack";
+import { SUBNET } from "@ottava/core/testing";
 
-const SUBNET = "5e6b7c5a-0b7e-4a0e-9d36-1f5b2f3a6a11";
 const LBS = "/v2/lbaas/loadbalancers";
 // Slow enough that every flow is in flight when the stack is killed; the same after the restart.
 const ENV = {
@@ -20,17 +20,6 @@ const ENV = {
   OTTAVA_CLEANUP_INTERVAL: "1",
   OTTAVA_LOG_LEVEL: "info",
 };
-
-function javaFor(dataDir: string): string[] {
-  try {
-    return execFileSync("pgrep", ["-f", `DynamoDBLocal.jar .*${dataDir}`], { encoding: "utf8" })
-      .trim()
-      .split("\n")
-      .filter(Boolean);
-  } catch {
-    return [];
-  }
-}
 
 const ok = async (stack: Stack, method: string, path: string, body?: unknown) => {
   const res = await stack.call(method, path, body);

@@ -5,7 +5,6 @@
 // effects are read through the HTTP API (statuses, /stats) and the table (last_heartbeat). A second
 // part runs a receiver in process over the shared DynamoDB Local: zombies, unknown amphorae, and a
 // status write that must not resurrect a DELETED member.
-import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { createSocket } from "node:dgram";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -15,8 +14,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLogger, wrapEnvelope, type ComputeDriver } from "@ottava/core";
 import { DynamoHealthStore, DynamoStore, createClients } from "@ottava/db";
 import { HeartbeatReceiver } from "@ottava/controller";
+import { eventually, PythonJsonProcess } from "@ottava/core/testing";
 import { startStack, waitSettled, type Stack } from "./support/stack";
-import { inProcessApp, SUBNET } from "./support/app";
+import { inProcessApp, SUBNET, webListener } from "@ottava/local/testing";
 
 /** Reads specs (JSON lines) and answers, per spec, a JSON line of [base64 envelope, message] per beat. */
 const OCTAVIA_AGENT = `
@@ -51,46 +51,26 @@ interface Beat {
 }
 
 /** One amphora agent (Octavia's health daemon code in a Python process), its counters kept in a directory. */
-class OctaviaAgent {
-  private readonly proc: ChildProcessWithoutNullStreams;
+class OctaviaAgent extends PythonJsonProcess {
   private readonly dir = mkdtempSync(join(tmpdir(), "ottava-agent-"));
-  private buffer = "";
-  private readonly waiting: ((line: string) => void)[] = [];
 
   constructor(
     readonly amphoraId: string,
     readonly lbId: string,
     readonly key: string,
   ) {
-    this.proc = spawn("/usr/bin/python3", ["-c", OCTAVIA_AGENT], { stdio: ["pipe", "pipe", "pipe"] });
-    let err = "";
-    this.proc.stderr.on("data", (d) => (err += d));
-    this.proc.stdout.on("data", (d) => {
-      this.buffer += d;
-      for (let i; (i = this.buffer.indexOf("\n")) >= 0;) {
-        const line = this.buffer.slice(0, i);
-        this.buffer = this.buffer.slice(i + 1);
-        this.waiting.shift()?.(line);
-      }
-    });
-    this.proc.on("exit", (code) => {
-      if (code) for (const w of this.waiting.splice(0)) w(JSON.stringify({ error: err }));
-    });
+    super(OCTAVIA_AGENT);
   }
 
   /** The envelopes of these beats, in order (seq counting on from the last). */
   async beats(beats: Beat[]): Promise<{ envelope: Buffer; message: any }[]> {
-    const line = new Promise<string>((ok) => this.waiting.push(ok));
-    this.proc.stdin.write(
-      JSON.stringify({ amphora_id: this.amphoraId, lb_id: this.lbId, key: this.key, base_path: this.dir, beats }) + "\n",
-    );
-    const out = JSON.parse(await line);
+    const out = await this.ask({ amphora_id: this.amphoraId, lb_id: this.lbId, key: this.key, base_path: this.dir, beats });
     if (!Array.isArray(out)) throw new Error(`the Octavia agent failed: ${out.error}`);
     return out.map(([b64, message]: [string, unknown]) => ({ envelope: Buffer.from(b64, "base64"), message }));
   }
 
-  close() {
-    this.proc.stdin.end();
+  override close() {
+    super.close();
     rmSync(this.dir, { recursive: true, force: true });
   }
 }
@@ -99,21 +79,6 @@ async function sendUdp(port: number, packets: Buffer[]) {
   const socket = createSocket("udp4");
   for (const p of packets) await new Promise<void>((ok, fail) => socket.send(p, port, "127.0.0.1", (e) => (e ? fail(e) : ok())));
   socket.close();
-}
-
-/** Polls `read` until `check` holds (or throws the last failure after `ms`). */
-async function eventually<T>(read: () => Promise<T>, check: (v: T) => void, ms = 10_000): Promise<T> {
-  const until = Date.now() + ms;
-  for (;;) {
-    const v = await read();
-    try {
-      check(v);
-      return v;
-    } catch (e) {
-      if (Date.now() > until) throw e;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
 }
 
 const logLines = (out: string) =>
@@ -168,16 +133,7 @@ describe("heartbeats from Octavia's amphora agent code to the stack `npm start` 
         name: "hb",
         vip_subnet_id: SUBNET,
         listeners: [
-          {
-            protocol: "HTTP",
-            protocol_port: 80,
-            default_pool: {
-              name: "web",
-              protocol: "HTTP",
-              lb_algorithm: "ROUND_ROBIN",
-              members: ["192.0.2.10", "192.0.2.11", "192.0.2.12"].map((address) => ({ address, protocol_port: 80 })),
-            },
-          },
+          webListener({ members: ["192.0.2.10", "192.0.2.11", "192.0.2.12"].map((address) => ({ address, protocol_port: 80 })) }),
         ],
       },
     });

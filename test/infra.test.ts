@@ -21,7 +21,7 @@ import {
 } from "@ottava/core";
 import { ensureTable } from "@ottava/db";
 import { AGENT_TASKS, CA_TASKS, FLOW_NAMES, FLOW_TASKS, HEARTBEAT_KEY_TASKS, definitionOf } from "@ottava/controller";
-import { captureOutput } from "./support/output";
+import { captureOutput } from "@ottava/core/testing";
 import { synthesize, type SynthResource, type Synthesis } from "./support/synth";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");

@@ -8,16 +8,17 @@
 // balancers held PENDING_UPDATE: the policy check comes first, so an allowed caller gets the 409
 // (or a 400 of the body) and a denied one the 403, and nothing changes.
 import { execFile } from "node:child_process";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { inProcessApp, SUBNET } from "./support/app";
+import { octaviaFixture } from "@ottava/core/testing";
+import { inProcessApp, SUBNET, webListener } from "@ottava/local/testing";
 import { startStandIn, type StandIn } from "@ottava/local";
 import { startKeystone, type Keystone } from "./support/keystone";
 import { startStack, type Stack } from "./support/stack";
 
-const MATRIX = JSON.parse(readFileSync(new URL("../packages/core/test/fixtures/octavia-policy-matrix.json", import.meta.url), "utf8")) as {
+const MATRIX = octaviaFixture("octavia-policy-matrix.json") as {
   rules: string[];
   rows: {
     enforce_new_defaults: boolean;
@@ -82,18 +83,13 @@ async function buildLoadBalancer(project: string): Promise<Objects> {
       project_id: project,
       vip_subnet_id: SUBNET,
       listeners: [
-        {
-          protocol: "HTTP",
-          protocol_port: 80,
-          default_pool: {
-            name: "web",
-            protocol: "HTTP",
-            lb_algorithm: "ROUND_ROBIN",
+        webListener(
+          {
             members: [{ address: "192.0.2.10", protocol_port: 8080 }],
             healthmonitor: { type: "HTTP", delay: 5, timeout: 3, max_retries: 3 },
           },
-          l7policies: [{ action: "REJECT", rules: [{ type: "PATH", compare_type: "STARTS_WITH", value: "/x" }] }],
-        },
+          { l7policies: [{ action: "REJECT", rules: [{ type: "PATH", compare_type: "STARTS_WITH", value: "/x" }] }] },
+        ),
       ],
     },
   });

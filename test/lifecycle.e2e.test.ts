@@ -1,8 +1,8 @@
 // End to end over HTTP: the stack started as `npm start` starts it, driving a load balancer's whole life.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startStack, waitSettled, type Stack } from "./support/stack";
+import { SUBNET } from "@ottava/core/testing";
 
-const SUBNET = "5e6b7c5a-0b7e-4a0e-9d36-1f5b2f3a6a11";
 let stack: Stack;
 
 beforeAll(async () => {

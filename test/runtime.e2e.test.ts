@@ -1,24 +1,11 @@
 // npm start's promises: data kept in .ottava-style folders across restarts, a clean stop on
 // SIGTERM or Ctrl-C (SIGINT) with no Java process left behind.
-import { execFileSync } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { startStack, waitSettled } from "./support/stack";
-
-const SUBNET = "5e6b7c5a-0b7e-4a0e-9d36-1f5b2f3a6a11";
-
-function javaFor(dataDir: string): string[] {
-  try {
-    return execFileSync("pgrep", ["-f", `DynamoDBLocal.jar .*${dataDir}`], { encoding: "utf8" })
-      .trim()
-      .split("\n")
-      .filter(Boolean);
-  } catch {
-    return []; // pgrep exits 1 when nothing matches
-  }
-}
+import { javaFor, startStack, waitSettled } from "./support/stack";
+import { SUBNET } from "@ottava/core/testing";
 
 describe("npm start", () => {
   it("keeps load balancers across restarts and leaves no Java process on SIGTERM or SIGINT", async () => {

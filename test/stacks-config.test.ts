@@ -2,7 +2,7 @@
 // message that says what to set when something is missing.
 import { describe, expect, it } from "vitest";
 import { DeployConfigError, NOAUTH_OPT_IN, STORED_SECRETS, deployPlan, parseIpv4Cidr } from "../stacks/config";
-import { SECRET_SETTINGS } from "../packages/core/src/config";
+import { SECRET_SETTINGS } from "@ottava/core";
 
 const secrets = (...names: string[]) => Object.fromEntries(names.map((n) => [`SST_SECRET_${n}`, `value of ${n}`]));
 const KEYSTONE = secrets("KeystoneUrl", "KeystoneUsername", "KeystonePassword", "KeystoneProjectName");

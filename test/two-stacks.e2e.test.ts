@@ -8,8 +8,9 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { startStack, waitSettled, type Stack } from "./support/stack";
 import { startHttpBackend, tally, waitFor, type HttpBackend } from "./support/backends";
+import { SUBNET } from "@ottava/core/testing";
+import { webListener } from "@ottava/db/testing";
 
-const SUBNET = "5e6b7c5a-0b7e-4a0e-9d36-1f5b2f3a6a11";
 // Ranges no other test file uses (the data-plane test has 127.0.102.0/24).
 const RANGES = ["127.0.104.0/24", "127.0.105.0/24"];
 
@@ -59,18 +60,7 @@ describe("two stacks on one machine", () => {
         const r = await s.call("POST", "/v2/lbaas/loadbalancers", {
           loadbalancer: {
             vip_subnet_id: SUBNET,
-            listeners: [
-              {
-                protocol: "HTTP",
-                protocol_port: 8080,
-                default_pool: {
-                  name: "web",
-                  protocol: "HTTP",
-                  lb_algorithm: "ROUND_ROBIN",
-                  members: [{ address: "127.0.0.1", protocol_port: backend!.port }],
-                },
-              },
-            ],
+            listeners: [webListener({ members: [{ address: "127.0.0.1", protocol_port: backend!.port }] }, { protocol_port: 8080 })],
           },
         });
         expect(r.status, JSON.stringify(r.body)).toBe(201);

@@ -46,11 +46,12 @@ import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import type { ExecutionDescription } from "@ottava/core";
 import type { DynamoMeter, MeterCounts, MeterRow } from "@ottava/db";
 import type { Runtime, TaskDecorator } from "@ottava/local";
+import { flag, listenersWithPools, pct, sleep } from "./common";
 
 // Before the app's modules load: no metric lines on stdout.
 process.env.POWERTOOLS_METRICS_DISABLED ??= "true";
 
-const QUICK = process.argv.includes("--quick");
+const QUICK = flag("quick");
 const SUBNET = "5e6b7c5a-0b7e-4a0e-9d36-1f5b2f3a6a11";
 const PROJECT = "bench-project";
 const TABLE = "ottava";
@@ -134,7 +135,6 @@ const PRICES = {
   nlbHour: 0.0225,
 };
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/;
 const log = (line: string) => process.stderr.write(`${line}\n`);
 const began = Date.now();
@@ -285,17 +285,9 @@ const address = (pool: number, k: number) => `10.${pool}.${Math.floor(k / 250)}.
 
 async function createTemplate(b: Bench, members: number, pools: number): Promise<Tree> {
   const per = members / pools;
-  const listeners = Array.from({ length: pools }, (_, p) => ({
-    name: `listener-${p}`,
-    protocol: "HTTP",
-    protocol_port: 8000 + p,
-    default_pool: {
-      name: `pool-${p}`,
-      protocol: "HTTP",
-      lb_algorithm: "ROUND_ROBIN",
-      members: Array.from({ length: per }, (_, k) => ({ address: address(p, k), protocol_port: 80 })),
-    },
-  }));
+  const listeners = listenersWithPools(pools, (p) =>
+    Array.from({ length: per }, (_, k) => ({ address: address(p, k), protocol_port: 80 })),
+  );
   const made = await mutate(b, undefined, "POST", "/v2/lbaas/loadbalancers", {
     loadbalancer: { name: `bench-${members}`, vip_subnet_id: SUBNET, listeners },
   });
@@ -406,7 +398,7 @@ async function templateOf(b: Bench, tree: Tree): Promise<Template> {
  */
 async function copyTree(b: Bench, template: Template, count: number, since: number): Promise<Tree[]> {
   const db = await import("@ottava/db");
-  const { usageUpdate } = await import("../../packages/db/src/usage");
+  const { usageUpdate } = await import("@ottava/db/usage");
   const { BatchWriteCommand, UpdateCommand } = await import("@aws-sdk/lib-dynamodb");
   const pattern = new RegExp([...template.owned].join("|"), "g");
   const json = template.items.map((i) => JSON.stringify(i));
@@ -727,11 +719,6 @@ async function load(m: Measurement, clients: Clients, timing: Timing, once: (cli
   return { times, rps: times.length / (wallMs / 1000), wallMs };
 }
 
-const pct = (xs: number[] | undefined, q: number) => {
-  if (!xs?.length) return NaN;
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.max(0, Math.ceil(q * s.length) - 1))]!;
-};
 const median = (xs: number[]) => pct(xs, 0.5);
 /** A percentile of the runs: the median of each run's. */
 const runPct = (runs: Run[] | undefined, q: number) => (runs?.length ? median(runs.map((r) => pct(r.times, q))) : NaN);

@@ -15,9 +15,10 @@
 //   npm run bench:roll                 # 50 nodes (1000 members)
 //   npm run bench:roll -- --nodes 5    # a quick look
 //   npm run bench:roll -- --ways c     # only some of the ways (a, b, c)
+import { SUBNET } from "@ottava/db/testing";
 import { startStack, type Stack } from "../support/stack";
+import { arg, listenersWithPools, sleep } from "./common";
 
-const SUBNET = "5e6b7c5a-0b7e-4a0e-9d36-1f5b2f3a6a11";
 const POOLS = 20;
 const PORT = 80;
 const POLL_MS = 100;
@@ -28,12 +29,6 @@ const TARGET_A_PER_CHANGE_MS = 300;
 /** Octavia's time per member change on a pool of 20 (the comparison the (a) target comes from). */
 const OCTAVIA_PER_CHANGE_MS = 1060;
 
-function arg(name: string): string | undefined {
-  const i = process.argv.indexOf(`--${name}`);
-  if (i >= 0) return process.argv[i + 1];
-  const eq = process.argv.find((a) => a.startsWith(`--${name}=`));
-  return eq?.slice(name.length + 3);
-}
 const NODES = Number(arg("nodes") ?? DEFAULT_NODES);
 if (!Number.isInteger(NODES) || NODES < 1 || NODES > 250) throw new Error(`--nodes must be an integer in 1..250, got ${arg("nodes")}`);
 const WAYS = (arg("ways") ?? "abc").split("").filter((w) => "abc".includes(w)) as Way[];
@@ -47,7 +42,6 @@ const LABEL: Record<Way, string> = {
 
 const oldAddr = (k: number) => `10.0.${k}.1`;
 const newAddr = (k: number) => `10.1.${k}.1`;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 interface Result {
   way: Way;
@@ -113,17 +107,9 @@ class Client {
 }
 
 async function build(stack: Stack): Promise<{ lbId: string; pools: string[] }> {
-  const listeners = Array.from({ length: POOLS }, (_, i) => ({
-    name: `listener-${i}`,
-    protocol: "HTTP",
-    protocol_port: 8000 + i,
-    default_pool: {
-      name: `pool-${i}`,
-      protocol: "HTTP",
-      lb_algorithm: "ROUND_ROBIN",
-      members: Array.from({ length: NODES }, (_, k) => ({ address: oldAddr(k), protocol_port: PORT })),
-    },
-  }));
+  const listeners = listenersWithPools(POOLS, () =>
+    Array.from({ length: NODES }, (_, k) => ({ address: oldAddr(k), protocol_port: PORT })),
+  );
   const created = await stack.call("POST", "/v2/lbaas/loadbalancers", {
     loadbalancer: { name: "bench-roll", vip_subnet_id: SUBNET, listeners },
   });

@@ -20,9 +20,10 @@ import { randomUUID } from "node:crypto";
 import { createSocket } from "node:dgram";
 import { readFileSync } from "node:fs";
 import { wrapEnvelope } from "@ottava/core";
+import { SUBNET } from "@ottava/db/testing";
 import { startStack, type Stack } from "../support/stack";
+import { arg, pct, sleep } from "./common";
 
-const SUBNET = "5e6b7c5a-0b7e-4a0e-9d36-1f5b2f3a6a11";
 const CLIENTS = 20;
 const AMPHORAE = 200;
 const HEARTBEAT_INTERVAL_S = 10;
@@ -33,10 +34,6 @@ const WARM_UP = 0.2;
 const MEMORY_BUDGET = 0.1;
 const HEARTBEAT_KEY = randomUUID();
 
-function arg(name: string): string | undefined {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? process.argv[i + 1] : undefined;
-}
 const MINUTES = Number(arg("minutes") ?? 10);
 if (!(MINUTES > 0)) throw new Error(`--minutes must be a positive number, got ${arg("minutes")}`);
 const DURATION_MS = MINUTES * 60_000;
@@ -47,7 +44,6 @@ interface OpStats {
   statuses: Map<number, number>;
 }
 const stats = new Map<Op, OpStats>();
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function timed(stack: Stack, op: Op, method: string, path: string, body?: unknown) {
   const t0 = process.hrtime.bigint();
@@ -197,11 +193,6 @@ async function pending(stack: Stack): Promise<Record<string, number>> {
   }
   return out;
 }
-
-const pct = (xs: number[], q: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length ? s[Math.min(s.length - 1, Math.max(0, Math.ceil(q * s.length) - 1))]! : NaN;
-};
 
 async function main() {
   console.log(`bench:soak — ${CLIENTS} clients and ${AMPHORAE} simulated amphorae for ${MINUTES} min against \`npm start -- --in-memory\``);

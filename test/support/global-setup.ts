@@ -3,7 +3,7 @@ import type { TestProject } from "vitest/node";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startDynamoDbLocal } from "../../packages/local/src/dynamodb-local";
+import { startDynamoDbLocal } from "@ottava/local/dynamodb-local";
 
 declare module "vitest" {
   export interface ProvidedContext {

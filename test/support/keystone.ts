@@ -49,9 +49,9 @@ import {
   statSync,
   writeFileSync,
 } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir, userInfo } from "node:os";
 import { basename, join } from "node:path";
+import { freePort } from "@ottava/amphora";
 
 const PYTHON = "/usr/bin/python3";
 const KEYSTONE_MANAGE = "/usr/bin/keystone-manage";
@@ -496,19 +496,6 @@ export function prepareKeystoneTemplate(log: (m: string) => void = () => {}): Pr
   })();
   templatePromise.catch(() => (templatePromise = undefined));
   return templatePromise;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const addr = server.address();
-      const port = typeof addr === "object" && addr ? addr.port : 0;
-      server.close(() => (port ? resolve(port) : reject(new Error("could not pick a free port"))));
-    });
-  });
 }
 
 function tail(file: string, lines: number): string {

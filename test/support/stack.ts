@@ -1,6 +1,6 @@
 // Starts the local stack exactly as `npm start` does (node --import tsx packages/local/src/main.ts),
 // on a free port, and stops it with a signal.
-import { spawn, type ChildProcess } from "node:child_process";
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -93,5 +93,17 @@ export async function waitSettled(stack: Stack, id: string, timeoutMs = 20_000):
     if (res.status !== 200 || !String(res.body.loadbalancer.provisioning_status).startsWith("PENDING_")) return res;
     if (Date.now() > until) throw new Error(`load balancer ${id} still ${res.body.loadbalancer.provisioning_status}`);
     await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** The pids of the DynamoDB Local (Java) processes serving `dataDir`. */
+export function javaFor(dataDir: string): string[] {
+  try {
+    return execFileSync("pgrep", ["-f", `DynamoDBLocal.jar .*${dataDir}`], { encoding: "utf8" })
+      .trim()
+      .split("\n")
+      .filter(Boolean);
+  } catch {
+    return []; // pgrep exits 1 when nothing matches
   }
 }

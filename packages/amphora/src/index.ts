@@ -39,5 +39,6 @@ export { renderAgentConfig, AGENT_CONFIG_DEFAULTS } from "./render/agent-config"
 export type { AgentConfigInput, AgentConfigSettings } from "./render/agent-config";
 export * from "./render/haproxy";
 export { LocalDataplane } from "./local/dataplane";
+export { freePort } from "./local/free-port";
 export type { LocalDataplaneOptions } from "./local/dataplane";
 export type { VipAllocations } from "./local/network";

@@ -18,7 +18,7 @@ import {
   tlsContainer,
   validateCertificate,
 } from "../src";
-import { fault, inProcessApp, pick, SUBNET } from "../../../test/support/app";
+import { fault, inProcessApp, pick, SUBNET } from "@ottava/local/testing";
 
 const ROOT = join(import.meta.dirname, "../../..");
 let dir: string;

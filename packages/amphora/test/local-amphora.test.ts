@@ -14,7 +14,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLogger, Tree, unwrapEnvelope, type Amphora, type LoadBalancer, type TreeItem } from "@ottava/core";
-import { freshTable } from "../../../test/support/dynamo";
+import { freshTable } from "@ottava/db/testing";
 import { noopCertManager } from "../src/noop";
 import { renderAgentConfig } from "../src/render/agent-config";
 import { LocalAmphoraDriver } from "../src/local/amphora";

@@ -8,20 +8,21 @@
 // pool, and a "prometheus" proxy that must not be reported. The heartbeats go over UDP to Ottava's
 // real receiver (an in-memory health store behind it), and the same HAProxy state is read by Octavia's
 // build_stats_message (python3-octavia), whose messages ours must equal.
-import { spawn, type ChildProcess, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { createSocket, type Socket } from "node:dgram";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from "node:fs";
 import { createServer as createHttpServer, get as httpGet, type Server } from "node:http";
-import { createServer as createTcpServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { applyStatsUpdates, createLogger, unwrapEnvelope, type HealthStore, type HealthView, type HealthWrite } from "@ottava/core";
 import { HeartbeatReceiver } from "@ottava/controller";
+import { eventually, PythonJsonProcess } from "@ottava/core/testing";
 import { noopDrivers } from "../src/noop";
 import { buildStatsMessage, startHeartbeats, StatsCounters, type HeartbeatSender, type StatsMessage } from "../src/local/heartbeat";
 import { haproxyQuery, parseShowStat, poolStatusOf, showInfo, showStat } from "../src/local/haproxy-query";
+import { freePort } from "../src/local/free-port";
 
 const HAPROXY = "/usr/sbin/haproxy";
 const KEY = `hb-key-${randomUUID()}`;
@@ -41,28 +42,6 @@ let pidFile: string;
 let haproxy: ChildProcess;
 let web: Server;
 let frontendPort: number;
-
-const freePort = () =>
-  new Promise<number>((ok) => {
-    const s = createTcpServer().listen(0, "127.0.0.1", () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => ok(port));
-    });
-  });
-
-async function eventually<T>(read: () => Promise<T>, check: (v: T) => void, ms = 15_000): Promise<T> {
-  const until = Date.now() + ms;
-  for (;;) {
-    try {
-      const v = await read();
-      check(v);
-      return v;
-    } catch (e) {
-      if (Date.now() > until) throw e;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
-}
 
 /** `n` HTTP requests through the listener, each on its own connection (no keep-alive: scur settles at 0). */
 async function traffic(n: number) {
@@ -506,35 +485,15 @@ for line in sys.stdin:
     print(json.dumps(out), flush=True)
 `;
 
-class OctaviaDaemon {
-  private readonly proc: ChildProcessWithoutNullStreams;
-  private buffer = "";
-  private stderr = "";
-  private readonly waiting: ((line: string) => void)[] = [];
+/** Octavia's health daemon code for one amphora, its counters under `basePath`. */
+class OctaviaDaemon extends PythonJsonProcess {
   constructor(amphora: string, basePath: string) {
-    this.proc = spawn("/usr/bin/python3", ["-c", OCTAVIA_DAEMON, amphora, basePath], { stdio: ["pipe", "pipe", "pipe"] });
-    this.proc.stderr.on("data", (d) => (this.stderr += d));
-    this.proc.stdout.on("data", (d) => {
-      this.buffer += d;
-      for (let i; (i = this.buffer.indexOf("\n")) >= 0;) {
-        const line = this.buffer.slice(0, i);
-        this.buffer = this.buffer.slice(i + 1);
-        this.waiting.shift()?.(line);
-      }
-    });
-    this.proc.on("exit", () => {
-      for (const w of this.waiting.splice(0)) w(JSON.stringify({ error: this.stderr }));
-    });
+    super(OCTAVIA_DAEMON, [amphora, basePath]);
   }
-  async ask(cmd: Record<string, unknown>): Promise<any> {
-    const line = new Promise<string>((ok) => this.waiting.push(ok));
-    this.proc.stdin.write(JSON.stringify(cmd) + "\n");
-    const out = JSON.parse(await line);
+  override async ask(cmd: Record<string, unknown>): Promise<any> {
+    const out = await super.ask(cmd);
     if (out && typeof out === "object" && "error" in out) throw new Error(`Octavia's daemon failed: ${out.error}`);
     return out;
-  }
-  close() {
-    this.proc.stdin.end();
   }
 }
 

@@ -7,7 +7,7 @@ import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { Fault, type Amphora, type LoadBalancer, type VipRequest } from "@ottava/core";
 import { DynamoVipStore, createClients } from "@ottava/db";
-import { freshTable } from "../../../test/support/dynamo";
+import { freshTable } from "@ottava/db/testing";
 import { AddressRange, LocalNetworkDriver } from "../src/local/network";
 
 async function driver(cidr: string) {

@@ -15,6 +15,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLogger, DriverError } from "@ottava/core";
+import { freePort } from "../src/local/free-port";
 import { bindsOf, checkConfig, checkNewBinds, haproxyVersion, HaproxyProcess, killStale } from "../src/local/process";
 
 const HAPROXY = "/usr/sbin/haproxy";
@@ -33,14 +34,6 @@ const listen = (s: Server | TcpServer, host: string, port = 0) =>
     s.once("error", fail);
     s.listen(port, host, () => ok((s.address() as { port: number }).port));
   });
-
-/** A free port on VIP (bound and released). */
-async function freePort(): Promise<number> {
-  const s = createTcpServer();
-  const port = await listen(s, VIP);
-  await new Promise((ok) => s.close(ok));
-  return port;
-}
 
 function get(port: number, path = "/"): Promise<{ status: number; body: string }> {
   return new Promise((ok, fail) => {
@@ -109,7 +102,7 @@ afterAll(async () => {
 
 describe("HaproxyProcess", () => {
   it("starts, reloads without dropping a request under way, refuses a port it cannot bind, and stops", async () => {
-    const port = await freePort();
+    const port = await freePort(VIP);
     const files = { configs: [join(dir, "a.cfg")], pidFile: join(dir, "a.pid"), cwd: dir };
     writeFileSync(files.configs[0]!, config([port]));
     const haproxy = new HaproxyProcess(HAPROXY, files, log, "amphora-a");
@@ -120,7 +113,7 @@ describe("HaproxyProcess", () => {
       const master = haproxy.pid;
 
       // A reload while a request is under way: the request completes, the new port serves, the master stays.
-      const second = await freePort();
+      const second = await freePort(VIP);
       const slow = get(port, "/slow");
       await new Promise((r) => setTimeout(r, 150));
       writeFileSync(files.configs[0]!, config([port, second]));
@@ -184,7 +177,7 @@ describe("HaproxyProcess", () => {
   );
 
   it("finds, before a reload, a new port that cannot be bound, without touching the running HAProxy", async () => {
-    const free = await freePort();
+    const free = await freePort(VIP);
     expect(bindsOf(config([free, heldPort]))).toEqual([
       { frontend: "fe", address: VIP, port: free },
       { frontend: "fe", address: VIP, port: heldPort },
@@ -199,14 +192,14 @@ describe("HaproxyProcess", () => {
   it("checks a configuration with haproxy -c", async () => {
     const good = join(dir, "good.cfg");
     const bad = join(dir, "bad.cfg");
-    writeFileSync(good, config([await freePort()]));
-    writeFileSync(bad, config([await freePort()], "    balance no-such-algorithm"));
+    writeFileSync(good, config([await freePort(VIP)]));
+    writeFileSync(bad, config([await freePort(VIP)], "    balance no-such-algorithm"));
     await checkConfig(HAPROXY, [good]);
     await expect(checkConfig(HAPROXY, [bad])).rejects.toThrow(/HAProxy configuration rejected: .*balance only supports/);
   });
 
   it("stops a master a previous run left behind, found through its pid file", async () => {
-    const port = await freePort();
+    const port = await freePort(VIP);
     const cfg = join(dir, "stale.cfg");
     const pidFile = join(dir, "stale.pid");
     writeFileSync(cfg, config([port]));

@@ -1,6 +1,7 @@
 // renderAgentConfig (amphora-agent.conf) against Octavia 11's AgentJinjaTemplater (amphorae/backends/agent/agent_jinja_cfg.py): the cases fixtures/octavia-renderers.py generated with Octavia's own code; and the controller's tasks that push it (Octavia's AmphoraConfigUpdate).
 import { describe, expect, it } from "vitest";
 import { normalize, readFixture } from "./octavia-fixtures";
+import { amphora as amphoraRecord, loadBalancer } from "./support/tree";
 import { loadConfig, type Amphora, type Drivers, type LoadBalancer, type Logger } from "@ottava/core";
 import { AGENT_CONFIG_DEFAULTS, renderAgentConfig, type AgentConfigInput, type AgentConfigSettings } from "@ottava/amphora";
 import { TASKS, type TaskContext } from "@ottava/controller";
@@ -83,31 +84,17 @@ const KEY = "s3cret-heartbeat-key";
 /** The agent settings the controller takes from its own: OTTAVA_HEARTBEAT_INTERVAL, OTTAVA_AMPHORA_AGENT_PORT (set so below). */
 const SETTINGS: Partial<AgentConfigSettings> = { heartbeatInterval: 7, bindPort: 9444 };
 
-function amphora(id: string, lbId: string): Amphora {
-  return {
+const amphora = (id: string, lbId: string): Amphora =>
+  amphoraRecord(loadBalancer({ id: lbId, project_id: "p" }), {
     id,
-    loadbalancer_id: lbId,
-    project_id: "p",
     compute_id: "c",
     lb_network_ip: "192.0.2.9",
     vrrp_ip: null,
     ha_ip: null,
     vrrp_port_id: null,
     ha_port_id: null,
-    cert_expiration: null,
-    cert_busy: false,
-    role: "STANDALONE",
-    status: "ALLOCATED",
-    vrrp_interface: null,
-    vrrp_id: null,
-    vrrp_priority: null,
-    cached_zone: null,
-    image_id: null,
-    compute_flavor: null,
     created_at: "2024-06-11T10:00:00",
-    updated_at: null,
-  };
-}
+  });
 
 /** A task context with the store and health-manager configuration calls these tasks make, a driver that keeps what it is given and a logger that keeps every line. */
 function context(opts: { amphorae: Amphora[]; topologies: Record<string, string>; heartbeatKey?: string; fail?: (a: Amphora) => boolean }) {

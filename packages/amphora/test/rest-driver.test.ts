@@ -12,8 +12,8 @@ import {
   type VipPlugNetworkConfig,
 } from "@ottava/amphora";
 import { splitPem } from "../src/rest/client";
-import { startFakeAgent, testPki, type FakeAgent, type TestPki } from "../../../test/support/agent/fake-agent";
-import { amphora, listener, loadBalancer, member, pool, tree } from "../../../test/support/agent/tree";
+import { agentDriver, startFakeAgent, testPki, type FakeAgent, type TestPki } from "./support/fake-agent";
+import { amphora, listener, loadBalancer, member, pool, tree } from "./support/tree";
 
 let pki: TestPki;
 const agents: FakeAgent[] = [];
@@ -48,15 +48,9 @@ function captureLog() {
 }
 
 async function driverFor(port: number, over: Partial<ConstructorParameters<typeof HaproxyAmphoraLoadBalancerDriver>[0]> = {}) {
-  const client = new AmphoraApiClient({
-    port,
-    tls: { ca: pki.ca.certificate, clientPem: await pki.issue(CLIENT_CERT_CN) },
-    connTimeout: 1,
-    readTimeout: 2,
-    retries: { maxRetries: 2, retryInterval: 0.05 },
-  });
+  const { client, driver } = await agentDriver(pki, port, { certManager: mapCertManager({}, {}), ...over });
   clients.push(client);
-  return new HaproxyAmphoraLoadBalancerDriver({ client, certManager: mapCertManager({}, {}), ...over });
+  return driver;
 }
 
 const sha1 = (s: string) => createHash("sha1").update(s, "utf8").digest("hex");

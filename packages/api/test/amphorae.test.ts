@@ -1,6 +1,6 @@
 // Amphora actions: failover, agent configuration, delete, stats (octavia/api/v2/controllers/amphora.py).
 import { beforeAll, describe, expect, it } from "vitest";
-import { inProcessApp, pick, SUBNET } from "../../../test/support/app";
+import { inProcessApp, pick, SUBNET } from "@ottava/local/testing";
 
 let t: Awaited<ReturnType<typeof inProcessApp>>;
 const fault = (status: number, faultstring: string) => ({ status, body: { faultcode: "Client", faultstring, debuginfo: null } });

@@ -2,7 +2,7 @@
 // through the API in process over DynamoDB Local. Expected bodies and messages are Octavia 11's, as
 // its API answers the same requests.
 import { beforeAll, describe, expect, it } from "vitest";
-import { fault, inProcessApp, pick, PROJECT, SUBNET } from "../../../test/support/app";
+import { fault, inProcessApp, pick, PROJECT, SUBNET, activeLb } from "@ottava/local/testing";
 
 let t: Awaited<ReturnType<typeof inProcessApp>>;
 
@@ -34,13 +34,6 @@ async function zoneProfile(data = '{"compute_zone": "nova"}', name = "azp") {
   });
   expect(res.status).toBe(201);
   return res.body.availability_zone_profile as { id: string };
-}
-
-async function activeLb(extra: Record<string, unknown>) {
-  const res = await t.call("POST", "/v2/lbaas/loadbalancers", { loadbalancer: { vip_subnet_id: SUBNET, ...extra } });
-  expect(res.status).toBe(201);
-  await t.settle();
-  return res.body.loadbalancer as { id: string };
 }
 
 describe("quotas", () => {
@@ -492,7 +485,7 @@ describe("flavors", () => {
 
   it("gives a load balancer the flavor's topology (two amphorae for ACTIVE_STANDBY) and refuses its delete while the LB lives", async () => {
     const f = await flavor(fpHa, "ha-for-lb");
-    const lb = await activeLb({ flavor_id: f.id });
+    const lb = (await activeLb(t, { fields: { flavor_id: f.id } })).loadbalancer;
     const shown = await t.call("GET", `/v2/lbaas/loadbalancers/${lb.id}`);
     expect(shown.body.loadbalancer).toMatchObject({ flavor_id: f.id, provisioning_status: "ACTIVE" });
     const amps = await t.call("GET", `/v2/octavia/amphorae?loadbalancer_id=${lb.id}`);
@@ -507,7 +500,7 @@ describe("flavors", () => {
 
   it("a flavor of a SINGLE profile gives one amphora", async () => {
     const f = await flavor(fpSingle, "single-for-lb");
-    const lb = await activeLb({ flavor_id: f.id });
+    const lb = (await activeLb(t, { fields: { flavor_id: f.id } })).loadbalancer;
     const amps = await t.call("GET", `/v2/octavia/amphorae?loadbalancer_id=${lb.id}`);
     expect(amps.body.amphorae.map((a: { role: string }) => a.role)).toEqual(["STANDALONE"]);
   });
@@ -655,7 +648,7 @@ describe("availability zones", () => {
     ).toEqual(inUse);
     expect(pick(await t.call("DELETE", `/v2/lbaas/availabilityzoneprofiles/${p.id}`))).toEqual(inUse);
 
-    const lb = await activeLb({ availability_zone: "busy" });
+    const lb = (await activeLb(t, { fields: { availability_zone: "busy" } })).loadbalancer;
     expect((await t.call("GET", `/v2/lbaas/loadbalancers/${lb.id}`)).body.loadbalancer.availability_zone).toBe("busy");
     expect(pick(await t.call("DELETE", `${AZ}/busy`))).toEqual(fault(409, "Availability Zone busy is in use and cannot be modified."));
     expect((await t.call("DELETE", `/v2/lbaas/loadbalancers/${lb.id}`)).status).toBe(204);

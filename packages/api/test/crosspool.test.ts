@@ -1,36 +1,20 @@
 // The cross-pool member batch update (PUT /v2/lbaas/pools/members, specs/member-update-across-pools.rst).
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { fault, inProcessApp, pick, PROJECT, record, seed, SUBNET } from "../../../test/support/app";
+import { activeLb, fault, inProcessApp, pick, record, seed } from "@ottava/local/testing";
+import { memberFields } from "@ottava/core/testing";
 
 type App = Awaited<ReturnType<typeof inProcessApp>>;
 let t: App;
-const LBS = "/v2/lbaas/loadbalancers";
 const CROSS = "/v2/lbaas/pools/members";
 const NOBODY = "11111111-2222-3333-4444-555555555555";
 
 const put = (app: App, members: Record<string, unknown>[], query = "", prefix = "/v2") =>
   app.call("PUT", `${prefix}/lbaas/pools/members${query}`, { members });
 
-async function activeLb(app: App = t) {
-  const res = await app.call("POST", LBS, { loadbalancer: { vip_subnet_id: SUBNET } });
-  expect(res.status).toBe(201);
-  await app.settle();
-  return res.body.loadbalancer.id as string;
-}
-
 const pool = (lbId: string) => record(lbId, { protocol: "HTTP", lb_algorithm: "ROUND_ROBIN", name: "" });
 const member = (lbId: string, poolId: string, address: string, port: number, fields: Record<string, unknown> = {}) =>
   record(lbId, {
-    pool_id: poolId,
-    name: null,
-    admin_state_up: true,
-    address,
-    protocol_port: port,
-    weight: 1,
-    backup: false,
-    subnet_id: null,
-    monitor_address: null,
-    monitor_port: null,
+    ...memberFields(poolId, address, port),
     tags: [],
     operating_status: "NO_MONITOR",
     ...fields,
@@ -38,7 +22,7 @@ const member = (lbId: string, poolId: string, address: string, port: number, fie
 
 /** An ACTIVE LB with `n` ACTIVE pools (seeded, no flows) and the given members. */
 async function lbWithPools(app: App, n: number, members: (pools: string[], lbId: string) => ReturnType<typeof member>[] = () => []) {
-  const lbId = await activeLb(app);
+  const lbId = (await activeLb(app)).id;
   const pools = Array.from({ length: n }, () => pool(lbId));
   const ids = pools.map((p) => p.id);
   const ms = members(ids, lbId);

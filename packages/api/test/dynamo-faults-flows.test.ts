@@ -4,11 +4,11 @@
 // is invisible; one that outlasts the retries ends in the flow's Catch and its reverts, the objects
 // ERROR or back to ACTIVE as Octavia's reverts leave them, never PENDING_*. The real ASL in the local
 // runner over DynamoDB Local; each test's faulted app shares the setup app's table.
-import { beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, it } from "vitest";
 import { createLogger, repairStuck } from "@ottava/core";
 import { DynamoRepairStore, createClients } from "@ottava/db";
-import { inProcessApp, SUBNET } from "../../../test/support/app";
-import { captureOutput, jsonLines } from "../../../test/support/output";
+import { inProcessApp, SUBNET, activeLb, activePool } from "@ottava/local/testing";
+import { captureOutput, jsonLines } from "@ottava/core/testing";
 import * as faults from "./support/faults";
 import { LBS } from "./support/faults";
 
@@ -18,8 +18,6 @@ let base: App;
 beforeAll(async () => {
   base = await inProcessApp();
 });
-const activeLb = (body?: Record<string, unknown>) => faults.activeLb(base, body);
-const activePool = (lbId: string) => faults.activePool(base, lbId);
 const nothingHeld = (lbId: string) => faults.nothingHeld(base, lbId);
 const newestFlow = (lbId: string) => faults.newestFlow(base, lbId);
 
@@ -63,7 +61,7 @@ describe("a task meets DynamoDB faults beyond the SDK's retries; the flow's Retr
   );
 
   it.concurrent("an update's task (updateAmphoraeConfig: its tree Query throttled 4 times): ACTIVE with the update", async ({ expect }) => {
-    const lbId = await activeLb();
+    const lbId = (await activeLb(base)).id;
     const f = await faulty("Query@updateAmphoraeConfig:throttle:4");
     expect((await f.call("PUT", `${LBS}/${lbId}`, { loadbalancer: { name: "renamed" } })).status).toBe(200);
     await f.settle();
@@ -74,7 +72,7 @@ describe("a task meets DynamoDB faults beyond the SDK's retries; the flow's Retr
   });
 
   it.concurrent("a delete's task (deleteAmphorae: its amphora write fails 4 times): DELETED", async ({ expect }) => {
-    const lbId = await activeLb();
+    const lbId = (await activeLb(base)).id;
     const f = await faulty("TransactWriteItems@deleteAmphorae:internal:4");
     expect((await f.call("DELETE", `${LBS}/${lbId}`)).status).toBe(204);
     await f.settle();
@@ -90,7 +88,7 @@ describe("a task meets DynamoDB faults beyond the SDK's retries; the flow's Retr
   it.concurrent(
     "the finish writes (finishChange: the write that releases the lock fails 4 times, after its objects' and the trail's): ACTIVE, one trail end",
     async ({ expect }) => {
-      const lbId = await activeLb();
+      const lbId = (await activeLb(base)).id;
       // finishChange's UpdateItems: 1 the trail's end, 2 to 5 the LB's release; the retry writes both again (the trail's end once).
       const f = await faulty("UpdateItem@finishChange:internal:2-5");
       const res = await f.call("POST", "/v2/lbaas/listeners", { listener: { loadbalancer_id: lbId, protocol: "HTTP", protocol_port: 80 } });
@@ -107,8 +105,8 @@ describe("a task meets DynamoDB faults beyond the SDK's retries; the flow's Retr
   it.concurrent(
     "the cross-pool chunk task (applyMemberChunk: the member writes lose the connection 4 times): the members ACTIVE",
     async ({ expect }) => {
-      const lbId = await activeLb();
-      const poolId = await activePool(lbId);
+      const lbId = (await activeLb(base)).id;
+      const poolId = (await activePool(base, { lbId })).poolId;
       const f = await faulty("TransactWriteItems@applyMemberChunk:drop:4");
       const members = [1, 2, 3].map((i) => ({ pool_id: poolId, address: `192.0.20.${i}`, protocol_port: 80 }));
       expect((await f.call("PUT", "/v2/lbaas/pools/members", { members })).status).toBe(202);
@@ -125,7 +123,7 @@ describe("faults that outlast the flow's retries end in its Catch, never PENDING
   it.concurrent(
     "a listener create whose config task always fails, and whose fail writes fail once: the listener ERROR, the LB ACTIVE",
     async ({ expect }) => {
-      const lbId = await activeLb();
+      const lbId = (await activeLb(base)).id;
       const f = await faulty("*@updateAmphoraeConfig:internal, TransactWriteItems@failChange:internal:4");
       const res = await f.call("POST", "/v2/lbaas/listeners", { listener: { loadbalancer_id: lbId, protocol: "HTTP", protocol_port: 81 } });
       expect(res.status).toBe(201);
@@ -167,7 +165,7 @@ describe("faults that outlast the flow's retries end in its Catch, never PENDING
   it.concurrent(
     "when even the failure handler cannot write, the execution fails holding the lock, and housekeeping's repair moves all to ERROR",
     async ({ expect }) => {
-      const lbId = await activeLb();
+      const lbId = (await activeLb(base)).id;
       const f = await faulty("*@updateAmphoraeConfig:internal, *@failChange:internal");
       const res = await f.call("POST", "/v2/lbaas/listeners", { listener: { loadbalancer_id: lbId, protocol: "HTTP", protocol_port: 82 } });
       expect(res.status).toBe(201);

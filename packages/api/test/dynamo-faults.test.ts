@@ -5,8 +5,8 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { createLogger, lockAndStart, repairStuck } from "@ottava/core";
 import { DynamoRepairStore, createClients } from "@ottava/db";
-import { fault, inProcessApp, pick, PROJECT, SUBNET } from "../../../test/support/app";
-import { captureOutput, jsonLines } from "../../../test/support/output";
+import { fault, inProcessApp, pick, PROJECT, SUBNET, activeLb, activePool } from "@ottava/local/testing";
+import { captureOutput, jsonLines } from "@ottava/core/testing";
 import * as faults from "./support/faults";
 import { LBS } from "./support/faults";
 
@@ -16,8 +16,6 @@ let base: App;
 beforeAll(async () => {
   base = await inProcessApp();
 });
-const activeLb = (body?: Record<string, unknown>) => faults.activeLb(base, body);
-const activePool = (lbId: string) => faults.activePool(base, lbId);
 const nothingHeld = (lbId: string) => faults.nothingHeld(base, lbId);
 const newestFlow = (lbId: string) => faults.newestFlow(base, lbId);
 
@@ -32,7 +30,7 @@ const live = (items: { kind: string; record: Record<string, unknown> }[], kind: 
 
 describe("API reads", () => {
   it("a fault the SDK's retries absorb is invisible: the first 3 GetItem requests fail (InternalServerError), the 4th answers", async () => {
-    const lbId = await activeLb();
+    const lbId = (await activeLb(base)).id;
     const f = await faulty("GetItem:internal:3");
     const res = await f.call("GET", `${LBS}/${lbId}`);
     expect(pick(res)).toEqual(pick(await base.call("GET", `${LBS}/${lbId}`)));
@@ -42,7 +40,7 @@ describe("API reads", () => {
   });
 
   it("GET of a load balancer, every attempt throttled (ProvisionedThroughputExceededException): 503, one JSON error line with the request id", async () => {
-    const lbId = await activeLb();
+    const lbId = (await activeLb(base)).id;
     const f = await faulty("GetItem:throttle:4");
     const lines = captureOutput();
     const res = await f.call("GET", `${LBS}/${lbId}`);
@@ -61,7 +59,7 @@ describe("API reads", () => {
   });
 
   it("a list whose Queries lose their connection on every attempt (ECONNRESET): 503", async () => {
-    await activeLb();
+    (await activeLb(base)).id;
     const f = await faulty("Query:drop");
     expect(pick(await f.call("GET", LBS))).toEqual(unavailable("ECONNRESET"));
     // (The list reads its index's shards at once: the first Query to have been tried 4 times answers the request.)
@@ -72,7 +70,7 @@ describe("API reads", () => {
 
 describe("API writes that take the lock", () => {
   it("the lock's transaction fails (InternalServerError on every attempt): 503, the LB as it was, no lock, no flow", async () => {
-    const lbId = await activeLb({ name: "before" });
+    const lbId = (await activeLb(base, { fields: { name: "before" } })).id;
     const flows = (await base.trail.flowTrail(lbId)).length;
     const f = await faulty("TransactWriteItems:internal:4");
     expect(pick(await f.call("PUT", `${LBS}/${lbId}`, { loadbalancer: { name: "after" } }))).toEqual(unavailable("InternalServerError"));
@@ -87,7 +85,7 @@ describe("API writes that take the lock", () => {
   });
 
   it("the read after the lock fails (GetItem 2 to 5): the lock is given back, the LB restored, the trail says why; 503", async () => {
-    const lbId = await activeLb({ name: "before" });
+    const lbId = (await activeLb(base, { fields: { name: "before" } })).id;
     const f = await faulty("GetItem:internal:2-5");
     expect(pick(await f.call("PUT", `${LBS}/${lbId}`, { loadbalancer: { name: "after" } }))).toEqual(unavailable("InternalServerError"));
     expect(f.dynamoFaults!.injected).toHaveLength(4);
@@ -103,8 +101,8 @@ describe("API writes that take the lock", () => {
   });
 
   it("a member batch too big for one transaction: the lock's goes through, the next fails; what was written is undone, the lock and quota given back; 503", async () => {
-    const lbId = await activeLb();
-    const poolId = await activePool(lbId);
+    const lbId = (await activeLb(base)).id;
+    const poolId = (await activePool(base, { lbId })).poolId;
     const usage = (await base.store.quotaUsage(PROJECT)).member ?? 0;
     // 40 new members are 120 items: the lock's transaction takes 97 of them, the rest need a second one (requests 2 to 5 fail).
     const f = await faulty("TransactWriteItems:internal:2-5");
@@ -129,8 +127,8 @@ describe("API writes that take the lock", () => {
   });
 
   it("when the give-back cannot be written either, housekeeping's repair moves the LB and its PENDING objects to ERROR", async () => {
-    const lbId = await activeLb();
-    const poolId = await activePool(lbId);
+    const lbId = (await activeLb(base)).id;
+    const poolId = (await activePool(base, { lbId })).poolId;
     const f = await faulty("TransactWriteItems:internal:2-99");
     expect(pick(await f.call("PUT", `/v2/lbaas/pools/${poolId}/members`, { members: members(40, 11) }))).toEqual(
       unavailable("InternalServerError"),
@@ -159,8 +157,8 @@ describe("API writes that take the lock", () => {
   });
 
   it("a cross-pool update whose change set cannot be stored (the write inside the flow's start): the start's give-back, and 503 rather than 500", async () => {
-    const lbId = await activeLb();
-    const poolId = await activePool(lbId);
+    const lbId = (await activeLb(base)).id;
+    const poolId = (await activePool(base, { lbId })).poolId;
     const f = await faulty("TransactWriteItems:internal:2-5");
     const res = await f.call("PUT", "/v2/lbaas/pools/members", { members: members(3, 12).map((m) => ({ ...m, pool_id: poolId })) });
     expect(pick(res)).toEqual(unavailable("InternalServerError"));
@@ -176,7 +174,7 @@ describe("API writes that take the lock", () => {
   });
 
   it("a flow start that fails for any other reason is still the 500 it was, with the lock given back", async () => {
-    const lbId = await activeLb();
+    const lbId = (await activeLb(base)).id;
     const engine = {
       executionArn: (flow: string, name: string) => base.engine.executionArn(flow, name),
       describe: async () => undefined,

@@ -3,14 +3,14 @@
 // where B's value differs, not B. The keys come from Octavia's own answers
 // (packages/core/test/fixtures/octavia-filters.json); the expected values are written here from
 // Octavia's data model, independently of the descriptors' `model`.
-import { readFileSync } from "node:fs";
 import { beforeAll, describe, expect, it } from "vitest";
 import { compareBy, parseListQuery } from "@ottava/core";
-import { fault, inProcessApp, pick, PROJECT, SUBNET } from "../../../test/support/app";
+import { octaviaFixture } from "@ottava/core/testing";
+import { fault, inProcessApp, pick, PROJECT, SUBNET } from "@ottava/local/testing";
 
 type App = Awaited<ReturnType<typeof inProcessApp>>;
 type Obj = Record<string, any>;
-const fixture = JSON.parse(readFileSync(new URL("../../core/test/fixtures/octavia-filters.json", import.meta.url), "utf8")) as {
+const fixture = octaviaFixture("octavia-filters.json") as {
   collections: Record<string, { accepted: Record<string, string>; refused: Record<string, string> }>;
 };
 

@@ -15,8 +15,8 @@ import {
   type WorkflowEngine,
 } from "@ottava/core";
 import { DynamoFlowTrail, createClients } from "@ottava/db";
-import { PROJECT, SUBNET, fault, inProcessApp, pick } from "../../../test/support/app";
-import { captureMetrics } from "../../../test/support/output";
+import { PROJECT, SUBNET, fault, inProcessApp, pick, activeLb } from "@ottava/local/testing";
+import { captureMetrics } from "@ottava/core/testing";
 
 type App = Awaited<ReturnType<typeof inProcessApp>>;
 const LBS = "/v2/lbaas/loadbalancers";
@@ -24,13 +24,6 @@ const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 const log = createLogger({ service: "test" }, "error");
 
 let t: App;
-
-async function activeLb(app: App): Promise<string> {
-  const res = await app.call("POST", LBS, { loadbalancer: { vip_subnet_id: SUBNET } });
-  expect(res.status).toBe(201);
-  await app.settle();
-  return res.body.loadbalancer.id as string;
-}
 
 const flows = async (app: App, id: string, prefix = "/v2") => {
   const res = await app.call("GET", `${prefix}/lbaas/loadbalancers/${id}/flows`);
@@ -44,7 +37,7 @@ beforeAll(async () => {
 
 describe("the flow trail of a load balancer", () => {
   it("records each flow run, newest first, with its start, end and outcome (and /v2.0 answers the same)", async () => {
-    const id = await activeLb(t);
+    const id = (await activeLb(t)).id;
     expect((await t.call("PUT", `${LBS}/${id}`, { loadbalancer: { name: "renamed" } })).status).toBe(200);
     await t.settle();
     const listener = await t.call("POST", "/v2/lbaas/listeners", {
@@ -84,7 +77,7 @@ describe("the flow trail of a load balancer", () => {
 
   it("is measured: FlowsStarted, then FlowsSucceeded and FlowDuration (its start to its end), dimension flow", async () => {
     const out = captureMetrics();
-    const id = await activeLb(t);
+    const id = (await activeLb(t)).id;
     const [create] = await flows(t, id);
     const of = (name: string) =>
       out.emitted(name).map((m) => [m._aws.CloudWatchMetrics[0]!.Namespace, m._aws.CloudWatchMetrics[0]!.Dimensions, m.flow, m[name]]);
@@ -103,14 +96,14 @@ describe("the flow trail of a load balancer", () => {
     const unknown = "11111111-2222-3333-4444-555555555555";
     expect(pick(await t.call("GET", `${LBS}/${unknown}/flows`))).toEqual(fault(404, `Load Balancer ${unknown} not found.`));
     expect((await t.call("GET", `/v2.0/lbaas/loadbalancers/${unknown}/flows`)).status).toBe(404);
-    const id = await activeLb(t);
+    const id = (await activeLb(t)).id;
     expect((await t.call("DELETE", `${LBS}/${id}`)).status).toBe(204);
     await t.settle();
     expect(pick(await t.call("GET", `${LBS}/${id}/flows`))).toEqual(fault(404, `Load Balancer ${id} not found.`));
   });
 
   it("expires with the load balancer: a DELETED LB's trail entries get its TTL", async () => {
-    const id = await activeLb(t);
+    const id = (await activeLb(t)).id;
     expect((await t.call("DELETE", `${LBS}/${id}`)).status).toBe(204);
     await t.settle();
     const { doc } = createClients(t.config.dynamodbEndpoint);
@@ -140,7 +133,7 @@ describe("the flow trail of a load balancer", () => {
 
 describe("the end of a flow", () => {
   it("is written once: a retried final task changes nothing", async () => {
-    const id = await activeLb(t);
+    const id = (await activeLb(t)).id;
     const [create] = await flows(t, id);
     const again = { outcome: "SUCCEEDED" as const, endedAt: new Date(Date.now() + 60_000).toISOString() };
     expect(await t.trail.recordFlowEnd(id, create!.execution, again)).toBeUndefined();
@@ -181,7 +174,7 @@ describe("the end of a flow", () => {
   });
 
   it("keeps the newest entries only", async () => {
-    const id = await activeLb(t);
+    const id = (await activeLb(t)).id;
     const { doc } = createClients(t.config.dynamodbEndpoint);
     const small = new DynamoFlowTrail(doc, { tableName: t.config.tableName, expiryAge: 60, flowTrailMax: 3 });
     for (let i = 1; i <= 4; i++) {
@@ -198,7 +191,7 @@ describe("the end of a flow", () => {
   });
 
   it("of an execution that could not start is FAILED, and the lock is given back", async () => {
-    const id = await activeLb(t);
+    const id = (await activeLb(t)).id;
     const engine: WorkflowEngine = {
       executionArn: (flow, name) => t.engine.executionArn(flow, name),
       describe: async () => undefined,
@@ -254,7 +247,7 @@ describe("a failed flow", () => {
 
   it("inside a Map records the innermost state that failed and its error (a failover whose compute.delete fails)", async () => {
     const f = await inProcessApp({ OTTAVA_NOOP_FAULTS: "compute.delete" });
-    const id = await activeLb(f);
+    const id = (await activeLb(f)).id;
     expect((await f.call("PUT", `${LBS}/${id}/failover`)).status).toBe(202);
     await f.settle();
     const [entry] = await flows(f, id);
@@ -272,7 +265,7 @@ describe("authorization (keystone contexts, called at the service)", () => {
     tokenContext("req-test", { projectId: project, userId: "u", roles, systemScope: undefined }, defaultPolicy());
 
   it("allows the LB's own project and admins; refuses other projects and global observers with 403", async () => {
-    const id = await activeLb(t);
+    const id = (await activeLb(t)).id;
     const ok = await getFlowTrail({ store: t.store, trail: t.trail }, ctx(PROJECT, ["load-balancer_member"]), id);
     expect(ok.flows.map((e) => e.flow)).toEqual(["loadbalancer-create"]);
     expect((await getFlowTrail({ store: t.store, trail: t.trail }, ctx(PROJECT, ["load-balancer_observer"]), id)).flows).toHaveLength(1);

@@ -1,6 +1,6 @@
 // The fully populated load-balancer create: the whole tree in one POST, built by one flow.
 import { beforeAll, describe, expect, it } from "vitest";
-import { inProcessApp, pick, SUBNET } from "../../../test/support/app";
+import { inProcessApp, pick, SUBNET, webListener } from "@ottava/local/testing";
 
 let t: Awaited<ReturnType<typeof inProcessApp>>;
 const LBS = "/v2/lbaas/loadbalancers";
@@ -11,30 +11,27 @@ const graph = () => ({
     name: "full",
     vip_subnet_id: SUBNET,
     listeners: [
-      {
-        name: "http",
-        protocol: "HTTP",
-        protocol_port: 80,
-        default_pool: {
-          name: "web",
-          protocol: "HTTP",
-          lb_algorithm: "ROUND_ROBIN",
+      webListener(
+        {
           members: [
             { address: "192.0.2.10", protocol_port: 8080 },
             { address: "192.0.2.11", protocol_port: 8080, weight: 5 },
           ],
           healthmonitor: { type: "HTTP", delay: 5, timeout: 3, max_retries: 3, url_path: "/health" },
         },
-        l7policies: [
-          {
-            name: "api",
-            action: "REDIRECT_TO_POOL",
-            redirect_pool: { name: "api" },
-            rules: [{ type: "PATH", compare_type: "STARTS_WITH", value: "/api" }],
-          },
-          { action: "REJECT", rules: [{ type: "HEADER", compare_type: "EQUAL_TO", key: "X-Bad", value: "yes" }] },
-        ],
-      },
+        {
+          name: "http",
+          l7policies: [
+            {
+              name: "api",
+              action: "REDIRECT_TO_POOL",
+              redirect_pool: { name: "api" },
+              rules: [{ type: "PATH", compare_type: "STARTS_WITH", value: "/api" }],
+            },
+            { action: "REJECT", rules: [{ type: "HEADER", compare_type: "EQUAL_TO", key: "X-Bad", value: "yes" }] },
+          ],
+        },
+      ),
       { name: "tcp", protocol: "TCP", protocol_port: 443 },
     ],
     pools: [

@@ -1,7 +1,7 @@
 // Health-manager addresses and the amphora agent configuration refresh (/v2/octavia/healthmanager).
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { inProcessApp, pick, SUBNET } from "../../../test/support/app";
+import { inProcessApp, pick, SUBNET } from "@ottava/local/testing";
 
 type App = Awaited<ReturnType<typeof inProcessApp>>;
 const HM = "/v2/octavia/healthmanager";

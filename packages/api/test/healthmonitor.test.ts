@@ -1,25 +1,13 @@
 // Health monitors (octavia/api/v2/controllers/health_monitor.py), in process over DynamoDB Local and the real ASL.
 import { randomUUID } from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
-import { fault, inProcessApp, pick, PROJECT, seed, SUBNET } from "../../../test/support/app";
+import { activePool, fault, inProcessApp, pick, PROJECT, seed } from "@ottava/local/testing";
 
 type App = Awaited<ReturnType<typeof inProcessApp>>;
 let t: App;
 let slow: App; // flows take a while, so the PENDING_* states can be seen
 const HMS = "/v2/lbaas/healthmonitors";
 const NOBODY = "11111111-2222-3333-4444-555555555555";
-
-/** An ACTIVE LB with an ACTIVE pool of `protocol`. */
-async function activePool(app: App = t, protocol = "HTTP") {
-  const lb = await app.call("POST", "/v2/lbaas/loadbalancers", { loadbalancer: { vip_subnet_id: SUBNET } });
-  expect(lb.status).toBe(201);
-  await app.settle();
-  const lbId = lb.body.loadbalancer.id as string;
-  const res = await app.call("POST", "/v2/lbaas/pools", { pool: { loadbalancer_id: lbId, protocol, lb_algorithm: "ROUND_ROBIN" } });
-  expect(res.status).toBe(201);
-  await app.settle();
-  return { lbId, poolId: res.body.pool.id as string };
-}
 
 async function createHm(app: App, healthmonitor: Record<string, unknown>) {
   const res = await app.call("POST", HMS, { healthmonitor: { delay: 5, timeout: 3, max_retries: 2, ...healthmonitor } });
@@ -97,7 +85,7 @@ describe("create", () => {
   });
 
   it("keeps every given field; non-HTTP monitors have no HTTP fields", async () => {
-    const { poolId } = await activePool();
+    const { poolId } = await activePool(t);
     const hm = await createHm(t, {
       pool_id: poolId.toUpperCase(),
       type: "HTTPS",
@@ -133,14 +121,14 @@ describe("create", () => {
       project_id: PROJECT,
     });
     for (const type of ["TCP", "PING", "TLS-HELLO"]) {
-      const p = await activePool();
+      const p = await activePool(t);
       const m = await createHm(t, { pool_id: p.poolId, type, http_method: null }); // a null HTTP field is no field
       expect(m).toMatchObject({ type, http_method: null, url_path: null, expected_codes: null });
     }
   });
 
   it("one monitor per pool (409)", async () => {
-    const { poolId } = await activePool();
+    const { poolId } = await activePool(t);
     await createHm(t, { pool_id: poolId, type: "TCP" });
     expect(
       pick(await t.call("POST", HMS, { healthmonitor: { pool_id: poolId, type: "PING", delay: 1, timeout: 1, max_retries: 1 } })),
@@ -148,7 +136,7 @@ describe("create", () => {
   });
 
   it("answers bad input with Octavia's faults and writes nothing", async () => {
-    const { lbId, poolId } = await activePool();
+    const { lbId, poolId } = await activePool(t);
     const before = await count();
     const base = { pool_id: poolId, type: "HTTP", delay: 5, timeout: 3, max_retries: 2 };
     const without = (k: keyof typeof base) => Object.fromEntries(Object.entries(base).filter(([key]) => key !== k));
@@ -251,7 +239,7 @@ describe("create", () => {
 
   it("UDP and SCTP pools take UDP-CONNECT, SCTP, TCP and HTTP monitors, UDP-CONNECT no faster than 3 s", async () => {
     for (const protocol of ["UDP", "SCTP"]) {
-      const { poolId } = await activePool(t, protocol);
+      const { poolId } = await activePool(t, { protocol });
       for (const type of ["PING", "HTTPS", "TLS-HELLO"]) {
         expect(pick(await t.call("POST", HMS, { healthmonitor: { pool_id: poolId, type, delay: 5, timeout: 3, max_retries: 2 } }))).toEqual(
           fault(
@@ -270,13 +258,13 @@ describe("create", () => {
       );
     }
     for (const type of ["SCTP", "TCP", "HTTP"]) {
-      const { poolId } = await activePool(t, "SCTP");
+      const { poolId } = await activePool(t, { protocol: "SCTP" });
       expect((await createHm(t, { pool_id: poolId, type })).type).toBe(type);
     }
   });
 
   it("refuses a pool that is not ACTIVE", async () => {
-    const { lbId, poolId } = await activePool();
+    const { lbId, poolId } = await activePool(t);
     const owner = `seed-${randomUUID()}`;
     await t.store.lockWith(lbId, { from: ["ACTIVE"], to: "PENDING_UPDATE", owner, executionArn: "seed" }, [
       { kind: "pool", id: poolId, set: { provisioning_status: "ERROR" } },
@@ -347,7 +335,7 @@ describe("update", () => {
   });
 
   it("refuses what Octavia refuses, changing nothing", async () => {
-    const { lbId, poolId } = await activePool();
+    const { lbId, poolId } = await activePool(t);
     const hm = await createHm(t, { pool_id: poolId, type: "TCP" });
     const before = (await t.call("GET", `${HMS}/${hm.id}`)).body.healthmonitor;
     const cases: [unknown, number, string][] = [
@@ -399,7 +387,7 @@ describe("lists", () => {
   it("filters and selects fields, on /v2 and /v2.0", async () => {
     const app = await inProcessApp();
     const a = await activePool(app);
-    const b = await activePool(app, "TCP");
+    const b = await activePool(app, { protocol: "TCP" });
     const x = await createHm(app, { pool_id: a.poolId, type: "HTTP", name: "x" });
     const y = await createHm(app, { pool_id: b.poolId, type: "TCP", name: "y" });
     const list = async (q: string, base = HMS) =>
@@ -418,7 +406,7 @@ describe("lists", () => {
 
 describe("operating status", () => {
   it("is ONLINE once the monitor's flow has configured it, OFFLINE when it is admin-down (Octavia's MarkHealthMonitorActiveInDB)", async () => {
-    const { poolId } = await activePool();
+    const { poolId } = await activePool(t);
     const up = await t.call("POST", HMS, { healthmonitor: { pool_id: poolId, type: "TCP", delay: 5, timeout: 3, max_retries: 2 } });
     expect(up.body.healthmonitor.operating_status).toBe("OFFLINE");
     await t.settle();

@@ -1,7 +1,7 @@
 // L7 policies (/v2/lbaas/l7policies), against the real app over DynamoDB Local and the local ASL runner.
 import { randomUUID } from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
-import { fault, inProcessApp, pick, PROJECT, seed, SUBNET } from "../../../test/support/app";
+import { fault, inProcessApp, pick, PROJECT, seed, SUBNET } from "@ottava/local/testing";
 
 type App = Awaited<ReturnType<typeof inProcessApp>>;
 type Obj = Record<string, unknown> & { id: string };

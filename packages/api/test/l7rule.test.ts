@@ -3,7 +3,7 @@
 import { randomUUID } from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { ChildWrite } from "@ottava/core";
-import { fault, inProcessApp, pick, PROJECT, SUBNET } from "../../../test/support/app";
+import { fault, inProcessApp, pick, PROJECT, SUBNET } from "@ottava/local/testing";
 
 type App = Awaited<ReturnType<typeof inProcessApp>>;
 type Obj = Record<string, unknown> & { id: string };

@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LocalCertManager } from "@ottava/amphora";
-import { fault, inProcessApp, pick, PROJECT, record, seed, SUBNET } from "../../../test/support/app";
+import { fault, inProcessApp, pick, PROJECT, record, seed, SUBNET, activeLb } from "@ottava/local/testing";
 
 type App = Awaited<ReturnType<typeof inProcessApp>>;
 let t: App;
@@ -18,13 +18,6 @@ const CIPHERS =
   "TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256:TLS_AES_128_GCM_SHA256:DHE-RSA-AES256-GCM-SHA384:" +
   "DHE-RSA-AES128-GCM-SHA256:ECDHE-RSA-AES256-GCM-SHA384:ECDHE-RSA-AES128-GCM-SHA256:DHE-RSA-AES256-SHA256:" +
   "DHE-RSA-AES128-SHA256:ECDHE-RSA-AES256-SHA384:ECDHE-RSA-AES128-SHA256";
-
-async function activeLb(app: App = t) {
-  const res = await app.call("POST", LBS, { loadbalancer: { vip_subnet_id: SUBNET } });
-  expect(res.status).toBe(201);
-  await app.settle();
-  return res.body.loadbalancer.id as string;
-}
 
 async function seedPool(lbId: string, protocol: string, app: App = t) {
   const pool = record(lbId, { protocol, lb_algorithm: "ROUND_ROBIN" });
@@ -50,7 +43,7 @@ beforeAll(async () => {
 
 describe("create", () => {
   it("answers 201 PENDING_CREATE/OFFLINE with Octavia's defaults; the flow makes it ACTIVE and unlocks the LB", async () => {
-    const lbId = await activeLb(slow);
+    const lbId = (await activeLb(slow)).id;
     const res = await slow.call("POST", LISTENERS, { listener: { loadbalancer_id: lbId, protocol: "HTTP", protocol_port: 80 } });
     expect(res.status).toBe(201);
     const l = res.body.listener;
@@ -99,7 +92,7 @@ describe("create", () => {
   });
 
   it("keeps the given values, normalises and deduplicates allowed CIDRs, and takes the LB's project", async () => {
-    const lbId = await activeLb();
+    const lbId = (await activeLb(t)).id;
     const l = await create({
       loadbalancer_id: lbId,
       protocol: "TCP",
@@ -133,7 +126,7 @@ describe("create", () => {
   });
 
   it("treats null as wsme does: false for admin_state_up, the defaults for timeouts, null kept for connection_limit", async () => {
-    const lbId = await activeLb();
+    const lbId = (await activeLb(t)).id;
     const l = await create({
       loadbalancer_id: lbId,
       protocol: "HTTP",
@@ -147,7 +140,7 @@ describe("create", () => {
   });
 
   it("creates TERMINATED_HTTPS listeners with the TLS defaults, and PROMETHEUS and SCTP ones", async () => {
-    const lbId = await activeLb();
+    const lbId = (await activeLb(t)).id;
     const tls = await create({
       loadbalancer_id: lbId,
       protocol: "TERMINATED_HTTPS",
@@ -194,7 +187,7 @@ describe("create", () => {
   });
 
   it("lets UDP and SCTP listeners share a port with a TCP-family one, but not two of one L4 protocol (409)", async () => {
-    const lbId = await activeLb();
+    const lbId = (await activeLb(t)).id;
     await create({ loadbalancer_id: lbId, protocol: "HTTP", protocol_port: 80 });
     await create({ loadbalancer_id: lbId, protocol: "UDP", protocol_port: 80 });
     await create({ loadbalancer_id: lbId, protocol: "SCTP", protocol_port: 80 });
@@ -212,10 +205,10 @@ describe("create", () => {
   });
 
   it("uses a default pool of the same LB with a compatible protocol", async () => {
-    const lbId = await activeLb();
+    const lbId = (await activeLb(t)).id;
     const http = await seedPool(lbId, "HTTP");
     const udp = await seedPool(lbId, "UDP");
-    const otherLbPool = await seedPool(await activeLb(), "HTTP");
+    const otherLbPool = await seedPool((await activeLb(t)).id, "HTTP");
     const l = await create({ loadbalancer_id: lbId, protocol: "HTTP", protocol_port: 80, default_pool_id: http });
     expect(l.default_pool_id).toBe(http);
     // A pool may be the default pool of several listeners.
@@ -233,7 +226,7 @@ describe("create", () => {
   });
 
   it("answers bad input with Octavia's 400/404/409 and writes nothing", async () => {
-    const lbId = await activeLb();
+    const lbId = (await activeLb(t)).id;
     const base = { loadbalancer_id: lbId, protocol: "HTTP", protocol_port: 80 };
     const tls = { ...base, protocol: "TERMINATED_HTTPS", default_tls_container_ref: "cert" };
     const cases: [unknown, number, string][] = [
@@ -441,7 +434,7 @@ describe("create", () => {
   });
 
   it("refuses a create while the LB is locked (409)", async () => {
-    const lbId = await activeLb(slow);
+    const lbId = (await activeLb(slow)).id;
     expect((await slow.call("POST", LISTENERS, { listener: { loadbalancer_id: lbId, protocol: "HTTP", protocol_port: 80 } })).status).toBe(
       201,
     );
@@ -454,7 +447,7 @@ describe("create", () => {
 
 describe("update", () => {
   it("changes the given attributes: 200 PENDING_UPDATE, the LB locked, then ACTIVE", async () => {
-    const lbId = await activeLb(slow);
+    const lbId = (await activeLb(slow)).id;
     const pool = await seedPool(lbId, "HTTP", slow);
     const l = await create({ loadbalancer_id: lbId, protocol: "HTTP", protocol_port: 80, name: "a", tags: ["old"] }, slow);
     const res = await slow.call("PUT", `${LISTENERS}/${l.id}`, {
@@ -499,7 +492,7 @@ describe("update", () => {
   });
 
   it("restores Octavia's defaults for null values", async () => {
-    const lbId = await activeLb();
+    const lbId = (await activeLb(t)).id;
     const l = await create({
       loadbalancer_id: lbId,
       protocol: "TERMINATED_HTTPS",
@@ -564,7 +557,7 @@ describe("update", () => {
   });
 
   it("refuses what Octavia refuses and changes nothing", async () => {
-    const lbId = await activeLb();
+    const lbId = (await activeLb(t)).id;
     const pool = await seedPool(lbId, "UDP");
     const http = await create({ loadbalancer_id: lbId, protocol: "HTTP", protocol_port: 80, name: "same" });
     const udp = await create({ loadbalancer_id: lbId, protocol: "UDP", protocol_port: 53 });
@@ -676,7 +669,7 @@ describe("update", () => {
   });
 
   it("accepts the client CA settings Octavia accepts on update", async () => {
-    const lbId = await activeLb();
+    const lbId = (await activeLb(t)).id;
     const l = await create({ loadbalancer_id: lbId, protocol: "TERMINATED_HTTPS", protocol_port: 443, default_tls_container_ref: "cert" });
     const res = await t.call("PUT", `${LISTENERS}/${l.id}`, {
       listener: { client_ca_tls_container_ref: "ca", client_authentication: "OPTIONAL", client_crl_container_ref: "crl" },
@@ -696,7 +689,7 @@ describe("update", () => {
 
 describe("delete", () => {
   it("deletes (204) with its L7 policies and rules; the LB's pools stay", async () => {
-    const lbId = await activeLb(slow);
+    const lbId = (await activeLb(slow)).id;
     const pool = await seedPool(lbId, "HTTP", slow);
     const l = await create({ loadbalancer_id: lbId, protocol: "HTTP", protocol_port: 80, default_pool_id: pool }, slow);
     const other = await create({ loadbalancer_id: lbId, protocol: "HTTP", protocol_port: 81 }, slow);
@@ -739,7 +732,7 @@ describe("delete", () => {
 
 describe("lists and stats", () => {
   it("lists with filters, fields and paging", async () => {
-    const lbId = await activeLb();
+    const lbId = (await activeLb(t)).id;
     const a = await create({ loadbalancer_id: lbId, protocol: "HTTP", protocol_port: 80, name: "list-a", tags: ["x"] });
     const b = await create({ loadbalancer_id: lbId, protocol: "TCP", protocol_port: 81, name: "list-b" });
     expect((await listOf("?name=list-a")).map((l) => l.id)).toEqual([a.id]);
@@ -755,7 +748,7 @@ describe("lists and stats", () => {
   });
 
   it("answers the statistics, zero until amphorae report, 404 for an unknown listener", async () => {
-    const lbId = await activeLb();
+    const lbId = (await activeLb(t)).id;
     const l = await create({ loadbalancer_id: lbId, protocol: "HTTP", protocol_port: 80 });
     const zeros = { bytes_in: 0, bytes_out: 0, active_connections: 0, total_connections: 0, request_errors: 0 };
     expect(pick(await t.call("GET", `${LISTENERS}/${l.id}/stats`))).toEqual({ status: 200, body: { stats: zeros } });
@@ -783,7 +776,7 @@ describe("HSTS (v2.27)", () => {
   });
 
   it("creates a TERMINATED_HTTPS listener with HSTS, off by default", async () => {
-    const lbId = await activeLb();
+    const lbId = (await activeLb(t)).id;
     const l = await create(tlsListener(lbId, { hsts_max_age: "31536000", hsts_include_subdomains: true, hsts_preload: "yes" }));
     expect(l).toMatchObject({ protocol: "TERMINATED_HTTPS", hsts_max_age: 31536000, hsts_include_subdomains: true, hsts_preload: true });
     expect((await t.call("GET", `${LISTENERS}/${l.id}`)).body.listener).toMatchObject({
@@ -809,7 +802,7 @@ describe("HSTS (v2.27)", () => {
   });
 
   it("refuses what validate.check_hsts_options and the wsme types refuse, and writes nothing", async () => {
-    const lbId = await activeLb();
+    const lbId = (await activeLb(t)).id;
     const flags =
       "Validation failure: HSTS configuration options hsts_include_subdomains and hsts_preload only make sense if hsts_max_age is set as well.";
     const cases: [Record<string, unknown>, number, string][] = [
@@ -853,7 +846,7 @@ describe("HSTS (v2.27)", () => {
   });
 
   it("updates as check_hsts_options_put allows: flags need a max age given or stored; null flags become false", async () => {
-    const lbId = await activeLb();
+    const lbId = (await activeLb(t)).id;
     const put = (id: string, listener: Record<string, unknown>) => t.call("PUT", `${LISTENERS}/${id}`, { listener });
     const l = await create(tlsListener(lbId));
     const noMaxAge = "Validation failure: Cannot enable hsts_include_subdomains or hsts_preload if hsts_max_age was not set as well.";
@@ -893,7 +886,7 @@ describe("HSTS (v2.27)", () => {
   });
 
   it("refuses a max age on an update of a listener of another protocol", async () => {
-    const lbId = await activeLb();
+    const lbId = (await activeLb(t)).id;
     const http = await create({ loadbalancer_id: lbId, protocol: "HTTP", protocol_port: 80 });
     const put = (listener: Record<string, unknown>) => t.call("PUT", `${LISTENERS}/${http.id}`, { listener });
     expect(pick(await put({ hsts_max_age: 300 }))).toEqual(fault(400, HSTS_PROTOCOL));
@@ -1074,7 +1067,7 @@ describe("TLS references through OTTAVA_CERT_MANAGER=local (_validate_tls_refs, 
     local = await inProcessApp({ OTTAVA_CERT_MANAGER: "local", OTTAVA_CERT_STORAGE_PATH: storagePath });
     certs = new LocalCertManager({ storagePath });
     cert = await certs.storeCert({ certificate: pem("server.pem"), private_key: pem("server.key") });
-    lbId = await activeLb(local);
+    lbId = (await activeLb(local)).id;
   });
   afterAll(() => {
     if (dir) rmSync(dir, { recursive: true, force: true });
@@ -1194,7 +1187,7 @@ describe("TLS references through OTTAVA_CERT_MANAGER=local (_validate_tls_refs, 
   });
 
   it("the no-op manager (the default) still accepts any non-empty reference and reads no CA", async () => {
-    const lb = await activeLb();
+    const lb = (await activeLb(t)).id;
     const l = await create({
       loadbalancer_id: lb,
       protocol: "TERMINATED_HTTPS",

@@ -1,11 +1,10 @@
 // What lists read: `?name=` only the items of those names (the byName index), a non-default order
 // only what its sort keys and filters need (then the page's whole items), with the same answers as
 // a list that reads every whole item.
-import { randomUUID } from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
-import { ACTIVE, type LoadBalancer } from "@ottava/core";
+import type { LoadBalancer } from "@ottava/core";
 import { enableDynamoMetering, type DynamoMeter } from "@ottava/db";
-import { inProcessApp, PROJECT, SUBNET } from "../../../test/support/app";
+import { activeLb, inProcessApp, PROJECT, SUBNET } from "@ottava/local/testing";
 
 type App = Awaited<ReturnType<typeof inProcessApp>>;
 type Obj = Record<string, any>;
@@ -17,44 +16,12 @@ let meter: DynamoMeter;
 /** Every LB stored, oldest first (storage order). */
 const made: LoadBalancer[] = [];
 
-const lb = (over: Partial<LoadBalancer>): LoadBalancer => ({
-  id: randomUUID(),
-  project_id: PROJECT,
-  name: null,
-  description: null,
-  admin_state_up: true,
-  provisioning_status: ACTIVE,
-  operating_status: "ONLINE",
-  vip_address: "198.51.100.1",
-  vip_port_id: randomUUID(),
-  vip_subnet_id: SUBNET,
-  vip_network_id: randomUUID(),
-  vip_qos_policy_id: null,
-  additional_vips: [],
-  provider: "amphora",
-  flavor_id: null,
-  availability_zone: null,
-  topology: "SINGLE",
-  tags: [],
-  created_at: new Date(Date.UTC(2030, 0, 1, 0, 0, made.length)).toISOString(),
-  updated_at: null,
-  ...over,
-});
-
 /** Stores an ACTIVE LB as its create flow would leave it (no flow: these tests are about reading). */
 async function stored(over: Partial<LoadBalancer>) {
-  const rec = lb(over);
-  made.push(rec);
-  const started = {
-    flow: "loadbalancer-create",
-    execution: `create-${rec.id}`,
-    executionArn: "arn:x",
-    startedAt: rec.created_at,
-    subject: [],
-  };
-  await t.store.createLoadBalancer({ ...rec, provisioning_status: "PENDING_CREATE" }, `create-${rec.id}`, "arn:x", undefined, started);
-  await t.store.updateLoadBalancer(rec.id, `create-${rec.id}`, { provisioning_status: ACTIVE }, true);
-  return rec;
+  const created_at = new Date(Date.UTC(2030, 0, 1, 0, 0, made.length)).toISOString();
+  const { loadbalancer } = await activeLb(t.store, { fields: { project_id: PROJECT, name: null, created_at, ...over } });
+  made.push(loadbalancer);
+  return loadbalancer;
 }
 
 const get = async (path: string) => {

@@ -1,6 +1,6 @@
 // The API in process (app.request) over DynamoDB Local and the real ASL in the local runner.
 import { beforeAll, describe, expect, it } from "vitest";
-import { fault, inProcessApp, pick, PROJECT, record, seed, SUBNET } from "../../../test/support/app";
+import { fault, inProcessApp, pick, PROJECT, record, seed, SUBNET, activeLb } from "@ottava/local/testing";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -9,13 +9,6 @@ import { noopDrivers } from "@ottava/amphora";
 
 let t: Awaited<ReturnType<typeof inProcessApp>>;
 const LBS = "/v2/lbaas/loadbalancers";
-
-async function activeLb(extra: Record<string, unknown> = {}) {
-  const res = await t.call("POST", LBS, { loadbalancer: { vip_subnet_id: SUBNET, ...extra } });
-  expect(res.status).toBe(201);
-  await t.settle();
-  return res.body.loadbalancer as Record<string, unknown> & { id: string };
-}
 
 beforeAll(async () => {
   t = await inProcessApp();
@@ -177,7 +170,7 @@ describe("show, update, delete, failover", () => {
   });
 
   it("fails over (202) and shows the status tree and stats", async () => {
-    const lb = await activeLb();
+    const lb = (await activeLb(t)).loadbalancer;
     const [before] = (await t.call("GET", `/v2/octavia/amphorae?loadbalancer_id=${lb.id}`)).body.amphorae;
     const res = await t.call("PUT", `${LBS}/${lb.id}/failover`);
     expect(res.status).toBe(202);
@@ -200,7 +193,7 @@ describe("show, update, delete, failover", () => {
   });
 
   it("deletes (204): the LB then answers 404 and is no longer listed, its amphorae gone", async () => {
-    const lb = await activeLb({ name: "doomed" });
+    const lb = (await activeLb(t, { fields: { name: "doomed" } })).loadbalancer;
     const amp = (await t.call("GET", `/v2/octavia/amphorae?loadbalancer_id=${lb.id}`)).body.amphorae[0];
     const res = await t.call("DELETE", `${LBS}/${lb.id}`);
     expect(res.status).toBe(204);
@@ -212,7 +205,7 @@ describe("show, update, delete, failover", () => {
   });
 
   it("refuses to delete an LB with children unless cascade=true", async () => {
-    const lb = await activeLb();
+    const lb = (await activeLb(t)).loadbalancer;
     // A pool in the LB's tree.
     await seed(t, lb.id, [{ kind: "pool", put: record(lb.id, { protocol: "HTTP", lb_algorithm: "ROUND_ROBIN" }) }]);
     expect(pick(await t.call("DELETE", `${LBS}/${lb.id}`))).toEqual(
@@ -395,7 +388,7 @@ describe("vip_sg_ids (v2.29)", () => {
       refusal,
     );
     // An empty list is no security group.
-    const lb = await activeLb({ flavor_id: flavorId, vip_sg_ids: [] });
+    const lb = (await activeLb(t, { fields: { flavor_id: flavorId, vip_sg_ids: [] } })).loadbalancer;
     expect(lb).toMatchObject({ vip_vnic_type: "direct", vip_sg_ids: [] });
     expect(pick(await t.call("PUT", `${LBS}/${lb.id}`, { loadbalancer: { vip_sg_ids: [SG1] } }))).toEqual(refusal);
     const cleared = await t.call("PUT", `${LBS}/${lb.id}`, { loadbalancer: { vip_sg_ids: null } });
@@ -405,7 +398,7 @@ describe("vip_sg_ids (v2.29)", () => {
   });
 
   it("is updated by PUT, null meaning [], and left alone when not given", async () => {
-    const lb = await activeLb();
+    const lb = (await activeLb(t)).loadbalancer;
     const put = async (body: Record<string, unknown>) => {
       const res = await t.call("PUT", `${LBS}/${lb.id}`, { loadbalancer: body });
       expect(res.status).toBe(200);

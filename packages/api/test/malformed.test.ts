@@ -3,7 +3,7 @@
 // number, UUID, list or object) and a nested object (a wrong type for every scalar field).
 // Each must answer 400 with Octavia's fault body and leave the table exactly as it was.
 import { beforeAll, describe, expect, it } from "vitest";
-import { SUBNET, inProcessApp } from "../../../test/support/app";
+import { SUBNET, inProcessApp } from "@ottava/local/testing";
 import { ENDPOINTS, createFixtures, ids, tableSnapshot } from "./support/endpoints";
 
 let t: Awaited<ReturnType<typeof inProcessApp>>;

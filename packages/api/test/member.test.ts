@@ -1,6 +1,6 @@
 // Members of a pool and the batch member update (octavia/api/v2/controllers/member.py).
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { fault, inProcessApp, pick, PROJECT, record, seed, SUBNET } from "../../../test/support/app";
+import { activeLb, activePool, fault, inProcessApp, pick, PROJECT, record, seed, SUBNET, webListener } from "@ottava/local/testing";
 
 type App = Awaited<ReturnType<typeof inProcessApp>>;
 let t: App;
@@ -8,22 +8,6 @@ let slow: App; // flows take a while, so the PENDING_* states can be seen
 const LBS = "/v2/lbaas/loadbalancers";
 const NOBODY = "11111111-2222-3333-4444-555555555555";
 const members = (poolId: string) => `/v2/lbaas/pools/${poolId}/members`;
-
-async function activeLb(app: App = t) {
-  const res = await app.call("POST", LBS, { loadbalancer: { vip_subnet_id: SUBNET } });
-  expect(res.status).toBe(201);
-  await app.settle();
-  return res.body.loadbalancer.id as string;
-}
-
-/** An ACTIVE LB with an ACTIVE HTTP pool. */
-async function activePool(app: App = t) {
-  const lbId = await activeLb(app);
-  const res = await app.call("POST", "/v2/lbaas/pools", { pool: { loadbalancer_id: lbId, protocol: "HTTP", lb_algorithm: "ROUND_ROBIN" } });
-  expect(res.status).toBe(201);
-  await app.settle();
-  return { lbId, poolId: res.body.pool.id as string };
-}
 
 async function addMember(app: App, poolId: string, member: Record<string, unknown>) {
   const res = await app.call("POST", members(poolId), { member });
@@ -96,7 +80,7 @@ describe("create", () => {
   });
 
   it("keeps every given field; a member of a monitored pool starts OFFLINE", async () => {
-    const { lbId, poolId } = await activePool();
+    const { lbId, poolId } = await activePool(t);
     await seed(t, lbId, [{ kind: "healthmonitor", put: record(lbId, { pool_id: poolId, type: "HTTP" }) }]);
     const m = await addMember(t, poolId, {
       name: "web1",
@@ -128,14 +112,14 @@ describe("create", () => {
   });
 
   it("starts an admin-down member NO_MONITOR as well (Octavia does not look at admin_state_up)", async () => {
-    const { poolId } = await activePool();
+    const { poolId } = await activePool(t);
     expect((await addMember(t, poolId, { address: "192.0.2.1", protocol_port: 80, admin_state_up: false })).operating_status).toBe(
       "NO_MONITOR",
     );
   });
 
   it("answers bad input with wsme's 400 faults and writes nothing", async () => {
-    const { lbId, poolId } = await activePool();
+    const { lbId, poolId } = await activePool(t);
     const cases: [unknown, string][] = [
       [{ member: { protocol_port: 80 } }, "Invalid input for field/attribute address. Value: 'None'. Mandatory field missing."],
       [{ member: { address: "192.0.2.1" } }, "Invalid input for field/attribute protocol_port. Value: 'None'. Mandatory field missing."],
@@ -184,7 +168,7 @@ describe("create", () => {
   });
 
   it("refuses a second member on the same address and port with 409, but not on another port", async () => {
-    const { poolId } = await activePool();
+    const { poolId } = await activePool(t);
     await addMember(t, poolId, { address: "192.0.2.5", protocol_port: 80 });
     expect(pick(await t.call("POST", members(poolId), { member: { address: "192.0.2.5", protocol_port: 80, name: "again" } }))).toEqual(
       fault(409, "Another member on this pool is already using ip 192.0.2.5 on protocol_port 80"),
@@ -192,12 +176,12 @@ describe("create", () => {
     await addMember(t, poolId, { address: "192.0.2.5", protocol_port: 81 });
     expect((await list(poolId)).map((m) => m.protocol_port)).toEqual([80, 81]);
     // The same address and port in another pool is fine.
-    const other = await activePool();
+    const other = await activePool(t);
     await addMember(t, other.poolId, { address: "192.0.2.5", protocol_port: 80 });
   });
 
   it("frees an address and port once its member is deleted (its claim then names a DELETED member)", async () => {
-    const { poolId } = await activePool();
+    const { poolId } = await activePool(t);
     const first = await addMember(t, poolId, { address: "192.0.2.6", protocol_port: 80 });
     expect((await t.call("DELETE", `${members(poolId)}/${first.id}`)).status).toBe(204);
     await t.settle();
@@ -210,7 +194,7 @@ describe("create", () => {
   });
 
   it("refuses a member of a pool that is not ACTIVE", async () => {
-    const { lbId, poolId } = await activePool();
+    const { lbId, poolId } = await activePool(t);
     await seed(t, lbId, [{ kind: "pool", id: poolId, set: { provisioning_status: "ERROR" } }]);
     expect(pick(await t.call("POST", members(poolId), { member: { address: "192.0.2.1", protocol_port: 80 } }))).toEqual(
       fault(409, `Pool ${poolId} is immutable and cannot be updated.`),
@@ -218,7 +202,7 @@ describe("create", () => {
   });
 
   it("refuses IPv6 members of a UDP pool behind an IPv4 VIP, as the amphora driver (501)", async () => {
-    const lbId = await activeLb();
+    const lbId = (await activeLb(t)).id;
     const pool = record(lbId, { protocol: "UDP", lb_algorithm: "ROUND_ROBIN" });
     await seed(t, lbId, [
       { kind: "pool", put: pool },
@@ -235,8 +219,8 @@ describe("create", () => {
 
 describe("show, update, delete, list", () => {
   it("404s unknown pools and members, and members of another pool", async () => {
-    const { poolId } = await activePool();
-    const other = await activePool();
+    const { poolId } = await activePool(t);
+    const other = await activePool(t);
     const m = await addMember(t, poolId, { address: "192.0.2.7", protocol_port: 80 });
     const poolMissing = fault(404, `Pool ${NOBODY} not found.`);
     expect(pick(await t.call("GET", members(NOBODY)))).toEqual(poolMissing);
@@ -305,7 +289,7 @@ describe("show, update, delete, list", () => {
   });
 
   it("refuses immutable fields and bad values on update", async () => {
-    const { poolId } = await activePool();
+    const { poolId } = await activePool(t);
     const m = await addMember(t, poolId, { address: "192.0.2.9", protocol_port: 80 });
     expect(pick(await t.call("PUT", `${members(poolId)}/${m.id}`, { member: { address: "192.0.2.10" } }))).toEqual(
       fault(400, "Unknown attribute for argument member_.member: address"),
@@ -330,7 +314,7 @@ describe("show, update, delete, list", () => {
   });
 
   it("goes with its pool (cascade)", async () => {
-    const { poolId } = await activePool();
+    const { poolId } = await activePool(t);
     const m = await addMember(t, poolId, { address: "192.0.2.13", protocol_port: 80 });
     expect((await t.call("DELETE", `/v2/lbaas/pools/${poolId}`)).status).toBe(204);
     await t.settle();
@@ -339,8 +323,8 @@ describe("show, update, delete, list", () => {
   });
 
   it("lists a pool's members only, with filters, fields and paging", async () => {
-    const { poolId } = await activePool();
-    const other = await activePool();
+    const { poolId } = await activePool(t);
+    const other = await activePool(t);
     await addMember(t, other.poolId, { address: "192.0.2.1", protocol_port: 80 });
     const a = await addMember(t, poolId, { address: "192.0.2.1", protocol_port: 80, name: "a", tags: ["blue"] });
     const b = await addMember(t, poolId, { address: "192.0.2.2", protocol_port: 81, name: "b" });
@@ -408,7 +392,7 @@ describe("batch update", () => {
   });
 
   it("with additive_only=true leaves the members it does not name alone", async () => {
-    const { poolId } = await activePool();
+    const { poolId } = await activePool(t);
     const a = await addMember(t, poolId, { address: "192.0.2.1", protocol_port: 80 });
     const b = await addMember(t, poolId, { address: "192.0.2.2", protocol_port: 80 });
     expect(
@@ -437,7 +421,7 @@ describe("batch update", () => {
   });
 
   it("refuses any member named twice (400, as current upstream), a reserved address and bad input, changing nothing", async () => {
-    const { lbId, poolId } = await activePool();
+    const { lbId, poolId } = await activePool(t);
     await addMember(t, poolId, { address: "192.0.2.1", protocol_port: 80 });
     const start = vi.spyOn(t.engine, "start");
     expect(
@@ -471,7 +455,7 @@ describe("batch update", () => {
   });
 
   it("answers 202 and moves nothing when nothing is new, updated or deleted; a resubmitted member is an update", async () => {
-    const { lbId, poolId } = await activePool();
+    const { lbId, poolId } = await activePool(t);
     const start = vi.spyOn(t.engine, "start");
     const before = (await t.store.getLoadBalancer(lbId))!.version;
     expect(pick(await batch(t, poolId, []))).toEqual({ status: 202, body: undefined });
@@ -491,7 +475,7 @@ describe("batch update", () => {
   });
 
   it("handles 120 members (several DynamoDB transactions) in one flow, then replaces them all", async () => {
-    const { lbId, poolId } = await activePool();
+    const { lbId, poolId } = await activePool(t);
     const start = vi.spyOn(t.engine, "start");
     const set = (third: number) =>
       Array.from({ length: 120 }, (_, i) => ({ address: `10.${third}.${Math.floor(i / 100)}.${i % 100}`, protocol_port: 80 }));
@@ -517,7 +501,7 @@ describe("batch update", () => {
 
   it("on a failed flow puts the pool in ERROR and everything else back to ACTIVE", async () => {
     const f = await inProcessApp({ OTTAVA_NOOP_FAULTS: "amphora.update" });
-    const lbId = await activeLb(f);
+    const lbId = (await activeLb(f)).id;
     // Seeded, so that no flow (which would fail) runs for the pool itself.
     const pool = record(lbId, { protocol: "HTTP", lb_algorithm: "ROUND_ROBIN" });
     await seed(f, lbId, [{ kind: "pool", put: pool }]);
@@ -745,19 +729,12 @@ describe("request_sriov in batch updates and the fully populated create", () => 
         vip_subnet_id: SUBNET,
         flavor_id,
         listeners: [
-          {
-            protocol: "HTTP",
-            protocol_port: 80,
-            default_pool: {
-              name: "web",
-              protocol: "HTTP",
-              lb_algorithm: "ROUND_ROBIN",
-              members: [
-                { address: "192.0.2.10", protocol_port: 8080, request_sriov: true },
-                { address: "192.0.2.11", protocol_port: 8080 },
-              ],
-            },
-          },
+          webListener({
+            members: [
+              { address: "192.0.2.10", protocol_port: 8080, request_sriov: true },
+              { address: "192.0.2.11", protocol_port: 8080 },
+            ],
+          }),
         ],
       },
     });

@@ -1,21 +1,13 @@
 // Pools (octavia/api/v2/controllers/pool.py), in process over DynamoDB Local and the real ASL.
 import { randomUUID } from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
-import { fault, inProcessApp, pick, PROJECT, seed, SUBNET } from "../../../test/support/app";
+import { activeLb, fault, inProcessApp, pick, PROJECT, seed } from "@ottava/local/testing";
 
 type App = Awaited<ReturnType<typeof inProcessApp>>;
 let t: App;
 let slow: App; // flows take a while, so the PENDING_* states can be seen
-const LBS = "/v2/lbaas/loadbalancers";
 const POOLS = "/v2/lbaas/pools";
 const NOBODY = "11111111-2222-3333-4444-555555555555";
-
-async function activeLb(app: App = t, extra: Record<string, unknown> = {}) {
-  const res = await app.call("POST", LBS, { loadbalancer: { vip_subnet_id: SUBNET, ...extra } });
-  expect(res.status).toBe(201);
-  await app.settle();
-  return res.body.loadbalancer.id as string;
-}
 
 const record = (lbId: string, fields: Record<string, unknown>) => ({
   id: randomUUID(),
@@ -54,7 +46,7 @@ beforeAll(async () => {
 
 describe("create", () => {
   it("on a load balancer: 201 with Octavia's defaults, PENDING_CREATE/OFFLINE under an LB in PENDING_UPDATE, then ACTIVE", async () => {
-    const lbId = await activeLb(slow);
+    const lbId = (await activeLb(slow)).id;
     const res = await slow.call("POST", POOLS, { pool: { loadbalancer_id: lbId, protocol: "HTTP", lb_algorithm: "ROUND_ROBIN" } });
     expect(res.status).toBe(201);
     const p = res.body.pool;
@@ -99,7 +91,7 @@ describe("create", () => {
   });
 
   it("on a listener: becomes its default pool, the listener PENDING_UPDATE with it", async () => {
-    const lbId = await activeLb(slow);
+    const lbId = (await activeLb(slow)).id;
     const listenerId = await seedListener(slow, lbId);
     const res = await slow.call("POST", POOLS, { pool: { listener_id: listenerId, protocol: "HTTP", lb_algorithm: "LEAST_CONNECTIONS" } });
     expect(res.status).toBe(201);
@@ -117,7 +109,7 @@ describe("create", () => {
   });
 
   it("refuses a listener that already has a default pool (409), writing nothing", async () => {
-    const lbId = await activeLb();
+    const lbId = (await activeLb(t)).id;
     const listenerId = await seedListener(t, lbId);
     const first = await createPool(t, { listener_id: listenerId });
     const before = await count();
@@ -132,7 +124,7 @@ describe("create", () => {
   });
 
   it("checks the listener's protocol against VALID_LISTENER_POOL_PROTOCOL_MAP", async () => {
-    const lbId = await activeLb();
+    const lbId = (await activeLb(t)).id;
     const cases: [string, string, boolean][] = [
       ["HTTP", "UDP", false],
       ["HTTP", "TCP", false],
@@ -166,7 +158,7 @@ describe("create", () => {
   });
 
   it("keeps every given field and tags", async () => {
-    const lbId = await activeLb();
+    const lbId = (await activeLb(t)).id;
     const p = await createPool(t, {
       loadbalancer_id: lbId.toUpperCase(),
       name: "web",
@@ -192,7 +184,7 @@ describe("create", () => {
   });
 
   it("answers bad input with Octavia's faults and writes nothing", async () => {
-    const lbId = await activeLb();
+    const lbId = (await activeLb(t)).id;
     const listenerId = await seedListener(t, lbId);
     const before = await count();
     const base = { loadbalancer_id: lbId, protocol: "HTTP", lb_algorithm: "ROUND_ROBIN" };
@@ -344,14 +336,14 @@ describe("create", () => {
   });
 
   it("names the load balancer's provider in the driver's 501", async () => {
-    const lbId = await activeLb(t, { provider: "octavia" });
+    const lbId = (await activeLb(t, { fields: { provider: "octavia" } })).id;
     expect(pick(await t.call("POST", POOLS, { pool: { loadbalancer_id: lbId, protocol: "TCP", lb_algorithm: "SOURCE_IP_PORT" } }))).toEqual(
       fault(501, "Provider 'octavia' does not support a requested option: Amphora provider does not support SOURCE_IP_PORT algorithm."),
     );
   });
 
   it("UDP and SCTP pools: source IP persistence with timeout and granularity, no cookies", async () => {
-    const lbId = await activeLb();
+    const lbId = (await activeLb(t)).id;
     const sp = { type: "SOURCE_IP", persistence_timeout: 3, persistence_granularity: "255.255.255.0" };
     const p = await createPool(t, { loadbalancer_id: lbId, protocol: "UDP", session_persistence: sp });
     expect(p.session_persistence).toEqual({ ...sp, cookie_name: null });
@@ -389,7 +381,7 @@ describe("create", () => {
   });
 
   it("TLS: a TLS-enabled pool gets Octavia's default ciphers, versions and ALPN protocols; any container reference is taken", async () => {
-    const lbId = await activeLb();
+    const lbId = (await activeLb(t)).id;
     const p = await createPool(t, { loadbalancer_id: lbId, tls_enabled: true });
     expect(p).toMatchObject({
       tls_enabled: true,
@@ -419,7 +411,7 @@ describe("create", () => {
   });
 
   it("answers on /v2.0 too", async () => {
-    const lbId = await activeLb();
+    const lbId = (await activeLb(t)).id;
     const res = await t.call("POST", "/v2.0/lbaas/pools", {
       pool: { loadbalancer_id: lbId, protocol: "TCP", lb_algorithm: "ROUND_ROBIN" },
     });
@@ -433,7 +425,7 @@ describe("relations", () => {
   it("answers the monitor, the members and the listeners using the pool (by default or through an enabled L7 policy with rules)", async () => {
     // amphora.update takes 500 ms there: the update's PENDING_UPDATE lasts long enough to be seen.
     const t = slow;
-    const lbId = await activeLb(t);
+    const lbId = (await activeLb(t)).id;
     const p = await createPool(t, { loadbalancer_id: lbId });
     const byDefault = await seedListener(t, lbId, "HTTP", p.id);
     const byPolicy = await seedListener(t, lbId);
@@ -478,7 +470,7 @@ describe("relations", () => {
 
 describe("update", () => {
   it("changes the given fields: PENDING_UPDATE with its LB and listener, then ACTIVE", async () => {
-    const lbId = await activeLb(slow);
+    const lbId = (await activeLb(slow)).id;
     const listenerId = await seedListener(slow, lbId);
     const p = await createPool(slow, { listener_id: listenerId, name: "a", tags: ["t"] });
     const res = await slow.call("PUT", `${POOLS}/${p.id}`, {
@@ -511,7 +503,7 @@ describe("update", () => {
   });
 
   it("refuses what Octavia refuses, changing nothing", async () => {
-    const lbId = await activeLb();
+    const lbId = (await activeLb(t)).id;
     const p = await createPool(t, { loadbalancer_id: lbId, session_persistence: { type: "HTTP_COOKIE" } });
     const before = (await t.call("GET", `${POOLS}/${p.id}`)).body.pool;
     const cases: [unknown, number, string][] = [
@@ -569,7 +561,7 @@ describe("update", () => {
   });
 
   it("session persistence: replaced, typeless keeps the type, null removes it", async () => {
-    const lbId = await activeLb();
+    const lbId = (await activeLb(t)).id;
     const udp = await createPool(t, {
       loadbalancer_id: lbId,
       protocol: "UDP",
@@ -619,7 +611,7 @@ describe("update", () => {
   });
 
   it("TLS: null versions and ciphers go back to the defaults; CA and CRL references follow Octavia's rules", async () => {
-    const lbId = await activeLb();
+    const lbId = (await activeLb(t)).id;
     const p = await createPool(t, {
       loadbalancer_id: lbId,
       tls_enabled: true,
@@ -655,7 +647,7 @@ describe("update", () => {
 
 describe("delete", () => {
   it("takes the pool's members and monitor with it; 404 once the flow is done", async () => {
-    const lbId = await activeLb(slow);
+    const lbId = (await activeLb(slow)).id;
     const p = await createPool(slow, { loadbalancer_id: lbId });
     const member = record(lbId, { pool_id: p.id, address: "192.0.2.10", protocol_port: 80 });
     await seed(slow, lbId, [{ kind: "member", put: member }]);
@@ -681,7 +673,7 @@ describe("delete", () => {
   });
 
   it("a listener's default pool can go: the listener loses its default_pool_id", async () => {
-    const lbId = await activeLb(slow);
+    const lbId = (await activeLb(slow)).id;
     const listenerId = await seedListener(slow, lbId);
     const p = await createPool(slow, { listener_id: listenerId });
     expect((await slow.call("DELETE", `${POOLS}/${p.id}`)).status).toBe(204);
@@ -694,7 +686,7 @@ describe("delete", () => {
   });
 
   it("is refused while the load balancer is busy", async () => {
-    const lbId = await activeLb(slow);
+    const lbId = (await activeLb(slow)).id;
     const p = await createPool(slow, { loadbalancer_id: lbId });
     expect((await slow.call("PUT", `${POOLS}/${p.id}`, { pool: { name: "x" } })).status).toBe(200);
     expect(pick(await slow.call("DELETE", `${POOLS}/${p.id}`))).toEqual(
@@ -707,7 +699,7 @@ describe("delete", () => {
 describe("lists", () => {
   it("filters, selects fields and pages as Octavia's lists", async () => {
     const app = await inProcessApp();
-    const lbId = await activeLb(app);
+    const lbId = (await activeLb(app)).id;
     const a = await createPool(app, { loadbalancer_id: lbId, name: "a", protocol: "TCP", tags: ["x"] });
     const b = await createPool(app, { loadbalancer_id: lbId, name: "b" });
     const hm = await app.call("POST", "/v2/lbaas/healthmonitors", {

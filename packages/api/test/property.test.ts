@@ -10,7 +10,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { MAX_BODY_DEPTH, MAX_REQUEST_BODY_SIZE } from "@ottava/core";
 import { dynamoMeter, enableDynamoMetering } from "@ottava/db";
-import { PROJECT, inProcessApp } from "../../../test/support/app";
+import { PROJECT, inProcessApp } from "@ottava/local/testing";
 import { ENDPOINTS, createFixtures, ids } from "./support/endpoints";
 
 const RUNS = 10_000;

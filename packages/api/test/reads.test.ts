@@ -3,7 +3,7 @@
 // member change its pool's part of the tree whatever the pool holds, and a flow the tree at most once.
 import { beforeAll, describe, expect, it } from "vitest";
 import { enableDynamoMetering, type DynamoMeter, type MeterRow } from "@ottava/db";
-import { inProcessApp, SUBNET } from "../../../test/support/app";
+import { inProcessApp, SUBNET } from "@ottava/local/testing";
 
 type App = Awaited<ReturnType<typeof inProcessApp>>;
 const LBS = "/v2/lbaas/loadbalancers";

@@ -1,6 +1,6 @@
 // Load-balancer resize (specs/loadbalancer-resize.rst): PUT/DELETE /v2/lbaas/loadbalancers/{id}/resize.
 import { beforeAll, describe, expect, it } from "vitest";
-import { SUBNET, inProcessApp } from "../../../test/support/app";
+import { SUBNET, inProcessApp } from "@ottava/local/testing";
 
 type App = Awaited<ReturnType<typeof inProcessApp>>;
 let t: App;

@@ -7,21 +7,12 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { createLogger, type Amphora } from "@ottava/core";
 import { DynamoHealthCheckStore, createClients, heartbeatAttributes, pointerKey } from "@ottava/db";
 import { HealthChecker } from "@ottava/controller";
-import { inProcessApp, SUBNET } from "../../../test/support/app";
-import { captureMetrics, captureOutput } from "../../../test/support/output";
+import { activeLb, inProcessApp } from "@ottava/local/testing";
+import { captureMetrics, captureOutput } from "@ottava/core/testing";
 
 type App = Awaited<ReturnType<typeof inProcessApp>>;
 let t: App;
 const TIMEOUT = 60;
-
-async function activeLb(app: App): Promise<{ lbId: string; amphora: Amphora }> {
-  const res = await app.call("POST", "/v2/lbaas/loadbalancers", { loadbalancer: { vip_subnet_id: SUBNET } });
-  expect(res.status).toBe(201);
-  await app.settle();
-  const lbId = res.body.loadbalancer.id as string;
-  const [amphora] = await app.store.amphoraeOf(lbId);
-  return { lbId, amphora: amphora! };
-}
 
 /** What the heartbeat receiver writes when it hears an amphora at `at`. */
 async function heard(app: App, amphora: Amphora, at: Date) {
@@ -89,9 +80,9 @@ describe("health check", () => {
     expect(again?.failedOver ?? []).toEqual([]);
     await t.settle();
     expect(await status(t, stale.amphora)).toBe("DELETED");
-    const replacement = (await t.store.amphoraeOf(stale.lbId)).find((a) => a.status === "ALLOCATED");
+    const replacement = (await t.store.amphoraeOf(stale.id)).find((a) => a.status === "ALLOCATED");
     expect(replacement?.id).not.toBe(stale.amphora.id);
-    expect((await t.store.getLoadBalancer(stale.lbId))?.record.provisioning_status).toBe("ACTIVE");
+    expect((await t.store.getLoadBalancer(stale.id))?.record.provisioning_status).toBe("ACTIVE");
     // Never heard: never failed over.
     expect(await status(t, silent.amphora)).toBe("ALLOCATED");
     // The replacement has not spoken yet: the next pass finds nothing stale.
@@ -114,7 +105,7 @@ describe("health check", () => {
     expect(out.lines.some((l) => l.includes('"alert":"amphora.failover.threshold"') && l.includes('"level":"ERROR"'))).toBe(true);
     expect(out.emitted("FailoverStormStops").map((m) => m.FailoverStormStops)).toEqual([2]);
     expect(out.emitted("AmphoraFailovers")).toEqual([]);
-    for (const lb of lbs) expect((await app.store.getLoadBalancer(lb.lbId))?.record.provisioning_status).toBe("ACTIVE");
+    for (const lb of lbs) expect((await app.store.getLoadBalancer(lb.id))?.record.provisioning_status).toBe("ACTIVE");
 
     // One of them speaks again: back to ALLOCATED (found by the status scan, once per heartbeat_timeout);
     // the other, alone now under the threshold, is failed over.
@@ -132,7 +123,7 @@ describe("health check", () => {
   it("fails over amphorae in ERROR only with failover_on_error", async () => {
     const errorTeam = await inProcessApp();
     const clock = { now: new Date() };
-    const { lbId, amphora } = await activeLb(errorTeam);
+    const { id: lbId, amphora } = await activeLb(errorTeam);
     await errorTeam.store.updateAmphoraIf(lbId, amphora.id, ["ALLOCATED"], { status: "ERROR" });
     const off = checker(errorTeam, { clock });
     await off.tick();

@@ -19,16 +19,15 @@ import {
   rotateCerts,
   type HousekeepingJobDeps,
 } from "@ottava/controller";
-import { LocalWorkflowEngine } from "../../local/src/runner";
-import { SUBNET, PROJECT } from "../../../test/support/app";
-import { freshTable } from "../../../test/support/dynamo";
-import { captureOutput } from "../../../test/support/output";
+import { LocalWorkflowEngine } from "@ottava/local/runner";
+import { activeLb, freshTable, PROJECT } from "@ottava/db/testing";
+import { captureOutput } from "@ottava/core/testing";
 
 const VALIDITY = 63_072_000; // the default cert_validity_time
 const DAY = 86_400_000;
 let ca: CaMaterial;
 
-/** The app in process, as test/support/app.ts builds it, with every log line (debug and up) kept until the test ends. */
+/** The app in process, as @ottava/local/testing (packages/local/test/support/app.ts) builds it, with every log line (debug and up) kept until the test ends. */
 async function app(env: Record<string, string> = {}) {
   const { config, ...stores } = await freshTable({ OTTAVA_CA_CERTIFICATE: ca.certificate, OTTAVA_CA_PRIVATE_KEY: ca.privateKey, ...env });
   const lines = captureOutput();
@@ -61,15 +60,6 @@ async function app(env: Record<string, string> = {}) {
   return { config, store, engine, call, doc, housekeeping, deps, lines, settle: () => engine.drain() };
 }
 type App = Awaited<ReturnType<typeof app>>;
-
-async function activeLb(t: App): Promise<{ lbId: string; amphora: Amphora }> {
-  const res = await t.call("POST", "/v2/lbaas/loadbalancers", { loadbalancer: { vip_subnet_id: SUBNET } });
-  expect(res.status).toBe(201);
-  await t.settle();
-  const lbId = res.body.loadbalancer.id as string;
-  const amphora = (await t.store.amphoraeOf(lbId)).find((a) => a.status === "ALLOCATED")!;
-  return { lbId, amphora };
-}
 
 /** The certificate the driver last received for an amphora: it verifies against the CA, names the amphora, and carries its key. */
 function checkServerPem(amphoraId: string, expiration: string | null) {
@@ -227,16 +217,16 @@ describe("purge", () => {
     const t = await app({ OTTAVA_LOAD_BALANCER_EXPIRY_AGE: String(LB_AGE), OTTAVA_AMPHORA_EXPIRY_AGE: String(AMP_AGE) });
     const gone = await activeLb(t);
     const listener = await t.call("POST", "/v2/lbaas/listeners", {
-      listener: { loadbalancer_id: gone.lbId, protocol: "HTTP", protocol_port: 80 },
+      listener: { loadbalancer_id: gone.id, protocol: "HTTP", protocol_port: 80 },
     });
     expect(listener.status).toBe(201);
     await t.settle();
     const live = await activeLb(t);
-    expect((await t.call("DELETE", `/v2/lbaas/loadbalancers/${gone.lbId}?cascade=true`)).status).toBe(204);
+    expect((await t.call("DELETE", `/v2/lbaas/loadbalancers/${gone.id}?cascade=true`)).status).toBe(204);
     await t.settle();
-    expect((await t.call("PUT", `/v2/lbaas/loadbalancers/${live.lbId}/failover`)).status).toBe(202);
+    expect((await t.call("PUT", `/v2/lbaas/loadbalancers/${live.id}/failover`)).status).toBe(202);
     await t.settle();
-    const replacement = (await t.store.amphoraeOf(live.lbId)).find((a) => a.status === "ALLOCATED")!;
+    const replacement = (await t.store.amphoraeOf(live.id)).find((a) => a.status === "ALLOCATED")!;
     expect(replacement.id).not.toBe(live.amphora.id);
 
     const far = new Date(Date.now() + 365 * DAY).toISOString();
@@ -244,7 +234,7 @@ describe("purge", () => {
     for await (const d of t.housekeeping.deletedLoadBalancers(far)) deletedLbs.push(d);
     const deletedAmps = [];
     for await (const d of t.housekeeping.deletedAmphorae(far)) deletedAmps.push(d);
-    expect(deletedLbs.map((d) => d.id)).toEqual([gone.lbId]);
+    expect(deletedLbs.map((d) => d.id)).toEqual([gone.id]);
     expect(deletedAmps.map((d) => d.id).sort()).toEqual([gone.amphora.id, live.amphora.id].sort());
     const lbDeletedAt = Date.parse(deletedLbs[0]!.deletedAt);
     const failedOverAt = Date.parse(deletedAmps.find((d) => d.id === live.amphora.id)!.deletedAt);
@@ -277,24 +267,24 @@ describe("purge", () => {
     expect(await item(pointerKey(live.amphora.id).pk, "ID")).toBeUndefined();
 
     // The load balancer: kept at exactly load_balancer_expiry_age, its whole partition purged just after.
-    expect((await partition(gone.lbId)).length).toBeGreaterThan(1);
+    expect((await partition(gone.id)).length).toBeGreaterThan(1);
     expect(await purge(t.deps, new Date(lbDeletedAt + LB_AGE * 1000))).toEqual({ loadBalancers: 0, amphorae: 0 });
-    expect(await item(`LB#${gone.lbId}`, "LB")).toBeDefined();
+    expect(await item(`LB#${gone.id}`, "LB")).toBeDefined();
     expect(await purge(t.deps, new Date(lbDeletedAt + LB_AGE * 1000 + 1))).toEqual({ loadBalancers: 1, amphorae: 0 });
-    expect(await partition(gone.lbId)).toEqual([]);
+    expect(await partition(gone.id)).toEqual([]);
     expect(await item(pointerKey(listener.body.listener.id).pk, "ID")).toBeUndefined();
-    expect((await t.call("GET", `/v2/lbaas/loadbalancers/${gone.lbId}`)).status).toBe(404);
+    expect((await t.call("GET", `/v2/lbaas/loadbalancers/${gone.id}`)).status).toBe(404);
 
     // The live load balancer, its listener-less tree and its new amphora are untouched, even far ahead.
     expect(await purge(t.deps, new Date(Date.now() + 365 * DAY))).toEqual({ loadBalancers: 0, amphorae: 0 });
-    expect((await t.store.getLoadBalancer(live.lbId))?.record.provisioning_status).toBe("ACTIVE");
+    expect((await t.store.getLoadBalancer(live.id))?.record.provisioning_status).toBe("ACTIVE");
     expect((await t.store.getAmphora(replacement.id))?.status).toBe("ALLOCATED");
-    expect((await t.call("GET", `/v2/lbaas/loadbalancers/${live.lbId}`)).status).toBe(200);
+    expect((await t.call("GET", `/v2/lbaas/loadbalancers/${live.id}`)).status).toBe(200);
   });
 
   it("Housekeeping runs both jobs at start, then on its timers, and stops", async () => {
     const t = await app({ OTTAVA_AMPHORA_EXPIRY_AGE: "0" });
-    const { lbId, amphora: a } = await activeLb(t);
+    const { id: lbId, amphora: a } = await activeLb(t);
     expect((await t.call("PUT", `/v2/lbaas/loadbalancers/${lbId}/failover`)).status).toBe(202);
     await t.settle();
     const hk = new Housekeeping(t.deps, { cleanupInterval: 3600, certInterval: 3600, now: () => new Date(Date.now() + 1000) });

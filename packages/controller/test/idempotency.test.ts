@@ -16,8 +16,8 @@ import { GetCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
 import type { Logger } from "@ottava/core";
 import { FLOW_NAMES, definitionOf, localTaskArn, taskOfArn, taskStates } from "@ottava/controller";
 import { createClients } from "@ottava/db";
-import type { TaskDecorator } from "../../local/src/runner";
-import { inProcessApp, SUBNET } from "../../../test/support/app";
+import type { TaskDecorator } from "@ottava/local/runner";
+import { inProcessApp, SUBNET, webListener } from "@ottava/local/testing";
 
 type App = Awaited<ReturnType<typeof inProcessApp>>;
 type Mode = "clean" | "twice" | "throwAfter";
@@ -203,30 +203,27 @@ const fullTree = (ha: boolean) => ({
     vip_subnet_id: SUBNET,
     ...(ha ? { flavor_id: flavors.ha } : {}),
     listeners: [
-      {
-        name: "http",
-        protocol: "HTTP",
-        protocol_port: 80,
-        default_pool: {
-          name: "web",
-          protocol: "HTTP",
-          lb_algorithm: "ROUND_ROBIN",
+      webListener(
+        {
           members: [
             { name: "m10", address: "192.0.2.10", protocol_port: 8080 },
             { name: "m11", address: "192.0.2.11", protocol_port: 8080, weight: 5 },
           ],
           healthmonitor: { name: "hm", type: "HTTP", delay: 5, timeout: 3, max_retries: 3, url_path: "/health" },
         },
-        l7policies: [
-          {
-            name: "api",
-            action: "REDIRECT_TO_POOL",
-            redirect_pool: { name: "api" },
-            rules: [{ type: "PATH", compare_type: "STARTS_WITH", value: "/api" }],
-          },
-          { name: "reject", action: "REJECT", rules: [{ type: "HEADER", compare_type: "EQUAL_TO", key: "X-Bad", value: "yes" }] },
-        ],
-      },
+        {
+          name: "http",
+          l7policies: [
+            {
+              name: "api",
+              action: "REDIRECT_TO_POOL",
+              redirect_pool: { name: "api" },
+              rules: [{ type: "PATH", compare_type: "STARTS_WITH", value: "/api" }],
+            },
+            { name: "reject", action: "REJECT", rules: [{ type: "HEADER", compare_type: "EQUAL_TO", key: "X-Bad", value: "yes" }] },
+          ],
+        },
+      ),
       { name: "tcp", protocol: "TCP", protocol_port: 443 },
     ],
     pools: [

@@ -6,8 +6,8 @@ import { describe, expect, it } from "vitest";
 import { createLogger, repairStuck } from "@ottava/core";
 import { DynamoRepairStore, createClients, createExecutionJournal } from "@ottava/db";
 import { createTaskContext } from "@ottava/controller";
-import { LocalWorkflowEngine } from "../../local/src/runner";
-import { inProcessApp, SUBNET } from "../../../test/support/app";
+import { LocalWorkflowEngine } from "@ottava/local/runner";
+import { inProcessApp, SUBNET } from "@ottava/local/testing";
 
 describe("stuck-state repair", () => {
   it("moves an LB whose execution is gone to ERROR, records why, and leaves running ones alone", async () => {

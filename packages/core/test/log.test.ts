@@ -1,7 +1,7 @@
 // The structured log lines, as Powertools' logger writes them on the process's stdout and stderr.
 import { describe, expect, it } from "vitest";
 import { createLogger } from "@ottava/core";
-import { captureOutput, jsonLines } from "../../../test/support/output";
+import { captureOutput, jsonLines } from "./support/output";
 
 describe("createLogger", () => {
   it("writes one JSON object a line: level, message, timestamp, service, the logger's keys and the fields at top level", () => {

@@ -1,7 +1,7 @@
 // The metrics port on Powertools: each data point one Embedded Metric Format line, at once.
 import { describe, expect, it } from "vitest";
 import { METRICS_NAMESPACE, createMetrics, metrics } from "@ottava/core";
-import { captureMetrics, captureOutput } from "../../../test/support/output";
+import { captureMetrics, captureOutput } from "./support/output";
 
 describe("metrics", () => {
   it("count() writes an EMF line at once: namespace Ottava, the metric with unit Count, the service and given dimensions", () => {

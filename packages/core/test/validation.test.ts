@@ -1,17 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { Fault, LoadBalancerPost, LoadBalancerPut, loadConfig, parseRoot } from "@ottava/core";
+import { LoadBalancerPost, LoadBalancerPut, loadConfig, parseRoot } from "@ottava/core";
+import { faultOf } from "./support";
 
 const SUBNET = "5e6b7c5a-0b7e-4a0e-9d36-1f5b2f3a6a11";
-function fault(fn: () => unknown): [number, string] | undefined {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof Fault) return [e.status, e.message];
-    throw e;
-  }
-  return undefined;
-}
-
 describe("request bodies, answered as Octavia (wsme) answers them", () => {
   it("applies Octavia's defaults and canonical UUIDs", () => {
     const lb = parseRoot("load_balancer", "loadbalancer", LoadBalancerPost, {
@@ -24,49 +15,48 @@ describe("request bodies, answered as Octavia (wsme) answers them", () => {
 
   it("refuses unknown and read-only attributes", () => {
     expect(
-      fault(() => parseRoot("load_balancer", "loadbalancer", LoadBalancerPost, { loadbalancer: { vip_subnet_id: SUBNET, bogus: 1 } })),
+      faultOf(() => parseRoot("load_balancer", "loadbalancer", LoadBalancerPost, { loadbalancer: { vip_subnet_id: SUBNET, bogus: 1 } })),
     ).toEqual([400, "Unknown attribute for argument load_balancer.loadbalancer: bogus"]);
     expect(
-      fault(() =>
+      faultOf(() =>
         parseRoot("load_balancer", "loadbalancer", LoadBalancerPut, { loadbalancer: { provisioning_status: "ACTIVE", id: "x" } }),
       ),
     ).toEqual([400, "Unknown attributes for argument load_balancer.loadbalancer: provisioning_status, id"]);
-    expect(fault(() => parseRoot("load_balancer", "loadbalancer", LoadBalancerPut, { lb: {} }))).toEqual([
+    expect(faultOf(() => parseRoot("load_balancer", "loadbalancer", LoadBalancerPut, { lb: {} }))).toEqual([
       400,
       "Unknown attribute for argument load_balancer: lb",
     ]);
   });
 
   it("refuses wrong types and out-of-range values with the field named", () => {
-    expect(fault(() => parseRoot("load_balancer", "loadbalancer", LoadBalancerPost, { loadbalancer: { vip_subnet_id: "nope" } }))).toEqual([
-      400,
-      "Invalid input for field/attribute vip_subnet_id. Value: 'nope'. Value should be UUID format",
-    ]);
     expect(
-      fault(() => parseRoot("load_balancer", "loadbalancer", LoadBalancerPut, { loadbalancer: { name: "x".repeat(256) } }))?.[1],
+      faultOf(() => parseRoot("load_balancer", "loadbalancer", LoadBalancerPost, { loadbalancer: { vip_subnet_id: "nope" } })),
+    ).toEqual([400, "Invalid input for field/attribute vip_subnet_id. Value: 'nope'. Value should be UUID format"]);
+    expect(
+      faultOf(() => parseRoot("load_balancer", "loadbalancer", LoadBalancerPut, { loadbalancer: { name: "x".repeat(256) } }))?.[1],
     ).toMatch(/^Invalid input for field\/attribute name\. .*Value should have a maximum character requirement of 255$/);
-    expect(fault(() => parseRoot("load_balancer", "loadbalancer", LoadBalancerPut, { loadbalancer: { admin_state_up: "maybe" } }))).toEqual(
-      [400, "Invalid input for field/attribute admin_state_up. Value: 'maybe'. Value not an unambiguous boolean: maybe"],
-    );
     expect(
-      fault(() =>
+      faultOf(() => parseRoot("load_balancer", "loadbalancer", LoadBalancerPut, { loadbalancer: { admin_state_up: "maybe" } })),
+    ).toEqual([400, "Invalid input for field/attribute admin_state_up. Value: 'maybe'. Value not an unambiguous boolean: maybe"]);
+    expect(
+      faultOf(() =>
         parseRoot("load_balancer", "loadbalancer", LoadBalancerPost, { loadbalancer: { vip_subnet_id: SUBNET, vip_address: "300.1.1.1" } }),
       )?.[1],
     ).toContain("Value should be IPv4 or IPv6 format");
-    expect(fault(() => parseRoot("load_balancer", "loadbalancer", LoadBalancerPut, { loadbalancer: { tags: "a" } }))?.[0]).toBe(400);
-    expect(fault(() => parseRoot("load_balancer", "loadbalancer", LoadBalancerPut, { loadbalancer: { name: 5 } }))?.[1]).toContain(
+    expect(faultOf(() => parseRoot("load_balancer", "loadbalancer", LoadBalancerPut, { loadbalancer: { tags: "a" } }))?.[0]).toBe(400);
+    expect(faultOf(() => parseRoot("load_balancer", "loadbalancer", LoadBalancerPut, { loadbalancer: { name: 5 } }))?.[1]).toContain(
       "Value should be string",
     );
   });
 
   it("names missing mandatory fields and unknown attributes of nested objects", () => {
     expect(
-      fault(() =>
+      faultOf(() =>
         parseRoot("load_balancer", "loadbalancer", LoadBalancerPost, { loadbalancer: { vip_subnet_id: SUBNET, additional_vips: [{}] } }),
       ),
     ).toEqual([400, "Invalid input for field/attribute subnet_id. Value: 'None'. Mandatory field missing."]);
     expect(
-      fault(() =>
+      faultOf(() =>
         parseRoot("load_balancer", "loadbalancer", LoadBalancerPost, {
           loadbalancer: { vip_subnet_id: SUBNET, additional_vips: [{ subnet_id: SUBNET, x: 1 }] },
         }),

@@ -5,7 +5,7 @@ import { GetItemCommand, PutItemCommand } from "@aws-sdk/client-dynamodb";
 import { beforeAll, describe, expect, it } from "vitest";
 import { isUnavailable, loadConfig, unavailableReason } from "@ottava/core";
 import { DynamoFaults, createClients, createStores, parseDynamoFaults, withFaultLabel } from "@ottava/db";
-import { freshTable } from "../../../test/support/dynamo";
+import { freshTable } from "./support/dynamo";
 
 let endpoint: string;
 let table: string;

@@ -3,7 +3,7 @@ import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { beforeAll, describe, expect, it } from "vitest";
 import { DynamoMeter, addMetering, applyUpdate, itemSize, type MeterCounts } from "@ottava/db";
-import { freshTable } from "../../../test/support/dynamo";
+import { freshTable } from "./support/dynamo";
 
 describe("item sizes (AWS's rules)", () => {
   it("counts names and values: strings in UTF-8, numbers by significant digits, null and Boolean 1 byte", () => {

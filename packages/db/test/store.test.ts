@@ -4,7 +4,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it, onTestFinished } from "vitest";
-import { startDynamoDbLocal } from "../../local/src/dynamodb-local";
+import { startDynamoDbLocal } from "@ottava/local/dynamodb-local";
 import { DescribeTableCommand, DescribeTimeToLiveCommand, GetItemCommand } from "@aws-sdk/client-dynamodb";
 import {
   ACTIVE,
@@ -12,58 +12,19 @@ import {
   ERROR,
   LockConflict,
   LockLost,
-  PENDING_CREATE,
   PENDING_UPDATE,
   type ChildWrite,
-  type LoadBalancer,
   lightItems,
   listPage,
   loadBalancerResource,
   parseListQuery,
 } from "@ottava/core";
 import { DynamoStore, INDEXES, createClients, ensureTable } from "@ottava/db";
-import { freshTable } from "../../../test/support/dynamo";
+import { activeLb, freshTable } from "./support";
 
 let store: DynamoStore;
 let tableName: string;
 let endpoint: string;
-
-const lb = (over: Partial<LoadBalancer> = {}): LoadBalancer => ({
-  id: randomUUID(),
-  project_id: "p1",
-  name: "lb",
-  description: null,
-  admin_state_up: true,
-  provisioning_status: PENDING_CREATE,
-  operating_status: "OFFLINE",
-  vip_address: "198.51.100.1",
-  vip_port_id: randomUUID(),
-  vip_subnet_id: null,
-  vip_network_id: randomUUID(),
-  vip_qos_policy_id: null,
-  additional_vips: [],
-  provider: "amphora",
-  flavor_id: null,
-  availability_zone: null,
-  topology: "SINGLE",
-  tags: [],
-  created_at: new Date().toISOString(),
-  updated_at: null,
-  ...over,
-});
-
-async function activeLb(over: Partial<LoadBalancer> = {}) {
-  const rec = lb(over);
-  await store.createLoadBalancer(rec, `create-${rec.id}`, "arn:x", undefined, {
-    flow: "loadbalancer-create",
-    execution: `create-${rec.id}`,
-    executionArn: "arn:x",
-    startedAt: new Date().toISOString(),
-    subject: [],
-  });
-  await store.updateLoadBalancer(rec.id, `create-${rec.id}`, { provisioning_status: ACTIVE }, true);
-  return rec;
-}
 
 beforeAll(async () => {
   const t = await freshTable();
@@ -86,7 +47,7 @@ describe("table", () => {
 
 describe("the lock", () => {
   it("is taken by one conditional write from an allowed status, bumping the version", async () => {
-    const rec = await activeLb();
+    const rec = (await activeLb(store)).loadbalancer;
     const before = (await store.getLoadBalancer(rec.id))!;
     const locked = await store.lock(rec.id, {
       from: [ACTIVE],
@@ -103,7 +64,7 @@ describe("the lock", () => {
   });
 
   it("is refused while another holds it, telling what is there", async () => {
-    const rec = await activeLb();
+    const rec = (await activeLb(store)).loadbalancer;
     const v = (await store.getLoadBalancer(rec.id))!.version;
     await store.lock(rec.id, { from: [ACTIVE], to: PENDING_UPDATE, owner: "a", executionArn: "arn:a", expectVersion: v });
     const err = await store.lock(rec.id, { from: [ACTIVE], to: PENDING_UPDATE, owner: "b", executionArn: "arn:b" }).catch((e) => e);
@@ -113,7 +74,7 @@ describe("the lock", () => {
   });
 
   it("is refused when the version read is no longer current", async () => {
-    const rec = await activeLb();
+    const rec = (await activeLb(store)).loadbalancer;
     const v = (await store.getLoadBalancer(rec.id))!.version;
     await store.lock(rec.id, { from: [ACTIVE], to: PENDING_UPDATE, owner: "a", executionArn: "arn:a", expectVersion: v });
     await store.updateLoadBalancer(rec.id, "a", { provisioning_status: ACTIVE }, true);
@@ -123,7 +84,7 @@ describe("the lock", () => {
   });
 
   it("lets exactly one of many racing writers win", async () => {
-    const rec = await activeLb();
+    const rec = (await activeLb(store)).loadbalancer;
     const v = (await store.getLoadBalancer(rec.id))!.version;
     const results = await Promise.allSettled(
       Array.from({ length: 20 }, (_, i) =>
@@ -144,7 +105,7 @@ describe("the lock", () => {
   });
 
   it("guards every flow write: a stale owner writes nothing", async () => {
-    const rec = await activeLb();
+    const rec = (await activeLb(store)).loadbalancer;
     await expect(store.updateLoadBalancer(rec.id, `create-${rec.id}`, { name: "stale" })).rejects.toBeInstanceOf(LockLost);
     expect((await store.getLoadBalancer(rec.id))!.record.name).toBe("lb");
   });
@@ -156,7 +117,7 @@ describe("the lock", () => {
   });
 
   it("is given back by abandonLock, restoring what the lock changed", async () => {
-    const rec = await activeLb();
+    const rec = (await activeLb(store)).loadbalancer;
     const v = (await store.getLoadBalancer(rec.id))!.version;
     await store.lock(rec.id, {
       from: [ACTIVE],
@@ -179,7 +140,9 @@ describe("lists", () => {
     const project = `proj-${randomUUID()}`;
     const mine: string[] = [];
     for (let i = 0; i < 12; i++)
-      mine.push((await activeLb({ project_id: project, created_at: new Date(Date.UTC(2030, 0, 1, 0, 0, i)).toISOString() })).id);
+      mine.push(
+        (await activeLb(store, { fields: { project_id: project, created_at: new Date(Date.UTC(2030, 0, 1, 0, 0, i)).toISOString() } })).id,
+      );
     const q = (s: string) =>
       parseListQuery(
         [...new URLSearchParams(s).entries()],
@@ -203,7 +166,7 @@ describe("lists", () => {
   });
 
   it("leave out DELETED items, which keep a TTL for purging", async () => {
-    const rec = await activeLb({ project_id: "gone" });
+    const rec = (await activeLb(store, { fields: { project_id: "gone" } })).loadbalancer;
     const v = (await store.getLoadBalancer(rec.id))!.version;
     await store.lock(rec.id, { from: [ACTIVE], to: "PENDING_DELETE", owner: "d", executionArn: "arn", expectVersion: v });
     await store.updateLoadBalancer(rec.id, "d", { provisioning_status: DELETED }, true);
@@ -222,8 +185,11 @@ describe("lists", () => {
     const made: string[] = [];
     for (let i = 0; i < 27; i++)
       made.push(
-        (await activeLb({ project_id: project, name: `n${i % 5}`, created_at: new Date(Date.UTC(2032, 0, 1, 0, 0, i % 9)).toISOString() }))
-          .id,
+        (
+          await activeLb(store, {
+            fields: { project_id: project, name: `n${i % 5}`, created_at: new Date(Date.UTC(2032, 0, 1, 0, 0, i % 9)).toISOString() },
+          })
+        ).id,
       );
     const q = (s: string) =>
       parseListQuery([...new URLSearchParams(s).entries()], loadBalancerResource.attributes, loadBalancerResource.filters, 1000);
@@ -277,12 +243,12 @@ describe("the name index", () => {
 
   it("holds a live named item under <kind>#<name>, in storage order; a nameless one not", async () => {
     const name = `n-${randomUUID()}`;
-    const rec = await activeLb({ name });
+    const rec = (await activeLb(store, { fields: { name } })).loadbalancer;
     const item = await raw(`LB#${rec.id}`, "LB");
     expect(item[INDEXES.byName.pk]!.S).toBe(`loadbalancer#${name}`);
     expect(item[INDEXES.byName.sk]!.S).toBe(item[INDEXES.byProject.sk]!.S);
     for (const nameless of [null, ""]) {
-      const other = await activeLb({ name: nameless });
+      const other = (await activeLb(store, { fields: { name: nameless } })).loadbalancer;
       expect((await raw(`LB#${other.id}`, "LB"))[INDEXES.byName.pk]).toBeUndefined();
     }
   });
@@ -293,10 +259,10 @@ describe("the name index", () => {
     const mine: string[] = [];
     const theirs: string[] = [];
     for (let i = 0; i < 6; i++) {
-      mine.push((await activeLb({ project_id: p, name: i % 2 ? n2 : n1, created_at: at(2 * i) })).id);
-      theirs.push((await activeLb({ project_id: other, name: n1, created_at: at(2 * i + 1) })).id);
+      mine.push((await activeLb(store, { fields: { project_id: p, name: i % 2 ? n2 : n1, created_at: at(2 * i) } })).id);
+      theirs.push((await activeLb(store, { fields: { project_id: other, name: n1, created_at: at(2 * i + 1) } })).id);
     }
-    await activeLb({ project_id: p, name: `c-${randomUUID()}` });
+    await activeLb(store, { fields: { project_id: p, name: `c-${randomUUID()}` } });
     const mineN1 = mine.filter((_, i) => i % 2 === 0);
     expect(await ids(p, `name=${n1}`)).toEqual(mineN1);
     expect(await ids(p, `name=${n1}&name=${n2}`)).toEqual(mine);
@@ -312,7 +278,7 @@ describe("the name index", () => {
 
   it("follows renames: the lock's new name, null, a restored name; DELETED leaves it", async () => {
     const [before, after] = [`x-${randomUUID()}`, `y-${randomUUID()}`];
-    const rec = await activeLb({ name: before });
+    const rec = (await activeLb(store, { fields: { name: before } })).loadbalancer;
     await rename(rec.id, after);
     expect(await ids(undefined, `name=${before}`)).toEqual([]);
     expect(await ids(undefined, `name=${after}`)).toEqual([rec.id]);
@@ -348,7 +314,7 @@ describe("the name index", () => {
   });
 
   it("follows a child's renames too", async () => {
-    const lbRec = await activeLb();
+    const lbRec = (await activeLb(store)).loadbalancer;
     const [n1, n2] = [`l-${randomUUID()}`, `m-${randomUUID()}`];
     const listener = {
       id: randomUUID(),
@@ -379,7 +345,7 @@ describe("the name index", () => {
   });
 
   it("holds no member or L7 rule (nested: listed from the tree), named or renamed", async () => {
-    const lbRec = await activeLb();
+    const lbRec = (await activeLb(store)).loadbalancer;
     const now = new Date().toISOString();
     const pool = {
       id: randomUUID(),

@@ -6,10 +6,11 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync } from "node:fs";
 import { request } from "node:http";
-import { connect, createServer } from "node:net";
+import { connect } from "node:net";
 import { dirname, join, resolve } from "node:path";
 import type { Readable } from "node:stream";
 import { fileURLToPath } from "node:url";
+import { freePort } from "@ottava/amphora";
 
 export interface DynamoDbLocalOptions {
   /** `-inMemory`, else `-dbPath dataDir`. */
@@ -81,19 +82,6 @@ function ensureJar(jarDir: string, log: NonNullable<DynamoDbLocalOptions["log"]>
         `; run \`node ${FETCH_SCRIPT}\` to retry.`,
     );
   }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.unref();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const addr = server.address();
-      const port = typeof addr === "object" && addr ? addr.port : 0;
-      server.close(() => (port ? resolvePort(port) : reject(new Error("could not pick a free port"))));
-    });
-  });
 }
 
 async function launch(

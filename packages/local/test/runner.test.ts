@@ -15,8 +15,8 @@ import {
 import { createTaskContext } from "@ottava/controller";
 import { createExecutionJournal } from "@ottava/db";
 import { ExecutionAlreadyExists, LocalWorkflowEngine, type TaskDecorator } from "../src/runner";
-import { freshTable } from "../../../test/support/dynamo";
-import { captureOutput, jsonLines } from "../../../test/support/output";
+import { freshTable } from "@ottava/db/testing";
+import { captureOutput, jsonLines } from "@ottava/core/testing";
 
 const ctx = noauthContext("req-test", "p1");
 const SUBNET = "5e6b7c5a-0b7e-4a0e-9d36-1f5b2f3a6a11";

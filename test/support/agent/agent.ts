@@ -2,7 +2,6 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { chmodSync, copyFileSync, existsSync, mkdtempSync, readFileSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
-import { createServer, type AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -32,14 +31,6 @@ function run(cmd: string, args: string[], allowFail = false): string {
   const r = spawnSync(cmd, args, { encoding: "utf8" });
   if (r.status !== 0 && !allowFail) throw new Error(`${cmd} ${args.join(" ")}: ${r.stderr || r.error?.message}`);
   return r.stdout;
-}
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, "127.0.0.1", r));
-  const port = (s.address() as AddressInfo).port;
-  await new Promise((r) => s.close(r));
-  return port;
 }
 
 /** Where the amphora's config drive puts the agent's files (Octavia's CertComputeCreate), inside its namespaces. */
@@ -204,6 +195,7 @@ try:
 except Exception as e:
     print(json.dumps({"status": 0, "body": "", "error": f"{type(e).__name__}: {e}"}))
 `;
+import { freePort } from "@ottava/amphora";
 
 const HOLD = "import sys\nwhile sys.stdin.buffer.read1(4096): pass\n";
 

@@ -5,7 +5,7 @@ import { ScanCommand } from "@aws-sdk/lib-dynamodb";
 import type * as z from "zod";
 import * as core from "@ottava/core";
 import { createClients } from "@ottava/db";
-import { SUBNET, type inProcessApp } from "../../../../test/support/app";
+import { SUBNET, type inProcessApp } from "@ottava/local/testing";
 
 type App = Awaited<ReturnType<typeof inProcessApp>>;
 

@@ -1,27 +1,11 @@
 // What the DynamoDB-fault tests share (dynamo-faults.test.ts, dynamo-faults-flows.test.ts): objects made
 // through an app without faults, and the check that a faulted change left nothing held.
 import { expect } from "vitest";
-import { SUBNET, type inProcessApp } from "../../../../test/support/app";
+import type { inProcessApp } from "@ottava/local/testing";
 
 type App = Awaited<ReturnType<typeof inProcessApp>>;
 
 export const LBS = "/v2/lbaas/loadbalancers";
-
-/** An ACTIVE load balancer made through `app`. */
-export async function activeLb(app: App, body: Record<string, unknown> = {}) {
-  const res = await app.call("POST", LBS, { loadbalancer: { vip_subnet_id: SUBNET, ...body } });
-  expect(res.status).toBe(201);
-  await app.settle();
-  return res.body.loadbalancer.id as string;
-}
-
-/** An ACTIVE pool of the load balancer, made through `app`. */
-export async function activePool(app: App, lbId: string) {
-  const res = await app.call("POST", "/v2/lbaas/pools", { pool: { loadbalancer_id: lbId, protocol: "HTTP", lb_algorithm: "ROUND_ROBIN" } });
-  expect(res.status).toBe(201);
-  await app.settle();
-  return res.body.pool.id as string;
-}
 
 /** No lock held and nothing PENDING_* in the LB's tree (amphorae aside); answers the tree. */
 export async function nothingHeld(app: App, lbId: string) {

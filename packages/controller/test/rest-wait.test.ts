@@ -1,13 +1,11 @@
 // The wait for a booting amphora's agent as the create flow's ASL expresses it (loadbalancer-create: AmphoraeConnectivityWait, its Choice and Wait states), run by aws-local-stepfunctions with the real wait task and the REST driver against an agent stand-in that comes up late, or never.
-import "../../local/src/polyfill"; // aws-local-stepfunctions needs Promise.withResolvers (Node 20), as the local runner
-import { createServer, type AddressInfo } from "node:net";
+import "@ottava/local/polyfill"; // aws-local-stepfunctions needs Promise.withResolvers (Node 20), as the local runner
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { StateMachine } from "aws-local-stepfunctions";
 import { createLogger, loadConfig, type Amphora } from "@ottava/core";
-import { AmphoraApiClient, CLIENT_CERT_CN, HaproxyAmphoraLoadBalancerDriver, noopDrivers } from "@ottava/amphora";
+import { freePort, noopDrivers, type AmphoraApiClient } from "@ottava/amphora";
 import { TASKS, definitionOf, localTaskArn, taskOfArn, taskStates, type TaskContext } from "@ottava/controller";
-import { startFakeAgent, testPki, type FakeAgent, type TestPki } from "../../../test/support/agent/fake-agent";
-import { amphora, loadBalancer } from "../../../test/support/agent/tree";
+import { agentDriver, amphora, loadBalancer, startFakeAgent, testPki, type FakeAgent, type TestPki } from "@ottava/amphora/testing";
 
 type JSONValue = Parameters<StateMachine["run"]>[0];
 
@@ -23,14 +21,6 @@ afterEach(async () => {
   for (const c of clients.splice(0)) c.close();
   await Promise.all(agents.splice(0).map((a) => a.close()));
 });
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, "127.0.0.1", r));
-  const port = (s.address() as AddressInfo).port;
-  await new Promise((r) => s.close(r));
-  return port;
-}
 
 /**
  * Runs the create flow's definition: the connectivity wait is the real task (the REST driver, the
@@ -83,15 +73,9 @@ async function runCreate(amp: Amphora, driver: TaskContext["drivers"]["amphora"]
 }
 
 async function restDriver(port: number) {
-  const client = new AmphoraApiClient({
-    port,
-    tls: { ca: pki.ca.certificate, clientPem: await pki.issue(CLIENT_CERT_CN) },
-    connTimeout: 1,
-    readTimeout: 1,
-    retries: { maxRetries: 2, retryInterval: 0.05 },
-  });
+  const { client, driver } = await agentDriver(pki, port, { readTimeout: 1 });
   clients.push(client);
-  return new HaproxyAmphoraLoadBalancerDriver({ client, certManager: noopDrivers().certificates });
+  return driver;
 }
 
 describe("the create flow's wait for the amphora agent (AmphoraeConnectivityWait)", () => {

@@ -4,11 +4,8 @@ import { createApp } from "@ottava/api";
 import { createLogger, relationWrites, Tree, type ChildWrite } from "@ottava/core";
 import { createTaskContext } from "@ottava/controller";
 import { createExecutionJournal } from "@ottava/db";
-import { LocalWorkflowEngine, type LocalWorkflowEngineOptions } from "../../packages/local/src/runner";
-import { freshTable } from "./dynamo";
-
-export const PROJECT = "0a6e2c3c1b5d4e0f9a8b7c6d5e4f3a2b";
-export const SUBNET = "5e6b7c5a-0b7e-4a0e-9d36-1f5b2f3a6a11";
+import { LocalWorkflowEngine, type LocalWorkflowEngineOptions } from "../../src/runner";
+import { freshTable, PROJECT } from "@ottava/db/testing";
 
 /**
  * `engine`: options of the local runner (a test-only task decorator, retry intervals); `durable`

@@ -6,6 +6,7 @@ import type { AddressInfo, Socket } from "node:net";
 import type { TLSSocket } from "node:tls";
 import { createLocalCa, LocalCertGenerator } from "@ottava/controller";
 import type { CaMaterial } from "@ottava/core";
+import { AmphoraApiClient, CLIENT_CERT_CN, HaproxyAmphoraLoadBalancerDriver, noopDrivers } from "../../src";
 
 export interface TestPki {
   ca: CaMaterial;
@@ -175,4 +176,25 @@ export async function startFakeAgent(opts: {
   });
   agent.port = (server.address() as AddressInfo).port;
   return agent;
+}
+
+type DriverOptions = ConstructorParameters<typeof HaproxyAmphoraLoadBalancerDriver>[0];
+
+/**
+ * The REST amphora driver talking to an agent on `port` with a client certificate of `pki` (1 s to
+ * connect, `readTimeout` s to read, 2 retries 50 ms apart); the caller closes `client`.
+ */
+export async function agentDriver(
+  pki: TestPki,
+  port: number,
+  { readTimeout = 2, ...over }: Partial<DriverOptions> & { readTimeout?: number } = {},
+): Promise<{ client: AmphoraApiClient; driver: HaproxyAmphoraLoadBalancerDriver }> {
+  const client = new AmphoraApiClient({
+    port,
+    tls: { ca: pki.ca.certificate, clientPem: await pki.issue(CLIENT_CERT_CN) },
+    connTimeout: 1,
+    readTimeout,
+    retries: { maxRetries: 2, retryInterval: 0.05 },
+  });
+  return { client, driver: new HaproxyAmphoraLoadBalancerDriver({ client, certManager: noopDrivers().certificates, ...over }) };
 }

@@ -1,0 +1,11 @@
+// What other packages' tests share from core (@ottava/core/testing): the process's output captured,
+// and the values recorded from Octavia's own code (test/fixtures, each with the script that made it).
+import { readFileSync } from "node:fs";
+
+export * from "./faults";
+export * from "./output";
+export * from "./python";
+export * from "./records";
+
+/** A fixture of test/fixtures (JSON), parsed. */
+export const octaviaFixture = (name: string): unknown => JSON.parse(readFileSync(new URL(`../fixtures/${name}`, import.meta.url), "utf8"));

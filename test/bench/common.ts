@@ -1,0 +1,33 @@
+// What the benchmarks share: their command-line options (after `npm run bench:<name> --`), a pause, and percentiles.
+
+/** The value of `--name value` or `--name=value`; undefined when not given. */
+export function arg(name: string): string | undefined {
+  const i = process.argv.indexOf(`--${name}`);
+  if (i >= 0) return process.argv[i + 1];
+  const eq = process.argv.find((a) => a.startsWith(`--${name}=`));
+  return eq?.slice(name.length + 3);
+}
+
+/** Whether `--name` is given. */
+export const flag = (name: string) => process.argv.includes(`--${name}`);
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * The listeners of a fully populated load balancer create: `pools` HTTP listener/pool pairs (listener-i
+ * on port 8000 + i, its default pool pool-i, round robin), pool i with the members `membersOf(i)`.
+ */
+export const listenersWithPools = (pools: number, membersOf: (i: number) => { address: string; protocol_port: number }[]) =>
+  Array.from({ length: pools }, (_, i) => ({
+    name: `listener-${i}`,
+    protocol: "HTTP",
+    protocol_port: 8000 + i,
+    default_pool: { name: `pool-${i}`, protocol: "HTTP", lb_algorithm: "ROUND_ROBIN", members: membersOf(i) },
+  }));
+
+/** The q-th quantile (0..1) of `xs`, nearest rank; NaN for none. */
+export const pct = (xs: number[] | undefined, q: number) => {
+  if (!xs?.length) return NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.max(0, Math.ceil(q * s.length) - 1))]!;
+};
