@@ -6,10 +6,10 @@ import { describe, expect, it } from "vitest";
 import {
   Fault,
   amphoraResource,
-  availabilityZoneProfileResource,
-  availabilityZoneResource,
-  flavorProfileResource,
-  flavorResource,
+  availabilityZoneProfileCatalog,
+  availabilityZoneCatalog,
+  flavorProfileCatalog,
+  flavorCatalog,
   healthMonitorDescriptor,
   l7PolicyDescriptor,
   l7RuleDescriptor,
@@ -18,7 +18,7 @@ import {
   memberDescriptor,
   parseListQuery,
   poolDescriptor,
-  quotaResource,
+  quotaCatalog,
   type ResourceDescriptor,
 } from "@ottava/core";
 
@@ -37,11 +37,11 @@ const DESCRIPTORS: ResourceDescriptor<never>[] = [
   l7PolicyDescriptor,
   l7RuleDescriptor,
   amphoraResource,
-  flavorResource,
-  flavorProfileResource,
-  availabilityZoneResource,
-  availabilityZoneProfileResource,
-  quotaResource,
+  flavorCatalog,
+  flavorProfileCatalog,
+  availabilityZoneCatalog,
+  availabilityZoneProfileCatalog,
+  quotaCatalog,
 ] as ResourceDescriptor<never>[];
 
 const parse = (d: ResourceDescriptor<never>, key: string) => parseListQuery([[key, "x"]], d.attributes, d.filters, 1000);
