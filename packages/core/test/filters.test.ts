@@ -5,7 +5,7 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import {
   Fault,
-  amphoraResource,
+  amphoraDescriptor,
   availabilityZoneProfileCatalog,
   availabilityZoneCatalog,
   flavorProfileCatalog,
@@ -14,7 +14,7 @@ import {
   l7PolicyDescriptor,
   l7RuleDescriptor,
   listenerDescriptor,
-  loadBalancerResource,
+  loadBalancerDescriptor,
   memberDescriptor,
   parseListQuery,
   poolDescriptor,
@@ -29,14 +29,14 @@ interface Fixture {
 const fixture = JSON.parse(readFileSync(new URL("./fixtures/octavia-filters.json", import.meta.url), "utf8")) as Fixture;
 
 const DESCRIPTORS: ResourceDescriptor<never>[] = [
-  loadBalancerResource,
+  loadBalancerDescriptor,
   listenerDescriptor,
   poolDescriptor,
   memberDescriptor,
   healthMonitorDescriptor,
   l7PolicyDescriptor,
   l7RuleDescriptor,
-  amphoraResource,
+  amphoraDescriptor,
   flavorCatalog,
   flavorProfileCatalog,
   availabilityZoneCatalog,

@@ -3,7 +3,7 @@
 import type * as z from "zod";
 import { AVAILABILITY_ZONE_DATA, DESCRIPTION_MAX, NAME_MAX } from "../constants";
 import { body, bool, str, uuid } from "../validation";
-import { octaviaFilters, type CatalogObject } from "./descriptor";
+import { attributesResponse, octaviaFilters, type CatalogObject } from "./descriptor";
 import { METADATA_MAX, PROVIDER_NAME_MAX } from "./flavor";
 
 export interface AvailabilityZoneProfile {
@@ -71,7 +71,7 @@ export const availabilityZoneProfileCatalog: CatalogObject<
   profileData: { field: AVAILABILITY_ZONE_DATA, metadata: "availability_zone" },
   attributes: PROFILE_ATTRIBUTES,
   filters: octaviaFilters(PROFILE_ATTRIBUTES),
-  toResponse: (p) => ({ id: p.id, name: p.name ?? "", provider_name: p.provider_name, availability_zone_data: p.availability_zone_data }),
+  toResponse: attributesResponse(PROFILE_ATTRIBUTES),
 };
 
 export const availabilityZoneCatalog: CatalogObject<AvailabilityZone, AvailabilityZonePost, AvailabilityZonePut> = {
@@ -89,10 +89,5 @@ export const availabilityZoneCatalog: CatalogObject<AvailabilityZone, Availabili
   usedBy: "availability_zone",
   attributes: ZONE_ATTRIBUTES,
   filters: octaviaFilters(ZONE_ATTRIBUTES),
-  toResponse: (z) => ({
-    name: z.name,
-    description: z.description ?? "",
-    enabled: z.enabled,
-    availability_zone_profile_id: z.availability_zone_profile_id,
-  }),
+  toResponse: attributesResponse(ZONE_ATTRIBUTES),
 };

@@ -3,7 +3,7 @@
 import type * as z from "zod";
 import { DESCRIPTION_MAX, FLAVOR_DATA, NAME_MAX } from "../constants";
 import { body, bool, str, uuid } from "../validation";
-import { octaviaFilters, type CatalogObject } from "./descriptor";
+import { attributesResponse, octaviaFilters, type CatalogObject } from "./descriptor";
 
 export interface FlavorProfile {
   id: string;
@@ -56,6 +56,9 @@ export const FlavorPut = body({
 });
 export type FlavorPut = z.output<typeof FlavorPut>;
 
+const PROFILE_ATTRIBUTES = ["id", "name", "provider_name", "flavor_data"];
+const FLAVOR_ATTRIBUTES = ["id", "name", "description", "enabled", "flavor_profile_id"];
+
 export const flavorProfileCatalog: CatalogObject<FlavorProfile, FlavorProfilePost, FlavorProfilePut> = {
   kind: "flavorprofile",
   displayName: "Flavor Profile",
@@ -69,9 +72,9 @@ export const flavorProfileCatalog: CatalogObject<FlavorProfile, FlavorProfilePos
   put: FlavorProfilePut,
   policy: "flavor-profile",
   profileData: { field: FLAVOR_DATA, metadata: "flavor" },
-  attributes: ["id", "name", "provider_name", "flavor_data"],
-  filters: octaviaFilters(["id", "name", "provider_name", "flavor_data"]),
-  toResponse: (p) => ({ id: p.id, name: p.name ?? "", provider_name: p.provider_name, flavor_data: p.flavor_data }),
+  attributes: PROFILE_ATTRIBUTES,
+  filters: octaviaFilters(PROFILE_ATTRIBUTES),
+  toResponse: attributesResponse(PROFILE_ATTRIBUTES),
 };
 
 export const flavorCatalog: CatalogObject<Flavor, FlavorPost, FlavorPut> = {
@@ -87,13 +90,7 @@ export const flavorCatalog: CatalogObject<Flavor, FlavorPost, FlavorPut> = {
   policy: "flavor",
   profile: { field: "flavor_profile_id", displayName: flavorProfileCatalog.displayName },
   usedBy: "flavor_id",
-  attributes: ["id", "name", "description", "enabled", "flavor_profile_id"],
-  filters: octaviaFilters(["id", "name", "description", "enabled", "flavor_profile_id"]),
-  toResponse: (f) => ({
-    id: f.id,
-    name: f.name ?? "",
-    description: f.description ?? "",
-    enabled: f.enabled,
-    flavor_profile_id: f.flavor_profile_id,
-  }),
+  attributes: FLAVOR_ATTRIBUTES,
+  filters: octaviaFilters(FLAVOR_ATTRIBUTES),
+  toResponse: attributesResponse(FLAVOR_ATTRIBUTES),
 };

@@ -95,7 +95,7 @@ export interface LoadBalancer {
   updated_at: string | null;
 }
 
-export const loadBalancerResource: ResourceDescriptor<LoadBalancer> = {
+export const loadBalancerDescriptor: ResourceDescriptor<LoadBalancer> = {
   kind: "loadbalancer",
   displayName: "Load Balancer",
   root: "loadbalancer",
