@@ -71,12 +71,15 @@ export function listItems<T>(source: ItemSource, d: ResourceDescriptor<T>): Item
 
 /** GET on one object, with `fields=` as Octavia's get_one. */
 export function showResponse<T>(c: Context<Env>, d: ResourceDescriptor<T>, item: T, status = 200) {
-  const fields = new URL(c.req.url).searchParams
+  return c.json({ [d.root]: selectFields(d.toResponse(item), fieldsOf(c)) }, status as 200);
+}
+
+/** The `fields=` of a request (repeated or comma-separated). */
+export const fieldsOf = (c: Context) =>
+  new URL(c.req.url).searchParams
     .getAll("fields")
     .flatMap((f) => f.split(","))
     .filter(Boolean);
-  return c.json({ [d.root]: selectFields(d.toResponse(item), fields) }, status as 200);
-}
 
 async function* mapAsync<A, B>(it: AsyncIterable<A>, f: (a: A) => B): AsyncGenerator<B> {
   for await (const a of it) yield f(a);

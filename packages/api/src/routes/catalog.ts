@@ -33,19 +33,17 @@ import {
   type ProviderInfo,
 } from "@ottava/core";
 import type { ApiDeps } from "../deps";
-import { jsonBody, listItems, listResponse, queryPairs, showResponse } from "../http";
+import { fieldsOf, jsonBody, listItems, listResponse, queryPairs, showResponse } from "../http";
 import type { Env } from "../middleware/context";
 
 export function catalogRoutes(deps: ApiDeps) {
-  const max = deps.config.paginationMaxLimit;
   return (
     new Hono<Env>()
       // ---- quotas: GET/PUT/DELETE of one project's take no query arguments (wsme refuses them)
-      .get("/quotas", (c) =>
-        listResponse(c, quotaCatalog, (project) => keyedItems(quotaCatalog, listQuotas(deps, c.get("ctx"), project)), max, {
-          fields: false,
-        }),
-      )
+      .get("/quotas", (c) => {
+        const quotas = (project: string | undefined) => keyedItems(quotaCatalog, listQuotas(deps, c.get("ctx"), project));
+        return listResponse(c, quotaCatalog, quotas, deps.config.paginationMaxLimit, { fields: false });
+      })
       .put("/quotas", () => missingProjectId())
       .delete("/quotas", () => missingProjectId())
       .get("/quotas/:project_id", async (c) => {
@@ -117,13 +115,6 @@ function keyedItems<T>(d: CatalogDescriptor<T>, records: ItemSource): ItemSource
     for await (const item of items(order, after, query)) yield Object.assign(item, { id: item[d.key] });
   };
 }
-
-/** The `fields=` of a request (repeated or comma-separated). */
-const fieldsOf = (c: Context) =>
-  new URL(c.req.url).searchParams
-    .getAll("fields")
-    .flatMap((f) => f.split(","))
-    .filter(Boolean);
 
 const selectAll = (c: Context, list: ProviderInfo[]) => list.map((p) => selectFields({ ...p }, fieldsOf(c)));
 

@@ -3,7 +3,7 @@
 import type * as z from "zod";
 import { AVAILABILITY_ZONE_DATA, DESCRIPTION_MAX, NAME_MAX } from "../constants";
 import { body, bool, str, uuid } from "../validation";
-import { attributesResponse, octaviaFilters, type CatalogObject } from "./descriptor";
+import { catalogAttributes, type CatalogObject } from "./descriptor";
 import { METADATA_MAX, PROVIDER_NAME_MAX } from "./flavor";
 
 export interface AvailabilityZoneProfile {
@@ -69,9 +69,7 @@ export const availabilityZoneProfileCatalog: CatalogObject<
   put: AvailabilityZoneProfilePut,
   policy: "availability-zone-profile",
   profileData: { field: AVAILABILITY_ZONE_DATA, metadata: "availability_zone" },
-  attributes: PROFILE_ATTRIBUTES,
-  filters: octaviaFilters(PROFILE_ATTRIBUTES),
-  toResponse: attributesResponse(PROFILE_ATTRIBUTES),
+  ...catalogAttributes(PROFILE_ATTRIBUTES),
 };
 
 export const availabilityZoneCatalog: CatalogObject<AvailabilityZone, AvailabilityZonePost, AvailabilityZonePut> = {
@@ -87,7 +85,5 @@ export const availabilityZoneCatalog: CatalogObject<AvailabilityZone, Availabili
   policy: "availability-zone",
   profile: { field: "availability_zone_profile_id", displayName: availabilityZoneProfileCatalog.displayName },
   usedBy: "availability_zone",
-  attributes: ZONE_ATTRIBUTES,
-  filters: octaviaFilters(ZONE_ATTRIBUTES),
-  toResponse: attributesResponse(ZONE_ATTRIBUTES),
+  ...catalogAttributes(ZONE_ATTRIBUTES),
 };

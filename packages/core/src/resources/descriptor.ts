@@ -74,14 +74,6 @@ export interface CatalogObject<T, Post = unknown, Put = unknown> extends Catalog
   usedBy?: "flavor_id" | "availability_zone";
 }
 
-/** A catalog object's response: its attributes as stored, in order, but a null name or description, answered "" (Octavia stores None and answers ""). */
-export const attributesResponse =
-  (attributes: readonly string[]) =>
-  (item: object): Record<string, unknown> => {
-    const r = item as Record<string, unknown>;
-    return Object.fromEntries(attributes.map((a) => [a, a === "name" || a === "description" ? (r[a] ?? "") : r[a]]));
-  };
-
 /** Octavia answers times as naive UTC ISO 8601 to the second: "2024-05-01T12:34:56". */
 export const apiTime = <T extends string | null>(t: T): T => (t === null ? t : (t.slice(0, 19) as T));
 
@@ -89,6 +81,20 @@ export const apiTime = <T extends string | null>(t: T): T => (t === null ? t : (
 export const octaviaFilters = (same: readonly string[], translated: Record<string, string> = {}): Record<string, string> => ({
   ...Object.fromEntries(same.map((k) => [k, k])),
   ...translated,
+});
+
+/**
+ * A catalog object's attributes: what its lists sort, select and filter on (each under its own name),
+ * and its response, the attributes as stored, in order, but a null name or description answered ""
+ * (Octavia stores None and answers "").
+ */
+export const catalogAttributes = (attributes: readonly string[]) => ({
+  attributes,
+  filters: octaviaFilters(attributes),
+  toResponse: (item: object): Record<string, unknown> => {
+    const r = item as Record<string, unknown>;
+    return Object.fromEntries(attributes.map((a) => [a, a === "name" || a === "description" ? (r[a] ?? "") : r[a]]));
+  },
 });
 
 /** A listed object: its response, carrying its data-model values for the list's filters. */

@@ -3,7 +3,7 @@
 import type * as z from "zod";
 import { DESCRIPTION_MAX, FLAVOR_DATA, NAME_MAX } from "../constants";
 import { body, bool, str, uuid } from "../validation";
-import { attributesResponse, octaviaFilters, type CatalogObject } from "./descriptor";
+import { catalogAttributes, type CatalogObject } from "./descriptor";
 
 export interface FlavorProfile {
   id: string;
@@ -72,9 +72,7 @@ export const flavorProfileCatalog: CatalogObject<FlavorProfile, FlavorProfilePos
   put: FlavorProfilePut,
   policy: "flavor-profile",
   profileData: { field: FLAVOR_DATA, metadata: "flavor" },
-  attributes: PROFILE_ATTRIBUTES,
-  filters: octaviaFilters(PROFILE_ATTRIBUTES),
-  toResponse: attributesResponse(PROFILE_ATTRIBUTES),
+  ...catalogAttributes(PROFILE_ATTRIBUTES),
 };
 
 export const flavorCatalog: CatalogObject<Flavor, FlavorPost, FlavorPut> = {
@@ -90,7 +88,5 @@ export const flavorCatalog: CatalogObject<Flavor, FlavorPost, FlavorPut> = {
   policy: "flavor",
   profile: { field: "flavor_profile_id", displayName: flavorProfileCatalog.displayName },
   usedBy: "flavor_id",
-  attributes: FLAVOR_ATTRIBUTES,
-  filters: octaviaFilters(FLAVOR_ATTRIBUTES),
-  toResponse: attributesResponse(FLAVOR_ATTRIBUTES),
+  ...catalogAttributes(FLAVOR_ATTRIBUTES),
 };

@@ -35,8 +35,10 @@ const API = "os_load-balancer_api";
 const inUse = (what: string, id: string) => new Fault(409, `${what} ${id} is in use and cannot be modified.`);
 const alreadyExists = (field: string, name: string | null) => new Fault(409, `A ${field} of ${name ?? "None"} already exists.`);
 
+type Faults = Partial<Record<CatalogConflictReason, () => Fault>>;
+
 /** Answers a refused catalog write with the fault Octavia gives for that reason. */
-function refused(e: unknown, faults: Partial<Record<CatalogConflictReason, () => Fault>>): never {
+function refused(e: unknown, faults: Faults): never {
   if (e instanceof CatalogConflict) {
     const f = faults[e.reason];
     if (f) throw f();
@@ -136,7 +138,6 @@ export function providerCapabilities(ctx: RequestContext, provider: string, kind
 // ---- flavors, availability zones and their profiles ------------------------------------------------
 
 type Fields = Record<string, unknown>;
-type Faults = Partial<Record<CatalogConflictReason, () => Fault>>;
 
 /** The name in messages about the NIL id, a delete and "in use": the controller's where it differs from the model's. */
 const nameOf = <T>(d: CatalogObject<T>) => d.controllerName ?? d.displayName;
