@@ -76,8 +76,10 @@ export function enforcedQuotaLimits(deps: CatalogDeps): QuotaLimits | undefined 
   return async (project) => effectiveQuotas(deps.config, await deps.catalog.get("quota", project));
 }
 
-/** Stored quotas only, as Octavia lists them (a project reset by DELETE stays listed, all null). */
-/** The projects' quotas, each with its usage (in_use) where quotas are counted (keystone), as Octavia's rows. */
+/**
+ * The projects' stored quotas only, as Octavia lists them (a project reset by DELETE stays listed, all
+ * null), each with its usage (in_use) where quotas are counted (keystone), as Octavia's rows.
+ */
 export function listQuotas(
   deps: CatalogDeps & { store: Pick<LoadBalancerStore, "quotaUsage"> },
   ctx: RequestContext,
