@@ -9,6 +9,7 @@ import {
   notJson,
   parseListQuery,
   selectFields,
+  type CatalogDescriptor,
   type ItemSource,
   type ListQuery,
   type ResourceDescriptor,
@@ -32,19 +33,30 @@ export function queryPairs(c: Context): [string, string][] {
   return [...new URL(c.req.url).searchParams.entries()];
 }
 
-/** GET on a collection: generic paging, sorting, filtering, tags and fields for any resource. */
+/**
+ * GET on a collection: generic paging, sorting, filtering, tags and fields for any resource. A
+ * catalog kind answers its own links key; one keyed otherwise than by `id` (zones, quotas) pages with
+ * its key as `id` (see catalog.ts keyedItems), dropped here; quotas ignore `fields` as Octavia does.
+ */
 export async function listResponse<T>(
   c: Context<Env>,
-  d: ResourceDescriptor<T>,
+  d: ResourceDescriptor<T> | CatalogDescriptor<T>,
   /** The resource's objects as list items (listItem), for the project filter (if any). */
   source: (projectFilter: string | undefined) => ItemSource | Promise<ItemSource>,
   maxLimit: number,
+  opts: { fields?: boolean } = {},
 ) {
   const q = parseListQuery(queryPairs(c), d.attributes, d.filters, maxLimit);
   const shaped = await source(projectFilter(d, q));
   const url = new URL(c.req.url);
   const page = await listPage(shaped, q, `${url.origin}${url.pathname}`, lightItems(d));
-  return c.json({ [d.collection]: page.items.map((i) => selectFields(i, q.fields)), [`${d.collection}_links`]: page.links });
+  const hasId = d.attributes.includes("id");
+  const items = page.items.map((item) => {
+    const { id, ...rest } = item;
+    const shown = hasId ? item : rest;
+    return opts.fields === false ? shown : selectFields(shown, q.fields);
+  });
+  return c.json({ [d.collection]: items, ["links" in d ? d.links : `${d.collection}_links`]: page.links });
 }
 
 /** The project a list asks for (`?project_id=`), which the storage reads by index. */
@@ -60,12 +72,15 @@ export function listItems<T>(source: ItemSource, d: ResourceDescriptor<T>): Item
 
 /** GET on one object, with `fields=` as Octavia's get_one. */
 export function showResponse<T>(c: Context<Env>, d: ResourceDescriptor<T>, item: T, status = 200) {
-  const fields = new URL(c.req.url).searchParams
+  return c.json({ [d.root]: selectFields(d.toResponse(item), fieldsOf(c)) }, status as 200);
+}
+
+/** The `fields=` of a request (repeated or comma-separated). */
+export const fieldsOf = (c: Context) =>
+  new URL(c.req.url).searchParams
     .getAll("fields")
     .flatMap((f) => f.split(","))
     .filter(Boolean);
-  return c.json({ [d.root]: selectFields(d.toResponse(item), fields) }, status as 200);
-}
 
 async function* mapAsync<A, B>(it: AsyncIterable<A>, f: (a: A) => B): AsyncGenerator<B> {
   for await (const a of it) yield f(a);

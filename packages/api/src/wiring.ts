@@ -1,20 +1,34 @@
-// The API's dependencies on AWS: DynamoDB, Step Functions, the no-op network driver.
-import { createLogger, loadConfig, type Config, type WorkflowEngine } from "@ottava/core";
+// Wiring, written once: configuration -> DynamoDB clients and stores -> drivers -> workflow engine ->
+// the API's dependencies. The Lambda takes every default (the stores on the configured table, the
+// API's own drivers, Step Functions); npm start and the tests give the parts they build themselves
+// (their stores, the local runner, their task context's drivers, a logger).
+import { createLogger, loadConfig, type Config, type Drivers, type Logger, type WorkflowEngine } from "@ottava/core";
 import { createApiDrivers } from "@ottava/amphora";
 // The engine alone, not the controller's index: the API bundle then holds none of the tasks' code (nor the certificate code).
 import { StepFunctionsEngine } from "@ottava/controller/engine-sfn";
-import { createStores } from "@ottava/db";
+import { createStores, type Stores } from "@ottava/db";
 import type { ApiDeps } from "./deps";
 
-export function createDeps(config: Config = loadConfig(), engine?: WorkflowEngine): ApiDeps {
-  if (!engine && !config.stateMachineArnPrefix) throw new Error("OTTAVA_STATE_MACHINE_ARN_PREFIX is not set");
-  const drivers = createApiDrivers(config);
+export interface DepsParts {
+  /** Else createStores(config). */
+  stores?: Stores;
+  /** Else Step Functions, at OTTAVA_STATE_MACHINE_ARN_PREFIX. */
+  engine?: WorkflowEngine;
+  /** The drivers the API calls itself; else createApiDrivers(config). */
+  drivers?: Pick<Drivers, "network" | "certificates">;
+  /** Else the "ottava-api" logger at the configured level. */
+  log?: Logger;
+}
+
+export function createDeps(config: Config = loadConfig(), parts: DepsParts = {}): ApiDeps {
+  if (!parts.engine && !config.stateMachineArnPrefix) throw new Error("OTTAVA_STATE_MACHINE_ARN_PREFIX is not set");
+  const drivers = parts.drivers ?? createApiDrivers(config);
   return {
-    ...createStores(config),
-    engine: engine ?? new StepFunctionsEngine(config.stateMachineArnPrefix!),
+    ...(parts.stores ?? createStores(config)),
+    engine: parts.engine ?? new StepFunctionsEngine(config.stateMachineArnPrefix!),
     network: drivers.network,
     certificates: drivers.certificates,
     config,
-    log: createLogger({ service: "ottava-api" }, config.logLevel),
+    log: parts.log ?? createLogger({ service: "ottava-api" }, config.logLevel),
   };
 }

@@ -1,14 +1,10 @@
 // The task context without the certificate code: what the task functions that sign nothing (lambda.ts)
-// and the housekeeping jobs build on. Nothing here imports certs/: a bundle from these entries carries
+// build on. Nothing here imports certs/: a bundle from these entries carries
 // no X.509 library, not even as a chunk it never loads. deps.ts adds the certificate generator.
 import type { CertGenerator, Config, Logger } from "@ottava/core";
-import { DynamoHousekeepingStore, createClients, type Stores } from "@ottava/db";
+import { createHousekeepingStore, type Stores } from "@ottava/db";
 import { createDrivers, type LocalDataplane } from "@ottava/amphora";
 import type { TaskContext } from "./tasks/context";
-
-export function createHousekeepingStore(config: Config): DynamoHousekeepingStore {
-  return new DynamoHousekeepingStore(createClients(config.dynamodbEndpoint).doc, config.tableName);
-}
 
 /**
  * A task context with the certificate generator given, or none: the task functions that sign nothing

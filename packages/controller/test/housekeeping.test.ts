@@ -4,7 +4,7 @@
 import { X509Certificate, createPrivateKey, createPublicKey } from "node:crypto";
 import { GetCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
 import { beforeAll, describe, expect, it } from "vitest";
-import { createApp } from "@ottava/api";
+import { createApp, createDeps } from "@ottava/api";
 import { createLogger, type Amphora, type CaMaterial } from "@ottava/core";
 import { DynamoHousekeepingStore, DynamoRepairStore, createClients, pointerKey } from "@ottava/db";
 import { noopServerPem } from "@ottava/amphora";
@@ -35,7 +35,7 @@ async function app(env: Record<string, string> = {}) {
   const { store, trail, catalog } = stores;
   const tasks = { ...createTaskContext(config, stores), log };
   const engine = new LocalWorkflowEngine(tasks, log, config.flowConcurrency);
-  const api = await createApp({ ...stores, engine, network: tasks.drivers.network, config, log });
+  const api = await createApp(createDeps(config, { stores, engine, drivers: tasks.drivers, log }));
   const call = async (method: string, path: string, body?: unknown) => {
     const res = await api.request(path, {
       method,

@@ -2,27 +2,18 @@
 // profiles, availability zones and their profiles, quotas). Small admin-managed sets, each object
 // read and written on its own; the DynamoDB adapter is @ottava/db's catalog.ts.
 import type { ItemSource } from "./query";
-import type { ResourceDescriptor } from "./resources/descriptor";
-import type { AvailabilityZone, AvailabilityZoneProfile, Flavor, FlavorProfile } from "./resources/flavor";
+import type { AvailabilityZone, AvailabilityZoneProfile } from "./resources/availability-zone";
+import type { CatalogKind } from "./resources/descriptor";
+import type { Flavor, FlavorProfile } from "./resources/flavor";
 import type { Quota } from "./resources/quota";
 
 /** Each kind's record, by the storage kind name. */
-export interface CatalogRecords {
+export interface CatalogRecords extends Record<CatalogKind, object> {
   flavorprofile: FlavorProfile;
   flavor: Flavor;
   availabilityzoneprofile: AvailabilityZoneProfile;
   availabilityzone: AvailabilityZone;
   quota: Quota;
-}
-export type CatalogKind = keyof CatalogRecords;
-
-/** What a catalog resource adds to the generic descriptor. */
-export interface CatalogDescriptor<T> extends ResourceDescriptor<T> {
-  kind: CatalogKind;
-  /** The list body's links key (Octavia spells it "flavorprofile_links" for flavor profiles). */
-  links: string;
-  /** The attribute that identifies a record, and that a list's marker names: id, name (zones) or project_id (quotas). */
-  key: keyof T & string;
 }
 
 /**

@@ -5,20 +5,20 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import {
   Fault,
-  amphoraResource,
-  availabilityZoneProfileResource,
-  availabilityZoneResource,
-  flavorProfileResource,
-  flavorResource,
+  amphoraDescriptor,
+  availabilityZoneProfileCatalog,
+  availabilityZoneCatalog,
+  flavorProfileCatalog,
+  flavorCatalog,
   healthMonitorDescriptor,
   l7PolicyDescriptor,
   l7RuleDescriptor,
   listenerDescriptor,
-  loadBalancerResource,
+  loadBalancerDescriptor,
   memberDescriptor,
   parseListQuery,
   poolDescriptor,
-  quotaResource,
+  quotaCatalog,
   type ResourceDescriptor,
 } from "@ottava/core";
 
@@ -29,19 +29,19 @@ interface Fixture {
 const fixture = JSON.parse(readFileSync(new URL("./fixtures/octavia-filters.json", import.meta.url), "utf8")) as Fixture;
 
 const DESCRIPTORS: ResourceDescriptor<never>[] = [
-  loadBalancerResource,
+  loadBalancerDescriptor,
   listenerDescriptor,
   poolDescriptor,
   memberDescriptor,
   healthMonitorDescriptor,
   l7PolicyDescriptor,
   l7RuleDescriptor,
-  amphoraResource,
-  flavorResource,
-  flavorProfileResource,
-  availabilityZoneResource,
-  availabilityZoneProfileResource,
-  quotaResource,
+  amphoraDescriptor,
+  flavorCatalog,
+  flavorProfileCatalog,
+  availabilityZoneCatalog,
+  availabilityZoneProfileCatalog,
+  quotaCatalog,
 ] as ResourceDescriptor<never>[];
 
 const parse = (d: ResourceDescriptor<never>, key: string) => parseListQuery([[key, "x"]], d.attributes, d.filters, 1000);

@@ -1,7 +1,7 @@
 // The DynamoDB adapter of the CatalogStore port: flavors, flavor profiles, availability zones, their
 // profiles and quotas, in the same table (see ../README.md, "The catalog"). Every read by key is a
 // consistent GetItem; lists Query one partition of the byShard index; nothing scans.
-import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import { GetCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import {
   CatalogConflict,
   invalidMarker,
@@ -12,17 +12,15 @@ import {
   type CatalogRecords,
   type CatalogStore,
   type CatalogWriteOptions,
-  type Config,
   type Flavor,
   type FlavorProfile,
   type ItemSource,
   type SortDir,
 } from "@ottava/core";
-import { createClients, retryConflicts, type TransactItem } from "./client";
-import type { DynamoFaults } from "./faults";
+import { retryConflicts, type TransactItem } from "./client";
 import { LOADBALANCER, keyFits, toRecord, updateExpression } from "./items";
 import { INDEXES, SHARDS } from "./table";
-import { queryIndex } from "./query";
+import { queryIndex, queryPages } from "./query";
 
 type Item = Record<string, unknown>;
 
@@ -296,28 +294,16 @@ export class DynamoCatalog implements CatalogStore {
   }
 
   private async anyInShard(pk: string, field: string, value: string): Promise<boolean> {
-    let start: Record<string, unknown> | undefined;
-    do {
-      const out = await this.doc.send(
-        new QueryCommand({
-          TableName: this.table,
-          IndexName: "byShard",
-          KeyConditionExpression: "#pk = :pk",
-          FilterExpression: "#f = :v",
-          ExpressionAttributeNames: { "#pk": INDEXES.byShard.pk, "#f": field },
-          ExpressionAttributeValues: { ":pk": pk, ":v": value },
-          Select: "COUNT",
-          ExclusiveStartKey: start,
-        }),
-      );
-      if ((out.Count ?? 0) > 0) return true;
-      start = out.LastEvaluatedKey;
-    } while (start);
+    const pages = queryPages(this.doc, {
+      TableName: this.table,
+      IndexName: "byShard",
+      KeyConditionExpression: "#pk = :pk",
+      FilterExpression: "#f = :v",
+      ExpressionAttributeNames: { "#pk": INDEXES.byShard.pk, "#f": field },
+      ExpressionAttributeValues: { ":pk": pk, ":v": value },
+      Select: "COUNT",
+    });
+    for await (const page of pages) if ((page.Count ?? 0) > 0) return true;
     return false;
   }
-}
-
-/** The catalog of a process, on the table its configuration names (with the process's injected DynamoDB faults, if any). */
-export function createCatalog(config: Config, faults: DynamoFaults | string = config.dynamodbFaults): DynamoCatalog {
-  return new DynamoCatalog(createClients(config.dynamodbEndpoint, { faults }).doc, config.tableName);
 }

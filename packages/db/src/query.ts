@@ -1,5 +1,5 @@
 // One paged Query of an index partition, in storage order, resuming after a sort key.
-import { QueryCommand, type DynamoDBDocumentClient, type QueryCommandInput } from "@aws-sdk/lib-dynamodb";
+import { QueryCommand, type DynamoDBDocumentClient, type QueryCommandInput, type QueryCommandOutput } from "@aws-sdk/lib-dynamodb";
 import type { SortDir } from "@ottava/core";
 import { INDEXES } from "./table";
 
@@ -29,6 +29,16 @@ export async function* queryIndex(
       }),
     );
     for (const item of out.Items ?? []) yield item;
+    start = out.LastEvaluatedKey;
+  } while (start);
+}
+
+/** A Query's answers, page after page, until the last (or until the caller stops reading). */
+export async function* queryPages(doc: DynamoDBDocumentClient, input: QueryCommandInput): AsyncGenerator<QueryCommandOutput> {
+  let start: Record<string, unknown> | undefined;
+  do {
+    const out = await doc.send(new QueryCommand({ ...input, ExclusiveStartKey: start }));
+    yield out;
     start = out.LastEvaluatedKey;
   } while (start);
 }

@@ -1,12 +1,13 @@
-// The DynamoDB adapters of the persistence ports, as a process builds them: once each, on the table
-// its configuration names.
+// The DynamoDB adapters of the persistence ports, as a process builds them from its configuration:
+// a client, then each store once, on the table the configuration names.
 import type { Config } from "@ottava/core";
 import { createClients } from "./client";
 import { DynamoFaults } from "./faults";
-import { createCatalog, type DynamoCatalog } from "./catalog";
+import { DynamoCatalog } from "./catalog";
 import { DynamoChangeSets } from "./changesets";
 import { DynamoFlowTrail } from "./flow-trail";
 import { DynamoHealthManagerConfig } from "./healthmanager-config";
+import { DynamoHousekeepingStore } from "./housekeeping";
 import { DynamoStore } from "./store";
 
 export interface Stores {
@@ -29,7 +30,12 @@ export function createStores(config: Config): Stores {
     trail: new DynamoFlowTrail(doc, opts),
     changeSets: new DynamoChangeSets(doc, opts),
     healthManagerConfig: new DynamoHealthManagerConfig(doc, opts),
-    catalog: createCatalog(config, dynamoFaults),
+    catalog: new DynamoCatalog(doc, config.tableName),
     dynamoFaults,
   };
+}
+
+/** The amphora certificates' and purge's store (the task context's amphoraCerts, the housekeeping jobs'), on its own client. */
+export function createHousekeepingStore(config: Config): DynamoHousekeepingStore {
+  return new DynamoHousekeepingStore(createClients(config.dynamodbEndpoint).doc, config.tableName);
 }

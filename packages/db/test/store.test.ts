@@ -16,7 +16,7 @@ import {
   type ChildWrite,
   lightItems,
   listPage,
-  loadBalancerResource,
+  loadBalancerDescriptor,
   parseListQuery,
 } from "@ottava/core";
 import { DynamoStore, INDEXES, createClients, ensureTable } from "@ottava/db";
@@ -192,7 +192,7 @@ describe("lists", () => {
         ).id,
       );
     const q = (s: string) =>
-      parseListQuery([...new URLSearchParams(s).entries()], loadBalancerResource.attributes, loadBalancerResource.filters, 1000);
+      parseListQuery([...new URLSearchParams(s).entries()], loadBalancerDescriptor.attributes, loadBalancerDescriptor.filters, 1000);
     for (const query of [
       "sort=name:desc",
       "sort=name:asc,created_at:desc",
@@ -201,14 +201,14 @@ describe("lists", () => {
       "sort=name&name=n1&name=n3",
     ]) {
       const whole = await listPage(store.loadBalancers(project), q(query), "http://h/x");
-      const light = await listPage(store.loadBalancers(project), q(query), "http://h/x", lightItems(loadBalancerResource));
+      const light = await listPage(store.loadBalancers(project), q(query), "http://h/x", lightItems(loadBalancerDescriptor));
       expect(
         light.items.map((i) => i.id),
         query,
       ).toEqual(whole.items.map((i) => i.id));
     }
     expect(
-      (await listPage(store.loadBalancers(project), q("sort=name:desc"), "http://h/x", lightItems(loadBalancerResource))).items,
+      (await listPage(store.loadBalancers(project), q("sort=name:desc"), "http://h/x", lightItems(loadBalancerDescriptor))).items,
     ).toHaveLength(27);
   });
 

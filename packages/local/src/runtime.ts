@@ -50,7 +50,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     ? import("@ottava/amphora").then(({ LocalDataplane }) => LocalDataplane.preflight(opts.config))
     : undefined;
   const [
-    { createApp },
+    { createApp, createDeps },
     { createTaskContext, startHeartbeatReceiver, HealthChecker, Housekeeping, createHousekeepingDeps },
     { createStores, createClients, createExecutionJournal, ensureTable, enableDynamoMetering, DynamoHealthCheckStore, DynamoVipStore },
     { LocalWorkflowEngine },
@@ -159,15 +159,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
       createHousekeepingDeps(config, engine, createLogger({ service: "ottava-housekeeping" }, config.logLevel)),
     );
     housekeeping.start();
-    const api = createLogger({ service: "ottava-api" }, config.logLevel);
-    const app = await createApp({
-      ...stores,
-      engine,
-      network: tasks.drivers.network,
-      certificates: tasks.drivers.certificates,
-      config,
-      log: api,
-    });
+    const app = await createApp(createDeps(config, { stores, engine, drivers: tasks.drivers }));
     const port = await new Promise<number>((ok, fail) => {
       server = serve({ fetch: app.fetch, hostname: config.bindHost, port: config.bindPort }, (info) => ok(info.port));
       server.once("error", fail);

@@ -2,7 +2,7 @@
 // agent configuration refresh, delete.
 import { Hono } from "hono";
 import {
-  amphoraResource as r,
+  amphoraDescriptor as r,
   amphoraStats,
   authorize,
   configureAmphora,

@@ -10,7 +10,7 @@ import {
   getFlowTrail,
   getLoadBalancer,
   listLoadBalancerResponses,
-  loadBalancerResource as r,
+  loadBalancerDescriptor as r,
   loadBalancerStats,
   loadBalancerStatus,
   parseRoot,

@@ -19,8 +19,7 @@ import {
   type RotateResult,
   type WorkflowEngine,
 } from "@ottava/core";
-import { DynamoRepairStore, createClients, createStores } from "@ottava/db";
-import { createHousekeepingStore } from "../task-context";
+import { DynamoRepairStore, createClients, createHousekeepingStore, createStores } from "@ottava/db";
 
 export type HousekeepingJobDeps = HousekeepingDeps & {
   store: LoadBalancerStore;

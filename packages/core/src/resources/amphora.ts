@@ -26,7 +26,7 @@ export interface Amphora {
   updated_at: string | null;
 }
 
-export const amphoraResource: ResourceDescriptor<Amphora> = {
+export const amphoraDescriptor: ResourceDescriptor<Amphora> = {
   kind: "amphora",
   displayName: "Amphora",
   root: "amphora",

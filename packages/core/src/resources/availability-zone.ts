@@ -1,23 +1,38 @@
 // Availability zones and their profiles (octavia/api/v2/types/availability_zones.py,
-// availability_zone_profile.py). Zones are keyed by name; their records live in ./flavor.ts with
-// the other catalog records the load-balancer create reads.
-import { DESCRIPTION_MAX, NAME_MAX } from "../constants";
-import type { CatalogDescriptor } from "../catalog";
+// availability_zone_profile.py; their records, octavia/db/models.py). Zones are keyed by name.
+import type * as z from "zod";
+import { AVAILABILITY_ZONE_DATA, DESCRIPTION_MAX, NAME_MAX } from "../constants";
 import { body, bool, str, uuid } from "../validation";
-import { octaviaFilters } from "./descriptor";
-import { METADATA_MAX, PROVIDER_NAME_MAX, type AvailabilityZone, type AvailabilityZoneProfile } from "./flavor";
+import { catalogAttributes, type CatalogObject } from "./descriptor";
+import { METADATA_MAX, PROVIDER_NAME_MAX } from "./flavor";
+
+export interface AvailabilityZoneProfile {
+  id: string;
+  name: string | null;
+  provider_name: string;
+  availability_zone_data: string;
+}
+
+export interface AvailabilityZone {
+  name: string;
+  description: string | null;
+  enabled: boolean;
+  availability_zone_profile_id: string;
+}
 
 export const AvailabilityZoneProfilePost = body({
   name: str(NAME_MAX).nullable(),
   provider_name: str(PROVIDER_NAME_MAX).nullable(),
   availability_zone_data: str(METADATA_MAX).nullable(),
 });
+export type AvailabilityZoneProfilePost = z.output<typeof AvailabilityZoneProfilePost>;
 
 export const AvailabilityZoneProfilePut = body({
   name: str(NAME_MAX).nullish(),
   provider_name: str(PROVIDER_NAME_MAX).nullish(),
   availability_zone_data: str(METADATA_MAX).nullish(),
 });
+export type AvailabilityZoneProfilePut = z.output<typeof AvailabilityZoneProfilePut>;
 
 /** The name is the zone's key: never null. */
 export const AvailabilityZonePost = body({
@@ -26,43 +41,49 @@ export const AvailabilityZonePost = body({
   enabled: bool().default(true),
   availability_zone_profile_id: uuid(),
 });
+export type AvailabilityZonePost = z.output<typeof AvailabilityZonePost>;
 
 /** Neither the name nor the profile can change (wsme refuses them as unknown attributes). */
 export const AvailabilityZonePut = body({
   description: str(DESCRIPTION_MAX).nullish(),
   enabled: bool().optional(),
 });
+export type AvailabilityZonePut = z.output<typeof AvailabilityZonePut>;
 
-export const availabilityZoneProfileResource: CatalogDescriptor<AvailabilityZoneProfile> = {
+const PROFILE_ATTRIBUTES = ["id", "name", "provider_name", "availability_zone_data"];
+const ZONE_ATTRIBUTES = ["name", "description", "enabled", "availability_zone_profile_id"];
+
+export const availabilityZoneProfileCatalog: CatalogObject<
+  AvailabilityZoneProfile,
+  AvailabilityZoneProfilePost,
+  AvailabilityZoneProfilePut
+> = {
   kind: "availabilityzoneprofile",
   displayName: "Availability Zone Profile",
   root: "availability_zone_profile",
   collection: "availability_zone_profiles",
   links: "availability_zone_profile_links",
   key: "id",
-  attributes: ["id", "name", "provider_name", "availability_zone_data"],
-  filters: octaviaFilters(["id", "name", "provider_name", "availability_zone_data"]),
-  toResponse: (p) => ({
-    id: p.id,
-    name: p.name ?? "",
-    provider_name: p.provider_name,
-    availability_zone_data: p.availability_zone_data,
-  }),
+  argument: "availability_zone_profile_",
+  post: AvailabilityZoneProfilePost,
+  put: AvailabilityZoneProfilePut,
+  policy: "availability-zone-profile",
+  profileData: { field: AVAILABILITY_ZONE_DATA, metadata: "availability_zone" },
+  ...catalogAttributes(PROFILE_ATTRIBUTES),
 };
 
-export const availabilityZoneResource: CatalogDescriptor<AvailabilityZone> = {
+export const availabilityZoneCatalog: CatalogObject<AvailabilityZone, AvailabilityZonePost, AvailabilityZonePut> = {
   kind: "availabilityzone",
   displayName: "Availability Zone",
   root: "availability_zone",
   collection: "availability_zones",
   links: "availability_zones_links",
   key: "name",
-  attributes: ["name", "description", "enabled", "availability_zone_profile_id"],
-  filters: octaviaFilters(["name", "description", "enabled", "availability_zone_profile_id"]),
-  toResponse: (z) => ({
-    name: z.name,
-    description: z.description ?? "",
-    enabled: z.enabled,
-    availability_zone_profile_id: z.availability_zone_profile_id,
-  }),
+  argument: "availability_zone_",
+  post: AvailabilityZonePost,
+  put: AvailabilityZonePut,
+  policy: "availability-zone",
+  profile: { field: "availability_zone_profile_id", displayName: availabilityZoneProfileCatalog.displayName },
+  usedBy: "availability_zone",
+  ...catalogAttributes(ZONE_ATTRIBUTES),
 };

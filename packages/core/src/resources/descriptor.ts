@@ -1,5 +1,8 @@
-// What the generic API machinery (lookup, lists, faults) needs to know of a resource.
+// What the generic API machinery (lookup, lists, faults) needs to know of a resource, and what the
+// catalog's objects (flavors, zones, their profiles, quotas) add to it.
+import type * as z from "zod";
 import { MODEL_VALUES, type LightItems } from "../query";
+import type { MetadataKind } from "./provider";
 import type { QuotaField } from "./quota";
 
 export interface ResourceDescriptor<T> {
@@ -37,6 +40,43 @@ export interface ResourceDescriptor<T> {
   listReads?: Readonly<Record<string, readonly string[] | null>>;
 }
 
+/** The catalog's kinds, by their storage names (the CatalogStore port, ../catalog.ts). */
+export type CatalogKind = "flavorprofile" | "flavor" | "availabilityzoneprofile" | "availabilityzone" | "quota";
+
+/** What a catalog object, outside any load balancer's tree, adds to the generic descriptor. */
+export interface CatalogDescriptor<T> extends ResourceDescriptor<T> {
+  kind: CatalogKind;
+  /** The list body's links key (Octavia spells it "flavorprofile_links" for flavor profiles). */
+  links: string;
+  /** The attribute that identifies a record, and that a list's marker names: id, name (zones) or project_id (quotas). */
+  key: keyof T & string;
+}
+
+/**
+ * A catalog object that Octavia serves with five routes (list, create, show, update, delete): flavors,
+ * availability zones and their profiles (services/catalog.ts, api routes/catalog.ts). Quotas, another
+ * shape, have a CatalogDescriptor only.
+ */
+export interface CatalogObject<T, Post = unknown, Put = unknown> extends CatalogDescriptor<T> {
+  /** wsme's argument name in messages ("flavor_" -> "Unknown attribute for argument flavor_.flavor: x"). */
+  argument: string;
+  post: z.ZodType<Post>;
+  put: z.ZodType<Put>;
+  /** Its policy rules: os_load-balancer_api:<policy>:<action>. */
+  policy: string;
+  /** The controller's name, where Octavia's messages (its NIL id, delete, in use) say it instead of the model's (displayName). */
+  controllerName?: string;
+  /**
+   * A provider profile: its data (JSON text in `field`) must suit the provider's `metadata` schema,
+   * and neither the data nor the provider can change, nor the profile go, while an object uses it.
+   */
+  profileData?: { field: "flavor_data" | "availability_zone_data"; metadata: MetadataKind };
+  /** An object of a profile: the attribute naming it, and the profile's displayName (an unknown one is its 404). */
+  profile?: { field: keyof T & string; displayName: string };
+  /** The load-balancer attribute that names such an object: it cannot go while a load balancer has it (Octavia's foreign key). */
+  usedBy?: "flavor_id" | "availability_zone";
+}
+
 /** Octavia answers times as naive UTC ISO 8601 to the second: "2024-05-01T12:34:56". */
 export const apiTime = <T extends string | null>(t: T): T => (t === null ? t : (t.slice(0, 19) as T));
 
@@ -44,6 +84,20 @@ export const apiTime = <T extends string | null>(t: T): T => (t === null ? t : (
 export const octaviaFilters = (same: readonly string[], translated: Record<string, string> = {}): Record<string, string> => ({
   ...Object.fromEntries(same.map((k) => [k, k])),
   ...translated,
+});
+
+/**
+ * A catalog object's attributes: what its lists sort, select and filter on (each under its own name),
+ * and its response, the attributes as stored, in order, but a null name or description answered ""
+ * (Octavia stores None and answers "").
+ */
+export const catalogAttributes = (attributes: readonly string[]) => ({
+  attributes,
+  filters: octaviaFilters(attributes),
+  toResponse: (item: object): Record<string, unknown> => {
+    const r = item as Record<string, unknown>;
+    return Object.fromEntries(attributes.map((a) => [a, a === "name" || a === "description" ? (r[a] ?? "") : r[a]]));
+  },
 });
 
 /** A listed object: its response, carrying its data-model values for the list's filters. */

@@ -1,10 +1,9 @@
-// Flavors and flavor profiles (octavia/api/v2/types/flavors.py, flavor_profile.py), and the catalog
-// records the load-balancer create reads (octavia/db/models.py). Names and descriptions may be null
-// (Octavia stores None and answers "").
-import { DESCRIPTION_MAX, NAME_MAX } from "../constants";
-import type { CatalogDescriptor } from "../catalog";
+// Flavors and flavor profiles (octavia/api/v2/types/flavors.py, flavor_profile.py; their records,
+// octavia/db/models.py). Names and descriptions may be null (Octavia stores None and answers "").
+import type * as z from "zod";
+import { DESCRIPTION_MAX, FLAVOR_DATA, NAME_MAX } from "../constants";
 import { body, bool, str, uuid } from "../validation";
-import { octaviaFilters } from "./descriptor";
+import { catalogAttributes, type CatalogObject } from "./descriptor";
 
 export interface FlavorProfile {
   id: string;
@@ -22,20 +21,6 @@ export interface Flavor {
   flavor_profile_id: string;
 }
 
-export interface AvailabilityZoneProfile {
-  id: string;
-  name: string | null;
-  provider_name: string;
-  availability_zone_data: string;
-}
-
-export interface AvailabilityZone {
-  name: string;
-  description: string | null;
-  enabled: boolean;
-  availability_zone_profile_id: string;
-}
-
 /** Provider names and metadata, as wsme sizes them. */
 export const PROVIDER_NAME_MAX = 255;
 export const METADATA_MAX = 4096;
@@ -46,12 +31,14 @@ export const FlavorProfilePost = body({
   provider_name: str(PROVIDER_NAME_MAX).nullable(),
   flavor_data: str(METADATA_MAX).nullable(),
 });
+export type FlavorProfilePost = z.output<typeof FlavorProfilePost>;
 
 export const FlavorProfilePut = body({
   name: str(NAME_MAX).nullish(),
   provider_name: str(PROVIDER_NAME_MAX).nullish(),
   flavor_data: str(METADATA_MAX).nullish(),
 });
+export type FlavorProfilePut = z.output<typeof FlavorProfilePut>;
 
 export const FlavorPost = body({
   name: str(NAME_MAX).nullable(),
@@ -59,6 +46,7 @@ export const FlavorPost = body({
   enabled: bool().default(true),
   flavor_profile_id: uuid(),
 });
+export type FlavorPost = z.output<typeof FlavorPost>;
 
 /** flavor_profile_id is not here: it cannot change (wsme refuses it as an unknown attribute). */
 export const FlavorPut = body({
@@ -66,33 +54,39 @@ export const FlavorPut = body({
   description: str(DESCRIPTION_MAX).nullish(),
   enabled: bool().optional(),
 });
+export type FlavorPut = z.output<typeof FlavorPut>;
 
-export const flavorProfileResource: CatalogDescriptor<FlavorProfile> = {
+const PROFILE_ATTRIBUTES = ["id", "name", "provider_name", "flavor_data"];
+const FLAVOR_ATTRIBUTES = ["id", "name", "description", "enabled", "flavor_profile_id"];
+
+export const flavorProfileCatalog: CatalogObject<FlavorProfile, FlavorProfilePost, FlavorProfilePut> = {
   kind: "flavorprofile",
   displayName: "Flavor Profile",
+  controllerName: "Flavor profile",
   root: "flavorprofile",
   collection: "flavorprofiles",
   links: "flavorprofile_links",
   key: "id",
-  attributes: ["id", "name", "provider_name", "flavor_data"],
-  filters: octaviaFilters(["id", "name", "provider_name", "flavor_data"]),
-  toResponse: (p) => ({ id: p.id, name: p.name ?? "", provider_name: p.provider_name, flavor_data: p.flavor_data }),
+  argument: "flavor_profile_",
+  post: FlavorProfilePost,
+  put: FlavorProfilePut,
+  policy: "flavor-profile",
+  profileData: { field: FLAVOR_DATA, metadata: "flavor" },
+  ...catalogAttributes(PROFILE_ATTRIBUTES),
 };
 
-export const flavorResource: CatalogDescriptor<Flavor> = {
+export const flavorCatalog: CatalogObject<Flavor, FlavorPost, FlavorPut> = {
   kind: "flavor",
   displayName: "Flavor",
   root: "flavor",
   collection: "flavors",
   links: "flavors_links",
   key: "id",
-  attributes: ["id", "name", "description", "enabled", "flavor_profile_id"],
-  filters: octaviaFilters(["id", "name", "description", "enabled", "flavor_profile_id"]),
-  toResponse: (f) => ({
-    id: f.id,
-    name: f.name ?? "",
-    description: f.description ?? "",
-    enabled: f.enabled,
-    flavor_profile_id: f.flavor_profile_id,
-  }),
+  argument: "flavor_",
+  post: FlavorPost,
+  put: FlavorPut,
+  policy: "flavor",
+  profile: { field: "flavor_profile_id", displayName: flavorProfileCatalog.displayName },
+  usedBy: "flavor_id",
+  ...catalogAttributes(FLAVOR_ATTRIBUTES),
 };

@@ -10,7 +10,7 @@ import { healthMonitorResource } from "./healthmonitor";
 import { l7PolicyResource } from "./l7policy";
 import { l7RuleResource } from "./l7rule";
 import { listenerResource } from "./listener";
-import { loadBalancerResource } from "./loadbalancer";
+import { loadBalancerDescriptor } from "./loadbalancer";
 import { memberResource } from "./member";
 import { poolResource } from "./pool";
 
@@ -31,7 +31,7 @@ export const CHILD_KINDS: readonly string[] = CHILD_RESOURCES.map((r) => r.descr
 export const NESTED_KINDS: ReadonlySet<string> = new Set(CHILD_RESOURCES.filter((r) => r.scope).map((r) => r.descriptor.kind));
 
 /** The load balancer and its tree's objects: what the lock, the quotas and their faults know. */
-const LB_DESCRIPTORS = [loadBalancerResource, ...CHILD_RESOURCES.map((r) => r.descriptor)];
+const LB_DESCRIPTORS = [loadBalancerDescriptor, ...CHILD_RESOURCES.map((r) => r.descriptor)];
 
 const DISPLAY = new Map(LB_DESCRIPTORS.map((d) => [d.kind, d.displayName]));
 /** The name Octavia gives a kind in its messages: "Health Monitor 1234 not found." */

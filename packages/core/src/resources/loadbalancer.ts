@@ -88,7 +88,7 @@ export interface LoadBalancer {
   updated_at: string | null;
 }
 
-export const loadBalancerResource: ResourceDescriptor<LoadBalancer> = {
+export const loadBalancerDescriptor: ResourceDescriptor<LoadBalancer> = {
   kind: "loadbalancer",
   displayName: "Load Balancer",
   quotaField: "load_balancer",

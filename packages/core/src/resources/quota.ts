@@ -3,12 +3,11 @@
 // ({"quota": ...}, defaults filled in) with the data model's names only, a list item with both.
 import * as z from "zod";
 import { MAX_QUOTA, MIN_QUOTA } from "../constants";
-import type { CatalogDescriptor } from "../catalog";
 import { Fault, invalidInput } from "../faults";
 import { body, parseRoot } from "../validation";
 import { pyRepr } from "../compat/repr";
 import { pythonInt } from "../compat/wsme";
-import { octaviaFilters } from "./descriptor";
+import { octaviaFilters, type CatalogDescriptor } from "./descriptor";
 
 export const QUOTA_FIELDS = ["load_balancer", "listener", "member", "pool", "health_monitor", "l7policy", "l7rule"] as const;
 export type QuotaField = (typeof QUOTA_FIELDS)[number];
@@ -76,7 +75,7 @@ export const quotaBody = (q: QuotaValues) => ({
 });
 
 /** Quotas as the list answers them (QuotaAllBase): stored values, null where unset, both spellings. */
-export const quotaResource: CatalogDescriptor<Quota> = {
+export const quotaCatalog: CatalogDescriptor<Quota> = {
   kind: "quota",
   displayName: "Quotas",
   root: "quota",

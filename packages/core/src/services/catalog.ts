@@ -1,18 +1,20 @@
 // The catalog's API operations (octavia/api/v2/controllers/quotas.py, provider.py, flavors.py,
 // flavor_profiles.py, availability_zones.py, availability_zone_profiles.py), over the CatalogStore
-// port. Checks run in the order Octavia's controllers run them, so the same request meets the same
-// refusal first; every "in use" or "already exists" refusal is decided by the store's conditional
-// write, not by a read before it.
+// port: quotas and providers, then one create, show, list, update and delete for the four other
+// kinds, driven by their CatalogObject descriptors. Checks run in the order Octavia's controllers run
+// them, so the same request meets the same refusal first; every "in use" or "already exists" refusal
+// of a profile, a flavor name or a zone name is decided by the store's conditional write, not by a
+// read before it.
 import { randomUUID } from "node:crypto";
-import { AVAILABILITY_ZONE_DATA, FLAVOR_DATA, NIL_UUID } from "../constants";
+import { FLAVOR_DATA, NIL_UUID } from "../constants";
 import type { Config } from "../config";
-import { CatalogConflict, type CatalogConflictReason, type CatalogRecords, type CatalogStore } from "../catalog";
+import { CatalogConflict, type CatalogConflictReason, type CatalogStore } from "../catalog";
 import { Fault, invalidOption, notFound, projectIdOf } from "../faults";
 import { authorize, listScope, type RequestContext } from "../policy";
 import type { QuotaLimits } from "./quota";
 import type { ItemSource } from "../query";
 import type { LoadBalancerStore } from "../ports";
-import type { AvailabilityZone, AvailabilityZoneProfile, Flavor, FlavorProfile } from "../resources/flavor";
+import type { CatalogObject } from "../resources/descriptor";
 import { QUOTA_FIELDS, type Quota, type QuotaValues } from "../resources/quota";
 import {
   enabledProviders,
@@ -33,8 +35,10 @@ const API = "os_load-balancer_api";
 const inUse = (what: string, id: string) => new Fault(409, `${what} ${id} is in use and cannot be modified.`);
 const alreadyExists = (field: string, name: string | null) => new Fault(409, `A ${field} of ${name ?? "None"} already exists.`);
 
+type Faults = Partial<Record<CatalogConflictReason, () => Fault>>;
+
 /** Answers a refused catalog write with the fault Octavia gives for that reason. */
-function refused(e: unknown, faults: Partial<Record<CatalogConflictReason, () => Fault>>): never {
+function refused(e: unknown, faults: Faults): never {
   if (e instanceof CatalogConflict) {
     const f = faults[e.reason];
     if (f) throw f();
@@ -72,8 +76,10 @@ export function enforcedQuotaLimits(deps: CatalogDeps): QuotaLimits | undefined 
   return async (project) => effectiveQuotas(deps.config, await deps.catalog.get("quota", project));
 }
 
-/** Stored quotas only, as Octavia lists them (a project reset by DELETE stays listed, all null). */
-/** The projects' quotas, each with its usage (in_use) where quotas are counted (keystone), as Octavia's rows. */
+/**
+ * The projects' stored quotas only, as Octavia lists them (a project reset by DELETE stays listed, all
+ * null), each with its usage (in_use) where quotas are counted (keystone), as Octavia's rows.
+ */
 export function listQuotas(
   deps: CatalogDeps & { store: Pick<LoadBalancerStore, "quotaUsage"> },
   ctx: RequestContext,
@@ -131,277 +137,116 @@ export function providerCapabilities(ctx: RequestContext, provider: string, kind
   return metadataCapabilities(providerSchemas(provider)[kind]);
 }
 
-// ---- flavor profiles and availability zone profiles ------------------------------------------------
+// ---- flavors, availability zones and their profiles ------------------------------------------------
 
-type Profile = FlavorProfile | AvailabilityZoneProfile;
+type Fields = Record<string, unknown>;
 
-/** What differs between the two profile controllers, messages included. */
-interface ProfileKind {
-  kind: "flavorprofile" | "availabilityzoneprofile";
-  rbac: string;
-  dataField: typeof FLAVOR_DATA | typeof AVAILABILITY_ZONE_DATA;
-  metadata: MetadataKind;
-  /** The data model's name: GET's and PUT's "... not found." */
-  modelName: string;
-  /** The controller's name: the NIL id's, DELETE's and in-use messages. */
-  name: string;
-  /** The option PUT names when the data is not JSON (Octavia says flavor_data for both). */
-  putDataOption: string;
-}
+/** The name in messages about the NIL id, a delete and "in use": the controller's where it differs from the model's. */
+const nameOf = <T>(d: CatalogObject<T>) => d.controllerName ?? d.displayName;
 
-const FLAVOR_PROFILE: ProfileKind = {
-  kind: "flavorprofile",
-  rbac: `${API}:flavor-profile`,
-  dataField: FLAVOR_DATA,
-  metadata: "flavor",
-  modelName: "Flavor Profile",
-  name: "Flavor profile",
-  putDataOption: FLAVOR_DATA,
-};
+/** The rule of an action on a catalog kind, checked on the caller's own project. */
+const authorizeAction = <T>(ctx: RequestContext, d: CatalogObject<T>, action: string) =>
+  authorizeCaller(ctx, `${API}:${d.policy}:${action}`);
 
-const AZ_PROFILE: ProfileKind = {
-  kind: "availabilityzoneprofile",
-  rbac: `${API}:availability-zone-profile`,
-  dataField: AVAILABILITY_ZONE_DATA,
-  metadata: "availability_zone",
-  modelName: "Availability Zone Profile",
-  name: "Availability Zone Profile",
-  putDataOption: FLAVOR_DATA,
-};
-
-type ProfilePost = { name: string | null; provider_name: string | null } & Partial<Record<ProfileKind["dataField"], string | null>>;
-type ProfilePut = { name?: string | null | undefined; provider_name?: string | null | undefined } & Partial<
-  Record<ProfileKind["dataField"], string | null>
->;
-
-async function createProfile(k: ProfileKind, deps: CatalogDeps, ctx: RequestContext, body: ProfilePost): Promise<Profile> {
-  authorizeCaller(ctx, `${k.rbac}:post`);
-  const text = body[k.dataField] ?? null;
-  const data = parseMetadata(text, k.dataField);
-  // Octavia would store a null provider and fail on the column; refused up front instead.
-  if (body.provider_name === null) throw invalidOption("None", "provider_name");
-  validateMetadata(body.provider_name, providerSchemas(body.provider_name)[k.metadata], data);
-  const profile = { id: randomUUID(), name: body.name, provider_name: body.provider_name, [k.dataField]: text } as unknown as Profile;
-  await deps.catalog.create(k.kind, profile);
-  return profile;
-}
-
-async function getProfile(k: ProfileKind, deps: CatalogDeps, ctx: RequestContext, id: string): Promise<Profile> {
-  authorizeCaller(ctx, `${k.rbac}:get_one`);
-  if (id === NIL_UUID) throw notFound(k.name, id);
-  const p = await deps.catalog.get(k.kind, id);
-  if (!p) throw notFound(k.modelName, id);
-  return p;
-}
-
-async function updateProfile(k: ProfileKind, deps: CatalogDeps, ctx: RequestContext, id: string, body: ProfilePut): Promise<Profile> {
-  authorizeCaller(ctx, `${k.rbac}:put`);
-  for (const field of ["name", "provider_name", k.dataField] as const) {
-    if (body[field] === null) throw invalidOption("None", field);
-  }
-  const text = body[k.dataField] ?? undefined;
-  // What the driver reads cannot change while a child uses the profile.
-  const driverChange = text !== undefined || body.provider_name !== undefined;
-  if (driverChange && (await deps.catalog.referenced(k.kind, id))) throw inUse(k.name, id);
-  if (id === NIL_UUID) throw notFound(k.name, id);
-  if (text !== undefined) {
-    const data = parseMetadata(text, k.putDataOption);
-    const provider = body.provider_name ?? (await deps.catalog.get(k.kind, id))?.provider_name;
-    if (provider === undefined || provider === null) throw notFound(k.modelName, id);
-    validateMetadata(provider, providerSchemas(provider)[k.metadata], data);
-  }
-  const set = Object.fromEntries(Object.entries(body).filter(([, v]) => v !== undefined)) as Partial<Profile>;
-  if (Object.keys(set).length === 0) {
-    const p = await deps.catalog.get(k.kind, id);
-    if (!p) throw notFound(k.modelName, id);
-    return p;
-  }
-  return deps.catalog
-    .update(k.kind, id, set, { unreferenced: driverChange })
-    .catch((e) => refused(e, { not_found: () => notFound(k.modelName, id), in_use: () => inUse(k.name, id) }));
-}
-
-async function deleteProfile(k: ProfileKind, deps: CatalogDeps, ctx: RequestContext, id: string): Promise<void> {
-  authorizeCaller(ctx, `${k.rbac}:delete`);
-  if (id === NIL_UUID) throw notFound(k.name, id);
-  await deps.catalog
-    .delete(k.kind, id, { unreferenced: true })
-    .catch((e) => refused(e, { not_found: () => notFound(k.name, id), in_use: () => inUse(k.name, id) }));
-}
-
-function listProfiles(k: ProfileKind, deps: CatalogDeps, ctx: RequestContext): ItemSource {
-  authorizeCaller(ctx, `${k.rbac}:get_all`);
-  return deps.catalog.list(k.kind);
-}
-
-export const createFlavorProfile = (deps: CatalogDeps, ctx: RequestContext, body: ProfilePost) =>
-  createProfile(FLAVOR_PROFILE, deps, ctx, body) as Promise<FlavorProfile>;
-export const getFlavorProfile = (deps: CatalogDeps, ctx: RequestContext, id: string) =>
-  getProfile(FLAVOR_PROFILE, deps, ctx, id) as Promise<FlavorProfile>;
-export const updateFlavorProfile = (deps: CatalogDeps, ctx: RequestContext, id: string, body: ProfilePut) =>
-  updateProfile(FLAVOR_PROFILE, deps, ctx, id, body) as Promise<FlavorProfile>;
-export const deleteFlavorProfile = (deps: CatalogDeps, ctx: RequestContext, id: string) => deleteProfile(FLAVOR_PROFILE, deps, ctx, id);
-export const listFlavorProfiles = (deps: CatalogDeps, ctx: RequestContext) => listProfiles(FLAVOR_PROFILE, deps, ctx);
-
-export const createAvailabilityZoneProfile = (deps: CatalogDeps, ctx: RequestContext, body: ProfilePost) =>
-  createProfile(AZ_PROFILE, deps, ctx, body) as Promise<AvailabilityZoneProfile>;
-export const getAvailabilityZoneProfile = (deps: CatalogDeps, ctx: RequestContext, id: string) =>
-  getProfile(AZ_PROFILE, deps, ctx, id) as Promise<AvailabilityZoneProfile>;
-export const updateAvailabilityZoneProfile = (deps: CatalogDeps, ctx: RequestContext, id: string, body: ProfilePut) =>
-  updateProfile(AZ_PROFILE, deps, ctx, id, body) as Promise<AvailabilityZoneProfile>;
-export const deleteAvailabilityZoneProfile = (deps: CatalogDeps, ctx: RequestContext, id: string) =>
-  deleteProfile(AZ_PROFILE, deps, ctx, id);
-export const listAvailabilityZoneProfiles = (deps: CatalogDeps, ctx: RequestContext) => listProfiles(AZ_PROFILE, deps, ctx);
-
-// ---- flavors -----------------------------------------------------------------------------------
-
-const FLAVOR_RBAC = `${API}:flavor`;
-
-export interface FlavorCreate {
-  name: string | null;
-  description?: string | null | undefined;
-  enabled: boolean;
-  flavor_profile_id: string;
-}
-
-export interface FlavorUpdate {
-  name?: string | null | undefined;
-  description?: string | null | undefined;
-  enabled?: boolean | undefined;
-}
-
-export async function createFlavor(deps: CatalogDeps, ctx: RequestContext, body: FlavorCreate): Promise<Flavor> {
-  authorizeCaller(ctx, `${FLAVOR_RBAC}:post`);
-  const flavor: Flavor = {
-    id: randomUUID(),
-    name: body.name,
-    description: body.description ?? null,
-    enabled: body.enabled,
-    flavor_profile_id: body.flavor_profile_id,
+/**
+ * What a refused write means: a taken key or unique name ("A flavor of x already exists."), an unknown
+ * profile (Octavia leaves it to the foreign key, an unhandled 500; answered as the profile's 404), a
+ * record gone, or a profile in use.
+ */
+function faultsOf<T>(d: CatalogObject<T>, key: string, fields: Fields): Faults {
+  const label = d.displayName.toLowerCase();
+  const profile = d.profile;
+  return {
+    exists: () => alreadyExists(label, key),
+    duplicate: () => alreadyExists(label, (fields.name as string | null | undefined) ?? null),
+    ...(profile ? { no_parent: () => notFound(profile.displayName, String(fields[profile.field])) } : {}),
+    not_found: () => notFound(d.displayName, key),
+    in_use: () => inUse(nameOf(d), key),
   };
-  // Octavia leaves an unknown profile to the foreign key (an unhandled 500); answered as the profile's 404.
-  await deps.catalog.create("flavor", flavor).catch((e) =>
-    refused(e, {
-      duplicate: () => alreadyExists("flavor", flavor.name),
-      no_parent: () => notFound(FLAVOR_PROFILE.modelName, flavor.flavor_profile_id),
-    }),
-  );
-  return flavor;
 }
 
-export async function getFlavor(deps: CatalogDeps, ctx: RequestContext, id: string): Promise<Flavor> {
-  authorizeCaller(ctx, `${FLAVOR_RBAC}:get_one`);
-  const f = id === NIL_UUID ? undefined : await deps.catalog.get("flavor", id);
-  if (!f) throw notFound("Flavor", id);
-  return f;
-}
-
-export function listFlavors(deps: CatalogDeps, ctx: RequestContext): ItemSource {
-  authorizeCaller(ctx, `${FLAVOR_RBAC}:get_all`);
-  return deps.catalog.list("flavor");
-}
-
-export async function updateFlavor(deps: CatalogDeps, ctx: RequestContext, id: string, body: FlavorUpdate): Promise<Flavor> {
-  authorizeCaller(ctx, `${FLAVOR_RBAC}:put`);
-  if (id === NIL_UUID) throw notFound("Flavor", id);
-  return updateOrGet(deps.catalog, "flavor", id, body, {
-    not_found: () => notFound("Flavor", id),
-    // Octavia lets the unique constraint fail (a 500); answered as its create answers a taken name.
-    duplicate: () => alreadyExists("flavor", body.name ?? null),
-  });
-}
-
-/** Refused while a load balancer that is not DELETED has the flavor (Octavia's foreign key). */
-export async function deleteFlavor(deps: CatalogDeps, ctx: RequestContext, id: string): Promise<void> {
-  authorizeCaller(ctx, `${FLAVOR_RBAC}:delete`);
-  if (id === NIL_UUID || !(await deps.catalog.get("flavor", id))) throw notFound("Flavor", id);
-  if (await deps.catalog.loadBalancersUsing("flavor_id", id)) throw inUse("Flavor", id);
-  await deps.catalog.delete("flavor", id).catch((e) => refused(e, { not_found: () => notFound("Flavor", id) }));
-}
-
-// ---- availability zones ------------------------------------------------------------------------
-
-const AZ_RBAC = `${API}:availability-zone`;
-
-export interface AvailabilityZoneCreate {
-  name: string;
-  description?: string | null | undefined;
-  enabled: boolean;
-  availability_zone_profile_id: string;
-}
-
-export interface AvailabilityZoneUpdate {
-  description?: string | null | undefined;
-  enabled?: boolean | undefined;
-}
-
-export async function createAvailabilityZone(
+export async function createCatalogObject<T, Post>(
   deps: CatalogDeps,
   ctx: RequestContext,
-  body: AvailabilityZoneCreate,
-): Promise<AvailabilityZone> {
-  authorizeCaller(ctx, `${AZ_RBAC}:post`);
-  // Octavia's placeholder zone for DELETED load balancers holds that name.
-  if (body.name === NIL_UUID) throw alreadyExists("availability zone", body.name);
-  const zone: AvailabilityZone = {
-    name: body.name,
-    description: body.description ?? null,
-    enabled: body.enabled,
-    availability_zone_profile_id: body.availability_zone_profile_id,
-  };
-  await deps.catalog.create("availabilityzone", zone).catch((e) =>
-    refused(e, {
-      exists: () => alreadyExists("availability zone", zone.name),
-      no_parent: () => notFound(AZ_PROFILE.modelName, zone.availability_zone_profile_id),
-    }),
-  );
-  return zone;
+  d: CatalogObject<T, Post>,
+  body: Post,
+): Promise<T> {
+  authorizeAction(ctx, d, "post");
+  const given = body as Fields;
+  // Octavia's placeholder zone for DELETED load balancers holds the NIL name.
+  if (d.key !== "id" && given[d.key] === NIL_UUID) throw alreadyExists(d.displayName.toLowerCase(), NIL_UUID);
+  if (d.profileData) {
+    const data = parseMetadata((given[d.profileData.field] as string | null | undefined) ?? null, d.profileData.field);
+    // Octavia would store a null provider and fail on the column; refused up front instead.
+    if (given.provider_name === null) throw invalidOption("None", "provider_name");
+    const provider = given.provider_name as string;
+    validateMetadata(provider, providerSchemas(provider)[d.profileData.metadata], data);
+  }
+  // Every attribute, null where the body has none; objects keyed by id get a new one.
+  const record = Object.fromEntries(d.attributes.map((a) => [a, a === "id" ? randomUUID() : (given[a] ?? null)])) as T & Fields;
+  const key = String(record[d.key]);
+  await deps.catalog.create(d.kind, record as never).catch((e) => refused(e, faultsOf(d, key, record)));
+  return record;
 }
 
-export async function getAvailabilityZone(deps: CatalogDeps, ctx: RequestContext, name: string): Promise<AvailabilityZone> {
-  authorizeCaller(ctx, `${AZ_RBAC}:get_one`);
-  const z = name === NIL_UUID ? undefined : await deps.catalog.get("availabilityzone", name);
-  if (!z) throw notFound("Availability Zone", name);
-  return z;
+export async function getCatalogObject<T>(deps: CatalogDeps, ctx: RequestContext, d: CatalogObject<T>, key: string): Promise<T> {
+  authorizeAction(ctx, d, "get_one");
+  if (key === NIL_UUID) throw notFound(nameOf(d), key);
+  const found = await deps.catalog.get(d.kind, key);
+  if (!found) throw notFound(d.displayName, key);
+  return found as T;
 }
 
-export function listAvailabilityZones(deps: CatalogDeps, ctx: RequestContext): ItemSource {
-  authorizeCaller(ctx, `${AZ_RBAC}:get_all`);
-  return deps.catalog.list("availabilityzone");
+export function listCatalogObjects<T>(deps: CatalogDeps, ctx: RequestContext, d: CatalogObject<T>): ItemSource {
+  authorizeAction(ctx, d, "get_all");
+  return deps.catalog.list(d.kind);
 }
 
-export async function updateAvailabilityZone(
+/** PUT: writes the given fields, or, when none is given, answers the object as it is. */
+export async function updateCatalogObject<T, Put>(
   deps: CatalogDeps,
   ctx: RequestContext,
-  name: string,
-  body: AvailabilityZoneUpdate,
-): Promise<AvailabilityZone> {
-  authorizeCaller(ctx, `${AZ_RBAC}:put`);
-  if (name === NIL_UUID) throw notFound("Availability Zone", name);
-  return updateOrGet(deps.catalog, "availabilityzone", name, body, { not_found: () => notFound("Availability Zone", name) });
-}
-
-/** Refused while a load balancer that is not DELETED is in the zone (Octavia's foreign key). */
-export async function deleteAvailabilityZone(deps: CatalogDeps, ctx: RequestContext, name: string): Promise<void> {
-  authorizeCaller(ctx, `${AZ_RBAC}:delete`);
-  if (name === NIL_UUID || !(await deps.catalog.get("availabilityzone", name))) throw notFound("Availability Zone", name);
-  if (await deps.catalog.loadBalancersUsing("availability_zone", name)) throw inUse("Availability Zone", name);
-  await deps.catalog.delete("availabilityzone", name).catch((e) => refused(e, { not_found: () => notFound("Availability Zone", name) }));
-}
-
-/** Writes the given fields, or, when none is given, answers the object as it is. */
-async function updateOrGet<K extends "flavor" | "availabilityzone">(
-  catalog: CatalogStore,
-  kind: K,
+  d: CatalogObject<T, unknown, Put>,
   key: string,
-  body: object,
-  faults: Partial<Record<CatalogConflictReason, () => Fault>>,
-) {
-  const set = Object.fromEntries(Object.entries(body).filter(([, v]) => v !== undefined)) as Partial<CatalogRecords[K]>;
-  if (Object.keys(set).length === 0) {
-    const current = await catalog.get(kind, key);
-    if (!current) throw faults.not_found!();
-    return current;
+  body: Put,
+): Promise<T> {
+  authorizeAction(ctx, d, "put");
+  const set = Object.fromEntries(Object.entries(body as Fields).filter(([, v]) => v !== undefined));
+  const text = d.profileData && (set[d.profileData.field] as string | undefined);
+  // What the driver reads of a profile cannot change while an object uses it.
+  const driverChange = d.profileData !== undefined && (text !== undefined || set.provider_name !== undefined);
+  if (d.profileData) {
+    for (const field of ["name", "provider_name", d.profileData.field]) if (set[field] === null) throw invalidOption("None", field);
+    if (driverChange && (await deps.catalog.referenced(d.kind, key))) throw inUse(nameOf(d), key);
   }
-  return catalog.update(kind, key, set).catch((e) => refused(e, faults));
+  if (key === NIL_UUID) throw notFound(nameOf(d), key);
+  if (d.profileData && text !== undefined) {
+    // Octavia names the option flavor_data for both kinds of profile here.
+    const data = parseMetadata(text, FLAVOR_DATA);
+    const provider =
+      (set.provider_name as string | undefined) ?? ((await deps.catalog.get(d.kind, key)) as Fields | undefined)?.provider_name;
+    if (provider === undefined || provider === null) throw notFound(d.displayName, key);
+    validateMetadata(String(provider), providerSchemas(String(provider))[d.profileData.metadata], data);
+  }
+  if (Object.keys(set).length === 0) {
+    const current = await deps.catalog.get(d.kind, key);
+    if (!current) throw notFound(d.displayName, key);
+    return current as T;
+  }
+  const updated = deps.catalog.update(d.kind, key, set as never, { unreferenced: driverChange });
+  return (await updated.catch((e) => refused(e, faultsOf(d, key, set)))) as T;
+}
+
+/** DELETE: refused while an object uses a profile, or a load balancer that is not DELETED has a flavor or a zone. */
+export async function deleteCatalogObject<T>(deps: CatalogDeps, ctx: RequestContext, d: CatalogObject<T>, key: string): Promise<void> {
+  authorizeAction(ctx, d, "delete");
+  const name = nameOf(d);
+  if (key === NIL_UUID) throw notFound(name, key);
+  if (d.usedBy) {
+    if (!(await deps.catalog.get(d.kind, key))) throw notFound(name, key);
+    if (await deps.catalog.loadBalancersUsing(d.usedBy, key)) throw inUse(name, key);
+  }
+  await deps.catalog
+    .delete(d.kind, key, d.profileData ? { unreferenced: true } : {})
+    .catch((e) => refused(e, { ...faultsOf(d, key, {}), not_found: () => notFound(name, key) }));
 }

@@ -31,7 +31,7 @@ import { graphTlsRefs, resolveTlsRefs } from "../resources/tls-refs";
 import type { ChildWrite, TreeItem, TreeRecord } from "../ports";
 import { addTo, charge, createdBy, quotaFault } from "./quota";
 import { Tree } from "../resources/child";
-import { loadBalancerResource } from "../resources/loadbalancer";
+import { loadBalancerDescriptor } from "../resources/loadbalancer";
 import { listItem } from "../resources/descriptor";
 import { loadBalancerStatistics, providerStats, type StatsAmphora } from "../health/stats";
 
@@ -196,7 +196,7 @@ export async function getLoadBalancer(deps: LockDeps, ctx: RequestContext, id: s
 export function listLoadBalancerResponses(deps: LockDeps, ctx: RequestContext, projectFilter: string | undefined): ItemSource {
   const source = deps.store.loadBalancers(listScope(ctx, "loadbalancer", projectFilter));
   return async function* (order, after, query) {
-    for await (const lb of source(order, after, query)) yield listItem(loadBalancerResource, lb as unknown as LoadBalancer);
+    for await (const lb of source(order, after, query)) yield listItem(loadBalancerDescriptor, lb as unknown as LoadBalancer);
   };
 }
 

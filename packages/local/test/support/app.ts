@@ -1,6 +1,6 @@
 // The real app in process (app.request) over DynamoDB Local and the local workflow runner.
 import { randomUUID } from "node:crypto";
-import { createApp } from "@ottava/api";
+import { createApp, createDeps } from "@ottava/api";
 import { createLogger, relationWrites, Tree, type ChildWrite } from "@ottava/core";
 import { createTaskContext } from "@ottava/controller";
 import { createExecutionJournal } from "@ottava/db";
@@ -24,7 +24,7 @@ export async function inProcessApp(
     concurrency: config.flowConcurrency,
     ...(durable ? { journal: createExecutionJournal(config) } : {}),
   });
-  const app = await createApp({ ...stores, engine, network: tasks.drivers.network, certificates: tasks.drivers.certificates, config, log });
+  const app = await createApp(createDeps(config, { stores, engine, drivers: tasks.drivers, log }));
   const call = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
     const res = await app.request(path, {
       method,
