@@ -4,7 +4,7 @@
 // start can bring its load balancers back), with its own VIP range. The cases share a load
 // balancer where they can and run in order; each says what it proves.
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -130,6 +130,38 @@ describe("npm start -- --dataplane haproxy", () => {
     expect(failed).toContain(
       "Ottava could not start: --dataplane haproxy runs HAProxy, and there is none at /nonexistent/haproxy: install it (Debian/Ubuntu: sudo apt-get install haproxy",
     );
+  });
+});
+
+describe("npm start -- --dataplane haproxy without root", () => {
+  it("a listener port below 1024 ends the change in ERROR, with HAProxy's reason in the flow trail", async () => {
+    // As root HAProxy may bind any port: the stack runs as nobody, as `npm start` does for a newcomer.
+    const nobody = process.getuid?.() === 0 ? 65534 : undefined;
+    const own = mkdtempSync(join(tmpdir(), "ottava-dataplane-unprivileged-"));
+    chmodSync(own, 0o777);
+    const low = await startStack(
+      ["--data-dir", own, "--dataplane", "haproxy"],
+      { ...ENV, OTTAVA_LOCAL_VIP_RANGE: "127.0.108.0/24" },
+      {
+        ...(nobody === undefined ? {} : { uid: nobody }),
+      },
+    );
+    try {
+      const created = await low.call("POST", "/v2/lbaas/loadbalancers", { loadbalancer: { name: "low", vip_subnet_id: SUBNET } });
+      expect(created.status).toBe(201);
+      const lbId = created.body.loadbalancer.id;
+      await waitSettled(low, lbId);
+      const r = await low.call("POST", "/v2/lbaas/listeners", { listener: { loadbalancer_id: lbId, protocol: "HTTP", protocol_port: 80 } });
+      expect(r.status).toBe(201);
+      await waitSettled(low, lbId);
+      expect((await low.call("GET", `/v2/lbaas/listeners/${r.body.listener.id}`)).body.listener.provisioning_status).toBe("ERROR");
+      const [flow] = (await low.call("GET", `/v2/lbaas/loadbalancers/${lbId}/flows`)).body.flows;
+      expect(flow).toMatchObject({ flow: "listener-create", outcome: "FAILED", failed_step: "UpdateAmphoraeConfig" });
+      expect(flow.error.cause).toContain(`cannot bind socket (Permission denied) for [${created.body.loadbalancer.vip_address}:80]`);
+    } finally {
+      await low.stop();
+      rmSync(own, { recursive: true, force: true });
+    }
   });
 });
 

@@ -20,12 +20,13 @@ export interface Stack {
 
 /**
  * `detached`: the stack runs in a session and process group of its own (setsid: node's spawn makes
- * the child its leader, so the group's id is its pid), which `killGroup` signals whole.
+ * the child its leader, so the group's id is its pid), which `killGroup` signals whole. `uid` (with
+ * its equal gid): the stack runs as that user, as a newcomer without root runs `npm start`.
  */
 export async function startStack(
   args: string[] = ["--in-memory"],
   env: Record<string, string> = {},
-  opts: { detached?: boolean } = {},
+  opts: { detached?: boolean; uid?: number } = {},
 ): Promise<Stack> {
   const started = Date.now();
   const proc = spawn(process.execPath, ["--import", "tsx", "packages/local/src/main.ts", "--port", "0", ...args], {
@@ -33,6 +34,7 @@ export async function startStack(
     env: { ...process.env, OTTAVA_LOG_LEVEL: "warn", OTTAVA_HEARTBEAT_PORT: "0", ...env },
     stdio: ["ignore", "pipe", "pipe"],
     detached: opts.detached ?? false,
+    ...(opts.uid === undefined ? {} : { uid: opts.uid, gid: opts.uid }),
   });
   let out = "";
   proc.stdout!.on("data", (d) => (out += d));

@@ -1,12 +1,18 @@
 // Test scaffolding: an in-memory stand-in of the amphora agent's API 1.0 (octavia/amphorae/backends/agent/api_server/server.py routes) over mutual TLS, recording what the REST driver asks; the real agent is driven by test/agent.e2e.test.ts.
+// Like the agent, it takes a haproxy.cfg only if the real `haproxy -c` does, so every configuration a
+// driver test uploads is checked.
+import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
 import { createServer, type Server } from "node:https";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import type { TLSSocket } from "node:tls";
 import { createLocalCa, LocalCertGenerator } from "@ottava/controller";
 import type { CaMaterial } from "@ottava/core";
-import { AmphoraApiClient, CLIENT_CERT_CN, HaproxyAmphoraLoadBalancerDriver, noopDrivers } from "../../src";
+import { AmphoraApiClient, CLIENT_CERT_CN, HaproxyAmphoraLoadBalancerDriver, haproxyPeerName, noopDrivers } from "../../src";
 
 export interface TestPki {
   ca: CaMaterial;
@@ -89,6 +95,8 @@ export async function startFakeAgent(opts: {
       return reply(res, 200, { hostname: "amphora", haproxy_version: opts.haproxyVersion ?? "2.6.12-1+deb12u4", api_version: "1.0" });
     if (method === "PUT" && (m = /^\/1\.0\/loadbalancer\/([^/]+)\/([^/]+)\/haproxy$/.exec(path))) {
       if (m[1] !== opts.amphoraId) return reply(res, 400, { message: "wrong amphora" });
+      const refused = haproxyCheck(body, agent.certs, opts.amphoraId);
+      if (refused !== undefined) return reply(res, 400, { message: "Invalid request", details: refused });
       agent.haproxy.set(m[2]!, body);
       return reply(res, 202, { message: "OK" });
     }
@@ -197,4 +205,36 @@ export async function agentDriver(
     retries: { maxRetries: 2, retryInterval: 0.05 },
   });
   return { client, driver: new HaproxyAmphoraLoadBalancerDriver({ client, certManager: noopDrivers().certificates, ...over }) };
+}
+
+/**
+ * What the agent's upload_haproxy_config does before it takes a configuration: `haproxy -c -L <peer>
+ * -f <cfg> -f <user-group cfg>` with Debian's HAProxy, the certificates this stand-in holds written
+ * where the configuration and its crt-lists name them (/var/lib/octavia/certs/<lb>/<file>, here under
+ * a temporary directory). Answers HAProxy's output when it refuses the configuration, undefined when it takes it.
+ * A configuration without any frontend (every listener admin-down) "will not start" and is taken, as
+ * the renderer's own test takes it.
+ */
+function haproxyCheck(config: string, certs: Map<string, string>, amphoraId: string): string | undefined {
+  const dir = mkdtempSync(join(tmpdir(), "ottava-fake-agent-"));
+  try {
+    const here = (text: string) => text.replaceAll("/var/lib/octavia/certs/", `${dir}/certs/`); // a crt-list names its files too
+    for (const [key, pem] of certs) {
+      mkdirSync(dirname(join(dir, "certs", key)), { recursive: true });
+      writeFileSync(join(dir, "certs", key), here(pem));
+    }
+    writeFileSync(join(dir, "haproxy.cfg"), here(config));
+    writeFileSync(join(dir, "user-group.cfg"), "global\n    group nogroup\n");
+    const args = ["-c", "-L", haproxyPeerName(amphoraId), "-f", join(dir, "haproxy.cfg"), "-f", join(dir, "user-group.cfg")];
+    try {
+      execFileSync("/usr/sbin/haproxy", args, { stdio: "pipe" });
+      return undefined;
+    } catch (e) {
+      const err = e as { status?: number; stdout?: Buffer; stderr?: Buffer };
+      const output = `${err.stdout ?? ""}${err.stderr ?? ""}`;
+      return err.status === 2 && output.includes("Configuration file has no error but will not start (no listener)") ? undefined : output;
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
