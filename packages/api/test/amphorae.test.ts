@@ -19,7 +19,10 @@ beforeAll(async () => {
 
 describe("amphora failover", () => {
   it("answers 202, locks the LB and replaces the amphora", async () => {
-    const { id, amp } = await lbWithAmphora();
+    // Booting the replacement takes half a second, so the flow is still running when the test reads the lock.
+    const slow = await inProcessApp({ OTTAVA_NOOP_LATENCY: "compute.build:500" });
+    const t = slow;
+    const { id, amp } = await lbWithAmphora(slow);
     const res = await t.call("PUT", `/v2/octavia/amphorae/${amp.id}/failover`);
     expect(res.status).toBe(202);
     expect(res.body).toBeUndefined();
