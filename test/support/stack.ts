@@ -20,21 +20,25 @@ export interface Stack {
 
 /**
  * `detached`: the stack runs in a session and process group of its own (setsid: node's spawn makes
- * the child its leader, so the group's id is its pid), which `killGroup` signals whole. `uid` (with
- * its equal gid): the stack runs as that user, as a newcomer without root runs `npm start`.
+ * the child its leader, so the group's id is its pid), which `killGroup` signals whole. `noLowPorts`:
+ * the stack may not bind ports below 1024, as a newcomer without root runs `npm start`; as root it keeps
+ * its uid (and so reads the checkout and the toolchain wherever they are) but loses CAP_NET_BIND_SERVICE
+ * through util-linux's setpriv, for itself and every HAProxy it runs.
  */
 export async function startStack(
   args: string[] = ["--in-memory"],
   env: Record<string, string> = {},
-  opts: { detached?: boolean; uid?: number } = {},
+  opts: { detached?: boolean; noLowPorts?: boolean } = {},
 ): Promise<Stack> {
   const started = Date.now();
-  const proc = spawn(process.execPath, ["--import", "tsx", "packages/local/src/main.ts", "--port", "0", ...args], {
+  const node = [process.execPath, "--import", "tsx", "packages/local/src/main.ts", "--port", "0", ...args];
+  const dropBind = opts.noLowPorts && process.getuid?.() === 0;
+  const argv = dropBind ? ["setpriv", "--inh-caps=-net_bind_service", "--bounding-set=-net_bind_service", "--", ...node] : node;
+  const proc = spawn(argv[0]!, argv.slice(1), {
     cwd: ROOT,
     env: { ...process.env, OTTAVA_LOG_LEVEL: "warn", OTTAVA_HEARTBEAT_PORT: "0", ...env },
     stdio: ["ignore", "pipe", "pipe"],
     detached: opts.detached ?? false,
-    ...(opts.uid === undefined ? {} : { uid: opts.uid, gid: opts.uid }),
   });
   let out = "";
   proc.stdout!.on("data", (d) => (out += d));
