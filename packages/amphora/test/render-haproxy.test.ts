@@ -6,7 +6,7 @@
 // (not in Octavia 11) is checked against Octavia master's template text. Every configuration is
 // checked as the amphora agent checks it (`haproxy -c -L <peer> -f <cfg> -f <user-group cfg>`),
 // with real certificates, CA and CRL (made with openssl once per run) where it names them.
-import { execFile, execFileSync } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
 import { dirname, isAbsolute, join } from "node:path";
@@ -22,6 +22,7 @@ import {
   type HaproxyConfigInput,
   type HaproxySettings,
 } from "../src/render/haproxy";
+import { haproxyCheck, type HaproxyCheck } from "./support/haproxy-check";
 
 interface Correction {
   octavia: string;
@@ -120,33 +121,17 @@ function writeReferencedFiles(config: string) {
   }
 }
 
-interface CheckResult {
-  code: number;
-  output: string;
-}
-
 /** `haproxy -c` as the amphora agent runs it (upload_haproxy_config), in `dir`. */
-function haproxyCheck(config: string, peer: string): Promise<CheckResult> {
+function checkConfig(config: string, peer: string): Promise<HaproxyCheck> {
   writeReferencedFiles(config);
   const file = join(dir, "configs", `${checked++}.cfg`);
   writeFileSync(file, config);
-  return new Promise((resolve) => {
-    execFile(
-      "/usr/sbin/haproxy",
-      ["-c", "-L", peer, "-f", file, "-f", join(dir, "user-group.cfg")],
-      { cwd: dir },
-      (err, stdout, stderr) => {
-        const code = err ? (typeof err.code === "number" ? err.code : -1) : 0;
-        resolve({ code, output: `${stdout}${stderr}` });
-      },
-    );
-  });
+  return haproxyCheck(file, peer, dir);
 }
 
-/** Valid: no error. A configuration without any frontend (an LB or all its listeners down) "will not start", exit 2. */
-function expectValid(r: CheckResult, what: string) {
-  const valid = r.code === 0 || (r.code === 2 && r.output.includes("Configuration file has no error but will not start (no listener)"));
-  expect(valid, `${what}: haproxy -c exited ${r.code}:\n${r.output}`).toBe(true);
+/** Taken as the agent takes it: no error, or a configuration without any frontend that "will not start". */
+function expectValid(r: HaproxyCheck, what: string) {
+  expect(r.valid, `${what}: haproxy -c exited ${r.code}:\n${r.output}`).toBe(true);
 }
 
 /** Runs `jobs` with at most `limit` at once. */
@@ -164,15 +149,13 @@ async function pool<T>(jobs: (() => Promise<T>)[], limit: number): Promise<T[]> 
 }
 
 const rendered = new Map<string, string | Error>();
-const checks = new Map<string, CheckResult>();
+const checks = new Map<string, HaproxyCheck>();
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "ottava-haproxy-"));
   mkdirSync(join(dir, "pki"));
   mkdirSync(join(dir, "configs"));
   makePki(join(dir, "pki"));
-  // What the amphora agent writes to haproxy-default-user-group.conf.
-  writeFileSync(join(dir, "user-group.cfg"), "global\n    group nogroup\n");
   for (const c of CASES) {
     try {
       rendered.set(c.name, renderHaproxyConfig(input(c)));
@@ -182,7 +165,7 @@ beforeAll(async () => {
   }
   const names = CASES.filter((c) => typeof rendered.get(c.name) === "string");
   const results = await pool(
-    names.map((c) => () => haproxyCheck(rendered.get(c.name) as string, haproxyPeerName(c.amphora.id))),
+    names.map((c) => () => checkConfig(rendered.get(c.name) as string, haproxyPeerName(c.amphora.id))),
     Math.max(4, availableParallelism() * 2),
   );
   names.forEach((c, i) => checks.set(c.name, results[i]!));
@@ -295,7 +278,7 @@ describe("HSTS (API v2.27), as Octavia master renders it", () => {
       expect(normalize(config)).toBe(normalize(want.join("\n")));
       if (maxAge != null) expect(config).toContain(`Strict-Transport-Security "max-age=${maxAge};`);
       else expect(config).not.toContain("Strict-Transport-Security");
-      expectValid(await haproxyCheck(config, haproxyPeerName(c.amphora.id)), "HSTS");
+      expectValid(await checkConfig(config, haproxyPeerName(c.amphora.id)), "HSTS");
     },
   );
 
@@ -316,7 +299,7 @@ describe("HSTS (API v2.27), as Octavia master renders it", () => {
     expect(masterDirectives(c.tree.items[0]!.record as Listener)).toBe("max-age=600; includeSubDomains; preload;");
     expect(config).not.toContain("Strict-Transport-Security");
     expect(config).toContain(`frontend ${http.id}`);
-    expectValid(await haproxyCheck(config, haproxyPeerName(c.amphora.id)), "HSTS on PROMETHEUS and HTTP");
+    expectValid(await checkConfig(config, haproxyPeerName(c.amphora.id)), "HSTS on PROMETHEUS and HTTP");
   });
 });
 
@@ -336,7 +319,7 @@ describe("renderHaproxyConfig's input", () => {
     );
     expect(config).toContain(`stats socket /run/amphora/${c.tree.lb.id}.sock mode 0666 level user`);
     expect(config).toContain("log-format ");
-    expectValid(await haproxyCheck(config, haproxyPeerName(c.amphora.id)), "partial settings");
+    expectValid(await checkConfig(config, haproxyPeerName(c.amphora.id)), "partial settings");
   });
 
   it("lists the listeners HAProxy serves and refuses a tree without any (Octavia's driver deletes the configuration then)", () => {

@@ -1,7 +1,6 @@
 // Test scaffolding: an in-memory stand-in of the amphora agent's API 1.0 (octavia/amphorae/backends/agent/api_server/server.py routes) over mutual TLS, recording what the REST driver asks; the real agent is driven by test/agent.e2e.test.ts.
 // Like the agent, it takes a haproxy.cfg only if the real `haproxy -c` does, so every configuration a
 // driver test uploads is checked.
-import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -13,6 +12,7 @@ import type { TLSSocket } from "node:tls";
 import { createLocalCa, LocalCertGenerator } from "@ottava/controller";
 import type { CaMaterial } from "@ottava/core";
 import { AmphoraApiClient, CLIENT_CERT_CN, HaproxyAmphoraLoadBalancerDriver, haproxyPeerName, noopDrivers } from "../../src";
+import { haproxyCheck } from "./haproxy-check";
 
 export interface TestPki {
   ca: CaMaterial;
@@ -95,10 +95,12 @@ export async function startFakeAgent(opts: {
       return reply(res, 200, { hostname: "amphora", haproxy_version: opts.haproxyVersion ?? "2.6.12-1+deb12u4", api_version: "1.0" });
     if (method === "PUT" && (m = /^\/1\.0\/loadbalancer\/([^/]+)\/([^/]+)\/haproxy$/.exec(path))) {
       if (m[1] !== opts.amphoraId) return reply(res, 400, { message: "wrong amphora" });
-      const refused = haproxyCheck(body, agent.certs, opts.amphoraId);
-      if (refused !== undefined) return reply(res, 400, { message: "Invalid request", details: refused });
-      agent.haproxy.set(m[2]!, body);
-      return reply(res, 202, { message: "OK" });
+      const lb = m[2]!;
+      return void checkConfig(body, agent.certs, opts.amphoraId).then((refused) => {
+        if (refused !== undefined) return reply(res, 400, { message: "Invalid request", details: refused });
+        agent.haproxy.set(lb, body);
+        reply(res, 202, { message: "OK" });
+      });
     }
     if ((m = /^\/1\.0\/loadbalancer\/([^/]+)\/certificates\/([^/]+)$/.exec(path))) {
       const key = `${m[1]}/${m[2]}`;
@@ -213,9 +215,9 @@ export async function agentDriver(
  * where the configuration and its crt-lists name them (/var/lib/octavia/certs/<lb>/<file>, here under
  * a temporary directory). Answers HAProxy's output when it refuses the configuration, undefined when it takes it.
  * A configuration without any frontend (every listener admin-down) "will not start" and is taken, as
- * the renderer's own test takes it.
+ * the renderer's own test takes it (HaproxyCheck.valid).
  */
-function haproxyCheck(config: string, certs: Map<string, string>, amphoraId: string): string | undefined {
+async function checkConfig(config: string, certs: Map<string, string>, amphoraId: string): Promise<string | undefined> {
   const dir = mkdtempSync(join(tmpdir(), "ottava-fake-agent-"));
   try {
     const here = (text: string) => text.replaceAll("/var/lib/octavia/certs/", `${dir}/certs/`); // a crt-list names its files too
@@ -224,16 +226,8 @@ function haproxyCheck(config: string, certs: Map<string, string>, amphoraId: str
       writeFileSync(join(dir, "certs", key), here(pem));
     }
     writeFileSync(join(dir, "haproxy.cfg"), here(config));
-    writeFileSync(join(dir, "user-group.cfg"), "global\n    group nogroup\n");
-    const args = ["-c", "-L", haproxyPeerName(amphoraId), "-f", join(dir, "haproxy.cfg"), "-f", join(dir, "user-group.cfg")];
-    try {
-      execFileSync("/usr/sbin/haproxy", args, { stdio: "pipe" });
-      return undefined;
-    } catch (e) {
-      const err = e as { status?: number; stdout?: Buffer; stderr?: Buffer };
-      const output = `${err.stdout ?? ""}${err.stderr ?? ""}`;
-      return err.status === 2 && output.includes("Configuration file has no error but will not start (no listener)") ? undefined : output;
-    }
+    const check = await haproxyCheck(join(dir, "haproxy.cfg"), haproxyPeerName(amphoraId));
+    return check.valid ? undefined : check.output;
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
