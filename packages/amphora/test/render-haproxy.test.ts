@@ -6,7 +6,6 @@
 // (not in Octavia 11) is checked against Octavia master's template text. Every configuration is
 // checked as the amphora agent checks it (`haproxy -c -L <peer> -f <cfg> -f <user-group cfg>`),
 // with real certificates, CA and CRL (made with openssl once per run) where it names them.
-import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
 import { dirname, isAbsolute, join } from "node:path";
@@ -23,6 +22,7 @@ import {
   type HaproxySettings,
 } from "../src/render/haproxy";
 import { haproxyCheck, type HaproxyCheck } from "./support/haproxy-check";
+import { makePki } from "./support/pki";
 
 interface Correction {
   octavia: string;
@@ -84,23 +84,6 @@ const clone = <T>(v: T): T => JSON.parse(JSON.stringify(v)) as T;
 let dir: string;
 let checked = 0;
 
-/** A CA, a server certificate it signs (with its key, as HAProxy takes it) and the CA's CRL. */
-function makePki(at: string) {
-  const openssl = (...args: string[]) => execFileSync("openssl", args, { cwd: at, stdio: "pipe" });
-  const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"];
-  openssl("req", "-x509", ...ec, "-keyout", "ca.key", "-out", "ca.pem", "-subj", "/CN=Ottava test CA", "-days", "2");
-  writeFileSync(join(at, "index.txt"), "");
-  writeFileSync(join(at, "crlnumber"), "01\n");
-  writeFileSync(
-    join(at, "ca.cnf"),
-    "[ca]\ndefault_ca = d\n[d]\ndatabase = index.txt\ncrlnumber = crlnumber\ndefault_md = sha256\ndefault_crl_days = 2\n",
-  );
-  openssl("ca", "-gencrl", "-config", "ca.cnf", "-keyfile", "ca.key", "-cert", "ca.pem", "-out", "ca.crl");
-  openssl("req", ...ec, "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=www.example.com");
-  openssl("x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial", "-out", "server.crt", "-days", "2");
-  writeFileSync(join(at, "server.pem"), readFileSync(join(at, "server.crt"), "utf8") + readFileSync(join(at, "server.key"), "utf8"));
-}
-
 /**
  * Writes the files the configuration names (relative paths resolve in `dir`, where HAProxy runs):
  * a crt-list naming the server certificate, the certificate for `crt`, the CA, the CRL.
@@ -112,10 +95,10 @@ function writeReferencedFiles(config: string) {
     const file = join(dir, path!);
     mkdirSync(dirname(file), { recursive: true });
     const content = {
-      "crt-list": `${join(pki, "server.pem")}\n`,
-      crt: readFileSync(join(pki, "server.pem"), "utf8"),
-      "ca-file": readFileSync(join(pki, "ca.pem"), "utf8"),
-      "crl-file": readFileSync(join(pki, "ca.crl"), "utf8"),
+      "crt-list": `${join(pki, "server-and-key.pem")}\n`,
+      crt: readFileSync(join(pki, "server-and-key.pem"), "utf8"),
+      "ca-file": readFileSync(join(pki, "ca/ca.pem"), "utf8"),
+      "crl-file": readFileSync(join(pki, "ca/ca.crl"), "utf8"),
     }[keyword!]!;
     writeFileSync(file, content);
   }
@@ -153,9 +136,15 @@ const checks = new Map<string, HaproxyCheck>();
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "ottava-haproxy-"));
-  mkdirSync(join(dir, "pki"));
+  const pki = join(dir, "pki");
+  mkdirSync(pki);
   mkdirSync(join(dir, "configs"));
-  makePki(join(dir, "pki"));
+  makePki(pki);
+  // The server certificate with its key, as HAProxy takes it.
+  writeFileSync(
+    join(pki, "server-and-key.pem"),
+    readFileSync(join(pki, "server.pem"), "utf8") + readFileSync(join(pki, "server.key"), "utf8"),
+  );
   for (const c of CASES) {
     try {
       rendered.set(c.name, renderHaproxyConfig(input(c)));

@@ -1,11 +1,12 @@
 // Listeners (octavia/api/v2/controllers/listener.py, types/listener.py) and their statistics.
-import { execFileSync, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LocalCertManager } from "@ottava/amphora";
+import { makePki } from "@ottava/amphora/testing";
 import { fault, inProcessApp, pick, PROJECT, record, seed, SUBNET, activeLb } from "@ottava/local/testing";
 
 type App = Awaited<ReturnType<typeof inProcessApp>>;
@@ -1002,67 +1003,9 @@ describe("TLS references through OTTAVA_CERT_MANAGER=local (_validate_tls_refs, 
   const post = (fields: Record<string, unknown>) => local.call("POST", LISTENERS, { listener: next(fields) });
 
   beforeAll(async () => {
-    // Two RSA CAs with their CRLs, and a server certificate (EC) the first one signs, made with openssl.
+    // A CA (RSA, ca/) and another (EC, other/) with their CRLs, and a server certificate (EC) the first one signs, made with openssl.
     dir = mkdtempSync(join(tmpdir(), "ottava-listener-certs-"));
-    const openssl = (cwd: string, ...args: string[]) => execFileSync("openssl", args, { cwd, stdio: "pipe" });
-    for (const ca of ["ca", "other"]) {
-      const d = join(dir, ca);
-      mkdirSync(d);
-      openssl(
-        d,
-        "req",
-        "-x509",
-        "-newkey",
-        "rsa:2048",
-        "-nodes",
-        "-keyout",
-        "ca.key",
-        "-out",
-        "ca.pem",
-        "-subj",
-        `/CN=${ca}`,
-        "-days",
-        "2",
-      );
-      writeFileSync(join(d, "index.txt"), "");
-      writeFileSync(join(d, "crlnumber"), "01\n");
-      writeFileSync(
-        join(d, "ca.cnf"),
-        "[ca]\ndefault_ca = d\n[d]\ndatabase = index.txt\ncrlnumber = crlnumber\ndefault_md = sha256\ndefault_crl_days = 2\n",
-      );
-      openssl(d, "ca", "-gencrl", "-config", "ca.cnf", "-keyfile", "ca.key", "-cert", "ca.pem", "-out", "ca.crl");
-    }
-    openssl(
-      dir,
-      "req",
-      "-newkey",
-      "ec",
-      "-pkeyopt",
-      "ec_paramgen_curve:P-256",
-      "-nodes",
-      "-keyout",
-      "server.key",
-      "-out",
-      "server.csr",
-      "-subj",
-      "/CN=www.example.com",
-    );
-    openssl(
-      dir,
-      "x509",
-      "-req",
-      "-in",
-      "server.csr",
-      "-CA",
-      "ca/ca.pem",
-      "-CAkey",
-      "ca/ca.key",
-      "-CAcreateserial",
-      "-out",
-      "server.pem",
-      "-days",
-      "2",
-    );
+    makePki(dir);
     const storagePath = join(dir, "certificates");
     local = await inProcessApp({ OTTAVA_CERT_MANAGER: "local", OTTAVA_CERT_STORAGE_PATH: storagePath });
     certs = new LocalCertManager({ storagePath });
