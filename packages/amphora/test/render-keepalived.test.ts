@@ -9,7 +9,7 @@ import {
   type KeepalivedConfigInput,
   type KeepalivedSettings,
 } from "@ottava/amphora";
-import { ipNetworkWithPrefixlen, ipVersion } from "../src/render/keepalived";
+import { ipNetwork, ipVersion } from "@ottava/core";
 
 interface Case {
   name: string;
@@ -93,16 +93,16 @@ describe("renderKeepalivedConfig", () => {
     for (const bad of ["01.2.3.4", "1.2.3", " 1.2.3.4", "1::2::3", "1:2:3:4:5:6:7:8:9", "fe80::1%", "10.0.0.1/32", "12345::"]) {
       expect(() => ipVersion(bad), bad).toThrow();
     }
-    expect(ipNetworkWithPrefixlen("2001:DB8:0:0::/64")).toBe("2001:db8::/64");
-    expect(ipNetworkWithPrefixlen("0:0:1:0:0:1:0:0/128")).toBe("::1:0:0:1:0:0/128");
-    expect(ipNetworkWithPrefixlen("1:0:0:1:0:0:0:0/64")).toBe("1:0:0:1::/64");
-    expect(ipNetworkWithPrefixlen("::ffff:1.2.3.0/120")).toBe("::ffff:102:300/120");
-    expect(ipNetworkWithPrefixlen("fe80::%eth0/64")).toBe("fe80::%eth0/64");
-    expect(ipNetworkWithPrefixlen("10.0.0.0/255.255.255.0")).toBe("10.0.0.0/24");
-    expect(ipNetworkWithPrefixlen("10.0.0.0/0.0.0.255")).toBe("10.0.0.0/24");
-    expect(ipNetworkWithPrefixlen("0.0.0.0/0.0.0.0")).toBe("0.0.0.0/0");
-    expect(ipNetworkWithPrefixlen("10.0.0.0/024")).toBe("10.0.0.0/24");
-    expect(ipNetworkWithPrefixlen("10.0.0.7")).toBe("10.0.0.7/32");
+    expect(ipNetwork("2001:DB8:0:0::/64")).toBe("2001:db8::/64");
+    expect(ipNetwork("0:0:1:0:0:1:0:0/128")).toBe("::1:0:0:1:0:0/128");
+    expect(ipNetwork("1:0:0:1:0:0:0:0/64")).toBe("1:0:0:1::/64");
+    expect(ipNetwork("::ffff:1.2.3.0/120")).toBe("::ffff:102:300/120");
+    expect(ipNetwork("fe80::%eth0/64")).toBe("fe80::%eth0/64");
+    expect(ipNetwork("10.0.0.0/255.255.255.0")).toBe("10.0.0.0/24");
+    expect(ipNetwork("10.0.0.0/0.0.0.255")).toBe("10.0.0.0/24");
+    expect(ipNetwork("0.0.0.0/0.0.0.0")).toBe("0.0.0.0/0");
+    expect(ipNetwork("10.0.0.0/024")).toBe("10.0.0.0/24");
+    expect(ipNetwork("10.0.0.7")).toBe("10.0.0.7/32");
     for (const bad of [
       "10.0.0.1/24",
       "10.0.0.0/33",
@@ -112,7 +112,7 @@ describe("renderKeepalivedConfig", () => {
       "2001:db8::/129",
       "2001:db8::1/64",
     ]) {
-      expect(() => ipNetworkWithPrefixlen(bad), bad).toThrow();
+      expect(() => ipNetwork(bad), bad).toThrow();
     }
   });
 });

@@ -114,7 +114,7 @@ export function renderKeepalivedConfig(input: KeepalivedConfigInput, settings: P
     const ipv6 = ipVersion(v.ip_address) === 6;
     return {
       ip: v.ip_address,
-      cidr: ipNetworkWithPrefixlen(v.subnet.cidr),
+      cidr: ipNetwork(v.subnet.cidr), // Python's ip_network(...).with_prefixlen: strict, host bits set throw
       ipv6,
       gateway: v.subnet.gateway_ip,
       hostRoutes: v.subnet.host_routes,
@@ -180,7 +180,3 @@ export function renderKeepalivedConfig(input: KeepalivedConfigInput, settings: P
   ];
   return lines.join("\n") + "\n";
 }
-
-/** Python's ipaddress, as the templates read addresses (strict: a network with host bits set throws). */
-export { ipVersion } from "@ottava/core";
-export const ipNetworkWithPrefixlen = (cidr: string): string => ipNetwork(cidr, true);
