@@ -20,7 +20,7 @@ import { lookup } from "node:dns/promises";
 import { createSocket, type Socket } from "node:dgram";
 import { isIP } from "node:net";
 import { readFile, writeFile } from "node:fs/promises";
-import { HEARTBEAT_INTERVAL, wrapEnvelope, type Logger } from "@ottava/core";
+import { HEARTBEAT_INTERVAL, intFromText, wrapEnvelope, type Logger } from "@ottava/core";
 import { poolStatusOf, showStat, type PoolStatus, type StatRow } from "./haproxy-query";
 
 /** build_stats_message's MSG_VER: 3, counters as deltas. */
@@ -46,11 +46,11 @@ export interface HeartbeatTarget {
 
 // ---- the counters (calculate_stats_deltas) ----------------------------------------------------------
 
-/** Python's int() of a decimal string (surrounding whitespace and digit underscores allowed). */
+/** Python's int() of a decimal string (intFromText), throwing its error where Python raises. */
 function pyInt(value: string | undefined, what: string): number {
-  if (value === undefined || !/^\s*[+-]?\d+(_\d+)*\s*$/.test(value))
-    throw new Error(`invalid literal for int() with base 10: '${value ?? "None"}' (${what})`);
-  return Number(value.trim().replace(/_/g, ""));
+  const n = value === undefined ? undefined : intFromText(value);
+  if (n === undefined) throw new Error(`invalid literal for int() with base 10: '${value ?? "None"}' (${what})`);
+  return n;
 }
 
 /**
