@@ -5,8 +5,7 @@
 // driver: a retry, a duplicate delivery, a runner continuing after a restart): the ids they make up
 // are derived from what they are asked for (the amphora, the load balancer), so asking twice answers
 // the same instance and ports, never a second one.
-import { createHash } from "node:crypto";
-import { NOOP_LB_NETWORK_IP, NOOP_VIP_ADDRESS } from "@ottava/core";
+import { NOOP_LB_NETWORK_IP, NOOP_VIP_ADDRESS, uuidOf } from "@ottava/core";
 import {
   CertificateError,
   DriverError,
@@ -31,12 +30,6 @@ function keepServerPem(amphoraId: string, pem: string) {
 
 /** The server PEM the no-op drivers last received for an amphora (build or uploadCert), if any. */
 export const noopServerPem = (amphoraId: string): string | undefined => serverPems.get(amphoraId);
-
-/** A UUID derived from text (a SHA-256 of it, shaped as a version-5 UUID): the same text answers the same id. */
-export function uuidOf(text: string): string {
-  const h = createHash("sha256").update(text).digest("hex");
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-${((parseInt(h[16]!, 16) & 3) | 8).toString(16)}${h.slice(17, 20)}-${h.slice(20, 32)}`;
-}
 
 const compute: ComputeDriver = {
   // One instance per amphora: building it again answers the same one.

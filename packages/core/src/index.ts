@@ -2,6 +2,7 @@ export * from "./constants";
 export * from "./faults";
 export * from "./unavailable";
 export * from "./validation";
+export * from "./uuid-of";
 export * from "./compat/repr";
 export * from "./compat/wsme";
 export * from "./compat/ipaddress";

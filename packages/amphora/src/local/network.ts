@@ -5,8 +5,16 @@
 // security groups nor ports here: every security group id exists (as the no-op driver answers), port
 // ids are made up, and the "network" and "subnet" of the range have fixed ids derived from it.
 import { isIPv4 } from "node:net";
-import { Fault, type Amphora, type AmphoraPorts, type LoadBalancer, type NetworkDriver, type Vip, type VipRequest } from "@ottava/core";
-import { uuidOf } from "../noop";
+import {
+  Fault,
+  uuidOf,
+  type Amphora,
+  type AmphoraPorts,
+  type LoadBalancer,
+  type NetworkDriver,
+  type Vip,
+  type VipRequest,
+} from "@ottava/core";
 
 /** Where allocations are recorded (packages/db's DynamoVipStore). */
 export interface VipAllocations {

@@ -1,6 +1,5 @@
 // What every task handler is given: the stores, the drivers, the settings, a logger, and what issues
 // and records amphora certificates.
-import { createHash } from "node:crypto";
 import {
   CertificateError,
   LockLost,
@@ -15,6 +14,7 @@ import {
   type LoadBalancer,
   type LoadBalancerStore,
   type Logger,
+  uuidOf,
 } from "@ottava/core";
 import type { Drivers } from "@ottava/core";
 
@@ -63,10 +63,8 @@ export interface PlannedAmphora {
   vrrp_priority: number | null;
 }
 
-export function deterministicId(...parts: string[]): string {
-  const h = createHash("sha256").update(parts.join("/")).digest("hex");
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-${((parseInt(h[16]!, 16) & 3) | 8).toString(16)}${h.slice(17, 20)}-${h.slice(20, 32)}`;
-}
+/** uuidOf the parts joined with "/". */
+export const deterministicId = (...parts: string[]): string => uuidOf(parts.join("/"));
 
 /**
  * The LB's tree as its amphorae must now serve it: objects being deleted (PENDING_DELETE) are left
