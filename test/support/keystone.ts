@@ -51,7 +51,7 @@ import {
 } from "node:fs";
 import { tmpdir, userInfo } from "node:os";
 import { basename, join } from "node:path";
-import { freePort } from "@ottava/amphora";
+import { freePort } from "@ottava/amphora/free-port";
 
 const PYTHON = "/usr/bin/python3";
 const KEYSTONE_MANAGE = "/usr/bin/keystone-manage";

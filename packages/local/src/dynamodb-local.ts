@@ -10,7 +10,7 @@ import { connect } from "node:net";
 import { dirname, join, resolve } from "node:path";
 import type { Readable } from "node:stream";
 import { fileURLToPath } from "node:url";
-import { freePort } from "@ottava/amphora";
+import { freePort } from "@ottava/amphora/free-port";
 
 export interface DynamoDbLocalOptions {
   /** `-inMemory`, else `-dbPath dataDir`. */

@@ -195,7 +195,7 @@ try:
 except Exception as e:
     print(json.dumps({"status": 0, "body": "", "error": f"{type(e).__name__}: {e}"}))
 `;
-import { freePort } from "@ottava/amphora";
+import { freePort } from "@ottava/amphora/free-port";
 
 const HOLD = "import sys\nwhile sys.stdin.buffer.read1(4096): pass\n";
 
