@@ -46,13 +46,12 @@ import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import type { ExecutionDescription } from "@ottava/core";
 import type { DynamoMeter, MeterCounts, MeterRow } from "@ottava/db";
 import type { Runtime, TaskDecorator } from "@ottava/local";
-import { flag, listenersWithPools, pct, sleep } from "./common";
+import { flag, listenersWithPools, pct, sleep, SUBNET } from "./common";
 
 // Before the app's modules load: no metric lines on stdout.
 process.env.POWERTOOLS_METRICS_DISABLED ??= "true";
 
 const QUICK = flag("quick");
-const SUBNET = "5e6b7c5a-0b7e-4a0e-9d36-1f5b2f3a6a11";
 const PROJECT = "bench-project";
 const TABLE = "ottava";
 const POOLS = 20;

@@ -1,4 +1,8 @@
 // What the benchmarks share: their command-line options (after `npm run bench:<name> --`), a pause, and percentiles.
+// They run under plain node (tsx): nothing here loads vitest (@ottava/*/testing does).
+
+/** The VIP subnet of the benchmarks' load balancers (the tests' SUBNET, @ottava/core/testing; the noop network driver takes any). */
+export const SUBNET = "5e6b7c5a-0b7e-4a0e-9d36-1f5b2f3a6a11";
 
 /** The value of `--name value` or `--name=value`; undefined when not given. */
 export function arg(name: string): string | undefined {

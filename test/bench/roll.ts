@@ -15,9 +15,8 @@
 //   npm run bench:roll                 # 50 nodes (1000 members)
 //   npm run bench:roll -- --nodes 5    # a quick look
 //   npm run bench:roll -- --ways c     # only some of the ways (a, b, c)
-import { SUBNET } from "@ottava/db/testing";
 import { startStack, type Stack } from "../support/stack";
-import { arg, listenersWithPools, sleep } from "./common";
+import { arg, listenersWithPools, sleep, SUBNET } from "./common";
 
 const POOLS = 20;
 const PORT = 80;

@@ -20,9 +20,8 @@ import { randomUUID } from "node:crypto";
 import { createSocket } from "node:dgram";
 import { readFileSync } from "node:fs";
 import { wrapEnvelope } from "@ottava/core";
-import { SUBNET } from "@ottava/db/testing";
 import { startStack, type Stack } from "../support/stack";
-import { arg, pct, sleep } from "./common";
+import { arg, pct, sleep, SUBNET } from "./common";
 
 const CLIENTS = 20;
 const AMPHORAE = 200;
