@@ -156,9 +156,6 @@ export const VALID_LISTENER_POOL_PROTOCOL_MAP: Readonly<Record<string, readonly 
   SCTP: ["SCTP"],
   PROMETHEUS: [],
 };
-/** What a pool's tls_versions and alpn_protocols may name: TLS_ALL_VERSIONS and SUPPORTED_ALPN_PROTOCOLS, as a listener's. */
-export const POOL_TLS_VERSIONS = TLS_ALL_VERSIONS;
-export const POOL_ALPN_PROTOCOLS = SUPPORTED_ALPN_PROTOCOLS;
 /** [api_settings] default_pool_ciphers (CIPHERS_OWASP_SUITE_B), default_pool_tls_versions, default_pool_alpn_protocols. */
 export const DEFAULT_POOL_CIPHERS = CIPHERS_OWASP_SUITE_B;
 export const DEFAULT_POOL_TLS_VERSIONS = TLS_VERSIONS_OWASP_SUITE_B;

@@ -2,7 +2,7 @@
 import * as z from "zod";
 import { MAX_BODY_DEPTH, MAX_INT32, MIN_INT32 } from "./constants";
 import { Fault, invalidInput } from "./faults";
-import { ENUM_FALSE, ENUM_TRUE, pythonInt } from "./compat/wsme";
+import { ENUM_FALSE, ENUM_TRUE, issue, pythonInt } from "./compat/wsme";
 
 const UUID_RE = /^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$/i;
 
@@ -34,8 +34,7 @@ export const bool = () =>
     if (typeof v === "number" && Number.isInteger(v)) return v !== 0;
     if (typeof v === "string" && ENUM_TRUE.includes(v.toLowerCase())) return true;
     if (typeof v === "string" && ENUM_FALSE.includes(v.toLowerCase())) return false;
-    ctx.addIssue({ code: "custom", message: `Value not an unambiguous boolean: ${String(v)}` });
-    return z.NEVER;
+    return issue(ctx, `Value not an unambiguous boolean: ${String(v)}`);
   });
 
 /** Octavia's IPAddressType: IPv4 or IPv6. */
@@ -46,12 +45,6 @@ export const ipAddress = () =>
 
 /** wsme ArrayType(StringType(max_length)), as used for tags. */
 export const tags = () => z.array(str(255), { error: "Value should be a list" }).transform((t) => [...new Set(t)]);
-
-/** wsme Enum. */
-export const oneOf = <T extends string>(values: readonly [T, ...T[]]) =>
-  z.string().refine((v): v is T => (values as readonly string[]).includes(v), {
-    error: `Value should be one of: ${values.join(", ")}`,
-  });
 
 export { body } from "./compat/wsme";
 
@@ -127,6 +120,5 @@ export const integer = (min = MIN_INT32, max = MAX_INT32) =>
             ? `Value should be lower or equal to ${max}`
             : undefined;
     if (problem === undefined) return n as number;
-    ctx.addIssue({ code: "custom", message: problem });
-    return z.NEVER;
+    return issue(ctx, problem);
   });

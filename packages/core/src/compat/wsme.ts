@@ -12,8 +12,8 @@ export const ENUM_FALSE: readonly string[] = ["false", "f", "no", "n", "off", "0
 /** A wsme-typed JSON object: unknown attributes are refused as wsme refuses them. */
 export const body = <S extends z.ZodRawShape>(shape: S) => z.strictObject(shape);
 
-/** A zod issue with wsme's message. */
-const issue = (ctx: z.RefinementCtx, message: string) => {
+/** A zod issue with wsme's message: what a transform answers for a value it refuses. */
+export const issue = (ctx: z.RefinementCtx, message: string) => {
   ctx.addIssue({ code: "custom", message });
   return z.NEVER;
 };

@@ -24,7 +24,7 @@ import type { TreeRecord } from "../ports";
 import { body, bool, integer, str, tags, uuid } from "../validation";
 import type { ChildRef, ChildResource, Tree } from "./child";
 import { apiTime, octaviaFilters, type ResourceDescriptor } from "./descriptor";
-import { wsmeEnum } from "../compat/wsme";
+import { issue, wsmeEnum } from "../compat/wsme";
 import { poolListenerIds } from "./relations";
 
 const HTTP_TYPES = ["HTTP", "HTTPS"];
@@ -56,8 +56,7 @@ const httpVersion = () =>
   z.unknown().transform((v, ctx) => {
     const n = typeof v === "number" ? v : typeof v === "string" && v.trim() !== "" ? Number(v) : NaN;
     if (HEALTH_MONITOR_HTTP_VERSIONS.includes(n)) return n;
-    ctx.addIssue({ code: "custom", message: "Value should be one of: 1.0, 1.1" });
-    return z.NEVER;
+    return issue(ctx, "Value should be one of: 1.0, 1.1");
   });
 
 export const HealthMonitorPost = body({

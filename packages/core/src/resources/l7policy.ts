@@ -24,7 +24,7 @@ import type { TreeRecord } from "../ports";
 import { bool, integer, str, tags, uuid } from "../validation";
 import { pythonType, pyTruthy } from "../compat/repr";
 import { isValidUrl } from "../compat/url";
-import { boolConversion, intConversion, listConversion, pythonInt, wsmeChoice, wsmeObject } from "../compat/wsme";
+import { boolConversion, intConversion, issue, listConversion, pythonInt, wsmeChoice, wsmeObject } from "../compat/wsme";
 import type { ChildRef, ChildResource, Tree } from "./child";
 import { apiTime, octaviaFilters, type ResourceDescriptor } from "./descriptor";
 import { policiesOf as listenerPolicies } from "./relations";
@@ -37,11 +37,7 @@ const httpCode = () =>
   z.unknown().transform((v, ctx) => {
     const n = pythonInt(v);
     if (typeof n === "number" && (L7POLICY_REDIRECT_HTTP_CODES as readonly number[]).includes(n)) return n;
-    ctx.addIssue({
-      code: "custom",
-      message: typeof n !== "number" ? n : `Value should be one of: ${L7POLICY_REDIRECT_HTTP_CODES.join(", ")}`,
-    });
-    return z.NEVER;
+    return issue(ctx, typeof n !== "number" ? n : `Value should be one of: ${L7POLICY_REDIRECT_HTTP_CODES.join(", ")}`);
   });
 
 /** Octavia's URLType: validate.url, requiring an http or https URL. */
@@ -50,8 +46,7 @@ const url = () =>
     if (typeof v === "string" && isValidUrl(v)) return v;
     const message =
       typeof v === "string" ? "Value must be a valid URL string" : `expected string or bytes-like object, got '${pythonType(v)}'`;
-    ctx.addIssue({ code: "custom", message });
-    return z.NEVER;
+    return issue(ctx, message);
   });
 
 const CONVERSIONS = {

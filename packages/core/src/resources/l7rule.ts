@@ -6,7 +6,7 @@ import { Fault, immutable, notFound } from "../faults";
 import type { TreeRecord } from "../ports";
 import { bool, str, tags } from "../validation";
 import { pythonRegexError } from "../compat/re";
-import { boolConversion, listConversion, objectConversion, wsmeChoice, wsmeObject } from "../compat/wsme";
+import { boolConversion, issue, listConversion, objectConversion, wsmeChoice, wsmeObject } from "../compat/wsme";
 import type { ChildResource, Tree } from "./child";
 import { apiTime, octaviaFilters, type ResourceDescriptor } from "./descriptor";
 
@@ -21,8 +21,7 @@ const ruleString = (pattern: boolean) =>
     if (v === null) return null;
     const problem = ruleStringProblem(v, pattern);
     if (problem === undefined) return v as string;
-    ctx.addIssue({ code: "custom", message: problem });
-    return z.NEVER;
+    return issue(ctx, problem);
   });
 
 function ruleStringProblem(v: unknown, pattern: boolean): string | undefined {

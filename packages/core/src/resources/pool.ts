@@ -10,14 +10,13 @@ import {
   DEFAULT_POOL_TLS_VERSIONS,
   DESCRIPTION_MAX,
   LB_ALGORITHMS,
-  LVS_PROTOCOLS,
   NAME_MAX,
   OFFLINE,
   PENDING_CREATE,
   PENDING_STATUSES,
   PENDING_UPDATE,
-  POOL_ALPN_PROTOCOLS,
   POOL_PROTOCOLS,
+  SUPPORTED_ALPN_PROTOCOLS,
   VALID_LISTENER_POOL_PROTOCOL_MAP,
 } from "../constants";
 import { Fault, notFound, validation } from "../faults";
@@ -42,7 +41,7 @@ const ref = () => str(255);
 const list = <T extends z.ZodTypeAny>(item: T) => z.array(item, { error: "Value should be a list" });
 /** ArrayType(AlpnProtocolType): wsme validates the list as a whole. */
 const alpnList = () =>
-  list(z.unknown()).refine((l) => l.every((p) => POOL_ALPN_PROTOCOLS.includes(p as string)), {
+  list(z.unknown()).refine((l) => l.every((p) => SUPPORTED_ALPN_PROTOCOLS.includes(p as string)), {
     error: "Value should be a valid ALPN protocol ID",
   }) as unknown as z.ZodType<string[], unknown>;
 
