@@ -45,6 +45,7 @@ async function metered(fn: () => Promise<unknown>) {
   return {
     byName: sum((op, target) => op === "Query" && target.startsWith("byName ")),
     lists: sum((op, target) => op === "Query" && /^by(Project|Shard) /.test(target)),
+    queries: sum((op) => op === "Query"),
     batchGets: sum((op) => op === "BatchGetItem"),
   };
 }
@@ -197,6 +198,18 @@ describe("a non-default order", () => {
       expect((await get(`${LBS}?sort=listeners:desc,name&limit=5`)).loadbalancers).toHaveLength(5),
     );
     expect(relation.batchGets.items).toBe(5);
+  });
+
+  it("answers nothing, reading nothing, for a project or a name longer than any key", async () => {
+    const long = "x".repeat(5000);
+    for (const query of [
+      `project_id=${long}&sort=name:asc`,
+      `name=${long}&sort=name:asc`,
+      `name=${long}&project_id=${PROJECT}&sort=name:desc`,
+    ]) {
+      const use = await metered(async () => expect((await get(`${LBS}?${query}`)).loadbalancers).toEqual([]));
+      expect(use.queries.requests, query.slice(0, 40)).toBe(0);
+    }
   });
 });
 

@@ -31,9 +31,15 @@ const PARALLEL_READS = 8;
 /**
  * The partitions that hold a list's items: one project's byProject partition, or for every project
  * the SHARDS byShard partitions; with `names`, the byName partition of each name instead (a project's
- * list filtered on project_id).
+ * list filtered on project_id). A partition no key can name (`?project_id=` or `?name=` of thousands
+ * of characters) holds nothing: it is left out, so that no path Queries it.
  */
 export function partitions(k: StoredKind, project: string | undefined, names: string[] | undefined): Partition[] {
+  return scope(k, project, names).filter((p) => keyFits(p.pk));
+}
+
+/** Every partition of a list's scope, including those no key can name. */
+function scope(k: StoredKind, project: string | undefined, names: string[] | undefined): Partition[] {
   if (names)
     return names.map((n) => ({ index: "byName" as const, pk: namePartition(k.kind, n), ...(project !== undefined ? { project } : {}) }));
   if (project !== undefined) return [{ index: "byProject", pk: `${k.kind}#${project}` }];
@@ -53,8 +59,6 @@ async function* queryPartition(
   projection?: string[],
   firstPage = PAGE,
 ): AsyncGenerator<Item> {
-  // A partition no key can name (`?project_id=` of thousands of characters) holds nothing.
-  if (!keyFits(p.pk)) return;
   const keys = INDEXES[p.index];
   const names: Record<string, string> = { "#pk": keys.pk };
   const values: Record<string, unknown> = { ":pk": p.pk };
