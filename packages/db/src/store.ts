@@ -3,7 +3,6 @@
 // charge in one transaction (lockWith), giving it back, the lock owner's writes to the LB, its tree
 // and its amphorae. One generic mechanism over StoredKind descriptors; see packages/db/README.md,
 // "The lock protocol".
-import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
 import { TransactWriteCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import {
   LockConflict,
@@ -19,7 +18,7 @@ import {
   type QuotaDelta,
   type Versioned,
 } from "@ottava/core";
-import { MAX_TRANSACTION, retryConflicts, type TransactItem } from "./client";
+import { MAX_TRANSACTION, conditionalUpdate, retryConflicts, type TransactItem } from "./client";
 import {
   AMPHORA,
   amphoraAttributes,
@@ -282,22 +281,12 @@ export class DynamoStore extends DynamoTreeReads<StoreOptions> implements LoadBa
       update.ExpressionAttributeValues[`:f${i}`] = s;
       return `:f${i}`;
     });
-    try {
-      await retryConflicts(() =>
-        this.doc.send(
-          new UpdateCommand({
-            TableName: this.table,
-            Key: { pk: treePk(lbId), sk: childSk(AMPHORA, id) },
-            ...update,
-            ConditionExpression: `attribute_exists(pk) AND #st IN (${values.join(", ")})`,
-          }),
-        ),
-      );
-      return true;
-    } catch (e) {
-      if (e instanceof ConditionalCheckFailedException) return false;
-      throw e;
-    }
+    return conditionalUpdate(this.doc, {
+      TableName: this.table,
+      Key: { pk: treePk(lbId), sk: childSk(AMPHORA, id) },
+      ...update,
+      ConditionExpression: `attribute_exists(pk) AND #st IN (${values.join(", ")})`,
+    });
   }
 
   // ---- the generic mechanism -----------------------------------------------------------------
@@ -349,21 +338,11 @@ export class DynamoStore extends DynamoTreeReads<StoreOptions> implements LoadBa
       update.ExpressionAttributeValues[`:u${i}`] = v;
       conditions.push(`(attribute_not_exists(#u${i}) OR #u${i} <> :u${i})`);
     });
-    try {
-      await retryConflicts(() =>
-        this.doc.send(
-          new UpdateCommand({
-            TableName: this.table,
-            Key: { pk: treePk(id), sk: LB_SK },
-            ...update,
-            ConditionExpression: conditions.join(" AND "),
-          }),
-        ),
-      );
-      return true;
-    } catch (e) {
-      if (e instanceof ConditionalCheckFailedException) return false;
-      throw e;
-    }
+    return conditionalUpdate(this.doc, {
+      TableName: this.table,
+      Key: { pk: treePk(id), sk: LB_SK },
+      ...update,
+      ConditionExpression: conditions.join(" AND "),
+    });
   }
 }
