@@ -1,7 +1,7 @@
 // The DynamoDB adapter of the CatalogStore port: flavors, flavor profiles, availability zones, their
 // profiles and quotas, in the same table (see ../README.md, "The catalog"). Every read by key is a
 // consistent GetItem; lists Query one partition of the byShard index; nothing scans.
-import { GetCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import { TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import {
   CatalogConflict,
   invalidMarker,
@@ -18,7 +18,8 @@ import {
   type SortDir,
 } from "@ottava/core";
 import { retryConflicts, type TransactItem } from "./client";
-import { LOADBALANCER, keyFits, toRecord, updateExpression } from "./items";
+import { LOADBALANCER, toRecord, updateExpression } from "./items";
+import { getItem } from "./owner";
 import { INDEXES, SHARDS } from "./table";
 import { queryIndex, queryPages } from "./query";
 
@@ -70,19 +71,19 @@ export class DynamoCatalog implements CatalogStore {
   ) {}
 
   async get<K extends CatalogKind>(kind: K, key: string): Promise<CatalogRecords[K] | undefined> {
-    const item = await this.getItem(kind, key);
+    const item = await this.stored(kind, key);
     return item && strip<CatalogRecords[K]>(item);
   }
 
   async referenced(kind: CatalogKind, key: string): Promise<boolean> {
-    const item = await this.getItem(kind, key);
+    const item = await this.stored(kind, key);
     return item !== undefined && refsOf(item) > 0;
   }
 
   list(kind: CatalogKind): ItemSource {
     const self = this;
     return async function* (order: SortDir, after: string | undefined) {
-      if (after !== undefined && !(await self.getItem(kind, after))) throw invalidMarker(after);
+      if (after !== undefined && !(await self.stored(kind, after))) throw invalidMarker(after);
       for await (const item of queryIndex(self.doc, self.table, "byShard", `${kind}#0`, order, after)) yield strip<Item>(item);
     };
   }
@@ -123,7 +124,7 @@ export class DynamoCatalog implements CatalogStore {
     const def = KINDS[kind];
     const changes = set as Item;
     for (let attempt = 1; ; attempt++) {
-      const current = await this.getItem(kind, key);
+      const current = await this.stored(kind, key);
       if (!current) throw new CatalogConflict("not_found");
       if (opts.unreferenced && refsOf(current) > 0) throw new CatalogConflict("in_use");
       const update = updateExpression({ ...changes, ...indexAttributes(kind, key) });
@@ -176,7 +177,7 @@ export class DynamoCatalog implements CatalogStore {
   async delete(kind: CatalogKind, key: string, opts: CatalogWriteOptions = {}): Promise<void> {
     const def = KINDS[kind];
     for (let attempt = 1; ; attempt++) {
-      const current = await this.getItem(kind, key);
+      const current = await this.stored(kind, key);
       if (!current) throw new CatalogConflict("not_found");
       if (opts.unreferenced && refsOf(current) > 0) throw new CatalogConflict("in_use");
       const condition = this.withRevision(
@@ -198,14 +199,14 @@ export class DynamoCatalog implements CatalogStore {
 
   // Records as toRecord strips items (refs and rev kept), as these reads have always answered them.
   async getFlavor(id: string) {
-    const flavor = await this.getItem("flavor", id);
-    const profile = flavor && (await this.getItem("flavorprofile", String(flavor.flavor_profile_id)));
+    const flavor = await this.stored("flavor", id);
+    const profile = flavor && (await this.stored("flavorprofile", String(flavor.flavor_profile_id)));
     return flavor && profile ? { flavor: toRecord<Flavor>(flavor), profile: toRecord<FlavorProfile>(profile) } : undefined;
   }
 
   async getAvailabilityZone(name: string) {
-    const zone = await this.getItem("availabilityzone", name);
-    const profile = zone && (await this.getItem("availabilityzoneprofile", String(zone.availability_zone_profile_id)));
+    const zone = await this.stored("availabilityzone", name);
+    const profile = zone && (await this.stored("availabilityzoneprofile", String(zone.availability_zone_profile_id)));
     return zone && profile ? { zone: toRecord<AvailabilityZone>(zone), profile: toRecord<AvailabilityZoneProfile>(profile) } : undefined;
   }
 
@@ -220,11 +221,10 @@ export class DynamoCatalog implements CatalogStore {
 
   // ---- helpers ---------------------------------------------------------------------------------
 
-  private async getItem(kind: CatalogKind, key: string): Promise<Item | undefined> {
+  /** An object by its key, consistently (owner.ts getItem: none for a key no item can have). */
+  private async stored(kind: CatalogKind, key: string): Promise<Item | undefined> {
     const k = itemKey(kind, key);
-    if (!keyFits(k.pk, k.sk)) return undefined;
-    const out = await this.doc.send(new GetCommand({ TableName: this.table, Key: k, ConsistentRead: true }));
-    return out.Item;
+    return getItem(this.doc, this.table, k.pk, k.sk);
   }
 
   /** Adds the condition "unchanged since read" (and "unreferenced"), and the revision bump for updates. */

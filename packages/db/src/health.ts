@@ -28,19 +28,8 @@ import {
   type OperatingStatusChange,
 } from "@ottava/core";
 import { DynamoAdapter, MAX_TRANSACTION, retryConflicts, type AdapterOptions, type TransactItem } from "./client";
-import {
-  AMPHORA,
-  LB_SK,
-  LISTENER,
-  MEMBER,
-  POOL,
-  childSk,
-  heartbeatAttributes,
-  keyFits,
-  pointerKey,
-  treePk,
-  type StoredKind,
-} from "./items";
+import { AMPHORA, LB_SK, LISTENER, MEMBER, POOL, childSk, heartbeatAttributes, pointerKey, treePk, type StoredKind } from "./items";
+import { getItem } from "./owner";
 
 type Item = Record<string, unknown>;
 
@@ -267,9 +256,8 @@ export class DynamoHealthStore extends DynamoAdapter<HealthStoreOptions> impleme
   private async lbOf(amphoraId: string): Promise<string | undefined> {
     const cached = this.pointers.get(amphoraId);
     if (cached !== undefined) return cached;
-    if (!keyFits(pointerKey(amphoraId).pk)) return undefined; // an id no item can have
-    const out = await this.doc.send(new GetCommand({ TableName: this.table, Key: pointerKey(amphoraId), ConsistentRead: true }));
-    const ptr = out.Item;
+    const key = pointerKey(amphoraId);
+    const ptr = await getItem(this.doc, this.table, key.pk, key.sk); // none for an id no item can have
     if (!ptr || ptr.kind !== AMPHORA.kind || typeof ptr.ref_pk !== "string") return undefined;
     const lbId = ptr.ref_pk.slice("LB#".length);
     if (this.pointers.size >= POINTER_CACHE) this.pointers.delete(this.pointers.keys().next().value!);
