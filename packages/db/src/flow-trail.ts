@@ -1,10 +1,9 @@
 // The DynamoDB adapter of the FlowTrailStore port (an Ottava extension): one item per execution in
 // the LB's partition, `~FLOW#<started_at>#<execution>` (newest last in key order, after every tree
 // item), in no index; the newest `flowTrailMax` are kept; they expire with the LB.
-import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
 import { DeleteCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import type { FlowEnd, FlowEnded, FlowStart, FlowTrailEntry, FlowTrailStore } from "@ottava/core";
-import { DynamoAdapter, retryConflicts, type AdapterOptions } from "./client";
+import { DynamoAdapter, conditionally, retryConflicts, type AdapterOptions } from "./client";
 import { queryAll } from "./query";
 import { treePk, updateExpression } from "./items";
 import { TTL_ATTRIBUTE } from "./table";
@@ -73,7 +72,7 @@ export class DynamoFlowTrail extends DynamoAdapter<FlowTrailOptions> implements 
       update.ExpressionAttributeNames["#x"] = "execution";
       update.ExpressionAttributeValues[":x"] = execution;
       from.forEach((o, i) => (update.ExpressionAttributeValues[`:from${i}`] = o));
-      try {
+      await conditionally(async () => {
         const { Attributes: was } = await retryConflicts(() =>
           this.doc.send(
             new UpdateCommand({
@@ -86,16 +85,15 @@ export class DynamoFlowTrail extends DynamoAdapter<FlowTrailOptions> implements 
           ),
         );
         written = { flow: String(was?.flow ?? ""), startedAt: String(was?.started_at ?? "") };
-      } catch (e) {
-        if (!(e instanceof ConditionalCheckFailedException)) throw e;
-      }
+      });
     }
     if (end.lbDeleted) {
       // The LB goes DELETED: its trail expires with it (as its other items, by TTL).
       const expires = Math.floor(this.now().getTime() / 1000) + this.opts.expiryAge;
       for (const k of await this.flowKeys(lbId)) {
-        await this.doc
-          .send(
+        // A failed condition: pruned meanwhile.
+        await conditionally(() =>
+          this.doc.send(
             new UpdateCommand({
               TableName: this.table,
               Key: { pk: k.pk, sk: k.sk },
@@ -104,10 +102,8 @@ export class DynamoFlowTrail extends DynamoAdapter<FlowTrailOptions> implements 
               ExpressionAttributeNames: { "#t": TTL_ATTRIBUTE },
               ExpressionAttributeValues: { ":t": expires },
             }),
-          )
-          .catch((e) => {
-            if (!(e instanceof ConditionalCheckFailedException)) throw e; // pruned meanwhile
-          });
+          ),
+        );
       }
     }
     return written;

@@ -11,10 +11,9 @@
 // - task record: pk `EXEC#<flow>#<name>`, sk `TASK#<state>#<input hash>#<occurrence>`: `output`
 //   (JSON text) or `error_name` / `error_message` of one completed task invocation. Deleted in the
 //   transaction that records the end; `expires_at` as a backstop.
-import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
 import { BatchWriteCommand, GetCommand, PutCommand, TransactWriteCommand, type DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import type { Config, ExecutionJournal, JournaledExecution, JournaledTask } from "@ottava/core";
-import { DynamoAdapter, MAX_TRANSACTION, createClients, retryConflicts } from "./client";
+import { DynamoAdapter, MAX_TRANSACTION, conditionally, createClients, retryConflicts } from "./client";
 import { queryAll } from "./query";
 
 const execPk = (flow: string, name: string) => `EXEC#${flow}#${name}`;
@@ -131,8 +130,8 @@ export class DynamoExecutionJournal extends DynamoAdapter implements ExecutionJo
   async recordTask(flow: string, name: string, key: string, outcome: JournaledTask): Promise<void> {
     const body =
       "output" in outcome ? { output: outcome.output } : { error_name: outcome.error.name, error_message: outcome.error.message };
-    try {
-      await this.doc.send(
+    await conditionally(() =>
+      this.doc.send(
         new PutCommand({
           TableName: this.table,
           Item: {
@@ -144,10 +143,8 @@ export class DynamoExecutionJournal extends DynamoAdapter implements ExecutionJo
           },
           ConditionExpression: "attribute_not_exists(pk)",
         }),
-      );
-    } catch (e) {
-      if (!(e instanceof ConditionalCheckFailedException)) throw e;
-    }
+      ),
+    );
   }
 
   async end(

@@ -3,7 +3,6 @@
 // Items: pk LOCALVIP, sk ADDR#<address>; `owner` (the load balancer's id for its VIP and additional
 // VIPs, the amphora's id for its VRRP address), `port_id`, `allocated_at`. One partition: the local
 // data plane hands out at most a range of addresses, all read by one Query to find a free one.
-import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
 import { DeleteCommand, PutCommand, type DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { conditionally } from "./client";
 import { queryAll } from "./query";
@@ -63,8 +62,8 @@ export class DynamoVipStore {
 
   /** Gives `address` back, only if `owner` holds it (a second release, or someone else's address, changes nothing). */
   async release(address: string, owner: string): Promise<void> {
-    try {
-      await this.doc.send(
+    await conditionally(() =>
+      this.doc.send(
         new DeleteCommand({
           TableName: this.table,
           Key: { pk: LOCAL_VIP_PK, sk: localVipSk(address) },
@@ -72,9 +71,7 @@ export class DynamoVipStore {
           ExpressionAttributeNames: { "#owner": "owner" },
           ExpressionAttributeValues: { ":owner": owner },
         }),
-      );
-    } catch (e) {
-      if (!(e instanceof ConditionalCheckFailedException)) throw e;
-    }
+      ),
+    );
   }
 }
