@@ -14,23 +14,16 @@ export async function* queryIndex(
   after: string | undefined,
 ): AsyncGenerator<Record<string, unknown>> {
   const keys = INDEXES[index];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const out = await doc.send(
-      new QueryCommand({
-        TableName: table,
-        IndexName: index,
-        KeyConditionExpression: after === undefined ? "#pk = :pk" : `#pk = :pk AND #sk ${order === "asc" ? ">" : "<"} :after`,
-        ExpressionAttributeNames: after === undefined ? { "#pk": keys.pk } : { "#pk": keys.pk, "#sk": keys.sk },
-        ExpressionAttributeValues: after === undefined ? { ":pk": pk } : { ":pk": pk, ":after": after },
-        ScanIndexForward: order === "asc",
-        Limit: PAGE,
-        ExclusiveStartKey: start,
-      }),
-    );
-    for (const item of out.Items ?? []) yield item;
-    start = out.LastEvaluatedKey;
-  } while (start);
+  const input: QueryCommandInput = {
+    TableName: table,
+    IndexName: index,
+    KeyConditionExpression: after === undefined ? "#pk = :pk" : `#pk = :pk AND #sk ${order === "asc" ? ">" : "<"} :after`,
+    ExpressionAttributeNames: after === undefined ? { "#pk": keys.pk } : { "#pk": keys.pk, "#sk": keys.sk },
+    ExpressionAttributeValues: after === undefined ? { ":pk": pk } : { ":pk": pk, ":after": after },
+    ScanIndexForward: order === "asc",
+    Limit: PAGE,
+  };
+  for await (const out of queryPages(doc, input)) yield* out.Items ?? [];
 }
 
 /** A Query's answers, page after page, until the last (or until the caller stops reading). */
