@@ -153,7 +153,7 @@ const authorizeAction = <T>(ctx: RequestContext, d: CatalogObject<T>, action: st
  * profile (Octavia leaves it to the foreign key, an unhandled 500; answered as the profile's 404), a
  * record gone, or a profile in use.
  */
-function faultsOf<T>(d: CatalogObject<T>, key: string, fields: Fields): Faults {
+function faultsOf<T>(d: CatalogObject<T>, key: string, fields: Fields): Faults & { exists: () => Fault } {
   const label = d.displayName.toLowerCase();
   const profile = d.profile;
   return {
@@ -174,7 +174,7 @@ export async function createCatalogObject<T, Post>(
   authorizeAction(ctx, d, "post");
   const given = body as Fields;
   // Octavia's placeholder zone for DELETED load balancers holds the NIL name.
-  if (d.key !== "id" && given[d.key] === NIL_UUID) throw alreadyExists(d.displayName.toLowerCase(), NIL_UUID);
+  if (d.key !== "id" && given[d.key] === NIL_UUID) throw faultsOf(d, NIL_UUID, given).exists();
   if (d.profileData) {
     const data = parseMetadata((given[d.profileData.field] as string | null | undefined) ?? null, d.profileData.field);
     // Octavia would store a null provider and fail on the column; refused up front instead.
