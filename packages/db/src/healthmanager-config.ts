@@ -3,7 +3,7 @@
 import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
 import { PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { DELETED, type HealthManagerConfig, type HealthManagerConfigStore, type HealthManagerRefresh } from "@ottava/core";
-import { DynamoAdapter, conditionalUpdate, conditionally, retryConflicts } from "./client";
+import { DynamoAdapter, conditionalUpdate, conditionally } from "./client";
 import { AMPHORA, childSk, treePk } from "./items";
 import { getItem } from "./owner";
 
