@@ -6,7 +6,7 @@
 import { DELETED } from "../constants";
 import { notFound } from "../faults";
 import type { Logger } from "../log";
-import { metrics } from "../metrics";
+import type { Metrics } from "../metrics";
 import { authorize, type RequestContext } from "../policy";
 import type { FlowEnd, FlowStart, FlowTrailEntry, FlowTrailStore, LoadBalancerStore } from "../ports";
 
@@ -32,8 +32,8 @@ export async function getFlowTrail(
 }
 
 /** Counts a flow's start; its trail entry was written in the transaction that took the lock. */
-export function flowStarted(start: FlowStart): void {
-  metrics.count("FlowsStarted", 1, { flow: start.flow });
+export function flowStarted(deps: { metrics: Metrics }, start: FlowStart): void {
+  deps.metrics.count("FlowsStarted", 1, { flow: start.flow });
 }
 
 /**
@@ -42,7 +42,7 @@ export function flowStarted(start: FlowStart): void {
  * FlowDuration from the entry's start to `end.endedAt` (not for REPAIRED: that end is the repair's).
  */
 export async function recordFlowEnd(
-  deps: { trail: FlowTrailStore; log: Logger },
+  deps: { trail: FlowTrailStore; log: Logger; metrics: Metrics },
   lbId: string,
   execution: string,
   end: FlowEnd,
@@ -59,8 +59,8 @@ export async function recordFlowEnd(
     return;
   }
   const flow = { flow: ended.flow };
-  metrics.count(end.outcome === "SUCCEEDED" ? "FlowsSucceeded" : "FlowsFailed", 1, flow);
-  if (end.outcome !== "REPAIRED") metrics.timing("FlowDuration", Date.parse(end.endedAt) - Date.parse(ended.startedAt), flow);
+  deps.metrics.count(end.outcome === "SUCCEEDED" ? "FlowsSucceeded" : "FlowsFailed", 1, flow);
+  if (end.outcome !== "REPAIRED") deps.metrics.timing("FlowDuration", Date.parse(end.endedAt) - Date.parse(ended.startedAt), flow);
 }
 
 type StepError = { Error?: unknown; Cause?: unknown } | undefined;
