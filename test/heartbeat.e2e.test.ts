@@ -300,7 +300,15 @@ describe("an in-process receiver over DynamoDB Local", () => {
   beforeAll(async () => {
     app = await inProcessApp();
     health = new DynamoHealthStore(createClients(app.config.dynamodbEndpoint).doc, { tableName: app.config.tableName });
-    receiver = new HeartbeatReceiver({ key: KEY, host: "127.0.0.1", port: 0, store: health, compute, log: createLogger({}, "error"), metrics });
+    receiver = new HeartbeatReceiver({
+      key: KEY,
+      host: "127.0.0.1",
+      port: 0,
+      store: health,
+      compute,
+      log: createLogger({}, "error"),
+      metrics,
+    });
     await receiver.start();
   });
   afterAll(async () => {

@@ -182,7 +182,14 @@ describe("API writes that take the lock", () => {
       describe: async () => undefined,
       start: async () => Promise.reject(new Error("no such state machine")),
     };
-    const deps = { store: base.store, trail: base.trail, catalog: base.catalog, engine, log: createLogger({ service: "test" }, "error"), metrics };
+    const deps = {
+      store: base.store,
+      trail: base.trail,
+      catalog: base.catalog,
+      engine,
+      log: createLogger({ service: "test" }, "error"),
+      metrics,
+    };
     await expect(
       lockAndStart(deps, { lbId, flow: "loadbalancer-update", verb: "update", from: ["ACTIVE"], to: "PENDING_UPDATE" }),
     ).rejects.toMatchObject({

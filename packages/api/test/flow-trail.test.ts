@@ -2,7 +2,18 @@
 // and the real ASL in the local runner.
 import { beforeAll, describe, expect, it } from "vitest";
 import { GetCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
-import { Fault, defaultPolicy, failedFlowEnd, getFlowTrail, lockAndStart, markUnavailable, sanitizeCause, tokenContext, type FlowTrailEntry, type WorkflowEngine } from "@ottava/core";
+import {
+  Fault,
+  defaultPolicy,
+  failedFlowEnd,
+  getFlowTrail,
+  lockAndStart,
+  markUnavailable,
+  sanitizeCause,
+  tokenContext,
+  type FlowTrailEntry,
+  type WorkflowEngine,
+} from "@ottava/core";
 import { createLogger, metrics } from "@ottava/edge";
 import { DynamoFlowTrail, createClients } from "@ottava/db";
 import { PROJECT, SUBNET, fault, inProcessApp, pick, activeLb } from "@ottava/local/testing";

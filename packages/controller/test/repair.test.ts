@@ -40,11 +40,15 @@ describe("stuck-state repair", () => {
     // Within the grace period nothing is repaired either, whatever the engine says.
     const restarted = new LocalWorkflowEngine(createTaskContext(t.config, t), log, 1);
     expect(
-      (await repairStuck({ store: t.store, trail: t.trail, catalog: t.catalog, engine: restarted, log, metrics, pending }, new Date())).repaired,
+      (await repairStuck({ store: t.store, trail: t.trail, catalog: t.catalog, engine: restarted, log, metrics, pending }, new Date()))
+        .repaired,
     ).toEqual([]);
 
     // A runner that never heard of it (the execution truly vanished: no journal holds it): repaired.
-    const result = await repairStuck({ store: t.store, trail: t.trail, catalog: t.catalog, engine: restarted, log, metrics, pending }, later);
+    const result = await repairStuck(
+      { store: t.store, trail: t.trail, catalog: t.catalog, engine: restarted, log, metrics, pending },
+      later,
+    );
     expect(result.repaired).toEqual([lbId]);
     const lb = await t.store.getLoadBalancer(lbId);
     expect(lb?.record.provisioning_status).toBe("ERROR");

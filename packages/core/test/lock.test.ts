@@ -131,7 +131,10 @@ describe("the lock loop", () => {
   it("gives the lock back when the work before the start fails: no flow, the trail's entry FAILED, a 500 (the error itself when unavailable)", async () => {
     for (const [error, answer] of [
       [new Error("boom"), { status: 500, message: "Provider 'amphora' reports error: the controller could not start the flow." }],
-      [markUnavailable(Object.assign(new Error("down"), { name: "ServiceUnavailable", $metadata: { httpStatusCode: 503 } })), { message: "down" }],
+      [
+        markUnavailable(Object.assign(new Error("down"), { name: "ServiceUnavailable", $metadata: { httpStatusCode: 503 } })),
+        { message: "down" },
+      ],
     ] as const) {
       const f = fake();
       const plan = {

@@ -73,9 +73,7 @@ describe("ssmSecretReader", () => {
   it("fails when SSM answers no value", async () => {
     const ssm = await ssmEndpoint([{ status: 200, body: {} }]);
     try {
-      await expect(ssmSecretReader({ endpoint: ssm.endpoint, credentials })("/p/x")).rejects.toThrow(
-        "GetParameter answered no value",
-      );
+      await expect(ssmSecretReader({ endpoint: ssm.endpoint, credentials })("/p/x")).rejects.toThrow("GetParameter answered no value");
     } finally {
       await ssm.close();
     }

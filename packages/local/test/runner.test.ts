@@ -1,6 +1,16 @@
 // The real ASL, run in process by the local runner, against DynamoDB Local.
 import { beforeAll, describe, expect, it } from "vitest";
-import { ACTIVE, DELETED, ERROR, createLoadBalancer, deleteLoadBalancer, failoverLoadBalancer, noauthContext, updateLoadBalancer, type LoadBalancerDeps } from "@ottava/core";
+import {
+  ACTIVE,
+  DELETED,
+  ERROR,
+  createLoadBalancer,
+  deleteLoadBalancer,
+  failoverLoadBalancer,
+  noauthContext,
+  updateLoadBalancer,
+  type LoadBalancerDeps,
+} from "@ottava/core";
 import { createLogger, metrics } from "@ottava/edge";
 import { createTaskContext } from "@ottava/controller";
 import { createExecutionJournal } from "@ottava/db";

@@ -22,7 +22,15 @@ const { store, trail, catalog } = createStores(config);
 const engine = new StepFunctionsEngine(config.stateMachineArnPrefix);
 const receiver = (await startHeartbeatReceiver(config, { compute: createDrivers(config).compute, log, metrics }))!;
 const checker = new HealthChecker(
-  { store, trail, catalog, engine, log, metrics, checks: new DynamoHealthCheckStore(createClients(config.dynamodbEndpoint).doc, config.tableName) },
+  {
+    store,
+    trail,
+    catalog,
+    engine,
+    log,
+    metrics,
+    checks: new DynamoHealthCheckStore(createClients(config.dynamodbEndpoint).doc, config.tableName),
+  },
   {
     heartbeatTimeout: config.heartbeatTimeout,
     failoverThreshold: config.failoverThreshold,

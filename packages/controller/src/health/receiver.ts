@@ -7,7 +7,21 @@
 // listener counters. Heartbeats of one amphora are processed in order, several amphorae at once.
 // Its counters are logged every logIntervalMs (and at stop), their increase emitted as metrics then.
 import { createSocket, type Socket } from "node:dgram";
-import { HEARTBEAT_INTERVAL, HeartbeatRejected, RecentPairs, readHeartbeat, unwrapEnvelope, updateHealth, updateStats, type ComputeDriver, type Config, type HealthStore, type HeartbeatMessage, type Logger, type Metrics } from "@ottava/core";
+import {
+  HEARTBEAT_INTERVAL,
+  HeartbeatRejected,
+  RecentPairs,
+  readHeartbeat,
+  unwrapEnvelope,
+  updateHealth,
+  updateStats,
+  type ComputeDriver,
+  type Config,
+  type HealthStore,
+  type HeartbeatMessage,
+  type Logger,
+  type Metrics,
+} from "@ottava/core";
 import { DynamoHealthStore, createClients } from "@ottava/db";
 
 /** UDP_MAX_SIZE */
