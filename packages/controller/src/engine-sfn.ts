@@ -15,12 +15,8 @@ export class StepFunctionsEngine implements WorkflowEngine {
   ) {}
 
   private sfn() {
-    return (this.#sfn ??= import("./sfn-client").then((sdk) => {
-      const client = new sdk.SFNClient({});
-      // Its errors that are Step Functions unavailable, once the SDK's retries are spent, marked as such.
-      classifyUnavailable(client);
-      return { sdk, client };
-    }));
+    // Its errors that are Step Functions unavailable, once the SDK's retries are spent, marked as such.
+    return (this.#sfn ??= import("./sfn-client").then((sdk) => ({ sdk, client: classifyUnavailable(new sdk.SFNClient({})) })));
   }
 
   private stateMachineArn(flow: string) {

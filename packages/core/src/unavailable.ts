@@ -7,22 +7,23 @@
 // Functions retries a Lambda's transient errors.
 import { Fault } from "./faults";
 
-const UNAVAILABLE = Symbol.for("ottava.unavailable");
+/** The errors marked: the mark is kept beside an error, never on it. */
+const marked = new WeakSet<object>();
 
-/** Marks an error as a service being unavailable (for now), and answers it: the error itself, its class and fields unchanged. */
+/** Marks an error as a service being unavailable (for now), and answers it: the error itself, unchanged. */
 export function markUnavailable<E extends object>(e: E): E {
-  return Object.defineProperty(e, UNAVAILABLE, { value: true, configurable: true });
+  marked.add(e);
+  return e;
 }
 
 /**
  * Is this error a service being unavailable (for now), rather than a refusal or a bug? An error its
- * adapter marked (markUnavailable), or one whose `cause` is. Never an API fault.
+ * adapter marked (markUnavailable), or one whose `cause` is.
  */
 export function isUnavailable(e: unknown, depth = 0): boolean {
-  if (typeof e !== "object" || e === null || e instanceof Fault) return false;
-  if (UNAVAILABLE in e) return true;
-  const cause = (e as { cause?: unknown }).cause;
-  return depth < 5 && cause !== undefined && isUnavailable(cause, depth + 1);
+  return (
+    typeof e === "object" && e !== null && (marked.has(e) || (depth < 5 && isUnavailable((e as { cause?: unknown }).cause, depth + 1)))
+  );
 }
 
 /** What an unavailability error is called in faults and logs: its name, or Node's code for a network error. */

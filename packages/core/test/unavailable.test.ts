@@ -2,7 +2,7 @@
 // is; what it is called, and the API's 503. Which errors the AWS SDK's adapters mark is
 // packages/edge/test/unavailable.test.ts.
 import { describe, expect, it } from "vitest";
-import { Fault, TransientError, isUnavailable, markUnavailable, serviceUnavailable, unavailableReason } from "@ottava/core";
+import { TransientError, isUnavailable, markUnavailable, serviceUnavailable, unavailableReason } from "@ottava/core";
 
 const named = (name: string, extra: object = {}) => Object.assign(new Error("x"), { name, ...extra });
 
@@ -22,8 +22,6 @@ describe("isUnavailable", () => {
       null,
     ])
       expect(isUnavailable(e)).toBe(false);
-    // An API fault never is, marked or not.
-    expect(isUnavailable(markUnavailable(new Fault(409, "conflict")))).toBe(false);
   });
 
   it("marks the error itself: the same object, its class, name and fields", () => {

@@ -1,10 +1,10 @@
 // Calls to AWS services' JSON protocols (awsJson1_0 and awsJson1_1: SSM, DynamoDB, Step Functions, …),
-// each one HTTPS POST naming its operation in X-Amz-Target, signed with the SDK's SigV4 signer and
-// credential chain (already in every bundle, for DynamoDB) and sent with fetch: for the call or two a
+// each one HTTPS POST naming its operation in X-Amz-Target, signed with the SDK's SigV4 signer, its
+// SHA-256 and its credential chain (already in every bundle, for DynamoDB) and sent with fetch: for the call or two a
 // process makes of a service whose SDK client would bring its whole service schema into the bundle.
 // The signer's and the credential chain's modules are imported at the first call: a process that
 // makes none never loads them.
-import { createHash, createHmac } from "node:crypto";
+import { Sha256 } from "@smithy/core/checksum";
 import type { SignatureV4 } from "@smithy/signature-v4";
 
 /** Where and as whom a service is called (tests give a local endpoint and fixed credentials). */
@@ -27,43 +27,25 @@ export interface AwsJsonService {
 /**
  * Calls `operation` with `input` and answers the service's answer, parsed. Throttling and 5xx answers
  * are retried (3 attempts); any other error is thrown named as the service names it, its message
- * `label` (default `<prefix>.<operation>`), the error's name and the service's message, never the input.
+ * `label` (what the call was, e.g. `SSM GetParameter of /p/x`), the error's name and the service's
+ * message, never the input.
  */
-export type AwsJsonCall = (operation: string, input: unknown, label?: string) => Promise<Record<string, unknown>>;
-
-/** SHA-256 and HMAC-SHA256 as SignatureV4 asks for them (its `sha256` constructor), from node:crypto. */
-type SourceData = string | ArrayBuffer | ArrayBufferView;
-const bytes = (d: SourceData) =>
-  typeof d === "string" ? d : d instanceof ArrayBuffer ? new Uint8Array(d) : new Uint8Array(d.buffer, d.byteOffset, d.byteLength);
-class Sha256 {
-  private readonly hash: ReturnType<typeof createHash> | ReturnType<typeof createHmac>;
-  constructor(secret?: SourceData) {
-    this.hash = secret === undefined ? createHash("sha256") : createHmac("sha256", bytes(secret));
-  }
-  update(data: SourceData): void {
-    this.hash.update(bytes(data));
-  }
-  async digest(): Promise<Uint8Array> {
-    return new Uint8Array(this.hash.digest());
-  }
-  reset(): void {}
-}
+export type AwsJsonCall = (operation: string, input: unknown, label: string) => Promise<Record<string, unknown>>;
 
 const ATTEMPTS = 3;
 
-/** A caller of `service`'s operations (its signer made at the first call, then kept). */
-export function awsJsonClient(service: AwsJsonService, opts: AwsJsonOptions = {}): AwsJsonCall {
+/** A caller of a service's operations (its signer made at the first call, then kept). */
+export function awsJsonClient({ signingName, targetPrefix, jsonVersion }: AwsJsonService, opts: AwsJsonOptions = {}): AwsJsonCall {
   const region = opts.region ?? process.env.AWS_REGION ?? "us-east-1";
-  const url = new URL(opts.endpoint ?? `https://${service.signingName}.${region}.amazonaws.com/`);
+  const url = new URL(opts.endpoint ?? `https://${signingName}.${region}.amazonaws.com/`);
   let signing: Promise<SignatureV4> | undefined;
-  const signerOf = () =>
-    (signing ??= Promise.all([
+  return async (operation, input, label) => {
+    signing ??= Promise.all([
       import("@smithy/signature-v4"),
       opts.credentials ?? import("@aws-sdk/credential-provider-node").then((m) => m.defaultProvider()),
-    ]).then(([{ SignatureV4 }, credentials]) => new SignatureV4({ service: service.signingName, region, credentials, sha256: Sha256 })));
-  return async (operation, input, label = `${service.targetPrefix}.${operation}`) => {
+    ]).then(([{ SignatureV4 }, credentials]) => new SignatureV4({ service: signingName, region, credentials, sha256: Sha256 }));
+    const signer = await signing;
     const body = JSON.stringify(input);
-    const signer = await signerOf();
     for (let attempt = 1; ; attempt++) {
       const signed = await signer.sign({
         method: "POST",
@@ -74,8 +56,8 @@ export function awsJsonClient(service: AwsJsonService, opts: AwsJsonOptions = {}
         query: {},
         headers: {
           host: url.host,
-          "content-type": `application/x-amz-json-${service.jsonVersion}`,
-          "x-amz-target": `${service.targetPrefix}.${operation}`,
+          "content-type": `application/x-amz-json-${jsonVersion}`,
+          "x-amz-target": `${targetPrefix}.${operation}`,
         },
         body,
       });

@@ -6,15 +6,13 @@
 import type { SecretReader } from "@ottava/core";
 import { awsJsonClient, type AwsJsonOptions } from "./aws-json";
 
-const SSM = { signingName: "ssm", targetPrefix: "AmazonSSM", jsonVersion: "1.1" } as const;
-
 /**
  * Reads SecureString (or String) parameters (`name` or `name:version`) with GetParameter, decrypted.
  * Throttling and 5xx answers are retried (3 attempts). Errors name SSM's error and the parameter,
  * never a value.
  */
 export function ssmSecretReader(opts: AwsJsonOptions = {}): SecretReader {
-  const call = awsJsonClient(SSM, opts);
+  const call = awsJsonClient({ signingName: "ssm", targetPrefix: "AmazonSSM", jsonVersion: "1.1" }, opts);
   return async (parameter) => {
     const answer = await call("GetParameter", { Name: parameter, WithDecryption: true }, `SSM GetParameter of ${parameter}`);
     const value = (answer.Parameter as { Value?: unknown } | undefined)?.Value;

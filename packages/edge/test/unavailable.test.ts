@@ -21,6 +21,10 @@ describe("isAwsUnavailable", () => {
       named("ReplicatedWriteConflictException", { $retryable: {} }),
       named("TransactionCanceledException", { CancellationReasons: [{ Code: "None" }, { Code: "ThrottlingError" }] }),
       named("Error", { cause: named("Error", { code: "ECONNRESET" }) }),
+      // What else the SDK's retry strategy retries: its other throttling names, 429, the other 5xx.
+      named("TransactionInProgressException"),
+      named("TooManyRequests", { $metadata: { httpStatusCode: 429 } }),
+      named("BadGateway", { $metadata: { httpStatusCode: 502 } }),
     ])
       expect(isAwsUnavailable(e), e.name).toBe(true);
     for (const e of [
@@ -28,6 +32,7 @@ describe("isAwsUnavailable", () => {
       named("TransactionCanceledException", { CancellationReasons: [{ Code: "ConditionalCheckFailed" }] }),
       named("ValidationException", { $metadata: { httpStatusCode: 400 } }),
       named("LockLost"),
+      named("AbortError"),
       new TypeError("x is undefined"),
       "a string",
       undefined,
