@@ -1,8 +1,8 @@
 // Wiring, written once: configuration -> DynamoDB clients and stores -> drivers -> workflow engine ->
 // the API's dependencies. The Lambda takes every default (the stores on the configured table, the
 // API's own drivers, Step Functions); npm start and the tests give the parts they build themselves
-// (their stores, the local runner, their task context's drivers, a logger). The logger and metrics are
-// @ottava/edge's, on Powertools.
+// (their stores, the local runner, their task context's drivers, a logger). The default logger and
+// metrics are @ottava/edge's, on Powertools.
 import { loadConfig, type Config, type Drivers, type Logger, type Metrics, type WorkflowEngine } from "@ottava/core";
 import { createLogger, metrics } from "@ottava/edge";
 import { createApiDrivers } from "@ottava/amphora";

@@ -1,9 +1,9 @@
 // Calls to AWS services' JSON protocols (awsJson1_0 and awsJson1_1: SSM, DynamoDB, Step Functions, …),
-// each one HTTPS POST naming its operation in X-Amz-Target, signed with the SDK's SigV4 signer, its
-// SHA-256 and its credential chain (already in every bundle, for DynamoDB) and sent with fetch: for the call or two a
-// process makes of a service whose SDK client would bring its whole service schema into the bundle.
-// The signer's and the credential chain's modules are imported at the first call: a process that
-// makes none never loads them.
+// each one HTTPS POST naming its operation in X-Amz-Target, signed with the SDK's SigV4 signer, SHA-256
+// and credential chain (already in every bundle, for DynamoDB) and sent with fetch: for the call or two
+// a process makes of a service whose SDK client would bring its whole service schema into the bundle.
+// The signer's and the credential chain's modules are imported at the first call: a process that makes
+// none never loads them.
 import { Sha256 } from "@smithy/core/checksum";
 import type { SignatureV4 } from "@smithy/signature-v4";
 
