@@ -63,7 +63,9 @@ interface NodeOptions {
  * pkg/js/js.go (Build), and the 4.17.1 binary itself: `sst deploy` with SST_NO_CLEANUP=1 leaves the
  * bundle it built in .sst/platform/sst.config.<ms>.mjs, where @ottava/* are bundled and only these
  * packages and Node's built-ins are imports (see stacks/README.md). Left out, as they change no module's
- * loading: SST's globals (the program sets them itself), its source maps and its metafile.
+ * loading: how SST provides its globals (defines for $app, $cli and $dev, the injected shim, a plugin
+ * that adds `import * as aws from "@pulumi/aws"` and `sst` atop each file; the program sets them on
+ * globalThis itself), its source maps and its metafile.
  */
 const SST_EVAL_BUILD: BuildOptions = {
   bundle: true,

@@ -1,6 +1,8 @@
 // Create, update and delete of every object of an LB's tree (Octavia's listener, pool, member,
 // health monitor, L7 policy and L7 rule flows): push the new configuration to the amphorae, then
 // finish the change; on failure the object goes to ERROR and the rest back to ACTIVE.
+// The kinds' own entry, not core's whole one: the deploy program (stacks/) takes the flows, and with them
+// what they import (stacks/README.md, "How the stacks reach the packages").
 import { CHILD_KINDS } from "@ottava/core/kinds";
 import { lockedChangeFlow, type FlowSpec } from "./builder";
 
