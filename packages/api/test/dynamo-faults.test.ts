@@ -3,7 +3,7 @@
 // leaves nothing PENDING_*. Each faulted request goes through a second app on the same table, whose
 // fault counts start at its first request; the first app (no faults) sets up and checks.
 import { beforeAll, describe, expect, it } from "vitest";
-import { lockAndStart, repairStuck } from "@ottava/core";
+import { lockAndStart, MUTABLE_STATUSES, repairStuck } from "@ottava/core";
 import { createLogger, metrics } from "@ottava/edge";
 import { DynamoRepairStore, createClients } from "@ottava/db";
 import { fault, inProcessApp, pick, PROJECT, SUBNET, activeLb, activePool } from "@ottava/local/testing";
@@ -191,7 +191,7 @@ describe("API writes that take the lock", () => {
       metrics,
     };
     await expect(
-      lockAndStart(deps, { lbId, flow: "loadbalancer-update", verb: "update", from: ["ACTIVE"], to: "PENDING_UPDATE" }),
+      lockAndStart(deps, { lbId, flow: "loadbalancer-update", verb: "update", from: MUTABLE_STATUSES, to: "PENDING_UPDATE" }),
     ).rejects.toMatchObject({
       status: 500,
       message: "Provider 'amphora' reports error: the controller could not start the flow.",

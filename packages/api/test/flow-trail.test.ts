@@ -9,6 +9,7 @@ import {
   getFlowTrail,
   lockAndStart,
   markUnavailable,
+  MUTABLE_STATUSES,
   sanitizeCause,
   tokenContext,
   type FlowTrailEntry,
@@ -205,7 +206,7 @@ describe("the end of a flow", () => {
     await expect(
       lockAndStart(
         { store: t.store, trail: t.trail, catalog: t.catalog, engine, log, metrics },
-        { lbId: id, flow: "loadbalancer-update", verb: "update", from: ["ACTIVE"], to: "PENDING_UPDATE" },
+        { lbId: id, flow: "loadbalancer-update", verb: "update", from: MUTABLE_STATUSES, to: "PENDING_UPDATE" },
       ),
     ).rejects.toMatchObject({ name: "ThrottlingException" }); // Step Functions unavailable: rethrown, the API's 503
     expect(out.emitted("FlowsStarted").map((m) => [m.flow, m.FlowsStarted])).toEqual([["loadbalancer-update", 1]]);

@@ -8,6 +8,7 @@ import {
   lockedStart,
   LockConflict,
   markUnavailable,
+  MUTABLE_STATUSES,
   type FlowEnd,
   type LoadBalancer,
   type LockDeps,
@@ -57,7 +58,7 @@ function fake(conflicts = 0, found: (n: number) => Versioned<LoadBalancer> | und
   return { deps, locks, given, ends, started };
 }
 
-const update = { lbId: LB, flow: "loadbalancer-update", verb: "update", from: ["ACTIVE"], to: "PENDING_UPDATE" };
+const update = { lbId: LB, flow: "loadbalancer-update", verb: "update", from: MUTABLE_STATUSES, to: "PENDING_UPDATE" };
 
 describe("the lock loop", () => {
   it("takes the lock on the version read, for the execution named after the next version, and starts it with the trail's start in the lock", async () => {
@@ -65,7 +66,7 @@ describe("the lock loop", () => {
     await lockAndStart(f.deps, { ...update, prepare: () => ({ name: "after" }), input: { extra: 1 } });
     expect(f.locks).toHaveLength(1);
     expect(f.locks[0]).toMatchObject({
-      from: ["ACTIVE"],
+      from: MUTABLE_STATUSES,
       to: "PENDING_UPDATE",
       owner: `update-${LB}-v4`,
       executionArn: `arn:loadbalancer-update:update-${LB}-v4`,
@@ -114,7 +115,7 @@ describe("the lock loop", () => {
     await lockedStart(f.deps, LB, async () => ({
       read: versioned("ACTIVE", 7),
       flow: "member-cross-pool-update",
-      from: ["ACTIVE"],
+      from: MUTABLE_STATUSES,
       to: "PENDING_UPDATE",
       subject: { kind: "loadbalancer", id: LB },
       restore: { provisioning_status: "ACTIVE" },
@@ -140,7 +141,7 @@ describe("the lock loop", () => {
       const plan = {
         read: versioned("ACTIVE", 1),
         flow: "member-cross-pool-update",
-        from: ["ACTIVE"],
+        from: MUTABLE_STATUSES,
         to: "PENDING_UPDATE",
         subject: { kind: "loadbalancer", id: LB },
         restore: { provisioning_status: "ACTIVE" },

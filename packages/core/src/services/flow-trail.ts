@@ -3,8 +3,7 @@
 // transaction that takes the lock (LockRequest.trail), the end by the flows' final tasks; the API reads
 // it at GET /v2/lbaas/loadbalancers/{id}/flows. Recording them also emits the flow metrics
 // (FlowsStarted, FlowsSucceeded, FlowsFailed, FlowDuration; dimension `flow`).
-import { DELETED } from "../constants";
-import { notFound } from "../faults";
+import { requireFound } from "../faults";
 import type { Logger } from "../log";
 import type { Metrics } from "../metrics";
 import { authorize, type RequestContext } from "../policy";
@@ -25,8 +24,7 @@ export async function getFlowTrail(
   lbId: string,
   limit?: number,
 ): Promise<{ flows: FlowTrailEntry[] }> {
-  const lb = await deps.store.getLoadBalancer(lbId);
-  if (!lb || lb.record.provisioning_status === DELETED) throw notFound("Load Balancer", lbId);
+  const lb = requireFound(await deps.store.getLoadBalancer(lbId), "Load Balancer", lbId);
   authorize(ctx, FLOW_TRAIL_POLICY, lb.record.project_id);
   return { flows: await deps.trail.flowTrail(lbId, limit) };
 }
