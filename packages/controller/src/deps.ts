@@ -1,4 +1,4 @@
-// Wiring: the stores, drivers and logger a process (a Lambda or the local runtime) gives its tasks.
+// Wiring: the stores, drivers, logger and metrics a process (a Lambda or the local runtime) gives its tasks.
 import type { Config } from "@ottava/core";
 import { createLogger } from "@ottava/edge";
 import { createStores, type Stores } from "@ottava/db";
