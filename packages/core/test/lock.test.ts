@@ -4,10 +4,10 @@
 // packages/api/test (dynamo-faults, flow-trail, crosspool) and the race tests.
 import { describe, expect, it } from "vitest";
 import {
-  createLogger,
   lockAndStart,
   lockedStart,
   LockConflict,
+  markUnavailable,
   MUTABLE_STATUSES,
   type FlowEnd,
   type LoadBalancer,
@@ -23,6 +23,9 @@ const versioned = (status: string, version: number): Versioned<LoadBalancer> => 
   lockOwner: undefined,
   executionArn: undefined,
 });
+
+/** A logger that writes nothing (core's tests have no logger adapter: @ottava/edge's depends on core). */
+const silent = { debug() {}, info() {}, warn() {}, error() {}, child: () => silent };
 
 /** A store whose first `conflicts` locks are refused, each finding the LB as `found(n)` (the n-th refusal). */
 function fake(conflicts = 0, found: (n: number) => Versioned<LoadBalancer> | undefined = (n) => versioned("ACTIVE", 3 + n)) {
@@ -49,7 +52,8 @@ function fake(conflicts = 0, found: (n: number) => Versioned<LoadBalancer> | und
         return { executionArn: `arn:${flow}:${name}` };
       },
     },
-    log: createLogger({ service: "test" }, "error"),
+    log: silent,
+    metrics: { count: () => {}, timing: () => {} },
   } as unknown as LockDeps;
   return { deps, locks, given, ends, started };
 }
@@ -128,7 +132,10 @@ describe("the lock loop", () => {
   it("gives the lock back when the work before the start fails: no flow, the trail's entry FAILED, a 500 (the error itself when unavailable)", async () => {
     for (const [error, answer] of [
       [new Error("boom"), { status: 500, message: "Provider 'amphora' reports error: the controller could not start the flow." }],
-      [Object.assign(new Error("down"), { name: "ServiceUnavailable", $metadata: { httpStatusCode: 503 } }), { message: "down" }],
+      [
+        markUnavailable(Object.assign(new Error("down"), { name: "ServiceUnavailable", $metadata: { httpStatusCode: 503 } })),
+        { message: "down" },
+      ],
     ] as const) {
       const f = fake();
       const plan = {

@@ -1,6 +1,7 @@
 // The DynamoDB clients, for AWS or for DynamoDB Local.
 import { ConditionalCheckFailedException, DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { DynamoDBDocumentClient, UpdateCommand, type TransactWriteCommand, type UpdateCommandInput } from "@aws-sdk/lib-dynamodb";
+import { classifyUnavailable } from "@ottava/edge";
 import { DynamoFaults, faultingHandler } from "./faults";
 import { addMetering, dynamoMeter, dynamoMeteringEnabled } from "./metering";
 
@@ -54,6 +55,9 @@ export function createClients(
   // The SDK's logger middleware filters every input and output for a logger we never give it (a
   // no-op logger still gets the filtered copies): a measurable share of each call's CPU, for nothing.
   client.middlewareStack.remove("loggerMiddleware");
+  // Its errors that are DynamoDB unavailable (throttled, failing, unreachable), once the SDK's retries
+  // are spent, marked as such: the API's 503, a flow task's TransientError.
+  classifyUnavailable(client);
   // Metered only when asked for (enableDynamoMetering): the document client shares the middleware.
   if (opts.metered !== false && dynamoMeteringEnabled()) addMetering(client, dynamoMeter);
   const doc = DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });

@@ -6,7 +6,8 @@ import { randomBytes } from "node:crypto";
 import { linkSync, mkdirSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { createLogger, type Config } from "@ottava/core";
+import type { Config } from "@ottava/core";
+import { createLogger, metrics } from "@ottava/edge";
 import type { DynamoMeter } from "@ottava/db";
 import { startDynamoDbLocal, type DynamoDbLocal } from "./dynamodb-local";
 import type { LocalWorkflowEngine, TaskDecorator } from "./runner";
@@ -130,7 +131,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     const healthLog = createLogger({ service: "ottava-health" }, config.logLevel);
     heartbeats = await startHeartbeatReceiver(
       { ...config, heartbeatKey },
-      { compute: tasks.drivers.compute, log: healthLog },
+      { compute: tasks.drivers.compute, log: healthLog, metrics },
       { heartbeatInterval: config.heartbeatInterval },
     ).catch(portTaken(`the heartbeat port ${config.bindHost}:${config.heartbeatPort}/udp`, "--heartbeat-port (OTTAVA_HEARTBEAT_PORT)"));
     if (dataplane) {
@@ -145,7 +146,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     }
     const checks = new DynamoHealthCheckStore(createClients(config.dynamodbEndpoint).doc, config.tableName);
     healthChecker = new HealthChecker(
-      { store, trail, catalog, engine, log: healthLog, checks },
+      { store, trail, catalog, engine, log: healthLog, metrics, checks },
       {
         heartbeatTimeout: config.heartbeatTimeout,
         failoverThreshold: config.failoverThreshold,
@@ -156,7 +157,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     healthChecker.start();
     // Housekeeping: purge, stuck-state repair, certificate rotation, on timers.
     housekeeping = new Housekeeping(
-      createHousekeepingDeps(config, engine, createLogger({ service: "ottava-housekeeping" }, config.logLevel)),
+      createHousekeepingDeps(config, engine, createLogger({ service: "ottava-housekeeping" }, config.logLevel), metrics),
     );
     housekeeping.start();
     const app = await createApp(createDeps(config, { stores, engine, drivers: tasks.drivers }));

@@ -15,6 +15,7 @@ import {
   type HousekeepingDeps,
   type HousekeepingSettings,
   type Logger,
+  type Metrics,
   type PurgeResult,
   type RotateResult,
   type WorkflowEngine,
@@ -22,6 +23,8 @@ import {
 import { DynamoRepairStore, createClients, createHousekeepingStore, createStores } from "@ottava/db";
 
 export type HousekeepingJobDeps = HousekeepingDeps & {
+  /** Where the repaired flows' ends are counted. */
+  metrics: Metrics;
   store: LoadBalancerStore;
   trail: FlowTrailStore;
   catalog: CatalogStore;
@@ -29,10 +32,10 @@ export type HousekeepingJobDeps = HousekeepingDeps & {
   config: Pick<Config, "loadBalancerExpiryAge" | "amphoraExpiryAge" | "certExpiryBuffer" | "cleanupInterval" | "certInterval">;
 };
 
-export function createHousekeepingDeps(config: Config, engine: WorkflowEngine, log: Logger): HousekeepingJobDeps {
+export function createHousekeepingDeps(config: Config, engine: WorkflowEngine, log: Logger, metrics: Metrics): HousekeepingJobDeps {
   const pending = new DynamoRepairStore(createClients(config.dynamodbEndpoint).doc, config.tableName);
   const { store, trail, catalog } = createStores(config);
-  return { housekeeping: createHousekeepingStore(config), store, trail, catalog, pending, engine, log, config };
+  return { housekeeping: createHousekeepingStore(config), store, trail, catalog, pending, engine, log, metrics, config };
 }
 
 const settingsOf = (config: HousekeepingJobDeps["config"]): HousekeepingSettings => ({

@@ -5,7 +5,7 @@
 // (FlowsStarted, FlowsSucceeded, FlowsFailed, FlowDuration; dimension `flow`).
 import { requireFound } from "../faults";
 import type { Logger } from "../log";
-import { metrics } from "../metrics";
+import type { Metrics } from "../metrics";
 import { authorize, type RequestContext } from "../policy";
 import type { FlowEnd, FlowStart, FlowTrailEntry, FlowTrailStore, LoadBalancerStore } from "../ports";
 
@@ -30,8 +30,8 @@ export async function getFlowTrail(
 }
 
 /** Counts a flow's start; its trail entry was written in the transaction that took the lock. */
-export function flowStarted(start: FlowStart): void {
-  metrics.count("FlowsStarted", 1, { flow: start.flow });
+export function flowStarted(deps: { metrics: Metrics }, start: FlowStart): void {
+  deps.metrics.count("FlowsStarted", 1, { flow: start.flow });
 }
 
 /**
@@ -40,7 +40,7 @@ export function flowStarted(start: FlowStart): void {
  * FlowDuration from the entry's start to `end.endedAt` (not for REPAIRED: that end is the repair's).
  */
 export async function recordFlowEnd(
-  deps: { trail: FlowTrailStore; log: Logger },
+  deps: { trail: FlowTrailStore; log: Logger; metrics: Metrics },
   lbId: string,
   execution: string,
   end: FlowEnd,
@@ -57,8 +57,8 @@ export async function recordFlowEnd(
     return;
   }
   const flow = { flow: ended.flow };
-  metrics.count(end.outcome === "SUCCEEDED" ? "FlowsSucceeded" : "FlowsFailed", 1, flow);
-  if (end.outcome !== "REPAIRED") metrics.timing("FlowDuration", Date.parse(end.endedAt) - Date.parse(ended.startedAt), flow);
+  deps.metrics.count(end.outcome === "SUCCEEDED" ? "FlowsSucceeded" : "FlowsFailed", 1, flow);
+  if (end.outcome !== "REPAIRED") deps.metrics.timing("FlowDuration", Date.parse(end.endedAt) - Date.parse(ended.startedAt), flow);
 }
 
 type StepError = { Error?: unknown; Cause?: unknown } | undefined;

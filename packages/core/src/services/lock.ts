@@ -7,6 +7,7 @@
 import type { StatusSet } from "../constants";
 import { Fault, immutable, requireFound, requireStatus } from "../faults";
 import type { Logger } from "../log";
+import type { Metrics } from "../metrics";
 import {
   LockConflict,
   QuotaExceeded,
@@ -36,6 +37,8 @@ export interface LockDeps {
   catalog: CatalogStore;
   engine: WorkflowEngine;
   log: Logger;
+  /** Where the flows' starts and ends are counted (flow-trail.ts). */
+  metrics: Metrics;
   /** The project's quota limits where they are enforced (keystone); absent under noauth. */
   quotaLimits?: QuotaLimits;
   /** [certificates] cert_manager: listeners' and pools' TLS references are read through it; absent, any non-empty one is accepted. */
@@ -207,7 +210,7 @@ export async function startOrGiveBack(
   opts: { undo?: () => Promise<void>; charged?: QuotaCharge; beforeStart?: (execution: string) => Promise<Record<string, unknown>> } = {},
 ): Promise<void> {
   const { flow, execution: owner } = started;
-  flowStarted(started);
+  flowStarted(deps, started);
   try {
     const more = await opts.beforeStart?.(owner);
     await deps.engine.start(flow, owner, { ...input, ...more });

@@ -1,7 +1,8 @@
 // The real app in process (app.request) over DynamoDB Local and the local workflow runner.
 import { randomUUID } from "node:crypto";
 import { createApp, createDeps } from "@ottava/api";
-import { createLogger, MUTABLE_STATUSES, relationWrites, Tree, type ChildWrite } from "@ottava/core";
+import { MUTABLE_STATUSES, relationWrites, Tree, type ChildWrite } from "@ottava/core";
+import { createLogger } from "@ottava/edge";
 import { createTaskContext } from "@ottava/controller";
 import { createExecutionJournal } from "@ottava/db";
 import { LocalWorkflowEngine, type LocalWorkflowEngineOptions } from "../../src/runner";
