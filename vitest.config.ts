@@ -8,7 +8,7 @@ export default defineConfig({
     // more workers than the machine's 2 cores keep it busy.
     maxWorkers: 3,
     // Metrics (EMF lines on stdout, one a data point) are off for the suite; tests that check them
-    // turn them on (captureMetrics in packages/core/test/support/output.ts). The stacks the e2e tests start inherit it.
+    // turn them on (captureMetrics in packages/edge/test/support/output.ts). The stacks the e2e tests start inherit it.
     env: { POWERTOOLS_METRICS_DISABLED: "true" },
     testTimeout: 60_000,
     hookTimeout: 60_000,

@@ -9,7 +9,7 @@
 // - throttles: Lambda's Throttles, per function (API, tasks, jobs);
 // - dead letters: the age of the oldest message in the jobs' dead-letter queue.
 // Names: <app>-<stage>-<what>, e.g. ottava-production-flow-loadbalancer-create-failed.
-import { FAILOVER_THRESHOLD_ALERT } from "../packages/core/src/constants";
+import { FAILOVER_THRESHOLD_ALERT } from "@ottava/core/constants";
 import type { Api } from "./api";
 import type { Flows } from "./flows";
 import type { HealthManager } from "./health";

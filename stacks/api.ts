@@ -2,7 +2,7 @@
 // Authentication is decided by the deploy (stacks/config.ts): keystone by default, the service user's
 // password read from its SSM parameter; noauth only on a stage that opted in, and then the route takes
 // AWS_IAM authorization, so no anonymous caller from the internet is ever an admin.
-import { FLOW_NAMES } from "../packages/controller/src/flows/index";
+import { FLOW_NAMES } from "@ottava/controller/flows";
 import { stateMachineName, type Flows } from "./flows";
 import type { Secrets } from "./secrets";
 import { LOG_RETENTION, NODEJS, RUNTIME, TRACING, deploy, sharedEnvironment, xrayPolicy } from "./settings";

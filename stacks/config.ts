@@ -2,7 +2,7 @@
 // authentication the API takes, how it is reached, the amphora network, where alarms go, and which SST
 // secrets must be set. Pure (no SST globals), so test/stacks-config.test.ts runs it; every problem found
 // stops the deploy with one message that says what to set.
-import type { SecretSetting } from "../packages/core/src/config";
+import type { SecretSetting } from "@ottava/core/config";
 
 type Env = Record<string, string | undefined>;
 

@@ -1,13 +1,19 @@
 // The controller: one Lambda per task and one Step Functions state machine per flow.
 // The ASL is the JSONPath definition the local runner executes (packages/controller/src/flows), with the
 // task functions' ARNs filled in; SST's StepFunctions builders emit JSONata, which that runner cannot run.
-import { FLOW_NAMES, FLOW_TASKS, definitionOf, tasksOf, type FlowName } from "../packages/controller/src/flows/index";
-import { TASK_FUNCTION_TIMEOUT_SECONDS } from "../packages/controller/src/flows/builder";
-import { taskSecrets } from "../packages/controller/src/flows/task-secrets";
+import {
+  CA_TASKS,
+  FLOW_NAMES,
+  FLOW_TASKS,
+  TASK_FUNCTION_TIMEOUT_SECONDS,
+  definitionOf,
+  taskSecrets,
+  tasksOf,
+  type FlowName,
+} from "@ottava/controller/flows";
 import type { DeployPlan, StoredSecret } from "./config";
 import type { Network } from "./network";
 import type { Secrets } from "./secrets";
-import { CA_TASKS } from "../packages/controller/src/flows/task-secrets";
 import { LOG_RETENTION, LOG_RETENTION_DAYS, NODEJS, RUNTIME, TRACING, deploy, sharedEnvironment, xrayPolicy } from "./settings";
 import type { Table } from "./table";
 

@@ -6,7 +6,7 @@
 // heartbeats to: set them with PUT /v2/octavia/healthmanager. See docs/deploying.md, "Health manager on AWS".
 // The tasks run in the VPC's security group, which admits the management network's heartbeats
 // (stacks/network.ts: an NLB keeps the client address for UDP, so the tasks see the amphorae's own).
-import { FLOW_NAMES } from "../packages/controller/src/flows/index";
+import { FLOW_NAMES } from "@ottava/controller/flows";
 import { stateMachineName } from "./flows";
 import type { Network } from "./network";
 import type { Secrets } from "./secrets";

@@ -8,7 +8,7 @@
 // A run that fails is tried again (Lambda's retries of an asynchronous invocation); one that still fails,
 // or could not start within JOB_EVENT_MAX_AGE_SECONDS, or that the scheduler could not deliver, lands in
 // the jobs' dead-letter queue, whose oldest message's age is alarmed on (stacks/alarms.ts).
-import { FLOW_NAMES } from "../packages/controller/src/flows/index";
+import { FLOW_NAMES } from "@ottava/controller/flows";
 import { stateMachineName } from "./flows";
 import { LOG_RETENTION, NODEJS, RUNTIME, TRACING, sharedEnvironment, xrayPolicy } from "./settings";
 import type { Table } from "./table";

@@ -3,9 +3,10 @@
 // (STORED_SECRETS) go into SSM Parameter Store SecureStrings encrypted with a key of this stage's own, and
 // a function gets only OTTAVA_<SETTING>_PARAMETER (the parameter's name and version) of those it needs,
 // with IAM allowing it to read just those parameters and to decrypt with the key through SSM alone. The
-// function reads them once per cold start (packages/core/src/secrets.ts); the health manager's task gets
-// its key through its task definition's `secrets`. No secret value is in any function's or task's
-// environment. The plain ones (PLAIN_SECRETS: the Keystone URL and names, the CA certificate) are settings.
+// function reads them once per cold start (configLoader in packages/core/src/secrets.ts, with the SSM
+// reader of packages/edge/src/ssm.ts); the health manager's task gets its key through its task
+// definition's `secrets`. No secret value is in any function's or task's environment. The plain ones
+// (PLAIN_SECRETS: the Keystone URL and names, the CA certificate) are settings.
 import { PLAIN_SECRETS, STORED_SECRETS, type DeployPlan, type PlainSecret, type SecretName, type StoredSecret } from "./config";
 
 /** What the parameters are encrypted with: `alias/<app>-<stage>-secrets`. */

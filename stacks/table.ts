@@ -1,6 +1,6 @@
 // The one DynamoDB table. Key names, indexes and the TTL attribute come from packages/db/src/table.ts,
 // the same definition the local runtime creates its table from, so the two cannot drift apart.
-import { INDEXES, KEY_ATTRIBUTES, TTL_ATTRIBUTE } from "../packages/db/src/table";
+import { INDEXES, KEY_ATTRIBUTES, TTL_ATTRIBUTE } from "@ottava/db/table";
 
 export function createTable() {
   return new sst.aws.Dynamo("Table", {

@@ -5,7 +5,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { spawnSync } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createLogger, loadConfig, Tree, type Amphora, type Drivers, type LoadBalancer, type TreeItem } from "@ottava/core";
+import { loadConfig, Tree, type Amphora, type Drivers, type LoadBalancer, type TreeItem } from "@ottava/core";
+import { createLogger } from "@ottava/edge";
 import {
   AmphoraApiClient,
   AmphoraApiError,

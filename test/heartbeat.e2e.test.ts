@@ -11,7 +11,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createLogger, wrapEnvelope, type ComputeDriver } from "@ottava/core";
+import { wrapEnvelope, type ComputeDriver } from "@ottava/core";
+import { createLogger, metrics } from "@ottava/edge";
 import { DynamoHealthStore, DynamoStore, createClients } from "@ottava/db";
 import { HeartbeatReceiver } from "@ottava/controller";
 import { eventually, PythonJsonProcess } from "@ottava/core/testing";
@@ -299,7 +300,15 @@ describe("an in-process receiver over DynamoDB Local", () => {
   beforeAll(async () => {
     app = await inProcessApp();
     health = new DynamoHealthStore(createClients(app.config.dynamodbEndpoint).doc, { tableName: app.config.tableName });
-    receiver = new HeartbeatReceiver({ key: KEY, host: "127.0.0.1", port: 0, store: health, compute, log: createLogger({}, "error") });
+    receiver = new HeartbeatReceiver({
+      key: KEY,
+      host: "127.0.0.1",
+      port: 0,
+      store: health,
+      compute,
+      log: createLogger({}, "error"),
+      metrics,
+    });
     await receiver.start();
   });
   afterAll(async () => {

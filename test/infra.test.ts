@@ -10,18 +10,11 @@ import { fileURLToPath } from "node:url";
 import { ResourceNotFoundException, type DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { build } from "esbuild";
 import { beforeAll, describe, expect, it } from "vitest";
-import {
-  SECRET_SETTINGS,
-  createLogger,
-  healthCheck,
-  loadConfig,
-  readSecretSettings,
-  type Amphora,
-  type HealthCheckDeps,
-} from "@ottava/core";
+import { SECRET_SETTINGS, healthCheck, loadConfig, readSecretSettings, type Amphora, type HealthCheckDeps } from "@ottava/core";
+import { createLogger } from "@ottava/edge";
 import { ensureTable } from "@ottava/db";
 import { AGENT_TASKS, CA_TASKS, FLOW_NAMES, FLOW_TASKS, HEARTBEAT_KEY_TASKS, definitionOf } from "@ottava/controller";
-import { captureOutput } from "@ottava/core/testing";
+import { captureOutput } from "@ottava/edge/testing";
 import { synthesize, type SynthResource, type Synthesis } from "./support/synth";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");

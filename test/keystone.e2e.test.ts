@@ -12,6 +12,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { MUTABLE_STATUSES } from "@ottava/core";
 import { octaviaFixture } from "@ottava/core/testing";
 import { inProcessApp, SUBNET, webListener } from "@ottava/local/testing";
 import { startStandIn, type StandIn } from "@ottava/local";
@@ -498,7 +499,7 @@ describe("Octavia's default policy, role by role, on every endpoint", () => {
   beforeAll(async () => {
     // Hold both LBs PENDING_UPDATE: allowed writes meet the 409, nothing moves.
     for (const o of [objects.A!, objects.B!])
-      await t.store.lock(o.lb, { from: ["ACTIVE"], to: "PENDING_UPDATE", owner: HOLD, executionArn: HOLD });
+      await t.store.lock(o.lb, { from: MUTABLE_STATUSES, to: "PENDING_UPDATE", owner: HOLD, executionArn: HOLD });
   });
   afterAll(async () => {
     for (const o of [objects.A!, objects.B!]) await t.store.updateLoadBalancer(o.lb, HOLD, { provisioning_status: "ACTIVE" }, true);

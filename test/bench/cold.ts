@@ -15,8 +15,9 @@
 // Then the AWS SDK: the API and the task function again with `@aws-sdk/*` left out of the bundle (as the
 // Lambda runtime provides SDK v3), loaded instead from this repository's node_modules.
 //
-// Budgets: the API bundle ≤ 1 MiB and its cold start ≤ 80 ms above a bare Node start; every task
-// function's bundle ≤ 1 MiB. The exit code is 1 when one is missed (after everything is printed).
+// Budgets: the API bundle ≤ 1 MiB and its cold start ≤ 7× a bare Node start timed in the same run (a
+// ratio, so that it means the same on a faster or slower machine); every task function's bundle ≤ 1 MiB.
+// The exit code is 1 when one is missed (after everything is printed).
 import { mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -33,8 +34,8 @@ import {
 } from "../support/lambda-bundles";
 
 const ROUNDS = 5;
-/** The API's cold start may exceed a bare Node start by this much, ms. */
-const API_OVER_BARE_MS = 80;
+/** The API's cold start may take this many times a bare Node start's. */
+const API_OVER_BARE_RATIO = 7;
 
 const KiB = (bytes: number) => (bytes / 1024).toFixed(0);
 const median = (xs: number[]) => {
@@ -89,19 +90,19 @@ try {
 
   console.log(`\nCold start: process start to the first answer, median of ${ROUNDS}; ${bare}: ${bareMs.toFixed(0)} ms\n`);
   console.log(
-    "| function | first request | bundle (bytes) | KiB | loaded at start (KiB) | cold start (ms) | above bare Node (ms) | budget |",
+    "| function | first request | bundle (bytes) | KiB | loaded at start (KiB) | cold start (ms) | above bare Node (ms) | × bare Node | budget |",
   );
-  console.log("|---|---|---:|---:|---:|---:|---:|---|");
+  console.log("|---|---|---:|---:|---:|---:|---:|---:|---|");
   const verdicts: string[] = [];
   for (const [fn, b] of bundled) {
     const ms = medians.get(fn.name)!;
     const checks: string[] = [];
     if (fn.maxBytes !== undefined) checks.push(b.bytes <= fn.maxBytes ? "size PASS" : "size FAIL");
-    if (fn.name === "api") checks.push(ms - bareMs <= API_OVER_BARE_MS ? "time PASS" : "time FAIL");
+    if (fn.name === "api") checks.push(ms <= API_OVER_BARE_RATIO * bareMs ? "time PASS" : "time FAIL");
     if (checks.some((c) => c.endsWith("FAIL"))) failed = true;
     const request = fn.name === "api" ? "GET /" : fn.request ? "planMemberChunks" : "(load only)";
     console.log(
-      `| ${fn.name} | ${request} | ${b.bytes} | ${KiB(b.bytes)} | ${KiB(b.bytesAtStart)} | ${ms.toFixed(0)} | ${(ms - bareMs).toFixed(0)} | ${checks.join(", ") || "–"} |`,
+      `| ${fn.name} | ${request} | ${b.bytes} | ${KiB(b.bytes)} | ${KiB(b.bytesAtStart)} | ${ms.toFixed(0)} | ${(ms - bareMs).toFixed(0)} | ${(ms / bareMs).toFixed(1)} | ${checks.join(", ") || "–"} |`,
     );
     verdicts.push(...checks.map((c) => `${fn.name}: ${c}`));
   }
@@ -133,7 +134,7 @@ try {
     console.log(`${" ".repeat(fn.name.length)}  chunks: ${top(packagesOf(b.outputs.filter((o) => !o.atStart)), 6)}`);
   }
 
-  console.log(`\nBudgets: API ≤ 1 MiB and ≤ ${API_OVER_BARE_MS} ms above a bare Node start; every task function ≤ 1 MiB`);
+  console.log(`\nBudgets: API ≤ 1 MiB and ≤ ${API_OVER_BARE_RATIO}× a bare Node start; every task function ≤ 1 MiB`);
   for (const v of verdicts) console.log(`  ${v}`);
 } finally {
   rmSync(dir, { recursive: true, force: true });

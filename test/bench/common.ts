@@ -35,3 +35,28 @@ export const pct = (xs: number[] | undefined, q: number) => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.max(0, Math.ceil(q * s.length) - 1))]!;
 };
+
+/**
+ * A check a benchmark makes of its figures. A budget fails the run when it is missed; a retired target
+ * (`retired`: why it is no longer enforced) is still measured and printed with its figure and ratio, but
+ * never fails the run.
+ */
+export interface Check {
+  name: string;
+  ok: boolean;
+  detail: string;
+  retired?: string;
+}
+
+/** The checks as lines (`PASS`, `FAIL`, or `INFO` for a retired target), then a summary; `missed` counts the budgets missed. */
+export function checkLines(checks: Check[], noun = "budgets"): { lines: string[]; missed: number } {
+  const lines = checks.map((c) =>
+    c.retired
+      ? `  INFO  ${c.name} (retired: ${c.retired}; ${c.ok ? "met" : "not met"}): ${c.detail}`
+      : `  ${c.ok ? "PASS" : "FAIL"}  ${c.name}: ${c.detail}`,
+  );
+  const enforced = checks.filter((c) => !c.retired);
+  const missed = enforced.filter((c) => !c.ok).length;
+  lines.push("", missed ? `${missed} of ${enforced.length} ${noun} missed.` : `All ${enforced.length} ${noun} met.`);
+  return { lines, missed };
+}

@@ -1,5 +1,6 @@
 // Offline synthesis of the AWS deployment: sst.config.ts's run() evaluated by SST 4.17.1's own components
-// under Pulumi's unit-test mocks (test/support/synth/program.mjs, in a child process), with this process
+// under Pulumi's unit-test mocks (test/support/synth/program.mjs, bundled as SST's CLI bundles sst.config.ts
+// and run in a child process), with this process
 // standing in for SST's CLI: it answers the CLI's RPC (SST_SERVER) — Provider.Aws.Bootstrap with a made-up
 // asset bucket, Runtime.Build with a real esbuild build of the function's handler, as SST builds it.
 import { spawn } from "node:child_process";
@@ -53,6 +54,37 @@ interface NodeOptions {
   format?: "esm" | "cjs";
   splitting?: boolean;
 }
+
+/**
+ * How SST's CLI bundles the program it hands Pulumi (sst.config.ts, its run() and all they import), into
+ * .sst/platform: esbuild, ESM for Node, every import bundled (the workspace packages from their
+ * TypeScript, through their `exports`) but for these packages, which stay imports and resolve at run
+ * time from beside the bundle (.sst/platform/node_modules, then the repository's). Source of truth: SST's
+ * pkg/js/js.go (Build), and the 4.17.1 binary itself: `sst deploy` with SST_NO_CLEANUP=1 leaves the
+ * bundle it built in .sst/platform/sst.config.<ms>.mjs, where @ottava/* are bundled and only these
+ * packages and Node's built-ins are imports (see stacks/README.md). Left out, as they change no module's
+ * loading: how SST provides its globals (defines for $app, $cli and $dev, the injected shim, a plugin
+ * that adds `import * as aws from "@pulumi/aws"` and `sst` atop each file; the program sets them on
+ * globalThis itself), its source maps and its metafile.
+ */
+const SST_EVAL_BUILD: BuildOptions = {
+  bundle: true,
+  platform: "node",
+  format: "esm",
+  mainFields: ["module", "main"],
+  nodePaths: [join(root, ".sst", "platform", "node_modules")],
+  external: ["@pulumi/*", "undici", "@pulumiverse/*", "@sst-provider/*", "@aws-sdk/*", "esbuild", "archiver", "glob", "vite"],
+  banner: {
+    js: [
+      `import { createRequire as topLevelCreateRequire } from 'module';`,
+      `const require = topLevelCreateRequire(import.meta.url);`,
+      `import { fileURLToPath as topLevelFileUrlToPath, URL as topLevelURL } from "url"`,
+      `const __filename = topLevelFileUrlToPath(import.meta.url)`,
+      `const __dirname = topLevelFileUrlToPath(new topLevelURL(".", import.meta.url))`,
+    ].join("\n"),
+  },
+  logLevel: "silent",
+};
 
 /** The extensions SST's Node.js runtime looks for behind a handler's file name. */
 const HANDLER_EXTENSIONS = [".ts", ".tsx", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs"];
@@ -159,21 +191,11 @@ export async function synthesize(env: Record<string, string>, stage = "synth"): 
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
 
   try {
-    // As SST's CLI: the program is bundled beside the platform, whose node_modules hold @pulumi/*; packages
-    // stay external and resolve from there (then from the repository's node_modules).
     await build({
+      ...SST_EVAL_BUILD,
       absWorkingDir: root,
       entryPoints: [join(root, "test", "support", "synth", "program.mjs")],
       outfile: program,
-      bundle: true,
-      platform: "node",
-      format: "esm",
-      target: "node20",
-      packages: "external",
-      banner: {
-        js: `import { createRequire as topLevelCreateRequire } from "module"; const require = topLevelCreateRequire(import.meta.url);`,
-      },
-      logLevel: "silent",
     });
     const outFile = join(work, "synth.json");
     const childEnv: Record<string, string> = {

@@ -16,7 +16,8 @@ import { createServer as createHttpServer, get as httpGet, type Server } from "n
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { applyStatsUpdates, createLogger, unwrapEnvelope, type HealthStore, type HealthView, type HealthWrite } from "@ottava/core";
+import { applyStatsUpdates, unwrapEnvelope, type HealthStore, type HealthView, type HealthWrite } from "@ottava/core";
+import { createLogger, metrics } from "@ottava/edge";
 import { HeartbeatReceiver } from "@ottava/controller";
 import { eventually, PythonJsonProcess } from "@ottava/core/testing";
 import { noopDrivers } from "../src/noop";
@@ -232,6 +233,7 @@ describe("heartbeats to Ottava's receiver over UDP", () => {
       store,
       compute: noopDrivers().compute,
       log,
+      metrics,
       logIntervalMs: 3_600_000,
     });
     const port = await receiver.start();

@@ -14,7 +14,8 @@ import { createServer as createTcpServer, connect, type Server as TcpServer } fr
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createLogger, DriverError } from "@ottava/core";
+import { DriverError } from "@ottava/core";
+import { createLogger } from "@ottava/edge";
 import { freePort } from "../src/local/free-port";
 import { bindsOf, checkConfig, checkNewBinds, haproxyVersion, HaproxyProcess, killStale } from "../src/local/process";
 

@@ -1,7 +1,7 @@
 // Builds the Hono app: the Octavia v2 API, with /v2.0 as an alias of /v2.
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
-import { bodyTooLarge, createLogger, enforcedQuotaLimits } from "@ottava/core";
+import { bodyTooLarge, enforcedQuotaLimits } from "@ottava/core";
 import { createAuth } from "./auth";
 import type { ApiDeps } from "./deps";
 import { requestContext, type Env } from "./middleware/context";
@@ -20,7 +20,7 @@ import { healthManagerRoutes } from "./routes/healthmanager";
 
 /** Async: the operator's policy file, when set, is read (and a YAML one parsed) before the app answers anything. */
 export async function createApp(apiDeps: ApiDeps): Promise<Hono<Env>> {
-  const log = apiDeps.log ?? createLogger({ service: "ottava-api" });
+  const log = apiDeps.log;
   // Quotas are enforced under keystone (as Octavia: never under noauth).
   const deps: ApiDeps = { ...apiDeps, quotaLimits: enforcedQuotaLimits(apiDeps) };
   const auth = await createAuth(deps.config, log);

@@ -1,8 +1,10 @@
 // Wiring, written once: configuration -> DynamoDB clients and stores -> drivers -> workflow engine ->
 // the API's dependencies. The Lambda takes every default (the stores on the configured table, the
 // API's own drivers, Step Functions); npm start and the tests give the parts they build themselves
-// (their stores, the local runner, their task context's drivers, a logger).
-import { createLogger, loadConfig, type Config, type Drivers, type Logger, type WorkflowEngine } from "@ottava/core";
+// (their stores, the local runner, their task context's drivers, a logger). The default logger and
+// metrics are @ottava/edge's, on Powertools.
+import { loadConfig, type Config, type Drivers, type Logger, type Metrics, type WorkflowEngine } from "@ottava/core";
+import { createLogger, metrics } from "@ottava/edge";
 import { createApiDrivers } from "@ottava/amphora";
 // The engine alone, not the controller's index: the API bundle then holds none of the tasks' code (nor the certificate code).
 import { StepFunctionsEngine } from "@ottava/controller/engine-sfn";
@@ -18,6 +20,8 @@ export interface DepsParts {
   drivers?: Pick<Drivers, "network" | "certificates">;
   /** Else the "ottava-api" logger at the configured level. */
   log?: Logger;
+  /** Else the process's metrics. */
+  metrics?: Metrics;
 }
 
 export function createDeps(config: Config = loadConfig(), parts: DepsParts = {}): ApiDeps {
@@ -30,5 +34,6 @@ export function createDeps(config: Config = loadConfig(), parts: DepsParts = {})
     certificates: drivers.certificates,
     config,
     log: parts.log ?? createLogger({ service: "ottava-api" }, config.logLevel),
+    metrics: parts.metrics ?? metrics,
   };
 }

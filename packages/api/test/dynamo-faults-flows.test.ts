@@ -5,10 +5,11 @@
 // ERROR or back to ACTIVE as Octavia's reverts leave them, never PENDING_*. The real ASL in the local
 // runner over DynamoDB Local; each test's faulted app shares the setup app's table.
 import { beforeAll, describe, it } from "vitest";
-import { createLogger, repairStuck } from "@ottava/core";
+import { repairStuck } from "@ottava/core";
+import { createLogger, metrics } from "@ottava/edge";
 import { DynamoRepairStore, createClients } from "@ottava/db";
 import { inProcessApp, SUBNET, activeLb, activePool } from "@ottava/local/testing";
-import { captureOutput, jsonLines } from "@ottava/core/testing";
+import { captureOutput, jsonLines } from "@ottava/edge/testing";
 import * as faults from "./support/faults";
 import { LBS } from "./support/faults";
 
@@ -182,6 +183,7 @@ describe("faults that outlast the flow's retries end in its Catch, never PENDING
         catalog: base.catalog,
         engine: f.engine,
         log: createLogger({ service: "test" }, "error"),
+        metrics,
         pending,
       };
       expect((await repairStuck(deps, new Date(Date.now() + 61_000))).repaired).toContain(lbId);

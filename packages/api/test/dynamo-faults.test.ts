@@ -3,10 +3,11 @@
 // leaves nothing PENDING_*. Each faulted request goes through a second app on the same table, whose
 // fault counts start at its first request; the first app (no faults) sets up and checks.
 import { beforeAll, describe, expect, it } from "vitest";
-import { createLogger, lockAndStart, repairStuck } from "@ottava/core";
+import { lockAndStart, MUTABLE_STATUSES, repairStuck } from "@ottava/core";
+import { createLogger, metrics } from "@ottava/edge";
 import { DynamoRepairStore, createClients } from "@ottava/db";
 import { fault, inProcessApp, pick, PROJECT, SUBNET, activeLb, activePool } from "@ottava/local/testing";
-import { captureOutput, jsonLines } from "@ottava/core/testing";
+import { captureOutput, jsonLines } from "@ottava/edge/testing";
 import * as faults from "./support/faults";
 import { LBS } from "./support/faults";
 
@@ -144,6 +145,7 @@ describe("API writes that take the lock", () => {
       catalog: base.catalog,
       engine: base.engine,
       log: createLogger({ service: "test" }, "error"),
+      metrics,
       pending,
     };
     // Not before its grace minute…
@@ -180,9 +182,16 @@ describe("API writes that take the lock", () => {
       describe: async () => undefined,
       start: async () => Promise.reject(new Error("no such state machine")),
     };
-    const deps = { store: base.store, trail: base.trail, catalog: base.catalog, engine, log: createLogger({ service: "test" }, "error") };
+    const deps = {
+      store: base.store,
+      trail: base.trail,
+      catalog: base.catalog,
+      engine,
+      log: createLogger({ service: "test" }, "error"),
+      metrics,
+    };
     await expect(
-      lockAndStart(deps, { lbId, flow: "loadbalancer-update", verb: "update", from: ["ACTIVE"], to: "PENDING_UPDATE" }),
+      lockAndStart(deps, { lbId, flow: "loadbalancer-update", verb: "update", from: MUTABLE_STATUSES, to: "PENDING_UPDATE" }),
     ).rejects.toMatchObject({
       status: 500,
       message: "Provider 'amphora' reports error: the controller could not start the flow.",

@@ -4,19 +4,21 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { GetCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
 import {
   Fault,
-  createLogger,
   defaultPolicy,
   failedFlowEnd,
   getFlowTrail,
   lockAndStart,
+  markUnavailable,
+  MUTABLE_STATUSES,
   sanitizeCause,
   tokenContext,
   type FlowTrailEntry,
   type WorkflowEngine,
 } from "@ottava/core";
+import { createLogger, metrics } from "@ottava/edge";
 import { DynamoFlowTrail, createClients } from "@ottava/db";
 import { PROJECT, SUBNET, fault, inProcessApp, pick, activeLb } from "@ottava/local/testing";
-import { captureMetrics } from "@ottava/core/testing";
+import { captureMetrics } from "@ottava/edge/testing";
 
 type App = Awaited<ReturnType<typeof inProcessApp>>;
 const LBS = "/v2/lbaas/loadbalancers";
@@ -195,15 +197,16 @@ describe("the end of a flow", () => {
     const engine: WorkflowEngine = {
       executionArn: (flow, name) => t.engine.executionArn(flow, name),
       describe: async () => undefined,
+      // Step Functions throttled, as the engine's client marks it (classifyUnavailable in @ottava/edge).
       start: async () => {
-        throw Object.assign(new Error("Rate exceeded (token=abc123)"), { name: "ThrottlingException" });
+        throw markUnavailable(Object.assign(new Error("Rate exceeded (token=abc123)"), { name: "ThrottlingException" }));
       },
     };
     const out = captureMetrics();
     await expect(
       lockAndStart(
-        { store: t.store, trail: t.trail, catalog: t.catalog, engine, log },
-        { lbId: id, flow: "loadbalancer-update", verb: "update", from: ["ACTIVE"], to: "PENDING_UPDATE" },
+        { store: t.store, trail: t.trail, catalog: t.catalog, engine, log, metrics },
+        { lbId: id, flow: "loadbalancer-update", verb: "update", from: MUTABLE_STATUSES, to: "PENDING_UPDATE" },
       ),
     ).rejects.toMatchObject({ name: "ThrottlingException" }); // Step Functions unavailable: rethrown, the API's 503
     expect(out.emitted("FlowsStarted").map((m) => [m.flow, m.FlowsStarted])).toEqual([["loadbalancer-update", 1]]);

@@ -1,6 +1,7 @@
 // Health-manager addresses and the amphora agent configuration refresh (/v2/octavia/healthmanager).
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
+import { MUTABLE_STATUSES } from "@ottava/core";
 import { inProcessApp, pick, SUBNET } from "@ottava/local/testing";
 
 type App = Awaited<ReturnType<typeof inProcessApp>>;
@@ -182,7 +183,13 @@ describe("refresh", () => {
     // 40 more amphorae written directly under the first LB's lock (cheaper than 40 LBs).
     const owner = "test-bulk-amphorae";
     const lb = (await t.store.getLoadBalancer(lbs[0]!))!;
-    await t.store.lock(lbs[0]!, { from: ["ACTIVE"], to: "PENDING_UPDATE", owner, executionArn: "arn:test", expectVersion: lb.version });
+    await t.store.lock(lbs[0]!, {
+      from: MUTABLE_STATUSES,
+      to: "PENDING_UPDATE",
+      owner,
+      executionArn: "arn:test",
+      expectVersion: lb.version,
+    });
     const [template] = await t.store.amphoraeOf(lbs[0]!);
     for (let i = 0; i < 40; i++) {
       await t.store.createAmphora(

@@ -1,6 +1,7 @@
 // Health monitors (octavia/api/v2/controllers/health_monitor.py), in process over DynamoDB Local and the real ASL.
 import { randomUUID } from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
+import { MUTABLE_STATUSES } from "@ottava/core";
 import { activePool, fault, inProcessApp, pick, PROJECT, seed } from "@ottava/local/testing";
 
 type App = Awaited<ReturnType<typeof inProcessApp>>;
@@ -266,7 +267,7 @@ describe("create", () => {
   it("refuses a pool that is not ACTIVE", async () => {
     const { lbId, poolId } = await activePool(t);
     const owner = `seed-${randomUUID()}`;
-    await t.store.lockWith(lbId, { from: ["ACTIVE"], to: "PENDING_UPDATE", owner, executionArn: "seed" }, [
+    await t.store.lockWith(lbId, { from: MUTABLE_STATUSES, to: "PENDING_UPDATE", owner, executionArn: "seed" }, [
       { kind: "pool", id: poolId, set: { provisioning_status: "ERROR" } },
     ]);
     await t.store.updateLoadBalancer(lbId, owner, { provisioning_status: "ACTIVE" }, true);

@@ -2,7 +2,7 @@
 // the local ASL runner.
 import { randomUUID } from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
-import type { ChildWrite } from "@ottava/core";
+import { MUTABLE_STATUSES, type ChildWrite } from "@ottava/core";
 import { fault, inProcessApp, pick, PROJECT, SUBNET } from "@ottava/local/testing";
 
 type App = Awaited<ReturnType<typeof inProcessApp>>;
@@ -249,7 +249,7 @@ describe("create", () => {
     const r = await rule(t, policyId, PATH_RULE);
     const owner = `seed-${randomUUID()}`;
     const writes: ChildWrite[] = [{ kind: "l7policy", id: policyId, set: { provisioning_status: "ERROR" } }];
-    await t.store.lockWith(lbId, { from: ["ACTIVE"], to: "PENDING_UPDATE", owner, executionArn: "seed" }, writes);
+    await t.store.lockWith(lbId, { from: MUTABLE_STATUSES, to: "PENDING_UPDATE", owner, executionArn: "seed" }, writes);
     await t.store.updateLoadBalancer(lbId, owner, { provisioning_status: "ACTIVE" }, true);
     const immutable = fault(409, `L7Policy ${policyId} is immutable and cannot be updated.`);
     expect(pick(await t.call("POST", rules(policyId), { rule: PATH_RULE }))).toEqual(immutable);

@@ -5,6 +5,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { MUTABLE_STATUSES } from "@ottava/core";
 import { LocalCertManager } from "@ottava/amphora";
 import { makePki } from "@ottava/amphora/testing";
 import { fault, inProcessApp, pick, PROJECT, record, seed, SUBNET, activeLb } from "@ottava/local/testing";
@@ -756,7 +757,7 @@ describe("lists and stats", () => {
     expect(pick(await t.call("GET", `/v2.0/lbaas/listeners/${NOBODY}/stats`))).toEqual(fault(404, `Listener ${NOBODY} not found.`));
     // What the health work will write on the record.
     const owner = `stats-${randomUUID()}`;
-    await t.store.lockWith(lbId, { from: ["ACTIVE"], to: "PENDING_UPDATE", owner, executionArn: "stats" }, [
+    await t.store.lockWith(lbId, { from: MUTABLE_STATUSES, to: "PENDING_UPDATE", owner, executionArn: "stats" }, [
       { kind: "listener", id: l.id, set: { stats: { bytes_in: 5, bytes_out: 7, active_connections: 1, total_connections: 9 } } },
     ]);
     await t.store.updateLoadBalancer(lbId, owner, { provisioning_status: "ACTIVE" }, true);

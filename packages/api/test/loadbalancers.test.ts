@@ -4,7 +4,8 @@ import { fault, inProcessApp, pick, PROJECT, record, seed, SUBNET, activeLb } fr
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createLoadBalancer, createLogger, PolicyEnforcer, tokenContext, updateLoadBalancer, type LoadBalancerDeps } from "@ottava/core";
+import { createLoadBalancer, PolicyEnforcer, tokenContext, updateLoadBalancer, type LoadBalancerDeps } from "@ottava/core";
+import { createLogger, metrics } from "@ottava/edge";
 import { noopDrivers } from "@ottava/amphora";
 
 let t: Awaited<ReturnType<typeof inProcessApp>>;
@@ -529,6 +530,7 @@ describe("the vip_sg_ids policy rules", () => {
       network: noopDrivers().network,
       config: t.config,
       log: createLogger({ service: "test" }, "error"),
+      metrics,
     };
     const project = "keystone-project";
     const ctx = (roles: string[], policy = new PolicyEnforcer()) =>

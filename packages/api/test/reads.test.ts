@@ -1,6 +1,7 @@
 // What the API and the flows read, counted on the DynamoDB client (counts hold on any machine, and
 // are what AWS bills): a GET reads the object's item alone, a list page no item per listed object, a
-// member change its pool's part of the tree whatever the pool holds, and a flow the tree at most once.
+// member change its pool's part of the tree whatever the pool holds, a request under a pool or a
+// policy its parent once, and a flow the tree at most once.
 import { beforeAll, describe, expect, it } from "vitest";
 import { DynamoMeter, addMetering, type MeterRow } from "@ottava/db/testing";
 import { inProcessApp, SUBNET } from "@ottava/local/testing";
@@ -22,6 +23,8 @@ async function metered(fn: () => Promise<unknown>): Promise<{ api: MeterRow[]; f
 const requests = (rows: MeterRow[], pred: (r: MeterRow) => boolean = () => true) =>
   rows.filter(pred).reduce((n, r) => n + r.counts.requests, 0);
 const items = (rows: MeterRow[]) => rows.reduce((n, r) => n + r.counts.items, 0);
+/** The GetItems of a request, by target: an object found by its id alone is its pointer (`ID#/ID`), then its item. */
+const gets = (rows: MeterRow[]) => rows.filter((r) => r.op === "GetItem").map((r) => [r.target, r.counts.requests]);
 /** A read of a whole tree: its partition below the flow trail. */
 const wholeTree = (r: MeterRow) => r.op === "Query" && r.target.startsWith("LB# ") && r.target.includes("sk < ");
 
@@ -82,12 +85,45 @@ describe("reads that do not grow with the tree", () => {
           (await t.call("POST", `/v2/lbaas/pools/${poolId}/members`, { member: { address: "192.0.2.50", protocol_port: 80 } })).status,
         ).toBe(201),
       );
-      expect(requests(use.api)).toBeLessThanOrEqual(6);
+      // The pool's pointer and item are read once: the route's lookup (routes/children.ts, scopeLb)
+      // hands the pool's LB to the create, which read them again before (6 requests then).
+      expect(gets(use.api)).toEqual([
+        ["ID#/ID", 1],
+        ["LB#/POOL#", 1],
+      ]);
+      expect(requests(use.api)).toBe(4);
       expect(requests(use.api, wholeTree)).toBe(0);
       expect(requests(use.flow, wholeTree)).toBe(1);
       counts.push({ requests: requests(use.api), items: items(use.api) });
     }
     expect(counts[1]).toEqual(counts[0]);
+  });
+
+  it("a request under a pool or an L7 policy reads its parent's pointer and item once: member list and batch update, rule create and list", async () => {
+    const { poolId, listenerId } = await tree(1);
+    /** The GetItems of the parent's pointer and of its item (what the route's lookup reads). */
+    const parentReads = (rows: MeterRow[], item: string) => [
+      requests(rows, (r) => r.op === "GetItem" && r.target === "ID#/ID"),
+      requests(rows, (r) => r.op === "GetItem" && r.target === item),
+    ];
+    const list = await metered(async () => expect((await t.call("GET", `/v2/lbaas/pools/${poolId}/members`)).status).toBe(200));
+    expect(parentReads(list.api, "LB#/POOL#")).toEqual([1, 1]);
+    const members = [{ address: "10.0.0.1", protocol_port: 80 }];
+    const batch = await metered(async () =>
+      expect((await t.call("PUT", `/v2/lbaas/pools/${poolId}/members`, { members })).status).toBe(202),
+    );
+    expect(parentReads(batch.api, "LB#/POOL#")).toEqual([1, 1]);
+
+    const policy = await t.call("POST", "/v2/lbaas/l7policies", { l7policy: { listener_id: listenerId, action: "REJECT" } });
+    expect(policy.status, JSON.stringify(policy.body)).toBe(201);
+    await t.settle();
+    const rules = `/v2/lbaas/l7policies/${policy.body.l7policy.id}/rules`;
+    const create = await metered(async () =>
+      expect((await t.call("POST", rules, { rule: { type: "PATH", compare_type: "STARTS_WITH", value: "/api" } })).status).toBe(201),
+    );
+    expect(parentReads(create.api, "LB#/L7POLICY#")).toEqual([1, 1]);
+    const listed = await metered(async () => expect((await t.call("GET", rules)).status).toBe(200));
+    expect(parentReads(listed.api, "LB#/L7POLICY#")).toEqual([1, 1]);
   });
 
   it("a listener update reads the structure, not the members; its flow finishes by its change set (one tree read: the configuration push)", async () => {

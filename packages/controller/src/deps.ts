@@ -1,5 +1,6 @@
-// Wiring: the stores, drivers and logger a process (a Lambda or the local runtime) gives its tasks.
-import { createLogger, type Config } from "@ottava/core";
+// Wiring: the stores, drivers, logger and metrics a process (a Lambda or the local runtime) gives its tasks.
+import type { Config } from "@ottava/core";
+import { createLogger } from "@ottava/edge";
 import { createStores, type Stores } from "@ottava/db";
 import { certGenerator, type CaSource } from "./certs/local";
 import { taskContextWith, type TaskContextParts } from "./task-context";

@@ -2,6 +2,7 @@
 // The SDK's Step Functions client is loaded on the first call: a process that starts and describes no
 // flow (the API answering a GET) never loads it; in a split bundle it is a chunk of its own.
 import type { ExecutionDescription, WorkflowEngine } from "@ottava/core";
+import { classifyUnavailable } from "@ottava/edge";
 
 type Sfn = typeof import("./sfn-client");
 
@@ -14,7 +15,8 @@ export class StepFunctionsEngine implements WorkflowEngine {
   ) {}
 
   private sfn() {
-    return (this.#sfn ??= import("./sfn-client").then((sdk) => ({ sdk, client: new sdk.SFNClient({}) })));
+    // Its errors that are Step Functions unavailable, once the SDK's retries are spent, marked as such.
+    return (this.#sfn ??= import("./sfn-client").then((sdk) => ({ sdk, client: classifyUnavailable(new sdk.SFNClient({})) })));
   }
 
   private stateMachineArn(flow: string) {

@@ -11,4 +11,3 @@ export * from "./jobs/healthcheck";
 export * from "./health/receiver";
 export * from "./jobs/housekeeping";
 export { caFromConfig, certGenerator, createLocalCa, LocalCertGenerator, type CaSource } from "./certs/local";
-export * from "./flows/task-secrets";

@@ -4,11 +4,12 @@
 // only (certs/x509.ts), not when the function starts. Its settings are made on the first invocation
 // (configLoader), reading the CA's key from its SSM parameter once per cold start.
 import { configLoader } from "@ottava/core";
+import { ssmSecretReader } from "@ottava/edge";
 import { createTaskContext } from "./deps";
 import { runTask } from "./run-task";
 import type { FlowInput, TaskContext } from "./tasks/context";
 
-const config = configLoader();
+const config = configLoader(process.env, ssmSecretReader());
 let ctx: TaskContext | undefined;
 
 export const handler = async (event: FlowInput & Record<string, unknown>) => {

@@ -5,13 +5,14 @@
 // its ASN.1 libraries). Its settings are made on the first invocation (configLoader), reading the
 // secrets this task's function was given as SSM parameters (the agents' client certificate, the
 // heartbeat key) once per cold start.
-import { configLoader, createLogger } from "@ottava/core";
+import { configLoader } from "@ottava/core";
+import { createLogger, ssmSecretReader } from "@ottava/edge";
 import { createStores } from "@ottava/db";
 import { taskContextWith } from "./task-context";
 import { runTask } from "./run-task";
 import type { FlowInput, TaskContext } from "./tasks/context";
 
-const config = configLoader();
+const config = configLoader(process.env, ssmSecretReader());
 let ctx: TaskContext | undefined;
 
 export const handler = async (event: FlowInput & Record<string, unknown>) => {

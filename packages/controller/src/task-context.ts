@@ -2,6 +2,7 @@
 // build on. Nothing here imports certs/: a bundle from these entries carries
 // no X.509 library, not even as a chunk it never loads. deps.ts adds the certificate generator.
 import type { CertGenerator, Config, Drivers, Logger } from "@ottava/core";
+import { metrics } from "@ottava/edge";
 import { createHousekeepingStore, type ClientDecorator, type Stores } from "@ottava/db";
 import { createDrivers, type LocalDataplane } from "@ottava/amphora";
 import type { TaskContext } from "./tasks/context";
@@ -17,7 +18,7 @@ export interface TaskContextParts {
 }
 
 /**
- * A task context with the certificate generator given, or none: the task functions that sign nothing
+ * A task context with the certificate generator given, or none (and the process's metrics): the task functions that sign nothing
  * build theirs without one; their REST amphora driver then needs OTTAVA_CLIENT_CERT (they are given no
  * CA either).
  */
@@ -42,6 +43,7 @@ export function taskContextWith(
     }),
     config,
     log,
+    metrics,
     ...(certs ? { certs } : {}),
     amphoraCerts: createHousekeepingStore(config, opts.decorateClient),
   };

@@ -4,11 +4,12 @@
 // before the lease has been held for heartbeat_timeout.
 import { UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { beforeAll, describe, expect, it } from "vitest";
-import { createLogger, type Amphora } from "@ottava/core";
+import type { Amphora } from "@ottava/core";
+import { createLogger, metrics } from "@ottava/edge";
 import { DynamoHealthCheckStore, createClients, heartbeatAttributes, pointerKey } from "@ottava/db";
 import { HealthChecker } from "@ottava/controller";
 import { activeLb, inProcessApp } from "@ottava/local/testing";
-import { captureMetrics, captureOutput } from "@ottava/core/testing";
+import { captureMetrics, captureOutput } from "@ottava/edge/testing";
 
 type App = Awaited<ReturnType<typeof inProcessApp>>;
 let t: App;
@@ -39,7 +40,7 @@ function checker(app: App, opts: { threshold?: number; onError?: boolean; clock:
   const log = createLogger({ service: "test" }, "info");
   const checks = new DynamoHealthCheckStore(createClients(app.config.dynamodbEndpoint).doc, app.config.tableName);
   return new HealthChecker(
-    { store: app.store, trail: app.trail, catalog: app.catalog, engine: app.engine, log, checks },
+    { store: app.store, trail: app.trail, catalog: app.catalog, engine: app.engine, log, metrics, checks },
     {
       heartbeatTimeout: TIMEOUT,
       failoverThreshold: opts.threshold,

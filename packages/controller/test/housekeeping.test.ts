@@ -5,7 +5,8 @@ import { X509Certificate, createPrivateKey, createPublicKey } from "node:crypto"
 import { GetCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createApp, createDeps } from "@ottava/api";
-import { createLogger, type Amphora, type CaMaterial } from "@ottava/core";
+import type { Amphora, CaMaterial } from "@ottava/core";
+import { createLogger, metrics } from "@ottava/edge";
 import { DynamoHousekeepingStore, DynamoRepairStore, createClients, pointerKey } from "@ottava/db";
 import { noopServerPem } from "@ottava/amphora";
 import { noopDriversWith } from "@ottava/amphora/testing";
@@ -22,7 +23,7 @@ import {
 } from "@ottava/controller";
 import { LocalWorkflowEngine } from "@ottava/local/runner";
 import { activeLb, freshTable, PROJECT } from "@ottava/db/testing";
-import { captureOutput } from "@ottava/core/testing";
+import { captureOutput } from "@ottava/edge/testing";
 
 const VALIDITY = 63_072_000; // the default cert_validity_time
 const DAY = 86_400_000;
@@ -59,6 +60,7 @@ async function app(env: Record<string, string> = {}, noopFaults?: string) {
     pending: new DynamoRepairStore(doc, config.tableName),
     engine,
     log,
+    metrics,
     config,
   };
   return { config, store, engine, call, doc, housekeeping, deps, lines, settle: () => engine.drain() };

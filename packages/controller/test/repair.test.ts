@@ -3,7 +3,8 @@
 // flow trail says why; an LB whose execution runs, or is journaled as running (a restarted runner
 // continues it), is left alone.
 import { describe, expect, it } from "vitest";
-import { createLogger, repairStuck } from "@ottava/core";
+import { repairStuck } from "@ottava/core";
+import { createLogger, metrics } from "@ottava/edge";
 import { DynamoRepairStore, createClients, createExecutionJournal } from "@ottava/db";
 import { createTaskContext } from "@ottava/controller";
 import { LocalWorkflowEngine } from "@ottava/local/runner";
@@ -28,22 +29,26 @@ describe("stuck-state repair", () => {
     const later = new Date(Date.now() + 120_000);
     // The runner that started it knows it is running: nothing to repair.
     expect(
-      (await repairStuck({ store: t.store, trail: t.trail, catalog: t.catalog, engine: t.engine, log, pending }, later)).repaired,
+      (await repairStuck({ store: t.store, trail: t.trail, catalog: t.catalog, engine: t.engine, log, metrics, pending }, later)).repaired,
     ).toEqual([]);
     // A runner started again on the same table (as `npm start` after a crash) finds it RUNNING in the
     // journal, before it has even continued it: nothing to repair, however old the lock.
     const again = new LocalWorkflowEngine(createTaskContext(t.config, t), log, { journal: createExecutionJournal(t.config) });
     expect(
-      (await repairStuck({ store: t.store, trail: t.trail, catalog: t.catalog, engine: again, log, pending }, later)).repaired,
+      (await repairStuck({ store: t.store, trail: t.trail, catalog: t.catalog, engine: again, log, metrics, pending }, later)).repaired,
     ).toEqual([]);
     // Within the grace period nothing is repaired either, whatever the engine says.
     const restarted = new LocalWorkflowEngine(createTaskContext(t.config, t), log, 1);
     expect(
-      (await repairStuck({ store: t.store, trail: t.trail, catalog: t.catalog, engine: restarted, log, pending }, new Date())).repaired,
+      (await repairStuck({ store: t.store, trail: t.trail, catalog: t.catalog, engine: restarted, log, metrics, pending }, new Date()))
+        .repaired,
     ).toEqual([]);
 
     // A runner that never heard of it (the execution truly vanished: no journal holds it): repaired.
-    const result = await repairStuck({ store: t.store, trail: t.trail, catalog: t.catalog, engine: restarted, log, pending }, later);
+    const result = await repairStuck(
+      { store: t.store, trail: t.trail, catalog: t.catalog, engine: restarted, log, metrics, pending },
+      later,
+    );
     expect(result.repaired).toEqual([lbId]);
     const lb = await t.store.getLoadBalancer(lbId);
     expect(lb?.record.provisioning_status).toBe("ERROR");
@@ -55,7 +60,7 @@ describe("stuck-state repair", () => {
     expect(trail.body.flows[0].reason).toMatch(/execution not found/);
     // Nothing is left to repair, and the LB can be deleted again.
     expect(
-      (await repairStuck({ store: t.store, trail: t.trail, catalog: t.catalog, engine: restarted, log, pending }, later)).repaired,
+      (await repairStuck({ store: t.store, trail: t.trail, catalog: t.catalog, engine: restarted, log, metrics, pending }, later)).repaired,
     ).toEqual([]);
     expect((await t.call("DELETE", `/v2/lbaas/loadbalancers/${lbId}?cascade=true`)).status).toBe(204);
   }, 90_000);

@@ -2,7 +2,8 @@
 import "@ottava/local/polyfill"; // aws-local-stepfunctions needs Promise.withResolvers (Node 20), as the local runner
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { StateMachine } from "aws-local-stepfunctions";
-import { createLogger, loadConfig, type Amphora } from "@ottava/core";
+import { loadConfig, type Amphora } from "@ottava/core";
+import { createLogger } from "@ottava/edge";
 import { freePort, noopDrivers, type AmphoraApiClient } from "@ottava/amphora";
 import { TASKS, definitionOf, localTaskArn, taskOfArn, taskStates, type TaskContext } from "@ottava/controller";
 import { agentDriver, amphora, loadBalancer, startFakeAgent, testPki, type FakeAgent, type TestPki } from "@ottava/amphora/testing";

@@ -41,6 +41,35 @@ export const AMPHORA_STATUSES = [
   ERROR,
   AMPHORA_FAILOVER_STOPPED,
 ] as const;
+
+// Which statuses a change may start from, each rule named once (octavia/common/constants.py names the
+// first three). Every check reads them through requireStatus (faults.ts), and the lock's condition
+// (`provisioning_status IN (...)`, ports.ts LockRequest) takes only these.
+declare const named: unique symbol;
+/** A named set of statuses: made only here, so no check and no lock condition writes a list of its own. */
+export type StatusSet = readonly string[] & { readonly [named]: true };
+const statusSet = (...statuses: string[]) => statuses as readonly string[] as StatusSet;
+/** MUTABLE_STATUSES: an update of the LB or of anything in its tree, and the parent (pool, L7 policy) a change names. */
+export const MUTABLE_STATUSES = statusSet(ACTIVE);
+/** DELETABLE_STATUSES: a load balancer delete. */
+export const DELETABLE_STATUSES = statusSet(ACTIVE, ERROR);
+/** FAILOVERABLE_STATUSES: a load balancer failover, and the health manager's failover of a stale amphora's LB. */
+export const FAILOVERABLE_STATUSES = statusSet(ACTIVE, ERROR);
+/**
+ * A load balancer resize (Ottava; specs/loadbalancer-resize.rst): a failover onto the new flavor, and a
+ * failed one leaves the LB in ERROR "allowing the user to perform a failover or retry the same call".
+ */
+export const RESIZABLE_STATUSES = statusSet(ACTIVE, ERROR);
+/** An amphora delete (AmphoraRepository.test_and_set_status_for_delete): a spare or a broken amphora. */
+export const AMPHORA_DELETABLE_STATUSES = statusSet(AMPHORA_READY, ERROR);
+/** The stale amphorae the health check fails over (AmphoraHealthRepository.get_stale_amphora). */
+export const AMPHORA_FAILOVERABLE_STATUSES = statusSet(AMPHORA_ALLOCATED, AMPHORA_FAILOVER_STOPPED);
+/**
+ * The stale amphorae the failover threshold sets FAILOVER_STOPPED (Ottava: one in service, or in ERROR,
+ * which failover_on_error fails over; Octavia's query stops any stale one not DELETED or PENDING_DELETE).
+ */
+export const AMPHORA_STOPPABLE_STATUSES = statusSet(AMPHORA_ALLOCATED, ERROR);
+
 export const ROLE_MASTER = "MASTER";
 export const ROLE_BACKUP = "BACKUP";
 export const ROLE_STANDALONE = "STANDALONE";

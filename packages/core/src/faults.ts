@@ -1,4 +1,6 @@
-// Octavia's API faults (octavia/common/exceptions.py) and their wire body.
+// Octavia's API faults (octavia/common/exceptions.py), their wire body, and the two checks that raise
+// NotFound and ImmutableObject for every resource.
+import { DELETED, type StatusSet } from "./constants";
 
 export interface FaultBody {
   faultcode: "Client" | "Server";
@@ -23,6 +25,34 @@ export class Fault extends Error {
 export const notFound = (resource: string, id: string) => new Fault(404, `${resource} ${id} not found.`);
 
 export const immutable = (resource: string, id: string) => new Fault(409, `${resource} ${id} is immutable and cannot be updated.`);
+
+/**
+ * `found` (a store's read: `{ record, ... }`), unless it is absent or DELETED: Octavia's 404
+ * "<resource> <id> not found." (a DELETED object is never answered).
+ */
+export function requireFound<T extends { record: { provisioning_status?: string } }>(
+  found: T | undefined,
+  resource: string,
+  id: string,
+): T {
+  if (!found || found.record.provisioning_status === DELETED) throw notFound(resource, id);
+  return found;
+}
+
+/**
+ * `record`, if its provisioning status is one of `statuses` (constants.ts names every such set), else
+ * Octavia's `if x.provisioning_status not in constants.MUTABLE_STATUSES: raise ImmutableObject`: the 409
+ * "<resource> <id> is immutable and cannot be updated." (an absent record too).
+ */
+export function requireStatus<T extends { provisioning_status?: string }>(
+  record: T | undefined,
+  statuses: StatusSet,
+  resource: string,
+  id: string,
+): T {
+  if (!record || !statuses.includes(record.provisioning_status ?? "")) throw immutable(resource, id);
+  return record;
+}
 
 export const validation = (detail: string) => new Fault(400, `Validation failure: ${detail}`);
 

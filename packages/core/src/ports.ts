@@ -1,5 +1,6 @@
 // The ports the domain talks through. Adapters live beside them: DynamoDB in @ottava/db,
 // Step Functions (AWS) and the in-process runner in @ottava/controller and @ottava/local.
+import type { StatusSet } from "./constants";
 import type { ItemSource } from "./query";
 import type { LoadBalancer } from "./resources/loadbalancer";
 import type { Amphora } from "./resources/amphora";
@@ -14,8 +15,8 @@ export interface Versioned<T> {
 }
 
 export interface LockRequest {
-  /** Statuses the LB may be in to take the lock (ACTIVE, or ACTIVE and ERROR where Octavia allows). */
-  from: readonly string[];
+  /** Statuses the LB may be in to take the lock: a named set of constants.ts (MUTABLE_STATUSES, DELETABLE_STATUSES, ...). */
+  from: StatusSet;
   /** The PENDING_* status it moves to. */
   to: string;
   /** The name of the execution about to start: only that execution may write under this lock. */
@@ -152,7 +153,10 @@ export interface LoadBalancerStore {
   /** Creates an amphora of the LB, as the LB's lock owner. */
   createAmphora(amphora: Amphora, owner: string): Promise<void>;
   updateAmphora(lbId: string, id: string, owner: string, set: Partial<Amphora>): Promise<void>;
-  /** Changes an amphora without the LB's lock, on the condition that its status is one of `from`; false if it was not. */
+  /**
+   * Changes an amphora without the LB's lock, on the condition that its status is one of `from` (a rule's
+   * named set, e.g. AMPHORA_DELETABLE_STATUSES, or the one status it must still have); false if it was not.
+   */
   updateAmphoraIf(lbId: string, id: string, from: readonly string[], set: Partial<Amphora>): Promise<boolean>;
 
   /**

@@ -4,10 +4,11 @@
 // packages/api/test (dynamo-faults, flow-trail, crosspool) and the race tests.
 import { describe, expect, it } from "vitest";
 import {
-  createLogger,
   lockAndStart,
   lockedStart,
   LockConflict,
+  markUnavailable,
+  MUTABLE_STATUSES,
   type FlowEnd,
   type LoadBalancer,
   type LockDeps,
@@ -22,6 +23,9 @@ const versioned = (status: string, version: number): Versioned<LoadBalancer> => 
   lockOwner: undefined,
   executionArn: undefined,
 });
+
+/** A logger that writes nothing (core's tests have no logger adapter: @ottava/edge's depends on core). */
+const silent = { debug() {}, info() {}, warn() {}, error() {}, child: () => silent };
 
 /** A store whose first `conflicts` locks are refused, each finding the LB as `found(n)` (the n-th refusal). */
 function fake(conflicts = 0, found: (n: number) => Versioned<LoadBalancer> | undefined = (n) => versioned("ACTIVE", 3 + n)) {
@@ -48,12 +52,13 @@ function fake(conflicts = 0, found: (n: number) => Versioned<LoadBalancer> | und
         return { executionArn: `arn:${flow}:${name}` };
       },
     },
-    log: createLogger({ service: "test" }, "error"),
+    log: silent,
+    metrics: { count: () => {}, timing: () => {} },
   } as unknown as LockDeps;
   return { deps, locks, given, ends, started };
 }
 
-const update = { lbId: LB, flow: "loadbalancer-update", verb: "update", from: ["ACTIVE"], to: "PENDING_UPDATE" };
+const update = { lbId: LB, flow: "loadbalancer-update", verb: "update", from: MUTABLE_STATUSES, to: "PENDING_UPDATE" };
 
 describe("the lock loop", () => {
   it("takes the lock on the version read, for the execution named after the next version, and starts it with the trail's start in the lock", async () => {
@@ -61,7 +66,7 @@ describe("the lock loop", () => {
     await lockAndStart(f.deps, { ...update, prepare: () => ({ name: "after" }), input: { extra: 1 } });
     expect(f.locks).toHaveLength(1);
     expect(f.locks[0]).toMatchObject({
-      from: ["ACTIVE"],
+      from: MUTABLE_STATUSES,
       to: "PENDING_UPDATE",
       owner: `update-${LB}-v4`,
       executionArn: `arn:loadbalancer-update:update-${LB}-v4`,
@@ -110,7 +115,7 @@ describe("the lock loop", () => {
     await lockedStart(f.deps, LB, async () => ({
       read: versioned("ACTIVE", 7),
       flow: "member-cross-pool-update",
-      from: ["ACTIVE"],
+      from: MUTABLE_STATUSES,
       to: "PENDING_UPDATE",
       subject: { kind: "loadbalancer", id: LB },
       restore: { provisioning_status: "ACTIVE" },
@@ -127,13 +132,16 @@ describe("the lock loop", () => {
   it("gives the lock back when the work before the start fails: no flow, the trail's entry FAILED, a 500 (the error itself when unavailable)", async () => {
     for (const [error, answer] of [
       [new Error("boom"), { status: 500, message: "Provider 'amphora' reports error: the controller could not start the flow." }],
-      [Object.assign(new Error("down"), { name: "ServiceUnavailable", $metadata: { httpStatusCode: 503 } }), { message: "down" }],
+      [
+        markUnavailable(Object.assign(new Error("down"), { name: "ServiceUnavailable", $metadata: { httpStatusCode: 503 } })),
+        { message: "down" },
+      ],
     ] as const) {
       const f = fake();
       const plan = {
         read: versioned("ACTIVE", 1),
         flow: "member-cross-pool-update",
-        from: ["ACTIVE"],
+        from: MUTABLE_STATUSES,
         to: "PENDING_UPDATE",
         subject: { kind: "loadbalancer", id: LB },
         restore: { provisioning_status: "ACTIVE" },

@@ -1,6 +1,7 @@
 // The DynamoDB clients, for AWS or for DynamoDB Local.
 import { ConditionalCheckFailedException, DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { DynamoDBDocumentClient, UpdateCommand, type TransactWriteCommand, type UpdateCommandInput } from "@aws-sdk/lib-dynamodb";
+import { classifyUnavailable } from "@ottava/edge";
 
 /** What every DynamoDB adapter is given: the table, and a clock (tests set it; the wall clock otherwise). */
 export interface AdapterOptions {
@@ -45,6 +46,9 @@ export function createClients(endpoint?: string, decorate?: ClientDecorator): { 
   // The SDK's logger middleware filters every input and output for a logger we never give it (a
   // no-op logger still gets the filtered copies): a measurable share of each call's CPU, for nothing.
   client.middlewareStack.remove("loggerMiddleware");
+  // Its errors that are DynamoDB unavailable (throttled, failing, unreachable), once the SDK's retries
+  // are spent, marked as such: the API's 503, a flow task's TransientError.
+  classifyUnavailable(client);
   decorate?.(client);
   const doc = DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
   return { client, doc };

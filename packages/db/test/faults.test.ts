@@ -1,7 +1,8 @@
 // Injected DynamoDB faults (npm start's OTTAVA_DYNAMODB_FAULTS; support/faults.ts) against DynamoDB Local: below the SDK's retries,
 // so what its retries absorb is invisible to the caller, and what exhausts them is the error DynamoDB
-// would have given, classified as unavailability (isUnavailable in @ottava/core).
-import { GetItemCommand, PutItemCommand } from "@aws-sdk/client-dynamodb";
+// would have given, marked as unavailability (classifyUnavailable in @ottava/edge, isUnavailable in
+// @ottava/core).
+import { ConditionalCheckFailedException, GetItemCommand, PutItemCommand } from "@aws-sdk/client-dynamodb";
 import { beforeAll, describe, expect, it } from "vitest";
 import { isUnavailable, unavailableReason } from "@ottava/core";
 import { createClients } from "@ottava/db";
@@ -117,6 +118,16 @@ describe("below the SDK's retries", () => {
     );
   });
 
+  it("a refusal is not unavailability: a failed condition keeps its class, unmarked, after one attempt", async () => {
+    const client = createClients(endpoint).client;
+    const err = (await client
+      .send(new PutItemCommand({ TableName: table, Item: { ...KEY, v: { S: "y" } }, ConditionExpression: "attribute_not_exists(pk)" }))
+      .catch((e: unknown) => e)) as Error & { $metadata?: { attempts?: number } };
+    expect(err).toBeInstanceOf(ConditionalCheckFailedException);
+    expect(isUnavailable(err)).toBe(false);
+    expect(err.$metadata?.attempts).toBe(1);
+  });
+
   it("a rule with @label faults only the requests made under that label", async () => {
     const faults = new DynamoFaults("GetItem@finishChange:internal:4");
     const client = faulty(faults);
@@ -125,34 +136,5 @@ describe("below the SDK's retries", () => {
     expect((await withFaultLabel("updateAmphoraeConfig", send)).Item).toBeDefined();
     await expect(withFaultLabel("finishChange", send)).rejects.toMatchObject({ name: "InternalServerError" });
     expect(faults.injected.map((i) => i.label)).toEqual(["finishChange", "finishChange", "finishChange", "finishChange"]);
-  });
-});
-
-describe("isUnavailable", () => {
-  it("tells unavailability from refusals and bugs", () => {
-    const named = (name: string, extra: object = {}) => Object.assign(new Error("x"), { name, ...extra });
-    for (const e of [
-      named("ProvisionedThroughputExceededException"),
-      named("ThrottlingException"),
-      named("RequestLimitExceeded"),
-      named("InternalServerError"),
-      named("TimeoutError"),
-      named("Error", { code: "ECONNREFUSED" }),
-      named("SomethingNew", { $metadata: { httpStatusCode: 503 } }),
-      named("ReplicatedWriteConflictException", { $retryable: {} }),
-      named("TransactionCanceledException", { CancellationReasons: [{ Code: "None" }, { Code: "ThrottlingError" }] }),
-      named("Error", { cause: named("Error", { code: "ECONNRESET" }) }),
-    ])
-      expect(isUnavailable(e), e.name).toBe(true);
-    for (const e of [
-      named("ConditionalCheckFailedException", { $metadata: { httpStatusCode: 400 } }),
-      named("TransactionCanceledException", { CancellationReasons: [{ Code: "ConditionalCheckFailed" }] }),
-      named("ValidationException", { $metadata: { httpStatusCode: 400 } }),
-      named("LockLost"),
-      new TypeError("x is undefined"),
-      "a string",
-      undefined,
-    ])
-      expect(isUnavailable(e)).toBe(false);
   });
 });

@@ -12,6 +12,7 @@ import {
   ERROR,
   LockConflict,
   LockLost,
+  MUTABLE_STATUSES,
   PENDING_UPDATE,
   type ChildWrite,
   lightItems,
@@ -50,7 +51,7 @@ describe("the lock", () => {
     const rec = (await activeLb(store)).loadbalancer;
     const before = (await store.getLoadBalancer(rec.id))!;
     const locked = await store.lock(rec.id, {
-      from: [ACTIVE],
+      from: MUTABLE_STATUSES,
       to: PENDING_UPDATE,
       owner: "update-1",
       executionArn: "arn:1",
@@ -66,8 +67,8 @@ describe("the lock", () => {
   it("is refused while another holds it, telling what is there", async () => {
     const rec = (await activeLb(store)).loadbalancer;
     const v = (await store.getLoadBalancer(rec.id))!.version;
-    await store.lock(rec.id, { from: [ACTIVE], to: PENDING_UPDATE, owner: "a", executionArn: "arn:a", expectVersion: v });
-    const err = await store.lock(rec.id, { from: [ACTIVE], to: PENDING_UPDATE, owner: "b", executionArn: "arn:b" }).catch((e) => e);
+    await store.lock(rec.id, { from: MUTABLE_STATUSES, to: PENDING_UPDATE, owner: "a", executionArn: "arn:a", expectVersion: v });
+    const err = await store.lock(rec.id, { from: MUTABLE_STATUSES, to: PENDING_UPDATE, owner: "b", executionArn: "arn:b" }).catch((e) => e);
     expect(err).toBeInstanceOf(LockConflict);
     expect(err.current.record.provisioning_status).toBe(PENDING_UPDATE);
     expect(err.current.lockOwner).toBe("a");
@@ -76,10 +77,10 @@ describe("the lock", () => {
   it("is refused when the version read is no longer current", async () => {
     const rec = (await activeLb(store)).loadbalancer;
     const v = (await store.getLoadBalancer(rec.id))!.version;
-    await store.lock(rec.id, { from: [ACTIVE], to: PENDING_UPDATE, owner: "a", executionArn: "arn:a", expectVersion: v });
+    await store.lock(rec.id, { from: MUTABLE_STATUSES, to: PENDING_UPDATE, owner: "a", executionArn: "arn:a", expectVersion: v });
     await store.updateLoadBalancer(rec.id, "a", { provisioning_status: ACTIVE }, true);
     await expect(
-      store.lock(rec.id, { from: [ACTIVE], to: PENDING_UPDATE, owner: "b", executionArn: "arn:b", expectVersion: v }),
+      store.lock(rec.id, { from: MUTABLE_STATUSES, to: PENDING_UPDATE, owner: "b", executionArn: "arn:b", expectVersion: v }),
     ).rejects.toBeInstanceOf(LockConflict);
   });
 
@@ -89,7 +90,7 @@ describe("the lock", () => {
     const results = await Promise.allSettled(
       Array.from({ length: 20 }, (_, i) =>
         store.lock(rec.id, {
-          from: [ACTIVE],
+          from: MUTABLE_STATUSES,
           to: PENDING_UPDATE,
           owner: `w${i}`,
           executionArn: "arn",
@@ -120,7 +121,7 @@ describe("the lock", () => {
     const rec = (await activeLb(store)).loadbalancer;
     const v = (await store.getLoadBalancer(rec.id))!.version;
     await store.lock(rec.id, {
-      from: [ACTIVE],
+      from: MUTABLE_STATUSES,
       to: PENDING_UPDATE,
       owner: "u",
       executionArn: "arn",
@@ -168,7 +169,7 @@ describe("lists", () => {
   it("leave out DELETED items, which keep a TTL for purging", async () => {
     const rec = (await activeLb(store, { fields: { project_id: "gone" } })).loadbalancer;
     const v = (await store.getLoadBalancer(rec.id))!.version;
-    await store.lock(rec.id, { from: [ACTIVE], to: "PENDING_DELETE", owner: "d", executionArn: "arn", expectVersion: v });
+    await store.lock(rec.id, { from: MUTABLE_STATUSES, to: "PENDING_DELETE", owner: "d", executionArn: "arn", expectVersion: v });
     await store.updateLoadBalancer(rec.id, "d", { provisioning_status: DELETED }, true);
     const page = await listPage(store.loadBalancers("gone"), parseListQuery([], ["id", "created_at"], {}, 1000), "http://h/x");
     expect(page.items).toEqual([]);
@@ -237,7 +238,7 @@ describe("the name index", () => {
     ).Item!;
   const rename = async (id: string, name: string | null, owner = `u-${randomUUID()}`) => {
     const v = (await store.getLoadBalancer(id))!.version;
-    await store.lock(id, { from: [ACTIVE], to: PENDING_UPDATE, owner, executionArn: "arn", expectVersion: v, set: { name } });
+    await store.lock(id, { from: MUTABLE_STATUSES, to: PENDING_UPDATE, owner, executionArn: "arn", expectVersion: v, set: { name } });
     await store.updateLoadBalancer(id, owner, { provisioning_status: ACTIVE }, true);
   };
 
@@ -291,7 +292,7 @@ describe("the name index", () => {
     await rename(rec.id, before);
     const v = (await store.getLoadBalancer(rec.id))!.version;
     await store.lock(rec.id, {
-      from: [ACTIVE],
+      from: MUTABLE_STATUSES,
       to: PENDING_UPDATE,
       owner: "u",
       executionArn: "arn",
@@ -303,13 +304,13 @@ describe("the name index", () => {
     expect(await ids(undefined, `name=${after}`)).toEqual([]);
     expect(await ids(undefined, `name=${before}`)).toEqual([rec.id]);
     const v2 = (await store.getLoadBalancer(rec.id))!.version;
-    await store.lock(rec.id, { from: [ACTIVE], to: "PENDING_DELETE", owner: "d", executionArn: "arn", expectVersion: v2 });
+    await store.lock(rec.id, { from: MUTABLE_STATUSES, to: "PENDING_DELETE", owner: "d", executionArn: "arn", expectVersion: v2 });
     await store.updateLoadBalancer(rec.id, "d", { provisioning_status: DELETED }, true);
     expect(await ids(undefined, `name=${before}`)).toEqual([]);
     expect((await raw(`LB#${rec.id}`, "LB"))[INDEXES.byName.pk]).toBeUndefined();
     // A rename refused by the lock's condition (the LB is DELETED) is the lock conflict it always was.
     await expect(
-      store.lock(rec.id, { from: [ACTIVE], to: PENDING_UPDATE, owner: "late", executionArn: "arn", set: { name: after } }),
+      store.lock(rec.id, { from: MUTABLE_STATUSES, to: PENDING_UPDATE, owner: "late", executionArn: "arn", set: { name: after } }),
     ).rejects.toBeInstanceOf(LockConflict);
   });
 
@@ -326,7 +327,7 @@ describe("the name index", () => {
     };
     const write = async (writes: ChildWrite[]) => {
       const owner = `w-${randomUUID()}`;
-      await store.lockWith(lbRec.id, { from: [ACTIVE], to: PENDING_UPDATE, owner, executionArn: "arn" }, writes);
+      await store.lockWith(lbRec.id, { from: MUTABLE_STATUSES, to: PENDING_UPDATE, owner, executionArn: "arn" }, writes);
       await store.updateLoadBalancer(lbRec.id, owner, { provisioning_status: ACTIVE }, true);
     };
     const listeners = (s: string) => ids(undefined, s, store.children("listener", undefined));
@@ -370,7 +371,13 @@ describe("the name index", () => {
       const owner = `w-${randomUUID()}`;
       await store.lockWith(
         lbRec.id,
-        { from: [ACTIVE], to: PENDING_UPDATE, owner, executionArn: "arn", expectVersion: (await store.getLoadBalancer(lbRec.id))!.version },
+        {
+          from: MUTABLE_STATUSES,
+          to: PENDING_UPDATE,
+          owner,
+          executionArn: "arn",
+          expectVersion: (await store.getLoadBalancer(lbRec.id))!.version,
+        },
         writes,
       );
       await store.updateLoadBalancer(lbRec.id, owner, { provisioning_status: ACTIVE }, true);

@@ -6,7 +6,8 @@ import { randomBytes } from "node:crypto";
 import { linkSync, mkdirSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { createLogger, type Config } from "@ottava/core";
+import type { Config } from "@ottava/core";
+import { createLogger, metrics } from "@ottava/edge";
 import type { ClientDecorator } from "@ottava/db";
 import { startDynamoDbLocal, type DynamoDbLocal } from "./dynamodb-local";
 import type { LocalWorkflowEngine, TaskDecorator } from "./runner";
@@ -137,7 +138,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     const healthLog = createLogger({ service: "ottava-health" }, config.logLevel);
     heartbeats = await startHeartbeatReceiver(
       { ...config, heartbeatKey },
-      { compute: tasks.drivers.compute, log: healthLog, store: createHealthStore(config, decorate) },
+      { compute: tasks.drivers.compute, log: healthLog, metrics, store: createHealthStore(config, decorate) },
       { heartbeatInterval: config.heartbeatInterval },
     ).catch(portTaken(`the heartbeat port ${config.bindHost}:${config.heartbeatPort}/udp`, "--heartbeat-port (OTTAVA_HEARTBEAT_PORT)"));
     if (dataplane) {
@@ -152,7 +153,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     }
     const checks = new DynamoHealthCheckStore(createClients(config.dynamodbEndpoint, decorate).doc, config.tableName);
     healthChecker = new HealthChecker(
-      { store, trail, catalog, engine, log: healthLog, checks },
+      { store, trail, catalog, engine, log: healthLog, metrics, checks },
       {
         heartbeatTimeout: config.heartbeatTimeout,
         failoverThreshold: config.failoverThreshold,
@@ -163,7 +164,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     healthChecker.start();
     // Housekeeping: purge, stuck-state repair, certificate rotation, on timers.
     housekeeping = new Housekeeping(
-      createHousekeepingDeps(config, engine, createLogger({ service: "ottava-housekeeping" }, config.logLevel), decorate),
+      createHousekeepingDeps(config, engine, createLogger({ service: "ottava-housekeeping" }, config.logLevel), metrics, decorate),
     );
     housekeeping.start();
     const app = await createApp(createDeps(config, { stores, engine, drivers: tasks.drivers }));

@@ -5,20 +5,20 @@ import {
   DELETED,
   ERROR,
   createLoadBalancer,
-  createLogger,
   deleteLoadBalancer,
   failoverLoadBalancer,
   noauthContext,
   updateLoadBalancer,
   type LoadBalancerDeps,
 } from "@ottava/core";
+import { createLogger, metrics } from "@ottava/edge";
 import { createTaskContext } from "@ottava/controller";
 import { createExecutionJournal } from "@ottava/db";
 import { ExecutionAlreadyExists, LocalWorkflowEngine, type TaskDecorator } from "../src/runner";
 import { readInjected } from "../src/injected";
 import { freshTable } from "@ottava/db/testing";
 import { noopDriversWith } from "@ottava/amphora/testing";
-import { captureOutput, jsonLines } from "@ottava/core/testing";
+import { captureOutput, jsonLines } from "@ottava/edge/testing";
 
 const ctx = noauthContext("req-test", "p1");
 const SUBNET = "5e6b7c5a-0b7e-4a0e-9d36-1f5b2f3a6a11";
@@ -31,7 +31,7 @@ async function setup(env: Record<string, string> = {}) {
   const tasks = createTaskContext(config, stores, { noop: readInjected(env).noopDrivers });
   const log = createLogger({}, "error");
   const engine = new LocalWorkflowEngine(tasks, log);
-  const deps: LoadBalancerDeps = { store, trail, catalog, engine, network: tasks.drivers.network, config, log };
+  const deps: LoadBalancerDeps = { store, trail, catalog, engine, network: tasks.drivers.network, config, log, metrics };
   const lastRun = async (id: string) => engine.wait((await store.getLoadBalancer(id))!.executionArn!);
   return { store, catalog, engine, deps, lastRun };
 }
@@ -175,6 +175,7 @@ describe("the local runner", () => {
       network: tasks.drivers.network,
       config,
       log: createLogger({}, "error"),
+      metrics,
     };
     for (let i = 0; i < 3; i++) await createLoadBalancer(deps, ctx, body);
     await engine.drain();
@@ -229,6 +230,7 @@ describe("a runner that stops and starts again (the journal in the table)", () =
       network: tasks.drivers.network,
       config,
       log,
+      metrics,
     };
     const { lb } = await createLoadBalancer(deps, ctx, body);
     await a.wait((await stores.store.getLoadBalancer(lb.id))!.executionArn!);
@@ -301,6 +303,7 @@ describe("a runner that stops and starts again (the journal in the table)", () =
       network: tasks.drivers.network,
       config,
       log,
+      metrics,
     };
     const { lb } = await createLoadBalancer(deps, ctx, body);
     await first.stop;

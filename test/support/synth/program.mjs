@@ -1,8 +1,9 @@
 // The Pulumi program `sst deploy` would run, under Pulumi's unit-test mocks: SST's own components (from
 // .sst/platform) evaluate sst.config.ts's run() as SST's CLI does, with SST's globals set, and every resource
 // and provider call is recorded instead of sent to AWS. test/support/synth.ts bundles this file into
-// .sst/platform (so `@pulumi/*` resolve to the platform's copies, as in SST's own eval bundle), runs it in a
-// child process and answers SST's CLI calls (SST_SERVER) itself. No AWS account, no network.
+// .sst/platform as SST's CLI bundles sst.config.ts (`@pulumi/*` and the rest of SST's externals resolve to
+// the platform's copies; the workspace packages are bundled from their TypeScript), runs it in a child
+// process and answers SST's CLI calls (SST_SERVER) itself. No AWS account, no network.
 //
 // Input (environment): OTTAVA_SYNTH_OUT, the JSON file to write; OTTAVA_SYNTH_WORK, SST's work directory;
 // OTTAVA_SYNTH_ROOT, the repository; OTTAVA_SYNTH_STAGE, the stage (`synth` if unset); SST_SERVER; the

@@ -6,7 +6,14 @@ import type { Context, MiddlewareHandler } from "hono";
 import { noauthContext, tokenContext, type Logger, type PolicyEnforcer, type RequestContext } from "@ottava/core";
 import { InvalidToken, KeystoneUnavailable, type KeystoneAuth } from "../keystone";
 
-export type Env = { Variables: { ctx: RequestContext; log: Logger } };
+export type Env = {
+  Variables: {
+    ctx: RequestContext;
+    log: Logger;
+    /** Under a nested collection (a pool's members, a policy's rules): the LB its parent hangs from, read once (routes/children.ts). */
+    scopeLb: string;
+  };
+};
 
 /** Paths keystonemiddleware lets through unauthenticated in Octavia (octavia/common/keystone.py _NOAUTH_PATHS). */
 const NOAUTH_PATHS = new Set(["/", "/load-balancer/", "/healthcheck", "/load-balancer/healthcheck"]);

@@ -7,9 +7,8 @@ import {
   authorize,
   configureAmphora,
   deleteAmphora,
-  DELETED,
   failoverAmphora,
-  notFound,
+  getAmphora,
 } from "@ottava/core";
 import type { ApiDeps } from "../deps";
 import { listItems, listResponse, showResponse } from "../http";
@@ -22,13 +21,7 @@ export function amphoraRoutes(deps: ApiDeps) {
       authorize(c.get("ctx"), "os_load-balancer_api:amphora:get_all", c.get("ctx").projectId);
       return listResponse(c, r, (project) => listItems(deps.store.amphorae(project), r), deps.config.paginationMaxLimit);
     })
-    .get("/:id", async (c) => {
-      const id = c.req.param("id");
-      const a = await deps.store.getAmphora(id);
-      if (!a || a.status === DELETED) throw notFound("Amphora", id);
-      authorize(c.get("ctx"), "os_load-balancer_api:amphora:get_one", a.project_id);
-      return showResponse(c, r, a);
-    })
+    .get("/:id", async (c) => showResponse(c, r, await getAmphora(deps, c.get("ctx"), c.req.param("id"))))
     .get("/:id/stats", async (c) => c.json(await amphoraStats(deps, c.get("ctx"), c.req.param("id"))))
     .put("/:id/failover", async (c) => {
       await failoverAmphora({ ...deps, log: c.get("log") }, c.get("ctx"), c.req.param("id"));

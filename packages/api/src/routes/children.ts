@@ -1,11 +1,13 @@
 // The routes of every object of an LB tree, from its ChildResource descriptor: thin handlers over
-// the one generic mechanism (createChild, updateChild, deleteChild, showChild, childSource).
+// the one generic mechanism (createChild, updateChild, deleteChild, showChild, childSource). A nested
+// collection (a pool's members, a policy's rules) first looks its parent up, once per request.
 import { Hono, type Context } from "hono";
 import {
   childSource,
   createChild,
   deleteChild,
   parseRoot,
+  scopeLb,
   showChild,
   updateChild,
   type ChildResource,
@@ -23,14 +25,29 @@ export function childRoutes<T extends TreeRecord, Post, Put>(
   const d = res.descriptor;
   const withLog = (c: Context<Env>) => ({ ...deps, log: c.get("log") });
   const app = new Hono<Env>();
+  const scope = res.scope;
+  // Octavia's parent controller answers 404 "<Parent> <id> not found." for an unknown parent before
+  // any route of the collection runs (a bad body included); the LB it found is handed on, not read again.
+  if (scope) {
+    app.use("*", async (c, next) => {
+      c.set("scopeLb", await scopeLb(deps, scope, c.req.param()));
+      await next();
+    });
+  }
+  const parentLb = (c: Context<Env>) => (scope ? c.get("scopeLb") : undefined);
   extend?.(app); // resource-specific routes (e.g. stats, batch member update) go before /:id
   return app
     .get("/", (c) =>
-      listResponse(c, d, (project) => childSource(deps, c.get("ctx"), res, project, c.req.param()), deps.config.paginationMaxLimit),
+      listResponse(
+        c,
+        d,
+        (project) => childSource(deps, c.get("ctx"), res, project, c.req.param(), parentLb(c)),
+        deps.config.paginationMaxLimit,
+      ),
     )
     .post("/", async (c) => {
       const body = parseRoot(res.argument, d.root, res.post, await jsonBody(c));
-      const { record } = await createChild(withLog(c), c.get("ctx"), res, body, c.req.param());
+      const { record } = await createChild(withLog(c), c.get("ctx"), res, body, c.req.param(), parentLb(c));
       return showResponse(c, d, record, 201);
     })
     .get("/:id", async (c) => {

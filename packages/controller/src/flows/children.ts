@@ -1,19 +1,18 @@
 // Create, update and delete of every object of an LB's tree (Octavia's listener, pool, member,
 // health monitor, L7 policy and L7 rule flows): push the new configuration to the amphorae, then
 // finish the change; on failure the object goes to ERROR and the rest back to ACTIVE.
+// The kinds' own entry, not core's whole one: the deploy program (stacks/) takes the flows, and with them
+// what they import (stacks/README.md, "How the stacks reach the packages").
+import { CHILD_KINDS } from "@ottava/core/kinds";
 import { lockedChangeFlow, type FlowSpec } from "./builder";
 
-// The kinds are @ottava/core's CHILD_KINDS (resources/kinds.ts), restated: this module is data the
-// stacks load to deploy the state machines, and the deploy program cannot load a TypeScript package
-// (it takes @ottava/core from node_modules as JavaScript). test/flows.test.ts holds the two equal.
-const KINDS = ["listener", "pool", "member", "healthmonitor", "l7policy", "l7rule"] as const;
 const ACTIONS = ["create", "update", "delete"] as const;
 /** The configuration pushed to the amphorae, then the change finished. */
 const PUSH_CONFIG = [{ name: "UpdateAmphoraeConfig", task: "updateAmphoraeConfig" }];
 
 export const CHILD_FLOWS: Record<string, FlowSpec> = {
   ...Object.fromEntries(
-    KINDS.flatMap((kind) =>
+    CHILD_KINDS.flatMap((kind) =>
       ACTIONS.map((action) => [
         `${kind}-${action}`,
         lockedChangeFlow(`Ottava: ${action} a ${kind} and apply the load balancer's configuration to its amphorae`, PUSH_CONFIG),

@@ -1,4 +1,5 @@
-// Every flow by name, and its ASL. Pure (no task code): stacks/ imports this to deploy the same ASL.
+// Every flow by name, and its ASL. Pure (no task code): the deployment (stacks/) imports this module as
+// `@ottava/controller/flows` to deploy the same ASL, with each task function's timeout and secrets.
 import { buildDefinition, type FlowSpec, type MapStep, type Step, type TaskArn } from "./builder";
 import { loadBalancerCreate } from "./loadbalancer-create";
 import { loadBalancerDelete } from "./loadbalancer-delete";
@@ -10,6 +11,9 @@ import { memberCrossPoolUpdate } from "./member-cross-pool";
 import { loadBalancerResize } from "./loadbalancer-resize";
 import { healthManagerRefresh } from "./healthmanager-refresh";
 import { amphoraCertRotate } from "./amphora-cert-rotate";
+
+export { TASK_FUNCTION_TIMEOUT_SECONDS } from "./builder";
+export * from "./task-secrets";
 
 export const FLOWS: Record<string, FlowSpec> = {
   "loadbalancer-create": loadBalancerCreate,

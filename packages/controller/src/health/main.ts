@@ -2,7 +2,8 @@
 // receiver, the health check under its lease, and GET /healthcheck on 8080 for the NLB's target
 // health. Stops cleanly on SIGTERM (ECS stops tasks with it).
 import { createServer } from "node:http";
-import { createLogger, loadConfig } from "@ottava/core";
+import { loadConfig } from "@ottava/core";
+import { createLogger, metrics } from "@ottava/edge";
 import { DynamoHealthCheckStore, createClients, createStores } from "@ottava/db";
 import { createDrivers } from "@ottava/amphora";
 import { StepFunctionsEngine } from "../engine-sfn";
@@ -19,9 +20,17 @@ if (!config.heartbeatKey)
 const log = createLogger({ service: "ottava-health" }, config.logLevel);
 const { store, trail, catalog } = createStores(config);
 const engine = new StepFunctionsEngine(config.stateMachineArnPrefix);
-const receiver = (await startHeartbeatReceiver(config, { compute: createDrivers(config).compute, log }))!;
+const receiver = (await startHeartbeatReceiver(config, { compute: createDrivers(config).compute, log, metrics }))!;
 const checker = new HealthChecker(
-  { store, trail, catalog, engine, log, checks: new DynamoHealthCheckStore(createClients(config.dynamodbEndpoint).doc, config.tableName) },
+  {
+    store,
+    trail,
+    catalog,
+    engine,
+    log,
+    metrics,
+    checks: new DynamoHealthCheckStore(createClients(config.dynamodbEndpoint).doc, config.tableName),
+  },
   {
     heartbeatTimeout: config.heartbeatTimeout,
     failoverThreshold: config.failoverThreshold,

@@ -20,7 +20,7 @@ import {
   type HealthStore,
   type HeartbeatMessage,
   type Logger,
-  metrics,
+  type Metrics,
 } from "@ottava/core";
 import { DynamoHealthStore, createClients, type ClientDecorator } from "@ottava/db";
 
@@ -56,6 +56,8 @@ export interface HeartbeatReceiverOptions {
   /** Deletes zombie amphorae's instances. */
   compute: ComputeDriver;
   log: Logger;
+  /** Where the counters' increases go (emitMetrics). */
+  metrics: Metrics;
   /** How long an (amphora id, seq) pair is remembered (default 30 s: three heartbeat intervals). */
   dedupWindowMs?: number;
   /** At most this many pairs are remembered (default 100,000). */
@@ -263,7 +265,7 @@ export class HeartbeatReceiver {
       ["zombies", "ZombieAmphorae"],
     ];
     for (const [counter, metric] of names) {
-      metrics.count(metric, this.counters[counter] - this.lastEmitted[counter]);
+      this.opts.metrics.count(metric, this.counters[counter] - this.lastEmitted[counter]);
       this.lastEmitted[counter] = this.counters[counter];
     }
   }
@@ -280,7 +282,7 @@ export function createHealthStore(config: Config, decorate?: ClientDecorator): D
  */
 export async function startHeartbeatReceiver(
   config: Config,
-  deps: { compute: ComputeDriver; log: Logger; store?: HealthStore },
+  deps: { compute: ComputeDriver; log: Logger; metrics: Metrics; store?: HealthStore },
   options: Partial<HeartbeatReceiverOptions> = {},
 ): Promise<HeartbeatReceiver | undefined> {
   if (!config.heartbeatKey) {
@@ -294,6 +296,7 @@ export async function startHeartbeatReceiver(
     store: deps.store ?? createHealthStore(config),
     compute: deps.compute,
     log: deps.log,
+    metrics: deps.metrics,
     ...options,
   });
   const port = await receiver.start();

@@ -5,7 +5,7 @@
 // outage of Ottava must never fail over the fleet.
 import { hostname } from "node:os";
 import { randomUUID } from "node:crypto";
-import { healthCheck, metrics, type HealthCheckDeps, type HealthCheckResult, type HealthCheckSettings } from "@ottava/core";
+import { healthCheck, type HealthCheckDeps, type HealthCheckResult, type HealthCheckSettings } from "@ottava/core";
 
 export const HEALTH_CHECK_LEASE = "healthcheck";
 
@@ -71,8 +71,8 @@ export class HealthChecker {
     if (scan) this.lastScan = now.getTime();
     const result = await healthCheck(this.deps, this.opts, now, scan);
     if (result.stale || result.recovered.length) this.deps.log.info("health check", { ...result });
-    if (result.failedOver.length) metrics.count("AmphoraFailovers", result.failedOver.length);
-    if (result.stopped.length) metrics.count("FailoverStormStops", result.stopped.length);
+    if (result.failedOver.length) this.deps.metrics.count("AmphoraFailovers", result.failedOver.length);
+    if (result.stopped.length) this.deps.metrics.count("FailoverStormStops", result.stopped.length);
     return result;
   }
 }

@@ -15,6 +15,7 @@ import {
   type HousekeepingDeps,
   type HousekeepingSettings,
   type Logger,
+  type Metrics,
   type PurgeResult,
   type RotateResult,
   type WorkflowEngine,
@@ -22,6 +23,8 @@ import {
 import { DynamoRepairStore, createClients, createHousekeepingStore, createStores, type ClientDecorator } from "@ottava/db";
 
 export type HousekeepingJobDeps = HousekeepingDeps & {
+  /** Where the repaired flows' ends are counted. */
+  metrics: Metrics;
   store: LoadBalancerStore;
   trail: FlowTrailStore;
   catalog: CatalogStore;
@@ -34,11 +37,12 @@ export function createHousekeepingDeps(
   config: Config,
   engine: WorkflowEngine,
   log: Logger,
+  metrics: Metrics,
   decorate?: ClientDecorator,
 ): HousekeepingJobDeps {
   const pending = new DynamoRepairStore(createClients(config.dynamodbEndpoint, decorate).doc, config.tableName);
   const { store, trail, catalog } = createStores(config, decorate);
-  return { housekeeping: createHousekeepingStore(config, decorate), store, trail, catalog, pending, engine, log, config };
+  return { housekeeping: createHousekeepingStore(config, decorate), store, trail, catalog, pending, engine, log, metrics, config };
 }
 
 const settingsOf = (config: HousekeepingJobDeps["config"]): HousekeepingSettings => ({

@@ -1,7 +1,8 @@
 // The Lambda entries of the housekeeping jobs, each run by an EventBridge schedule (stacks/): one pass
 // per invocation. `purgeHandler` and `repairHandler` every OTTAVA_CLEANUP_INTERVAL, `rotateCertsHandler` every
 // OTTAVA_CERT_INTERVAL. Rotation only starts flows (the CA is needed by the flow's task functions, not here).
-import { createLogger, loadConfig } from "@ottava/core";
+import { loadConfig } from "@ottava/core";
+import { createLogger, metrics } from "@ottava/edge";
 import { StepFunctionsEngine } from "../engine-sfn";
 import { createHousekeepingDeps, purge, repair, rotateCerts } from "./housekeeping";
 
@@ -11,6 +12,7 @@ const deps = createHousekeepingDeps(
   config,
   new StepFunctionsEngine(config.stateMachineArnPrefix),
   createLogger({ service: "ottava-housekeeping" }, config.logLevel),
+  metrics,
 );
 
 export const purgeHandler = async () => purge(deps, new Date());

@@ -1,5 +1,5 @@
-// What every task handler is given: the stores, the drivers, the settings, a logger, and what issues
-// and records amphora certificates.
+// What every task handler is given: the stores, the drivers, the settings, a logger and metrics, and
+// what issues and records amphora certificates.
 import {
   CertificateError,
   LockLost,
@@ -14,6 +14,7 @@ import {
   type LoadBalancer,
   type LoadBalancerStore,
   type Logger,
+  type Metrics,
   uuidOf,
 } from "@ottava/core";
 import type { Drivers } from "@ottava/core";
@@ -29,6 +30,8 @@ export interface TaskContext {
   drivers: Drivers;
   config: Config;
   log: Logger;
+  /** Where the flows' ends are counted (recordFlowEnd). */
+  metrics: Metrics;
   /**
    * Issues amphora server certificates with the CA (Octavia's cert_generator). Absent in the task
    * functions that sign nothing (on AWS, every task but CA_TASKS): see certsOf.

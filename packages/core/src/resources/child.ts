@@ -2,6 +2,7 @@
 // L7 rule) tells the one generic mechanism (services/children.ts) that creates, updates, deletes,
 // shows and lists all of them under the LB's lock.
 import type * as z from "zod";
+import { notFound } from "../faults";
 import type { RequestContext } from "../policy";
 import type { TreeItem, TreeParts, TreeRecord } from "../ports";
 import type { LoadBalancer } from "./loadbalancer";
@@ -29,6 +30,13 @@ export class Tree {
 
   get<T = TreeRecord>(kind: string, id: string): T | undefined {
     return this.items.find((i) => i.kind === kind && i.record.id === id)?.record as T | undefined;
+  }
+
+  /** The object, or Octavia's 404 "<resource> <id> not found." when the tree does not hold it. */
+  require(kind: string, id: string, resource: string): TreeRecord {
+    const found = this.get(kind, id);
+    if (!found) throw notFound(resource, id);
+    return found;
   }
 }
 
@@ -89,6 +97,15 @@ export interface ChildResource<T extends TreeRecord = TreeRecord, Post = unknown
   emptiesPools?(record: T): string[];
   /** Extra writes a create/update/delete makes to other objects (e.g. a pool becoming a listener's default pool). */
   sideEffects?(action: "create" | "update" | "delete", record: T, tree: Tree): { kind: string; id: string; set: Record<string, unknown> }[];
-  /** For nested collections (members of a pool, rules of a policy): the path parameter and the record field it filters on. */
-  scope?: { param: string; field: string; parentKind: string };
+  /** For nested collections (members of a pool, rules of a policy): where they hang. */
+  scope?: ChildScope;
+}
+
+/** A nested collection's parent: the path parameter naming it, the record field it filters on, its kind. */
+export interface ChildScope {
+  param: string;
+  field: string;
+  parentKind: string;
+  /** The parent's name in the 404 Octavia's parent controller answers for an unknown one (its _lookup): "Pool", "L7Policy". */
+  parentName: string;
 }

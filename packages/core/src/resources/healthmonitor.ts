@@ -2,7 +2,6 @@
 // at most one per pool.
 import * as z from "zod";
 import {
-  ACTIVE,
   ALLOW_PING_HEALTH_MONITORS,
   DEFAULT_MAX_RETRIES_DOWN,
   HEALTH_MONITOR_DEFAULT_EXPECTED_CODES,
@@ -14,12 +13,13 @@ import {
   LVS_PROTOCOLS,
   MAX_HM_RETRIES,
   MIN_HM_RETRIES,
+  MUTABLE_STATUSES,
   NAME_MAX,
   OFFLINE,
   PENDING_CREATE,
   UDP_CONNECT_MIN_INTERVAL_HEALTH_MONITOR,
 } from "../constants";
-import { Fault, immutable, invalidOption, validation } from "../faults";
+import { Fault, invalidOption, requireStatus, validation } from "../faults";
 import type { TreeRecord } from "../ports";
 import { body, bool, integer, str, tags, uuid } from "../validation";
 import type { ChildRef, ChildResource, Tree } from "./child";
@@ -210,13 +210,6 @@ export const healthMonitorDescriptor: ResourceDescriptor<HealthMonitor> = {
 
 // ---- Octavia's validations, in its words ---------------------------------------------------------
 
-/** The monitor's pool, refused unless ACTIVE (_test_lb_and_listener_and_pool_statuses). */
-function mutablePool(tree: Tree, poolId: string): TreeRecord {
-  const pool = tree.get("pool", poolId);
-  if (!pool || pool.provisioning_status !== ACTIVE) throw immutable("Pool", poolId);
-  return pool;
-}
-
 /** _validate_healthmonitor_request_for_udp_sctp. */
 function checkUdpSctpMonitor(poolProtocol: string, type: string | null, delay: number | null | undefined): void {
   if (!UDP_SCTP_HM_TYPES.includes(type as string)) {
@@ -264,7 +257,8 @@ export const healthMonitorResource: ChildResource<HealthMonitor, HealthMonitorPo
     else if (b.type === "UDP-CONNECT" || b.type === "SCTP") {
       throw validation(`The ${b.type} type is only supported for pools of type UDP/SCTP.`);
     }
-    mutablePool(tree, b.pool_id);
+    // The monitor's pool, refused unless mutable (_test_lb_and_listener_and_pool_statuses).
+    requireStatus(tree.get("pool", b.pool_id), MUTABLE_STATUSES, "Pool", b.pool_id);
 
     for (const field of ["type", "delay", "timeout"] as const) if (b[field] === null) throw invalidOption("None", field);
     if (b.max_retries === null) throw invalidOption("None", "max_retries");
@@ -316,7 +310,7 @@ export const healthMonitorResource: ChildResource<HealthMonitor, HealthMonitorPo
     const pool = tree.get("pool", record.pool_id);
     const protocol = String(pool?.protocol);
     if (LVS_PROTOCOLS.includes(protocol)) checkUdpSctpMonitor(protocol, record.type, b.delay);
-    mutablePool(tree, record.pool_id);
+    requireStatus(tree.get("pool", record.pool_id), MUTABLE_STATUSES, "Pool", record.pool_id);
 
     const set: Partial<HealthMonitor> = { updated_at: new Date().toISOString() };
     if (b.name !== undefined) set.name = b.name;
@@ -337,5 +331,5 @@ export const healthMonitorResource: ChildResource<HealthMonitor, HealthMonitorPo
   },
 
   parents: (record, tree) => monitorParents(tree, record.pool_id),
-  checkDelete: (record, tree) => void mutablePool(tree, record.pool_id),
+  checkDelete: (record, tree) => void requireStatus(tree.get("pool", record.pool_id), MUTABLE_STATUSES, "Pool", record.pool_id),
 };

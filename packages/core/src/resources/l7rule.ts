@@ -1,8 +1,16 @@
 // The L7 rule resource (octavia/api/v2/types/l7rule.py, controllers/l7rule.py and validate.l7rule_data):
 // the conditions of an L7 policy, under /v2/lbaas/l7policies/{l7policy_id}/rules.
 import * as z from "zod";
-import { ACTIVE, L7RULE_COMPARE_TYPES, L7RULE_TYPES, MAX_L7RULES_PER_L7POLICY, OFFLINE, PENDING_CREATE, TAG_MAX } from "../constants";
-import { Fault, immutable, notFound } from "../faults";
+import {
+  L7RULE_COMPARE_TYPES,
+  L7RULE_TYPES,
+  MAX_L7RULES_PER_L7POLICY,
+  MUTABLE_STATUSES,
+  OFFLINE,
+  PENDING_CREATE,
+  TAG_MAX,
+} from "../constants";
+import { Fault, requireStatus } from "../faults";
 import type { TreeRecord } from "../ports";
 import { bool, str, tags } from "../validation";
 import { pythonRegexError } from "../compat/re";
@@ -256,14 +264,6 @@ export function checkInlineL7Rule(r: L7RuleSingleCreate | null): void {
   checkL7Rule({ type: r.type, compare_type: r.compare_type, key: r.key ?? null, value: r.value });
 }
 
-/** The policy a rule request names; Octavia refuses rule changes unless the policy is ACTIVE. */
-function mutablePolicy(tree: Tree, policyId: string): TreeRecord {
-  const policy = tree.get("l7policy", policyId);
-  if (!policy) throw notFound("L7 Policy", policyId);
-  if (policy.provisioning_status !== ACTIVE) throw immutable("L7Policy", policyId);
-  return policy;
-}
-
 /** _check_l7policy_max_rules: 409 once a policy has MAX_L7RULES_PER_L7POLICY rules. */
 export function checkL7RuleCount(count: number, policyId: string): void {
   if (count >= MAX_L7RULES_PER_L7POLICY) throw new Fault(409, `Too many rules on L7 policy ${policyId}`);
@@ -298,21 +298,22 @@ export const l7RuleResource: ChildResource<L7Rule, L7RulePost, L7RulePut> = {
   argument: "rule_",
   post: L7RulePost,
   put: L7RulePut,
-  scope: { param: "l7policy_id", field: "l7policy_id", parentKind: "l7policy" },
+  scope: { param: "l7policy_id", field: "l7policy_id", parentKind: "l7policy", parentName: "L7Policy" },
   parentOf: (_body, params) => ({ kind: "l7policy", id: params.l7policy_id ?? "" }),
   create({ body: b, tree, id, now, params }) {
     const policyId = params.l7policy_id ?? "";
-    if (!tree.get("l7policy", policyId)) throw notFound("L7 Policy", policyId);
+    const policy = tree.require("l7policy", policyId, "L7 Policy");
     checkL7Rule({ type: b.type, compare_type: b.compare_type, key: b.key ?? null, value: b.value });
     checkL7RuleCount(rulesOf(tree, policyId).length, policyId);
-    mutablePolicy(tree, policyId);
+    // Octavia refuses rule changes unless the policy is mutable (_test_lb_listener_policy_statuses).
+    requireStatus(policy, MUTABLE_STATUSES, "L7Policy", policyId);
     return newL7Rule(b, tree, policyId, id, now);
   },
   update({ body: b, record, tree }) {
     // Octavia validates the stored rule with the given fields (nulls included) laid over it.
     const merged = { ...record, ...definedOnly(b), invert: b.invert === null ? false : (b.invert ?? record.invert) };
     checkL7Rule(merged as L7RuleFields);
-    mutablePolicy(tree, record.l7policy_id);
+    requireStatus(tree.require("l7policy", record.l7policy_id, "L7 Policy"), MUTABLE_STATUSES, "L7Policy", record.l7policy_id);
     const set: Partial<L7Rule> = { ...definedOnly(b), updated_at: new Date().toISOString() };
     if (b.invert === null) set.invert = false;
     if (b.admin_state_up === null) set.admin_state_up = false;
@@ -326,7 +327,7 @@ export const l7RuleResource: ChildResource<L7Rule, L7RulePost, L7RulePut> = {
     return [{ kind: "l7policy", id: record.l7policy_id }, ...(policy ? [{ kind: "listener", id: String(policy.listener_id) }] : [])];
   },
   checkDelete(record, tree) {
-    mutablePolicy(tree, record.l7policy_id);
+    requireStatus(tree.require("l7policy", record.l7policy_id, "L7 Policy"), MUTABLE_STATUSES, "L7Policy", record.l7policy_id);
   },
 };
 

@@ -13,7 +13,6 @@ import {
   DEFAULT_TIMEOUT_MEMBER_CONNECT,
   DEFAULT_TIMEOUT_MEMBER_DATA,
   DEFAULT_TIMEOUT_TCP_INSPECT,
-  DELETED,
   DESCRIPTION_MAX,
   HAPROXY_BASE_PEER_PORT,
   L4_PROTOCOL_MAP,
@@ -32,7 +31,7 @@ import {
   SUPPORTED_SSL_HEADERS,
   VALID_LISTENER_POOL_PROTOCOL_MAP,
 } from "../constants";
-import { Fault, invalidOption, notFound, validation } from "../faults";
+import { Fault, invalidOption, notFound, requireFound, validation } from "../faults";
 import { authorize, type RequestContext } from "../policy";
 import type { LoadBalancerStore, TreeRecord } from "../ports";
 import { body, bool, integer, str, tags, uuid } from "../validation";
@@ -614,8 +613,7 @@ export const listenerResource: ChildResource<Listener, ListenerPost, ListenerPut
 
 /** GET /v2/lbaas/listeners/{id}/stats: the counters its amphorae reported (health/stats.ts), else zeros. */
 export async function listenerStats(deps: { store: LoadBalancerStore }, ctx: RequestContext, id: string) {
-  const found = await deps.store.getChild("listener", id);
-  if (!found || found.record.provisioning_status === DELETED) throw notFound("Listener", id);
+  const found = requireFound(await deps.store.getChild("listener", id), "Listener", id);
   authorize(ctx, "os_load-balancer_api:listener:get_stats", String(found.record.project_id));
   const { items } = await deps.store.tree(found.lbId);
   const amphorae = items.filter((i) => i.kind === "amphora").map((i) => i.record as unknown as StatsAmphora);

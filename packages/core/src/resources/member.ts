@@ -2,12 +2,12 @@
 // pool, under /v2/lbaas/pools/{pool_id}/members. The batch update is in services/member-batch.ts.
 import * as z from "zod";
 import {
-  ACTIVE,
   ALLOW_MEMBER_SRIOV,
   DEFAULT_WEIGHT,
   LVS_PROTOCOLS,
   MAX_WEIGHT,
   MIN_WEIGHT,
+  MUTABLE_STATUSES,
   NAME_MAX,
   NO_MONITOR,
   OFFLINE,
@@ -17,7 +17,7 @@ import {
   VNIC_TYPE_DIRECT,
   VNIC_TYPE_NORMAL,
 } from "../constants";
-import { Fault, immutable, invalidOption, notFound } from "../faults";
+import { Fault, invalidOption, requireStatus } from "../faults";
 import type { TreeRecord } from "../ports";
 import { body, bool, integer, ipAddress, str, tags, uuid } from "../validation";
 import { explodedAddress } from "../compat/ipaddress";
@@ -167,14 +167,6 @@ export const memberDescriptor: ResourceDescriptor<Member> = {
   }),
 };
 
-/** The pool a member request names, refused as Octavia refuses it when it is not ACTIVE. */
-export function mutableMemberPool(tree: Tree, poolId: string): TreeRecord {
-  const pool = tree.get("pool", poolId);
-  if (!pool) throw notFound("Pool", poolId);
-  if (pool.provisioning_status !== ACTIVE) throw immutable("Pool", poolId);
-  return pool;
-}
-
 /** validate.ip_not_reserved: Octavia compares the exploded, upper-case form. */
 export function memberAddressNotReserved(address: string): void {
   // Python's exploded of an address the IP type let through (a scoped one: Octavia's 500).
@@ -262,7 +254,7 @@ export const memberResource: ChildResource<Member, MemberPost, MemberPut> = {
   argument: "member_",
   post: MemberPost,
   put: MemberPut,
-  scope: { param: "pool_id", field: "pool_id", parentKind: "pool" },
+  scope: { param: "pool_id", field: "pool_id", parentKind: "pool", parentName: "Pool" },
   parentOf: (_body, params) => ({ kind: "pool", id: params.pool_id ?? "" }),
   readsFlavor: (b) => b.request_sriov,
   // Its pool (which carries its listeners and monitor), and the live member holding its address and port, if any.
@@ -279,8 +271,9 @@ export const memberResource: ChildResource<Member, MemberPost, MemberPut> = {
     // duplicate (the DB's unique key), driver checks.
     memberAddressNotReserved(b.address);
     const vnicType = memberVnicType(b.request_sriov, flavor);
-    const pool = mutableMemberPool(tree, poolId);
-    if (tree.lb.provisioning_status !== ACTIVE) throw immutable("Load Balancer", tree.lb.id);
+    // MembersController: 404 if the pool is gone (_get_db_pool), 409 unless mutable (_test_lb_and_listener_and_pool_statuses).
+    const pool = requireStatus(tree.require("pool", poolId, "Pool"), MUTABLE_STATUSES, "Pool", poolId);
+    requireStatus(tree.lb, MUTABLE_STATUSES, "Load Balancer", tree.lb.id);
     if (poolMembers(tree, poolId).some((m) => m.address === b.address && m.protocol_port === b.protocol_port)) {
       throw duplicateMember(b.address, b.protocol_port);
     }
@@ -288,7 +281,7 @@ export const memberResource: ChildResource<Member, MemberPost, MemberPut> = {
     return newMember(b, tree, pool, id, now, vnicType);
   },
   update({ body: b, record, tree }) {
-    mutableMemberPool(tree, record.pool_id);
+    requireStatus(tree.require("pool", record.pool_id, "Pool"), MUTABLE_STATUSES, "Pool", record.pool_id);
     const set: Partial<Member> = { updated_at: new Date().toISOString() };
     if (b.name !== undefined) set.name = b.name;
     if (b.admin_state_up !== undefined) set.admin_state_up = b.admin_state_up;
@@ -302,5 +295,5 @@ export const memberResource: ChildResource<Member, MemberPost, MemberPut> = {
     return set;
   },
   parents: (record, tree) => memberParents(tree.get("pool", record.pool_id) ?? { id: record.pool_id }),
-  checkDelete: (record, tree) => void mutableMemberPool(tree, record.pool_id),
+  checkDelete: (record, tree) => void requireStatus(tree.require("pool", record.pool_id, "Pool"), MUTABLE_STATUSES, "Pool", record.pool_id),
 };

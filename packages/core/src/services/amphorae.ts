@@ -1,7 +1,7 @@
-// Amphora actions (octavia/api/v2/controllers/amphora.py): failover (locks the LB), agent
+// Amphora actions (octavia/api/v2/controllers/amphora.py): show, failover (locks the LB), agent
 // configuration refresh (no lock), delete (only READY or ERROR amphorae), stats.
 import { randomUUID } from "node:crypto";
-import { ACTIVE, AMPHORA_READY, DELETED, ERROR, PENDING_DELETE, PENDING_UPDATE } from "../constants";
+import { AMPHORA_DELETABLE_STATUSES, DELETED, MUTABLE_STATUSES, PENDING_DELETE, PENDING_UPDATE } from "../constants";
 import { Fault, immutable, notFound } from "../faults";
 import { authorize, type RequestContext } from "../policy";
 import type { Amphora } from "../resources/amphora";
@@ -13,6 +13,13 @@ async function amphora(deps: LockDeps, id: string): Promise<Amphora> {
   return a;
 }
 
+/** GET /v2/octavia/amphorae/{id}. */
+export async function getAmphora(deps: LockDeps, ctx: RequestContext, id: string): Promise<Amphora> {
+  const a = await amphora(deps, id);
+  authorize(ctx, "os_load-balancer_api:amphora:get_one", a.project_id);
+  return a;
+}
+
 /** PUT /v2/octavia/amphorae/{id}/failover: 202; the LB must be ACTIVE (it goes PENDING_UPDATE). */
 export async function failoverAmphora(deps: LockDeps, ctx: RequestContext, id: string): Promise<void> {
   const a = await amphora(deps, id);
@@ -21,7 +28,7 @@ export async function failoverAmphora(deps: LockDeps, ctx: RequestContext, id: s
     lbId: a.loadbalancer_id,
     flow: "amphora-failover",
     verb: "amphora-failover",
-    from: [ACTIVE],
+    from: MUTABLE_STATUSES,
     to: PENDING_UPDATE,
     input: { failover: [a] },
   });
@@ -45,7 +52,7 @@ export async function configureAmphora(deps: LockDeps, ctx: RequestContext, id: 
 export async function deleteAmphora(deps: LockDeps, ctx: RequestContext, id: string): Promise<void> {
   const a = await amphora(deps, id);
   authorize(ctx, "os_load-balancer_api:amphora:delete", a.project_id);
-  if (!(await deps.store.updateAmphoraIf(a.loadbalancer_id, id, [AMPHORA_READY, ERROR], { status: PENDING_DELETE }))) {
+  if (!(await deps.store.updateAmphoraIf(a.loadbalancer_id, id, AMPHORA_DELETABLE_STATUSES, { status: PENDING_DELETE }))) {
     throw immutable("Amphora", id);
   }
   const name = `amphora-delete-${id}`;

@@ -4,12 +4,12 @@
 // carried on it, resources/relations.ts). Per-resource rules come from the ChildResource descriptors
 // in ../resources.
 import { randomUUID } from "node:crypto";
-import { ACTIVE, DELETED, OFFLINE, PENDING_CREATE, PENDING_DELETE, PENDING_UPDATE } from "../constants";
-import { Fault, immutable, notFound } from "../faults";
+import { DELETED, MUTABLE_STATUSES, OFFLINE, PENDING_CREATE, PENDING_DELETE, PENDING_UPDATE } from "../constants";
+import { Fault, notFound, requireFound, requireStatus } from "../faults";
 import { authorize, listScope, type RequestContext } from "../policy";
 import { type ChildWrite, type QuotaDelta, type TreeItem, type TreeParts, type TreeRecord } from "../ports";
 import type { ItemSource } from "../query";
-import { Tree, type ChildRef, type ChildResource } from "../resources/child";
+import { Tree, type ChildRef, type ChildResource, type ChildScope } from "../resources/child";
 import { applied, relationWrites } from "../resources/relations";
 import { changeSetOf } from "./change-set";
 import { listItem } from "../resources/descriptor";
@@ -21,9 +21,18 @@ import { charge, createdBy } from "./quota";
 /** The LB id an object hangs from (404 if the object is unknown or DELETED). */
 export async function lbOf(deps: LockDeps, ref: ChildRef): Promise<string> {
   if (ref.kind === "loadbalancer") return ref.id;
-  const found = await deps.store.getChild(ref.kind, ref.id);
-  if (!found || found.record.provisioning_status === DELETED) throw notFound(displayName(ref.kind), ref.id);
-  return found.lbId;
+  return requireFound(await deps.store.getChild(ref.kind, ref.id), displayName(ref.kind), ref.id).lbId;
+}
+
+/**
+ * The LB a nested collection's parent hangs from (a pool's members, a policy's rules), 404 "<Parent>
+ * <id> not found." if the parent is unknown or DELETED, as Octavia's parent controller (its _lookup)
+ * answers before any route of the collection runs. Read once per request: the route hands it to
+ * createChild, childSource and the batch member update.
+ */
+export async function scopeLb(deps: LockDeps, scope: ChildScope, params: Record<string, string>): Promise<string> {
+  const id = params[scope.param] ?? "";
+  return requireFound(await deps.store.getChild(scope.parentKind, id), scope.parentName, id).lbId;
 }
 
 /**
@@ -45,15 +54,15 @@ export async function flavorMetadata(deps: LockDeps, flavorId: string | null | u
 /** The LB's whole tree (the LB first), 404 if the LB is unknown or DELETED: what the status tree shows. */
 export async function readTree(deps: LockDeps, lbId: string) {
   const { lb, items } = await deps.store.tree(lbId);
-  if (!lb || lb.record.provisioning_status === DELETED) throw notFound("Load Balancer", lbId);
-  return { versioned: lb, tree: new Tree(lb.record, items) };
+  const versioned = requireFound(lb, "Load Balancer", lbId);
+  return { versioned, tree: new Tree(versioned.record, items) };
 }
 
 /** The LB and the parts of its tree a change reads (404 if the LB is unknown or DELETED). */
 async function readParts(deps: LockDeps, lbId: string, parts: TreeParts) {
   const { lb, items } = await deps.store.readParts(lbId, parts);
-  if (!lb || lb.record.provisioning_status === DELETED) throw notFound("Load Balancer", lbId);
-  return { versioned: lb, tree: new Tree(lb.record, items) };
+  const versioned = requireFound(lb, "Load Balancer", lbId);
+  return { versioned, tree: new Tree(versioned.record, items) };
 }
 
 /** What most rules read: the structure (every object but members and amphorae). */
@@ -88,7 +97,7 @@ export async function lockedChange(
   const { plan } = await lockedStart(deps, lbId, async () => {
     const { versioned, tree } = await readParts(deps, lbId, parts);
     const change = await decide(tree);
-    if (versioned.record.provisioning_status !== ACTIVE) throw immutable("Load Balancer", lbId);
+    requireStatus(versioned.record, MUTABLE_STATUSES, "Load Balancer", lbId);
     const usage = await charge(deps.quotaLimits, tree.lb.project_id, change.quota?.delta ?? createdBy(change.writes), change.quota?.check);
     const structure = parts.structure === true;
     let writes = mergeWrites(change.writes);
@@ -98,14 +107,14 @@ export async function lockedChange(
     return {
       read: versioned,
       flow: change.flow,
-      from: [ACTIVE],
+      from: MUTABLE_STATUSES,
       to: PENDING_UPDATE,
       subject: change.subject,
       set: rel.lb,
       writes,
       usage,
       restore: {
-        provisioning_status: ACTIVE,
+        provisioning_status: versioned.record.provisioning_status,
         ...Object.fromEntries(Object.keys(rel.lb).map((k) => [k, (tree.lb as unknown as Record<string, unknown>)[k] ?? null])),
       },
       // Undo the object writes too: a created object goes, updated ones are restored.
@@ -172,15 +181,17 @@ export const memberPool = (kind: string, record: Record<string, unknown>) => (ki
 const pendingParents = (refs: ChildRef[]): ChildWrite[] =>
   refs.map((r) => ({ kind: r.kind, id: r.id, set: { provisioning_status: PENDING_UPDATE } }));
 
+/** `parentLb`: the LB the new object's parent hangs from, when the route has read it already (a nested collection's, scopeLb). */
 export async function createChild<T extends TreeRecord, Post>(
   deps: LockDeps,
   ctx: RequestContext,
   res: ChildResource<T, Post>,
   body: Post,
   params: Record<string, string> = {},
+  parentLb?: string,
 ): Promise<{ record: T }> {
   const kind = res.descriptor.kind;
-  const lbId = await lbOf(deps, res.parentOf(body, params));
+  const lbId = parentLb ?? (await lbOf(deps, res.parentOf(body, params)));
   const id = randomUUID();
   const parts = res.reads?.({ action: "create", body, params }) ?? STRUCTURE;
   const after = await lockedChange(deps, lbId, parts, async (tree) => {
@@ -210,8 +221,7 @@ export async function createChild<T extends TreeRecord, Post>(
 
 async function existing<T extends TreeRecord>(deps: LockDeps, res: ChildResource<T>, id: string, params: Record<string, string>) {
   const kind = res.descriptor.kind;
-  const found = await deps.store.getChild(kind, id);
-  if (!found || found.record.provisioning_status === DELETED) throw notFound(res.descriptor.displayName, id);
+  const found = requireFound(await deps.store.getChild(kind, id), res.descriptor.displayName, id);
   if (res.scope && found.record[res.scope.field] !== params[res.scope.param]) throw notFound(res.descriptor.displayName, id);
   return found as { record: T; lbId: string };
 }
@@ -299,7 +309,8 @@ async function withMembers<T extends TreeRecord>(deps: LockDeps, kind: string, l
 /**
  * The objects of a kind as responses, in storage order: each answered from its own item (relations
  * are carried on it), a pool with its members' key range. A nested collection (a pool's members, a
- * policy's rules) is read from its parent's part of the tree; the others from the project or admin index.
+ * policy's rules) is read from its parent's part of the tree (`parentLb`: its LB, when the route has
+ * read it already, scopeLb); the others from the project or admin index.
  */
 export async function childSource<T extends TreeRecord>(
   deps: LockDeps,
@@ -307,11 +318,12 @@ export async function childSource<T extends TreeRecord>(
   res: ChildResource<T>,
   projectFilter: string | undefined,
   params: Record<string, string> = {},
+  parentLb?: string,
 ): Promise<ItemSource> {
   const kind = res.descriptor.kind;
   if (res.scope) {
     const parentId = params[res.scope.param]!;
-    const lbId = await lbOf(deps, { kind: res.scope.parentKind, id: parentId });
+    const lbId = parentLb ?? (await scopeLb(deps, res.scope, params));
     const parts: TreeParts = kind === "member" ? { pools: [parentId], poolMembers: true } : STRUCTURE;
     const { tree } = await readParts(deps, lbId, parts).catch((e: unknown) => {
       throw e instanceof Fault && e.status === 404 ? notFound(displayName(res.scope!.parentKind), parentId) : e;

@@ -3,10 +3,9 @@
 // transaction that takes the lock (LockRequest.trail), the end by the flows' final tasks; the API reads
 // it at GET /v2/lbaas/loadbalancers/{id}/flows. Recording them also emits the flow metrics
 // (FlowsStarted, FlowsSucceeded, FlowsFailed, FlowDuration; dimension `flow`).
-import { DELETED } from "../constants";
-import { notFound } from "../faults";
+import { requireFound } from "../faults";
 import type { Logger } from "../log";
-import { metrics } from "../metrics";
+import type { Metrics } from "../metrics";
 import { authorize, type RequestContext } from "../policy";
 import type { FlowEnd, FlowStart, FlowTrailEntry, FlowTrailStore, LoadBalancerStore } from "../ports";
 
@@ -25,15 +24,14 @@ export async function getFlowTrail(
   lbId: string,
   limit?: number,
 ): Promise<{ flows: FlowTrailEntry[] }> {
-  const lb = await deps.store.getLoadBalancer(lbId);
-  if (!lb || lb.record.provisioning_status === DELETED) throw notFound("Load Balancer", lbId);
+  const lb = requireFound(await deps.store.getLoadBalancer(lbId), "Load Balancer", lbId);
   authorize(ctx, FLOW_TRAIL_POLICY, lb.record.project_id);
   return { flows: await deps.trail.flowTrail(lbId, limit) };
 }
 
 /** Counts a flow's start; its trail entry was written in the transaction that took the lock. */
-export function flowStarted(start: FlowStart): void {
-  metrics.count("FlowsStarted", 1, { flow: start.flow });
+export function flowStarted(deps: { metrics: Metrics }, start: FlowStart): void {
+  deps.metrics.count("FlowsStarted", 1, { flow: start.flow });
 }
 
 /**
@@ -42,7 +40,7 @@ export function flowStarted(start: FlowStart): void {
  * FlowDuration from the entry's start to `end.endedAt` (not for REPAIRED: that end is the repair's).
  */
 export async function recordFlowEnd(
-  deps: { trail: FlowTrailStore; log: Logger },
+  deps: { trail: FlowTrailStore; log: Logger; metrics: Metrics },
   lbId: string,
   execution: string,
   end: FlowEnd,
@@ -59,8 +57,8 @@ export async function recordFlowEnd(
     return;
   }
   const flow = { flow: ended.flow };
-  metrics.count(end.outcome === "SUCCEEDED" ? "FlowsSucceeded" : "FlowsFailed", 1, flow);
-  if (end.outcome !== "REPAIRED") metrics.timing("FlowDuration", Date.parse(end.endedAt) - Date.parse(ended.startedAt), flow);
+  deps.metrics.count(end.outcome === "SUCCEEDED" ? "FlowsSucceeded" : "FlowsFailed", 1, flow);
+  if (end.outcome !== "REPAIRED") deps.metrics.timing("FlowDuration", Date.parse(end.endedAt) - Date.parse(ended.startedAt), flow);
 }
 
 type StepError = { Error?: unknown; Cause?: unknown } | undefined;

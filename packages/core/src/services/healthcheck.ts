@@ -6,12 +6,14 @@
 // heartbeat are watched. With failover_on_error (an Ottava extension) amphorae in ERROR are failed
 // over too.
 import {
-  ACTIVE,
   AMPHORA_ALLOCATED,
   AMPHORA_FAILOVER_STOPPED,
+  AMPHORA_FAILOVERABLE_STATUSES,
+  AMPHORA_STOPPABLE_STATUSES,
   DELETED,
-  FAILOVER_THRESHOLD_ALERT,
   ERROR,
+  FAILOVER_THRESHOLD_ALERT,
+  FAILOVERABLE_STATUSES,
   PENDING_DELETE,
   PENDING_UPDATE,
 } from "../constants";
@@ -87,7 +89,7 @@ export async function healthCheck(
   result.stale = stale.length;
   if (settings.failoverThreshold !== undefined && stale.length >= settings.failoverThreshold) {
     for (const a of stale) {
-      if (await deps.store.updateAmphoraIf(a.loadbalancer_id, a.id, [AMPHORA_ALLOCATED, ERROR], { status: AMPHORA_FAILOVER_STOPPED }))
+      if (await deps.store.updateAmphoraIf(a.loadbalancer_id, a.id, AMPHORA_STOPPABLE_STATUSES, { status: AMPHORA_FAILOVER_STOPPED }))
         result.stopped.push(a.id);
     }
     deps.log.error("ALERT: stale amphora count reached the failover threshold; no amphora is failed over", {
@@ -99,7 +101,7 @@ export async function healthCheck(
     return result;
   }
 
-  const candidates = stale.filter((a) => a.status === AMPHORA_ALLOCATED || a.status === AMPHORA_FAILOVER_STOPPED);
+  const candidates = stale.filter((a) => AMPHORA_FAILOVERABLE_STATUSES.includes(a.status));
   if (settings.failoverOnError && scanStatuses)
     candidates.push(...(await deps.checks.amphoraeInStatus([ERROR])).filter((a) => !candidates.some((c) => c.id === a.id)));
   const perLb = new Map<string, Amphora>();
@@ -110,7 +112,7 @@ export async function healthCheck(
         lbId: a.loadbalancer_id,
         flow: "amphora-failover",
         verb: "amphora-failover",
-        from: [ACTIVE, ERROR],
+        from: FAILOVERABLE_STATUSES,
         to: PENDING_UPDATE,
         input: { failover: [a] },
       });

@@ -1,11 +1,13 @@
 // The load balancer's API operations (octavia/api/v2/controllers/load_balancer.py), over the ports.
 import { randomUUID } from "node:crypto";
 import {
-  ACTIVE,
   DEFAULT_PROVIDER,
+  DELETABLE_STATUSES,
   DELETED,
   ENABLED_PROVIDERS,
   ERROR,
+  FAILOVERABLE_STATUSES,
+  MUTABLE_STATUSES,
   OFFLINE,
   PENDING_CREATE,
   PENDING_DELETE,
@@ -17,7 +19,7 @@ import {
   type Topology,
 } from "../constants";
 import type { NetworkDriver } from "../drivers";
-import { Fault, notFound, validation } from "../faults";
+import { Fault, requireFound, validation } from "../faults";
 import { authorize, listScope, type RequestContext } from "../policy";
 import type { ItemSource } from "../query";
 import type { Config } from "../config";
@@ -186,8 +188,7 @@ export async function createLoadBalancer(
 
 /** One LB: its item alone (its listeners and pools are carried on it). */
 export async function getLoadBalancer(deps: LockDeps, ctx: RequestContext, id: string): Promise<LoadBalancer> {
-  const read = await deps.store.getLoadBalancer(id);
-  if (!read || read.record.provisioning_status === DELETED) throw notFound("Load Balancer", id);
+  const read = requireFound(await deps.store.getLoadBalancer(id), "Load Balancer", id);
   authorize(ctx, "os_load-balancer_api:loadbalancer:get_one", read.record.project_id);
   return read.record;
 }
@@ -226,15 +227,14 @@ export async function updateLoadBalancer(
   if (sgIds !== undefined) set.vip_sg_ids = sgIds;
   const locked = await lockAndStart(
     deps,
-    { lbId: id, flow: "loadbalancer-update", verb: "update", from: [ACTIVE], to: PENDING_UPDATE, prepare: () => set },
+    { lbId: id, flow: "loadbalancer-update", verb: "update", from: MUTABLE_STATUSES, to: PENDING_UPDATE, prepare: () => set },
     read,
   );
   return locked.record;
 }
 
 export async function deleteLoadBalancer(deps: LockDeps, ctx: RequestContext, id: string, cascade: boolean): Promise<void> {
-  const read = await deps.store.getLoadBalancer(id);
-  if (!read || read.record.provisioning_status === DELETED) throw notFound("Load Balancer", id);
+  const read = requireFound(await deps.store.getLoadBalancer(id), "Load Balancer", id);
   authorize(ctx, "os_load-balancer_api:loadbalancer:delete", read.record.project_id);
   if (!cascade && ((read.record.listener_ids?.length ?? 0) > 0 || (read.record.pool_ids?.length ?? 0) > 0))
     throw validation(`Cannot delete Load Balancer ${id} - it has children`);
@@ -244,7 +244,7 @@ export async function deleteLoadBalancer(deps: LockDeps, ctx: RequestContext, id
       lbId: id,
       flow: "loadbalancer-delete",
       verb: "delete",
-      from: [ACTIVE, ERROR],
+      from: DELETABLE_STATUSES,
       to: PENDING_DELETE,
       input: { cascade },
       wholeTree: true,
@@ -257,7 +257,11 @@ export async function failoverLoadBalancer(deps: LockDeps, ctx: RequestContext, 
   const read = await deps.store.getLoadBalancer(id);
   if (read && read.record.provisioning_status !== DELETED)
     authorize(ctx, "os_load-balancer_api:loadbalancer:put_failover", read.record.project_id);
-  await lockAndStart(deps, { lbId: id, flow: "loadbalancer-failover", verb: "failover", from: [ACTIVE, ERROR], to: PENDING_UPDATE }, read);
+  await lockAndStart(
+    deps,
+    { lbId: id, flow: "loadbalancer-failover", verb: "failover", from: FAILOVERABLE_STATUSES, to: PENDING_UPDATE },
+    read,
+  );
 }
 
 /** GET .../status: the status tree, as Octavia's StatusResponse (pools under the listeners that use them). */

@@ -4,9 +4,10 @@
 // start fails, or a write after the lock's fails, the lock is given back. LB-level changes
 // (lockAndStart) and changes of its tree (children.ts lockedChange) both go through it.
 // See packages/db/README.md.
-import { DELETED } from "../constants";
-import { Fault, immutable, notFound } from "../faults";
+import type { StatusSet } from "../constants";
+import { Fault, immutable, requireFound, requireStatus } from "../faults";
 import type { Logger } from "../log";
+import type { Metrics } from "../metrics";
 import {
   LockConflict,
   QuotaExceeded,
@@ -36,6 +37,8 @@ export interface LockDeps {
   catalog: CatalogStore;
   engine: WorkflowEngine;
   log: Logger;
+  /** Where the flows' starts and ends are counted (flow-trail.ts). */
+  metrics: Metrics;
   /** The project's quota limits where they are enforced (keystone); absent under noauth. */
   quotaLimits?: QuotaLimits;
   /** [certificates] cert_manager: listeners' and pools' TLS references are read through it; absent, any non-empty one is accepted. */
@@ -53,7 +56,8 @@ export interface LockPlan {
   flow: string;
   /** The execution name's verb (`<verb>-<lb id>-v<version>`); the flow's name when absent. */
   verb?: string;
-  from: readonly string[];
+  /** The statuses the lock may be taken from (constants.ts). */
+  from: StatusSet;
   to: string;
   /** The object the flow works on (its input's and trail's `subject`). */
   subject: ChildRef;
@@ -88,10 +92,6 @@ const ATTEMPTS = 5;
 /** The execution that holds a lock: `<verb>-<lb id>-v<version>`, unique per lock, so starting it is idempotent; `create-<lb id>` for a create. */
 export const executionName = (verb: string, lbId: string, version?: number) =>
   version === undefined ? `${verb}-${lbId}` : `${verb}-${lbId}-v${version}`;
-
-/** A refused lock as Octavia answers it: 404 if the LB is gone, else 409. */
-const conflictFault = (lbId: string, current: Versioned<LoadBalancer> | undefined) =>
-  !current || current.record.provisioning_status === DELETED ? notFound("Load Balancer", lbId) : immutable("Load Balancer", lbId);
 
 /**
  * The lock loop, once for every locked change: `attempt` reads and decides (`conflicted`: the LB as
@@ -140,8 +140,10 @@ export async function lockedStart<P extends LockPlan>(
         await giveBackIfTaken(deps, lbId, owner, e, plan.restore, { charged: plan.usage, undo: plan.undo });
         throw e;
       }
-      if (n >= ATTEMPTS || !e.current || !plan.from.includes(e.current.record.provisioning_status)) throw conflictFault(lbId, e.current);
-      conflicted = e.current;
+      // A refused lock as Octavia answers it: 404 if the LB is gone, else 409.
+      conflicted = requireFound(e.current, "Load Balancer", lbId);
+      if (n >= ATTEMPTS) throw immutable("Load Balancer", lbId);
+      requireStatus(conflicted.record, plan.from, "Load Balancer", lbId);
       continue;
     }
     const undo = plan.undo && (() => deps.store.applyAsOwner(lbId, owner, plan.undo!()));
@@ -158,7 +160,8 @@ export interface LockedAction {
   flow: string;
   /** Short verb for the execution name: update, delete, failover. */
   verb: string;
-  from: readonly string[];
+  /** The statuses the lock may be taken from (constants.ts). */
+  from: StatusSet;
   to: string;
   /** Checks made on the LB as read, and the fields to write with the lock; re-run if the LB changed meanwhile. */
   prepare?: (lb: Versioned<LoadBalancer>) => Partial<LoadBalancer> | undefined;
@@ -171,9 +174,8 @@ export interface LockedAction {
 /** A change of the LB itself: reads it (404 if absent or DELETED), takes its lock, starts the flow; answers the locked LB. */
 export async function lockAndStart(deps: LockDeps, action: LockedAction, read?: Versioned<LoadBalancer>): Promise<Versioned<LoadBalancer>> {
   const { locked } = await lockedStart(deps, action.lbId, async (conflicted) => {
-    const current = conflicted ?? read ?? (await deps.store.getLoadBalancer(action.lbId));
-    if (!current || current.record.provisioning_status === DELETED) throw notFound("Load Balancer", action.lbId);
-    if (!action.from.includes(current.record.provisioning_status)) throw immutable("Load Balancer", action.lbId);
+    const current = requireFound(conflicted ?? read ?? (await deps.store.getLoadBalancer(action.lbId)), "Load Balancer", action.lbId);
+    requireStatus(current.record, action.from, "Load Balancer", action.lbId);
     const set = action.prepare?.(current);
     const restore: Partial<LoadBalancer> = { provisioning_status: current.record.provisioning_status };
     for (const k of Object.keys(set ?? {}) as (keyof LoadBalancer)[]) (restore as Record<string, unknown>)[k] = current.record[k];
@@ -208,7 +210,7 @@ export async function startOrGiveBack(
   opts: { undo?: () => Promise<void>; charged?: QuotaCharge; beforeStart?: (execution: string) => Promise<Record<string, unknown>> } = {},
 ): Promise<void> {
   const { flow, execution: owner } = started;
-  flowStarted(started);
+  flowStarted(deps, started);
   try {
     const more = await opts.beforeStart?.(owner);
     await deps.engine.start(flow, owner, { ...input, ...more });

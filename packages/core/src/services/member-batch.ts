@@ -5,8 +5,8 @@
 // may ask for SR-IOV ports (request_sriov, v2.30) as a single create does; resubmitted ones cannot
 // change theirs.
 import { randomUUID } from "node:crypto";
-import { ACTIVE, PENDING_DELETE, PENDING_UPDATE } from "../constants";
-import { immutable, validation } from "../faults";
+import { MUTABLE_STATUSES, PENDING_DELETE, PENDING_UPDATE } from "../constants";
+import { requireStatus, validation } from "../faults";
 import { authorize, type RequestContext } from "../policy";
 import type { ChildWrite, TreeRecord } from "../ports";
 import type { Tree } from "../resources/child";
@@ -15,12 +15,11 @@ import {
   memberAddressNotReserved,
   memberParents,
   memberVnicType,
-  mutableMemberPool,
   newMember,
   type Member,
   type MemberPost,
 } from "../resources/member";
-import { flavorMetadata, lbOf, lockedChange } from "./children";
+import { flavorMetadata, lockedChange } from "./children";
 import type { LockDeps } from "./lock";
 
 export const MEMBER_BATCH_FLOW = "member-batch-update";
@@ -30,15 +29,17 @@ class NothingToDo extends Error {}
 
 const keyOf = (address: string, port: number) => `${address}#${port}`;
 
-/** Answers once the change is locked in and its flow started, or when there was nothing to do. */
+/**
+ * Answers once the change is locked in and its flow started, or when there was nothing to do. `lbId`:
+ * the LB the pool hangs from, as the route read it (children.ts scopeLb).
+ */
 export async function batchUpdateMembers(
   deps: LockDeps,
   ctx: RequestContext,
-  poolId: string,
+  { lbId, poolId }: { lbId: string; poolId: string },
   members: MemberPost[],
   additiveOnly: boolean,
 ): Promise<void> {
-  const lbId = await lbOf(deps, { kind: "pool", id: poolId });
   try {
     await lockedChange(deps, lbId, { pools: [poolId], poolMembers: true }, async (tree) => {
       // POST + PUT (+ DELETE) since this is all of create, update and delete.
@@ -46,8 +47,8 @@ export async function batchUpdateMembers(
       authorize(ctx, "os_load-balancer_api:member:put", tree.lb.project_id);
       if (!additiveOnly) authorize(ctx, "os_load-balancer_api:member:delete", tree.lb.project_id);
       // Octavia takes the locks before it looks at the members: a no-op on a busy LB is still a 409.
-      const pool = mutableMemberPool(tree, poolId);
-      if (tree.lb.provisioning_status !== ACTIVE) throw immutable("Load Balancer", lbId);
+      const pool = requireStatus(tree.require("pool", poolId, "Pool"), MUTABLE_STATUSES, "Pool", poolId);
+      requireStatus(tree.lb, MUTABLE_STATUSES, "Load Balancer", lbId);
 
       const flavor = members.some((m) => m.request_sriov) ? await flavorMetadata(deps, tree.lb.flavor_id) : {};
       const plan = planPoolMembers(tree, pool, members, additiveOnly, flavor);

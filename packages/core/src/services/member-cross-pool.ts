@@ -6,11 +6,11 @@
 // lock before the flow starts (the lock's beforeStart). New members may ask
 // for SR-IOV ports (request_sriov) as in the single-pool batch update, whose planPoolMembers checks them.
 import * as z from "zod";
-import { ACTIVE, PENDING_DELETE, PENDING_UPDATE } from "../constants";
-import { immutable, validation } from "../faults";
+import { MUTABLE_STATUSES, PENDING_DELETE, PENDING_UPDATE } from "../constants";
+import { requireStatus, validation } from "../faults";
 import { authorize, type RequestContext } from "../policy";
 import type { ChangeSetStore, ChildWrite } from "../ports";
-import { MemberPost, memberParents, mutableMemberPool, type Member } from "../resources/member";
+import { MemberPost, memberParents, type Member } from "../resources/member";
 import { uuid } from "../validation";
 import { flavorMetadata, lbOf, lockedChange } from "./children";
 import type { LockDeps } from "./lock";
@@ -89,8 +89,8 @@ export async function crossPoolUpdateMembers(
 
   await lockedChange(deps, lbId, { pools: poolIds, poolMembers: true }, async (tree) => {
     authorize(ctx, CROSS_POOL_POLICY, tree.lb.project_id);
-    const pools = poolIds.map((id) => mutableMemberPool(tree, id));
-    if (tree.lb.provisioning_status !== ACTIVE) throw immutable("Load Balancer", lbId);
+    const pools = poolIds.map((id) => requireStatus(tree.require("pool", id, "Pool"), MUTABLE_STATUSES, "Pool", id));
+    requireStatus(tree.lb, MUTABLE_STATUSES, "Load Balancer", lbId);
     const asked = [...byPool.values()].some((members) => members.some((m) => m.request_sriov));
     const flavor = asked ? await flavorMetadata(deps, tree.lb.flavor_id) : {};
     const changes: MemberChange[] = [];

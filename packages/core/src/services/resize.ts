@@ -1,8 +1,8 @@
 // Load-balancer resize (specs/loadbalancer-resize.rst): PUT .../resize starts a failover onto a new
 // flavor; DELETE .../resize asks the running resize to roll back (until it has committed).
 import * as z from "zod";
-import { ACTIVE, DELETED, ERROR, PENDING_UPDATE, RESIZE_CANCEL, RESIZE_COMMITTED, TOPOLOGIES } from "../constants";
-import { Fault, notFound, validation } from "../faults";
+import { PENDING_UPDATE, RESIZABLE_STATUSES, RESIZE_CANCEL, RESIZE_COMMITTED, TOPOLOGIES } from "../constants";
+import { Fault, requireFound, requireStatus, validation } from "../faults";
 import { authorize, type RequestContext } from "../policy";
 import { parseRoot, uuid } from "../validation";
 import { lockAndStart, type LockDeps } from "./lock";
@@ -29,8 +29,7 @@ function flavorData(text: string): Record<string, unknown> {
 
 /** Validates the new flavor against the LB as read and starts the loadbalancer-resize flow. */
 export async function resizeLoadBalancer(deps: LockDeps, ctx: RequestContext, id: string, body: ResizeBody): Promise<void> {
-  const read = await deps.store.getLoadBalancer(id);
-  if (!read || read.record.provisioning_status === DELETED) throw notFound("Load Balancer", id);
+  const read = requireFound(await deps.store.getLoadBalancer(id), "Load Balancer", id);
   authorize(ctx, "os_load-balancer_api:loadbalancer:put_resize", read.record.project_id);
   const flavorId = body.new_flavor_id;
   const found = await deps.catalog.getFlavor(flavorId);
@@ -54,14 +53,15 @@ export async function resizeLoadBalancer(deps: LockDeps, ctx: RequestContext, id
     return undefined;
   };
   // Answer 409 before any 400 about the flavor when the LB cannot be resized now.
-  if ([ACTIVE, ERROR].includes(read.record.provisioning_status)) check(read);
+  requireStatus(read.record, RESIZABLE_STATUSES, "Load Balancer", id);
+  check(read);
   const locked = await lockAndStart(
     deps,
     {
       lbId: id,
       flow: "loadbalancer-resize",
       verb: "resize",
-      from: [ACTIVE, ERROR],
+      from: RESIZABLE_STATUSES,
       to: PENDING_UPDATE,
       prepare: check,
       input: { newFlavorId: flavorId, computeFlavor },
@@ -76,8 +76,7 @@ export async function resizeLoadBalancer(deps: LockDeps, ctx: RequestContext, id
  * holds the lock and has not committed yet. The flow rolls back at its next check.
  */
 export async function cancelResize(deps: LockDeps, ctx: RequestContext, id: string): Promise<void> {
-  const read = await deps.store.getLoadBalancer(id);
-  if (!read || read.record.provisioning_status === DELETED) throw notFound("Load Balancer", id);
+  const read = requireFound(await deps.store.getLoadBalancer(id), "Load Balancer", id);
   authorize(ctx, "os_load-balancer_api:loadbalancer:delete_resize", read.record.project_id);
   const owner = read.lockOwner;
   if (!owner?.startsWith("resize-")) throw new Fault(409, `Load Balancer ${id} has no resize in progress.`);

@@ -1,9 +1,8 @@
-// What other packages' tests share from core (@ottava/core/testing): the process's output captured,
+// What other packages' tests share from core (@ottava/core/testing): the fault a call throws, records,
 // and the values recorded from Octavia's own code (test/fixtures, each with the script that made it).
 import { readFileSync } from "node:fs";
 
 export * from "./faults";
-export * from "./output";
 export * from "./python";
 export * from "./records";
 

@@ -1,7 +1,8 @@
 // The real app in process (app.request) over DynamoDB Local and the local workflow runner.
 import { randomUUID } from "node:crypto";
 import { createApp, createDeps } from "@ottava/api";
-import { createLogger, relationWrites, Tree, type ChildWrite } from "@ottava/core";
+import { MUTABLE_STATUSES, relationWrites, Tree, type ChildWrite } from "@ottava/core";
+import { createLogger } from "@ottava/edge";
 import { createTaskContext } from "@ottava/controller";
 import { createExecutionJournal, type ClientDecorator } from "@ottava/db";
 import { LocalWorkflowEngine, type LocalWorkflowEngineOptions } from "../../src/runner";
@@ -60,7 +61,7 @@ type App = Awaited<ReturnType<typeof inProcessApp>>;
  */
 export async function seed(app: App, lbId: string, writes: ChildWrite[]) {
   const owner = `seed-${randomUUID()}`;
-  await app.store.lockWith(lbId, { from: ["ACTIVE"], to: "PENDING_UPDATE", owner, executionArn: "seed" }, writes);
+  await app.store.lockWith(lbId, { from: MUTABLE_STATUSES, to: "PENDING_UPDATE", owner, executionArn: "seed" }, writes);
   const { lb, items } = await app.store.readParts(lbId, { structure: true });
   const carried = relationWrites(new Tree(lb!.record, items));
   await app.store.applyAsOwner(lbId, owner, carried.writes);

@@ -1,6 +1,6 @@
 // The metrics port on Powertools: each data point one Embedded Metric Format line, at once.
 import { describe, expect, it } from "vitest";
-import { METRICS_NAMESPACE, createMetrics, metrics } from "@ottava/core";
+import { METRICS_NAMESPACE, createMetrics, metrics } from "@ottava/edge";
 import { captureMetrics, captureOutput } from "./support/output";
 
 describe("metrics", () => {

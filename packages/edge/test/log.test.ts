@@ -1,6 +1,6 @@
 // The structured log lines, as Powertools' logger writes them on the process's stdout and stderr.
 import { describe, expect, it } from "vitest";
-import { createLogger } from "@ottava/core";
+import { createLogger } from "@ottava/edge";
 import { captureOutput, jsonLines } from "./support/output";
 
 describe("createLogger", () => {

@@ -1,0 +1,5 @@
+export * from "./log";
+export * from "./metrics";
+export * from "./aws-json";
+export * from "./ssm";
+export * from "./unavailable";
