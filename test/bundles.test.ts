@@ -1,7 +1,7 @@
 // The Lambda functions' bundles, built as SST builds them with the stacks' settings (as `npm run
 // bench:cold` does; it also times them): each holds only what its function imports and answers its
 // first request.
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -10,9 +10,11 @@ import { FUNCTIONS, bundleFunction, coldStart, writeHarness, type Bundle, type L
 const dir = mkdtempSync(join(tmpdir(), "ottava-bundles-"));
 const bundles = new Map<string, Bundle>();
 const fn = (name: string) => FUNCTIONS.find((f) => f.name === name)!;
+/** Where a function's bundle is built. */
+const outdir = (name: string) => join(dir, name.replace(/\W+/g, "-"));
 
 beforeAll(async () => {
-  for (const f of FUNCTIONS) bundles.set(f.name, await bundleFunction(f, join(dir, f.name.replace(/\W+/g, "-"))));
+  for (const f of FUNCTIONS) bundles.set(f.name, await bundleFunction(f, outdir(f.name)));
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -24,6 +26,10 @@ const where = (name: string, re: RegExp) => {
 const X509_LIBRARY = /node_modules\/(@peculiar\/|asn1js\/|tsyringe\/)/;
 const CERTS = /packages\/controller\/src\/certs\//;
 const YAML = /node_modules\/yaml\//;
+/** The test machinery: the DynamoDB meter, its capacity calculator and fault injector (in db's src before they moved), and whatever sits on a package's testing side. */
+const MACHINERY = /packages\/db\/(?:src|test\/support)\/(?:metering|capacity|faults)\.ts$|packages\/[^/]+\/test\//;
+/** What the settings of the injected faults and latency, and the no-op drivers' fault wrapper, write into a bundle. */
+const MACHINERY_TEXT = ["OTTAVA_NOOP_FAULTS", "OTTAVA_NOOP_LATENCY", "OTTAVA_DYNAMODB_FAULTS", "Injected fault"];
 
 describe("the Lambda bundles", () => {
   it("stay within their size budgets (every .mjs file of the function)", () => {
@@ -57,6 +63,21 @@ describe("the Lambda bundles", () => {
   it("carry the YAML parser only in the API, in a chunk loaded for a YAML policy file", () => {
     expect(where("api", YAML)).toEqual({ atStart: false, inChunks: true });
     for (const name of ["task", "task (signing)", "jobs"]) expect(where(name, YAML), name).toEqual({ atStart: false, inChunks: false });
+  });
+
+  it("carry none of the test machinery: no meter, capacity calculator or fault injector of DynamoDB, no fault or latency of the no-op drivers", () => {
+    for (const f of FUNCTIONS) {
+      const { outputs } = bundles.get(f.name)!;
+      expect(
+        outputs.flatMap((o) => o.inputs).filter((i) => MACHINERY.test(i)),
+        f.name,
+      ).toEqual([]);
+      const text = outputs.map((o) => readFileSync(join(outdir(f.name), o.file), "utf8")).join("\n");
+      expect(
+        MACHINERY_TEXT.filter((s) => text.includes(s)),
+        f.name,
+      ).toEqual([]);
+    }
   });
 
   it("start the API and the jobs without the Step Functions client, a chunk loaded when a flow is first started or described", () => {

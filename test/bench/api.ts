@@ -1,13 +1,13 @@
 // API benchmark (`npm run bench:api`): latency, throughput, DynamoDB use and AWS cost of each Octavia API operation and its flow, on small and big trees and tables, checked against the performance budgets.
 //
-// The local stack runs in this process (DynamoDB Local in memory, startRuntime with metering, the
-// no-op data plane), so that the DynamoDB meter of @ottava/db can be read: every request of a flow
-// is counted under the scope "flow" (its execution is started inside that scope), every other one
-// under the API request that caused it. The health check and housekeeping run on hour-long timers,
-// so that nothing else touches DynamoDB while an operation is measured. HTTP goes through node:http
-// on loopback without keep-alive (a new connection per request), as the Octavia comparison was
-// measured. A mutation's latency runs from sending it until its flow has ended (the load balancer
-// ACTIVE again), seen in process rather than by polling.
+// The local stack runs in this process (DynamoDB Local in memory, startRuntime with its DynamoDB
+// clients metered, the no-op data plane), so that the DynamoDB meter (@ottava/db/testing/metering)
+// can be read: every request of a flow is counted under the scope "flow" (its execution is started
+// inside that scope), every other one under the API request that caused it. The health check and
+// housekeeping run on hour-long timers, so that nothing else touches DynamoDB while an operation is
+// measured. HTTP goes through node:http on loopback without keep-alive (a new connection per
+// request), as the Octavia comparison was measured. A mutation's latency runs from sending it until
+// its flow has ended (the load balancer ACTIVE again), seen in process rather than by polling.
 //
 // Reads are timed in RUNS runs at each concurrency, each alternating with a run of its floor (the
 // same DynamoDB reads alone): latency percentiles and throughput (requests answered per second of the
@@ -44,7 +44,7 @@ import { join } from "node:path";
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import type { ExecutionDescription } from "@ottava/core";
-import type { DynamoMeter, MeterCounts, MeterRow } from "@ottava/db";
+import type { DynamoMeter, MeterCounts, MeterRow } from "@ottava/db/testing/metering";
 import type { Runtime, TaskDecorator } from "@ottava/local";
 import { checkLines, flag, listenersWithPools, pct, sleep, SUBNET, type Check } from "./common";
 
@@ -162,6 +162,7 @@ async function startBench(decorateTask: TaskDecorator): Promise<Bench> {
   const { loadConfig } = await import("@ottava/core");
   const { startDynamoDbLocal, startRuntime } = await import("@ottava/local");
   const { createClients } = await import("@ottava/db");
+  const { DynamoMeter, addMetering } = await import("@ottava/db/testing/metering");
   const dataDir = mkdtempSync(join(tmpdir(), "ottava-bench-"));
   const dynamo = await startDynamoDbLocal({ inMemory: true, dataDir });
   try {
@@ -176,8 +177,10 @@ async function startBench(decorateTask: TaskDecorator): Promise<Bench> {
       OTTAVA_CLEANUP_INTERVAL: "3600",
       OTTAVA_CERT_INTERVAL: "86400",
     });
-    const runtime = await startRuntime({ config, inMemory: true, dataDir, metering: true, decorateTask });
-    const meter = runtime.meter!;
+    // Every DynamoDB client of the runtime but its journal's, and the bench's own, carry the meter.
+    const meter = new DynamoMeter();
+    const metered = (client: DynamoDBClient) => addMetering(client, meter);
+    const runtime = await startRuntime({ config, inMemory: true, dataDir, decorateClient: metered, decorateTask });
     meter.active = false;
     const url = new URL(runtime.url);
     const flows = new Map<string, Promise<ExecutionDescription | undefined>[]>();
@@ -194,7 +197,7 @@ async function startBench(decorateTask: TaskDecorator): Promise<Bench> {
         flows.set(lbId, list);
         return started;
       });
-    const { client, doc } = createClients(dynamo.endpoint);
+    const { client, doc } = createClients(dynamo.endpoint, metered);
     return {
       runtime,
       meter,

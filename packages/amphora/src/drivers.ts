@@ -9,13 +9,15 @@ import type { LocalDataplane } from "./local/dataplane";
 
 /**
  * What a process may give the drivers beyond the settings: the REST amphora driver's client certificate
- * issuer, CA and network configuration; and `local`, the local data plane (npm start's: its data
- * directory, the table, the heartbeat target and key), which the "local" drivers run on.
+ * issuer, CA and network configuration; `local`, the local data plane (npm start's: its data
+ * directory, the table, the heartbeat target and key), which the "local" drivers run on; and `noop`,
+ * the no-op drivers to use where the settings pick them (else noopDrivers(): tests and npm start give
+ * them with injected faults or latency, @ottava/amphora/testing/noop-faults).
  */
-export type CreateDriversOptions = RestDriverSetup & { local?: LocalDataplane | undefined };
+export type CreateDriversOptions = RestDriverSetup & { local?: LocalDataplane | undefined; noop?: Drivers | undefined };
 
 export function createDrivers(config: Config, options: CreateDriversOptions = {}): Drivers {
-  const noop = noopDrivers(config.noopFaults, config.noopLatency);
+  const noop = options.noop ?? noopDrivers();
   // The local drivers run only where a local data plane was opened (npm start), not in a task Lambda.
   const local = (setting: string): LocalDataplane => {
     if (!options.local) throw new Error(`OTTAVA_${setting}=local runs only under npm start (--dataplane haproxy)`);
@@ -41,5 +43,5 @@ export function createDrivers(config: Config, options: CreateDriversOptions = {}
  */
 export function createApiDrivers(config: Config): Pick<Drivers, "network" | "certificates"> {
   if (config.networkDriver === "local") throw new Error("OTTAVA_NETWORK_DRIVER=local runs only under npm start (--dataplane haproxy)");
-  return { network: noopDrivers(config.noopFaults, config.noopLatency).network, certificates: createCertManager(config) };
+  return { network: noopDrivers().network, certificates: createCertManager(config) };
 }

@@ -1,20 +1,13 @@
 // The no-op drivers, as Octavia's (compute_noop_driver, network_noop_driver, amphora_noop_driver):
-// they answer as a cloud would, without one. OTTAVA_NOOP_FAULTS makes chosen calls fail.
+// they answer as a cloud would, without one. Tests and npm start make chosen calls fail or take time
+// by wrapping them (@ottava/amphora/testing/noop-faults: OTTAVA_NOOP_FAULTS, OTTAVA_NOOP_LATENCY).
 //
 // Idempotent, as the flows need every driver call to be (a task may run again after it called the
 // driver: a retry, a duplicate delivery, a runner continuing after a restart): the ids they make up
 // are derived from what they are asked for (the amphora, the load balancer), so asking twice answers
 // the same instance and ports, never a second one.
 import { NOOP_LB_NETWORK_IP, NOOP_VIP_ADDRESS, uuidOf } from "@ottava/core";
-import {
-  CertificateError,
-  DriverError,
-  type AmphoraDriver,
-  type CertManager,
-  type ComputeDriver,
-  type Drivers,
-  type NetworkDriver,
-} from "@ottava/core";
+import { CertificateError, type AmphoraDriver, type CertManager, type ComputeDriver, type Drivers, type NetworkDriver } from "@ottava/core";
 
 /**
  * The last server PEM (certificate and key) handed to the no-op drivers per amphora, for tests and
@@ -107,56 +100,7 @@ export const noopCertManager: CertManager = {
   },
 };
 
-/**
- * Parses a "driver.method[:N],..." list naming no-op driver calls (OTTAVA_NOOP_FAULTS, OTTAVA_NOOP_LATENCY);
- * a name without :N maps to `fallback`.
- */
-export function parseCallList(setting: string, spec: string, fallback = Infinity): Map<string, number> {
-  const calls = new Map<string, number>();
-  for (const part of spec
-    .split(",")
-    .map((s) => s.trim())
-    .filter(Boolean)) {
-    const m = /^(compute|network|amphora)\.([A-Za-z]+)(?::(\d+))?$/.exec(part);
-    if (!m) throw new Error(`${setting}: '${part}' is not driver.method[:N] (drivers: compute, network, amphora)`);
-    const drivers = { compute, network, amphora } as Record<string, object>;
-    if (!(m[2]! in drivers[m[1]!]!)) throw new Error(`${setting}: ${m[1]} has no method '${m[2]}'`);
-    calls.set(`${m[1]}.${m[2]}`, m[3] === undefined ? fallback : Number(m[3]));
-  }
-  return calls;
-}
-
-/** OTTAVA_NOOP_FAULTS: each named call fails (always, or its first N calls). Counts are per process. */
-export const parseFaults = (spec: string) => parseCallList("OTTAVA_NOOP_FAULTS", spec);
-
-/** OTTAVA_NOOP_LATENCY: each named call takes N milliseconds, as a real cloud's calls take time. */
-export const parseLatency = (spec: string) => parseCallList("OTTAVA_NOOP_LATENCY", spec, 0);
-
-function wrap<T extends object>(name: string, driver: T, faults: Map<string, number>, latency: Map<string, number>): T {
-  const wrapped = {} as Record<string, unknown>;
-  for (const [method, fn] of Object.entries(driver)) {
-    const key = `${name}.${method}`;
-    wrapped[method] = async (...args: unknown[]) => {
-      const ms = latency.get(key);
-      if (ms) await new Promise((r) => setTimeout(r, ms));
-      const left = faults.get(key);
-      if (left !== undefined && left > 0) {
-        faults.set(key, left - 1);
-        throw new DriverError(`Injected fault: ${key} (OTTAVA_NOOP_FAULTS)`);
-      }
-      return (fn as (...a: unknown[]) => unknown)(...args);
-    };
-  }
-  return wrapped as T;
-}
-
-export function noopDrivers(faultSpec = "", latencySpec = ""): Drivers {
-  const faults = parseFaults(faultSpec);
-  const latency = parseLatency(latencySpec);
-  return {
-    compute: wrap("compute", compute, faults, latency),
-    network: wrap("network", network, faults, latency),
-    amphora: wrap("amphora", amphora, faults, latency),
-    certificates: noopCertManager,
-  };
+/** The no-op drivers (their certificate manager the no-op one). */
+export function noopDrivers(): Drivers {
+  return { compute, network, amphora, certificates: noopCertManager };
 }

@@ -3,7 +3,7 @@
 // a list that reads every whole item.
 import { beforeAll, describe, expect, it } from "vitest";
 import type { LoadBalancer } from "@ottava/core";
-import { enableDynamoMetering, type DynamoMeter } from "@ottava/db";
+import { DynamoMeter, addMetering } from "@ottava/db/testing";
 import { activeLb, inProcessApp, PROJECT, SUBNET } from "@ottava/local/testing";
 
 type App = Awaited<ReturnType<typeof inProcessApp>>;
@@ -12,7 +12,7 @@ type Obj = Record<string, any>;
 const OTHER = "c2d3e4f5a6b70819203a4b5c6d7e8f90";
 const LBS = "/v2/lbaas/loadbalancers";
 let t: App;
-let meter: DynamoMeter;
+const meter = new DynamoMeter();
 /** Every LB stored, oldest first (storage order). */
 const made: LoadBalancer[] = [];
 
@@ -51,8 +51,7 @@ async function metered(fn: () => Promise<unknown>) {
 }
 
 beforeAll(async () => {
-  meter = enableDynamoMetering();
-  t = await inProcessApp();
+  t = await inProcessApp({}, { decorateClient: (client) => addMetering(client, meter) });
   for (let i = 0; i < 5; i++) await stored({ name: "dup" });
   for (let i = 0; i < 3; i++) await stored({ name: "dup", project_id: OTHER });
   await stored({ name: "solo" });

@@ -9,7 +9,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { MAX_BODY_DEPTH, MAX_REQUEST_BODY_SIZE } from "@ottava/core";
-import { dynamoMeter, enableDynamoMetering } from "@ottava/db";
+import { DynamoMeter, addMetering } from "@ottava/db/testing";
 import { PROJECT, inProcessApp } from "@ottava/local/testing";
 import { ENDPOINTS, createFixtures, ids } from "./support/endpoints";
 
@@ -18,11 +18,11 @@ const SEED = process.env.OTTAVA_PROPERTY_SEED ? Number(process.env.OTTAVA_PROPER
 const WRITES = new Set(["PutItem", "UpdateItem", "DeleteItem", "TransactWriteItems", "BatchWriteItem"]);
 
 let t: Awaited<ReturnType<typeof inProcessApp>>;
+const meter = new DynamoMeter();
 
 beforeAll(async () => {
-  // Every DynamoDB client the app builds from here on is metered (the scope of each write is known).
-  enableDynamoMetering();
-  t = await inProcessApp();
+  // Every DynamoDB client of the app is metered (the scope of each write is known).
+  t = await inProcessApp({}, { decorateClient: (client) => addMetering(client, meter) });
   await createFixtures(t);
 }, 120_000);
 
@@ -341,7 +341,7 @@ function objects(): fc.Arbitrary<Request> {
 
 /** A request's writes that DynamoDB accepted (operations and targets), from its meter scope. */
 function acceptedWrites(scope: string): string[] {
-  return dynamoMeter
+  return meter
     .rows()
     .filter((r) => r.scope === scope && WRITES.has(r.op) && r.counts.requests > r.counts.errors)
     .map((r) => `${r.op} ${r.target}`);
@@ -352,7 +352,7 @@ let sent = 0;
 /** Sends one request and checks its answer; returns its status. */
 async function check(r: Request): Promise<number> {
   const scope = `request-${sent++}`;
-  const res = await dynamoMeter.scope(scope, () =>
+  const res = await meter.scope(scope, () =>
     t.app.request(r.path, {
       method: r.method,
       headers: { "content-type": "application/json", "x-project-id": PROJECT },

@@ -3,13 +3,13 @@
 // member change its pool's part of the tree whatever the pool holds, a request under a pool or a
 // policy its parent once, and a flow the tree at most once.
 import { beforeAll, describe, expect, it } from "vitest";
-import { enableDynamoMetering, type DynamoMeter, type MeterRow } from "@ottava/db";
+import { DynamoMeter, addMetering, type MeterRow } from "@ottava/db/testing";
 import { inProcessApp, SUBNET } from "@ottava/local/testing";
 
 type App = Awaited<ReturnType<typeof inProcessApp>>;
 const LBS = "/v2/lbaas/loadbalancers";
 let t: App;
-let meter: DynamoMeter;
+const meter = new DynamoMeter();
 
 /** The requests `fn` makes: the API request's (scope "") and its flows' ("flow"), by operation and target. */
 async function metered(fn: () => Promise<unknown>): Promise<{ api: MeterRow[]; flow: MeterRow[] }> {
@@ -51,8 +51,7 @@ async function tree(members: number) {
 }
 
 beforeAll(async () => {
-  meter = enableDynamoMetering();
-  t = await inProcessApp();
+  t = await inProcessApp({}, { decorateClient: (client) => addMetering(client, meter) });
   // Every execution starts in the meter's "flow" scope, so a flow's requests are told from the API's.
   const start = t.engine.start.bind(t.engine);
   t.engine.start = (flow, name, input) => meter.scope("flow", () => start(flow, name, input));

@@ -7,17 +7,11 @@
 // this execution) has nothing left to do: it answers as it did, so a retried or duplicated finish
 // cannot turn a finished flow into a failed one.
 import { LockLost, TransientError, isUnavailable, unavailableReason } from "@ottava/core";
-import { withFaultLabel } from "@ottava/db";
 import { COMPENSATION_TASKS, FINISHING_TASKS } from "./flows";
 import { TASKS } from "./registry";
 import type { FlowInput, TaskContext } from "./tasks/context";
 
 export async function runTask(task: string, input: FlowInput & Record<string, unknown>, ctx: TaskContext): Promise<unknown> {
-  // Injected DynamoDB faults may name a task (OTTAVA_DYNAMODB_FAULTS `GetItem@finishChange:…`): its requests carry its name.
-  return ctx.config?.dynamodbFaults ? withFaultLabel(task, () => run(task, input, ctx)) : run(task, input, ctx);
-}
-
-async function run(task: string, input: FlowInput & Record<string, unknown>, ctx: TaskContext): Promise<unknown> {
   const handler = TASKS[task];
   if (!handler) throw new Error(`unknown task ${task}`);
   const log = ctx.log.child({ task, lbId: input.lbId, execution: input.owner });

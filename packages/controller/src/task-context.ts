@@ -1,11 +1,21 @@
 // The task context without the certificate code: what the task functions that sign nothing (lambda.ts)
 // build on. Nothing here imports certs/: a bundle from these entries carries
 // no X.509 library, not even as a chunk it never loads. deps.ts adds the certificate generator.
-import type { CertGenerator, Config, Logger } from "@ottava/core";
+import type { CertGenerator, Config, Drivers, Logger } from "@ottava/core";
 import { metrics } from "@ottava/edge";
-import { createHousekeepingStore, type Stores } from "@ottava/db";
+import { createHousekeepingStore, type ClientDecorator, type Stores } from "@ottava/db";
 import { createDrivers, type LocalDataplane } from "@ottava/amphora";
 import type { TaskContext } from "./tasks/context";
+
+/** What a process may give its task context beyond the settings and the stores (TaskContextOptions, deps.ts). */
+export interface TaskContextParts {
+  /** npm start's local data plane (--dataplane haproxy): what the "local" compute, network and amphora drivers run on. */
+  local?: LocalDataplane | undefined;
+  /** The no-op drivers, where the settings pick them (else noopDrivers(): tests and npm start give them with injected faults or latency). */
+  noop?: Drivers | undefined;
+  /** Done to the task context's own DynamoDB client (amphoraCerts') before its first request: the API benchmark's meter. */
+  decorateClient?: ClientDecorator | undefined;
+}
 
 /**
  * A task context with the certificate generator given, or none (and the process's metrics): the task functions that sign nothing
@@ -17,7 +27,7 @@ export function taskContextWith(
   stores: Stores,
   log: Logger,
   certs: CertGenerator | undefined,
-  opts: { local?: LocalDataplane | undefined; caCertificate?: string | (() => Promise<string>) } = {},
+  opts: TaskContextParts & { caCertificate?: string | (() => Promise<string>) } = {},
 ): TaskContext {
   return {
     store: stores.store,
@@ -26,6 +36,7 @@ export function taskContextWith(
     healthManagerConfig: stores.healthManagerConfig,
     drivers: createDrivers(config, {
       local: opts.local,
+      noop: opts.noop,
       log,
       ...(certs ? { certs } : {}),
       ...(opts.caCertificate ? { caCertificate: opts.caCertificate } : {}),
@@ -34,6 +45,6 @@ export function taskContextWith(
     log,
     metrics,
     ...(certs ? { certs } : {}),
-    amphoraCerts: createHousekeepingStore(config),
+    amphoraCerts: createHousekeepingStore(config, opts.decorateClient),
   };
 }

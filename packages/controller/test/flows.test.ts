@@ -1,6 +1,5 @@
 import { describe, expect, it } from "vitest";
 import { createRequire } from "node:module";
-import { noopDrivers, parseFaults } from "@ottava/amphora";
 import { CHILD_KINDS } from "@ottava/core";
 import { FLOW_NAMES, FLOW_TASKS, TASKS, definitionOf, localTaskArn, taskStates, taskOfArn } from "@ottava/controller";
 
@@ -91,30 +90,5 @@ describe("flow definitions", () => {
   it("fail over amphorae one at a time", () => {
     const d = definitionOf("loadbalancer-failover", localTaskArn) as { States: Record<string, { MaxConcurrency?: number }> };
     expect(d.States.FailoverAmphorae!.MaxConcurrency).toBe(1);
-  });
-});
-
-describe("no-op driver faults (OTTAVA_NOOP_FAULTS)", () => {
-  it("fail the named calls, the first N only when :N is given", async () => {
-    const d = noopDrivers("compute.build:1,network.plugVip");
-    await expect(d.compute.build({ amphoraId: "a", computeFlavor: null, availabilityZone: null, serverPem: "" })).rejects.toThrow(
-      /Injected fault: compute.build/,
-    );
-    await expect(d.compute.build({ amphoraId: "a", computeFlavor: null, availabilityZone: null, serverPem: "" })).resolves.toMatch(/-/);
-    for (let i = 0; i < 3; i++) await expect(d.network.plugVip({} as never, {} as never)).rejects.toMatchObject({ name: "DriverError" });
-  });
-
-  it("delay the named calls by OTTAVA_NOOP_LATENCY milliseconds", async () => {
-    const d = noopDrivers("", "amphora.update:200");
-    const t0 = Date.now();
-    await d.amphora.update({} as never, []);
-    expect(Date.now() - t0).toBeGreaterThanOrEqual(190);
-    expect(() => noopDrivers("", "amphora.update")).not.toThrow();
-  });
-
-  it("refuse a name that is no driver method", () => {
-    expect(() => parseFaults("compute.fly")).toThrow(/compute has no method 'fly'/);
-    expect(() => parseFaults("nope")).toThrow(/driver.method/);
-    expect(parseFaults("")).toEqual(new Map());
   });
 });

@@ -9,6 +9,7 @@ import type { Amphora, CaMaterial } from "@ottava/core";
 import { createLogger, metrics } from "@ottava/edge";
 import { DynamoHousekeepingStore, DynamoRepairStore, createClients, pointerKey } from "@ottava/db";
 import { noopServerPem } from "@ottava/amphora";
+import { noopDriversWith } from "@ottava/amphora/testing";
 import {
   CA_TASKS,
   FLOW_TASKS,
@@ -28,13 +29,16 @@ const VALIDITY = 63_072_000; // the default cert_validity_time
 const DAY = 86_400_000;
 let ca: CaMaterial;
 
-/** The app in process, as @ottava/local/testing (packages/local/test/support/app.ts) builds it, with every log line (debug and up) kept until the test ends. */
-async function app(env: Record<string, string> = {}) {
+/**
+ * The app in process, as @ottava/local/testing (packages/local/test/support/app.ts) builds it, with every log line (debug and up) kept
+ * until the test ends; `noopFaults`: its no-op drivers' injected faults (OTTAVA_NOOP_FAULTS).
+ */
+async function app(env: Record<string, string> = {}, noopFaults?: string) {
   const { config, ...stores } = await freshTable({ OTTAVA_CA_CERTIFICATE: ca.certificate, OTTAVA_CA_PRIVATE_KEY: ca.privateKey, ...env });
   const lines = captureOutput();
   const log = createLogger({ service: "test" }, "debug");
   const { store, trail, catalog } = stores;
-  const tasks = { ...createTaskContext(config, stores), log };
+  const tasks = { ...createTaskContext(config, stores, { noop: noopFaults ? noopDriversWith(noopFaults) : undefined }), log };
   const engine = new LocalWorkflowEngine(tasks, log, config.flowConcurrency);
   const api = await createApp(createDeps(config, { stores, engine, drivers: tasks.drivers, log }));
   const call = async (method: string, path: string, body?: unknown) => {
@@ -171,7 +175,7 @@ describe("amphora certificates", () => {
   });
 
   it("a failing upload (OTTAVA_NOOP_FAULTS=amphora.uploadCert) leaves the old expiry and clears cert_busy", async () => {
-    const t = await app({ OTTAVA_NOOP_FAULTS: "amphora.uploadCert" });
+    const t = await app({}, "amphora.uploadCert");
     const { amphora: a } = await activeLb(t);
     const soon = new Date(Date.now() + DAY);
     await setCertExpiration(t, a, soon);

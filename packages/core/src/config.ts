@@ -51,12 +51,6 @@ export interface Config {
   localVipRange: string;
   /** The HAProxy binary the local amphorae run (master-worker mode, 2.2 or newer). */
   haproxyBinary: string;
-  /** The no-op drivers' injected faults: "driver.method[:N],...". */
-  noopFaults: string;
-  /** The no-op drivers' simulated latency: "driver.method:MS,...". */
-  noopLatency: string;
-  /** Injected DynamoDB faults, for tests: "<Operation|*>[@<task>]:<fault>[:<N>|:<from>-<to>|:<rate>],..." (@ottava/db faults.ts); empty: none, the SDK's own request handler untouched. */
-  dynamodbFaults: string;
   /** Prefix of the state machine ARNs on AWS; the flow name is appended. */
   stateMachineArnPrefix: string | undefined;
   /** Local runner: how many flow executions run at once. */
@@ -252,9 +246,6 @@ export function loadConfig(env: Env = process.env): Config {
     networkDriver: oneOf("NETWORK_DRIVER", NETWORK_DRIVERS, dataplane === "haproxy" ? "local" : "noop"),
     localVipRange: ipv4Cidr("LOCAL_VIP_RANGE", get("LOCAL_VIP_RANGE") ?? "127.0.100.0/24"),
     haproxyBinary: get("HAPROXY_BINARY") ?? "/usr/sbin/haproxy",
-    noopFaults: get("NOOP_FAULTS") ?? "",
-    noopLatency: get("NOOP_LATENCY") ?? "",
-    dynamodbFaults: get("DYNAMODB_FAULTS") ?? "",
     stateMachineArnPrefix: get("STATE_MACHINE_ARN_PREFIX"),
     flowConcurrency: int("FLOW_CONCURRENCY", 16, 1),
     logLevel: oneOf("LOG_LEVEL", ["debug", "info", "warn", "error"] as const, "info"),

@@ -2,8 +2,6 @@
 import { ConditionalCheckFailedException, DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { DynamoDBDocumentClient, UpdateCommand, type TransactWriteCommand, type UpdateCommandInput } from "@aws-sdk/lib-dynamodb";
 import { classifyUnavailable } from "@ottava/edge";
-import { DynamoFaults, faultingHandler } from "./faults";
-import { addMetering, dynamoMeter, dynamoMeteringEnabled } from "./metering";
 
 /** What every DynamoDB adapter is given: the table, and a clock (tests set it; the wall clock otherwise). */
 export interface AdapterOptions {
@@ -31,35 +29,27 @@ export type TransactItem = NonNullable<ConstructorParameters<typeof TransactWrit
 export const MAX_TRANSACTION = 100;
 
 /**
- * A DynamoDB client and its document client. `faults` (OTTAVA_DYNAMODB_FAULTS: a setting, or the
- * DynamoFaults several clients share) wraps the SDK's request handler with the injected faults
- * (faults.ts); without it, or when it is empty, the SDK's handler is used as it is. `metered: false`
- * keeps a client out of the DynamoDB meter even when metering is on: the local runner's journal
- * (journal.ts) is the local stand-in for Step Functions' own history, not a request Ottava makes on
- * AWS, so the benchmark's counts and costs leave it out.
+ * What a caller does to a DynamoDB client before its first request: add middleware, or wrap the SDK's
+ * request handler. The product gives none; tests and benchmarks add their meter or their injected
+ * faults (`@ottava/db/testing/metering`, `@ottava/db/testing/faults`), and the document client built on
+ * the client shares what was added.
  */
-export function createClients(
-  endpoint?: string,
-  opts: { faults?: string | DynamoFaults; metered?: boolean } = {},
-): { client: DynamoDBClient; doc: DynamoDBDocumentClient } {
+export type ClientDecorator = (client: DynamoDBClient) => void;
+
+/** A DynamoDB client and its document client, `decorate`d before either is used. */
+export function createClients(endpoint?: string, decorate?: ClientDecorator): { client: DynamoDBClient; doc: DynamoDBDocumentClient } {
   const client = new DynamoDBClient(
     endpoint
       ? { endpoint, region: process.env.AWS_REGION ?? "us-east-1", credentials: { accessKeyId: "local", secretAccessKey: "local" } }
       : {},
   );
-  // Below the retry middleware: every attempt goes through it. (The handler the SDK built, wrapped
-  // before the first request: each request reads it from the configuration.)
-  const { faults } = opts;
-  const injected = typeof faults === "string" ? (faults.trim() ? new DynamoFaults(faults) : undefined) : faults;
-  if (injected) client.config.requestHandler = faultingHandler(client.config.requestHandler, injected);
   // The SDK's logger middleware filters every input and output for a logger we never give it (a
   // no-op logger still gets the filtered copies): a measurable share of each call's CPU, for nothing.
   client.middlewareStack.remove("loggerMiddleware");
   // Its errors that are DynamoDB unavailable (throttled, failing, unreachable), once the SDK's retries
   // are spent, marked as such: the API's 503, a flow task's TransientError.
   classifyUnavailable(client);
-  // Metered only when asked for (enableDynamoMetering): the document client shares the middleware.
-  if (opts.metered !== false && dynamoMeteringEnabled()) addMetering(client, dynamoMeter);
+  decorate?.(client);
   const doc = DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
   return { client, doc };
 }

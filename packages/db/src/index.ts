@@ -1,9 +1,6 @@
 // @ottava/db: the table and its layout, the store, the flow trail, change sets, the health-manager
-// configuration, the catalog, the stores of the jobs, and DynamoDB metering.
+// configuration, the catalog, the stores of the jobs.
 export * from "./client";
-export * from "./metering";
-export * from "./capacity";
-export * from "./faults";
 export * from "./table";
 export * from "./items";
 export * from "./store";

@@ -1,8 +1,7 @@
 // The DynamoDB adapters of the persistence ports, as a process builds them from its configuration:
 // a client, then each store once, on the table the configuration names.
 import type { Config } from "@ottava/core";
-import { createClients } from "./client";
-import { DynamoFaults } from "./faults";
+import { createClients, type ClientDecorator } from "./client";
 import { DynamoCatalog } from "./catalog";
 import { DynamoChangeSets } from "./changesets";
 import { DynamoFlowTrail } from "./flow-trail";
@@ -17,13 +16,11 @@ export interface Stores {
   changeSets: DynamoChangeSets;
   healthManagerConfig: DynamoHealthManagerConfig;
   catalog: DynamoCatalog;
-  /** The injected faults their clients share (OTTAVA_DYNAMODB_FAULTS), with what went through; undefined when none are set. */
-  dynamoFaults: DynamoFaults | undefined;
 }
 
-export function createStores(config: Config): Stores {
-  const dynamoFaults = config.dynamodbFaults ? new DynamoFaults(config.dynamodbFaults) : undefined;
-  const { doc } = createClients(config.dynamodbEndpoint, { faults: dynamoFaults });
+/** The stores, on one client (`decorate`d: tests and benchmarks add their meter or faults). */
+export function createStores(config: Config, decorate?: ClientDecorator): Stores {
+  const { doc } = createClients(config.dynamodbEndpoint, decorate);
   const opts = { tableName: config.tableName, expiryAge: config.loadBalancerExpiryAge };
   return {
     store: new DynamoStore(doc, opts),
@@ -31,11 +28,10 @@ export function createStores(config: Config): Stores {
     changeSets: new DynamoChangeSets(doc, opts),
     healthManagerConfig: new DynamoHealthManagerConfig(doc, opts),
     catalog: new DynamoCatalog(doc, config.tableName),
-    dynamoFaults,
   };
 }
 
 /** The amphora certificates' and purge's store (the task context's amphoraCerts, the housekeeping jobs'), on its own client. */
-export function createHousekeepingStore(config: Config): DynamoHousekeepingStore {
-  return new DynamoHousekeepingStore(createClients(config.dynamodbEndpoint).doc, config.tableName);
+export function createHousekeepingStore(config: Config, decorate?: ClientDecorator): DynamoHousekeepingStore {
+  return new DynamoHousekeepingStore(createClients(config.dynamodbEndpoint, decorate).doc, config.tableName);
 }

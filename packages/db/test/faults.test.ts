@@ -1,12 +1,13 @@
-// Injected DynamoDB faults (OTTAVA_DYNAMODB_FAULTS) against DynamoDB Local: below the SDK's retries,
+// Injected DynamoDB faults (npm start's OTTAVA_DYNAMODB_FAULTS; support/faults.ts) against DynamoDB Local: below the SDK's retries,
 // so what its retries absorb is invisible to the caller, and what exhausts them is the error DynamoDB
 // would have given, marked as unavailability (classifyUnavailable in @ottava/edge, isUnavailable in
 // @ottava/core).
 import { ConditionalCheckFailedException, GetItemCommand, PutItemCommand } from "@aws-sdk/client-dynamodb";
 import { beforeAll, describe, expect, it } from "vitest";
-import { isUnavailable, loadConfig, unavailableReason } from "@ottava/core";
-import { DynamoFaults, createClients, createStores, parseDynamoFaults, withFaultLabel } from "@ottava/db";
+import { isUnavailable, unavailableReason } from "@ottava/core";
+import { createClients } from "@ottava/db";
 import { freshTable } from "./support/dynamo";
+import { DynamoFaults, addFaults, parseDynamoFaults, withFaultLabel } from "./support/faults";
 
 let endpoint: string;
 let table: string;
@@ -19,8 +20,9 @@ beforeAll(async () => {
   await createClients(endpoint).client.send(new PutItemCommand({ TableName: table, Item: { ...KEY, v: { S: "x" } } }));
 });
 
-const get = (faults: string | DynamoFaults) =>
-  createClients(endpoint, { faults }).client.send(new GetItemCommand({ TableName: table, Key: KEY, ConsistentRead: true }));
+/** A client whose requests meet `faults`. */
+const faulty = (faults: DynamoFaults) => createClients(endpoint, (c) => addFaults(c, faults)).client;
+const get = (faults: DynamoFaults) => faulty(faults).send(new GetItemCommand({ TableName: table, Key: KEY, ConsistentRead: true }));
 
 describe("the setting", () => {
   it("parses operations, task labels, faults, counts, ranges and rates", () => {
@@ -40,8 +42,8 @@ describe("the setting", () => {
     expect(() => parseDynamoFaults("GetItem:drop:5-2")).toThrow("counts no request");
     expect(() => parseDynamoFaults("GetItem:drop:1.5")).toThrow("neither a count N, a range from-to nor a rate 0<r<1");
     expect(() => parseDynamoFaults("GetItem")).toThrow("is not <Operation|*>[@<task>]:<fault>");
-    // A store built from a bad setting does not start.
-    expect(() => createStores(loadConfig({ OTTAVA_DYNAMODB_FAULTS: "GetItem:nope" }))).toThrow("names no fault");
+    // Nor are faults made from a bad setting (npm start does not start: packages/local/test/injected.test.ts).
+    expect(() => new DynamoFaults("GetItem:nope")).toThrow("names no fault");
   });
 
   it("counts per rule: the first N, the from-th to the to-th, only under its label, a share at random", () => {
@@ -63,11 +65,9 @@ describe("the setting", () => {
     expect(n).toBeLessThan(750);
   });
 
-  it("is off unless set: the SDK's own request handler, untouched", () => {
-    for (const off of [undefined, "", "  "])
-      expect(createClients(endpoint, { faults: off }).client.config.requestHandler.constructor.name).toBe("NodeHttpHandler");
-    expect(createClients(endpoint, { faults: "GetItem:drop:1" }).client.config.requestHandler.constructor.name).not.toBe("NodeHttpHandler");
-    expect(createStores(loadConfig({ OTTAVA_DYNAMODB_ENDPOINT: endpoint })).dynamoFaults).toBeUndefined();
+  it("is off unless added: the SDK's own request handler, untouched", () => {
+    expect(createClients(endpoint).client.config.requestHandler.constructor.name).toBe("NodeHttpHandler");
+    expect(faulty(new DynamoFaults("GetItem:drop:1")).config.requestHandler.constructor.name).not.toBe("NodeHttpHandler");
   });
 });
 
@@ -102,7 +102,7 @@ describe("below the SDK's retries", () => {
     await Promise.all(
       (Object.keys(expected) as (keyof typeof expected)[]).map(async (kind) => {
         const faults = new DynamoFaults(`GetItem:${kind}:4`);
-        const client = createClients(endpoint, { faults }).client;
+        const client = faulty(faults);
         const err = (await client.send(new GetItemCommand({ TableName: table, Key: KEY })).catch((e: unknown) => e)) as Error & {
           $metadata?: { attempts?: number; httpStatusCode?: number };
         };
@@ -130,7 +130,7 @@ describe("below the SDK's retries", () => {
 
   it("a rule with @label faults only the requests made under that label", async () => {
     const faults = new DynamoFaults("GetItem@finishChange:internal:4");
-    const client = createClients(endpoint, { faults }).client;
+    const client = faulty(faults);
     const send = () => client.send(new GetItemCommand({ TableName: table, Key: KEY }));
     expect((await send()).Item).toBeDefined();
     expect((await withFaultLabel("updateAmphoraeConfig", send)).Item).toBeDefined();

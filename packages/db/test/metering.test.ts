@@ -1,9 +1,10 @@
-// DynamoDB metering: item sizes and UpdateExpressions by AWS's rules, and the middleware against DynamoDB Local.
+// DynamoDB metering (support/metering.ts, support/capacity.ts): item sizes and UpdateExpressions by AWS's rules, and the middleware against DynamoDB Local.
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { beforeAll, describe, expect, it } from "vitest";
-import { DynamoMeter, addMetering, applyUpdate, itemSize, type MeterCounts } from "@ottava/db";
 import { freshTable } from "./support/dynamo";
+import { applyUpdate, itemSize } from "./support/capacity";
+import { DynamoMeter, addMetering, type MeterCounts } from "./support/metering";
 
 describe("item sizes (AWS's rules)", () => {
   it("counts names and values: strings in UTF-8, numbers by significant digits, null and Boolean 1 byte", () => {

@@ -2,6 +2,7 @@
 import { parseArgs } from "node:util";
 import { loadConfig } from "@ottava/core";
 import { startStandIn } from "./cli-standin";
+import { readInjected } from "./injected";
 import { startRuntime } from "./runtime";
 
 const USAGE = `Usage: npm start -- [options]
@@ -20,6 +21,9 @@ const USAGE = `Usage: npm start -- [options]
   --cli-standin PORT  also answer, on 127.0.0.1:PORT, the Neutron and Keystone look-ups the openstack
                     CLI makes without a cloud (its clouds.yaml auth.endpoint; OTTAVA_CLI_STANDIN_PORT)
   -h, --help        this text
+
+Every OTTAVA_* setting of docs/configuration.md applies; OTTAVA_NOOP_FAULTS, OTTAVA_NOOP_LATENCY and
+OTTAVA_DYNAMODB_FAULTS (injected faults and latency, for tests and demonstrations) are npm start's alone.
 `;
 
 async function main() {
@@ -47,6 +51,7 @@ async function main() {
   if (values["heartbeat-port"] !== undefined) env.OTTAVA_HEARTBEAT_PORT = values["heartbeat-port"];
   if (values["vip-range"] !== undefined) env.OTTAVA_LOCAL_VIP_RANGE = values["vip-range"];
   const config = loadConfig(env);
+  const injected = readInjected(env);
   const inMemory = values["in-memory"] ?? ["1", "true", "yes"].includes((env.OTTAVA_IN_MEMORY ?? "").toLowerCase());
   const dataDir = values["data-dir"] ?? env.OTTAVA_DATA_DIR ?? ".ottava";
 
@@ -55,7 +60,7 @@ async function main() {
   if (standInPort !== undefined && !/^\d+$/.test(standInPort)) throw new Error(`--cli-standin takes a port number, not '${standInPort}'`);
   const standIn = standInPort === undefined ? undefined : await startStandIn(Number(standInPort));
 
-  const runtime = await startRuntime({ config, inMemory, dataDir });
+  const runtime = await startRuntime({ config, inMemory, dataDir, injected });
   // One write: whoever waits for the first line has the second too.
   const heartbeats =
     runtime.heartbeatPort === undefined ? "" : `Receiving amphora heartbeats on udp ${config.bindHost}:${runtime.heartbeatPort}\n`;

@@ -8,18 +8,24 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { Config } from "@ottava/core";
 import { createLogger, metrics } from "@ottava/edge";
-import type { DynamoMeter } from "@ottava/db";
+import type { ClientDecorator } from "@ottava/db";
 import { startDynamoDbLocal, type DynamoDbLocal } from "./dynamodb-local";
 import type { LocalWorkflowEngine, TaskDecorator } from "./runner";
 import { loadOrCreateLocalCa } from "./ca";
+import { storesDecorator, taskDecorator, type Injected } from "./injected";
 
 export interface RuntimeOptions {
   config: Config;
   /** Keep DynamoDB Local's data in memory only (else in dataDir), and the local amphorae in a temporary directory. */
   inMemory: boolean;
   dataDir: string;
-  /** Meter every DynamoDB request this process makes from now on (`dynamoMeter` of @ottava/db): the API benchmark's counting. */
-  metering?: boolean;
+  /** npm start's injected faults and latency (OTTAVA_NOOP_FAULTS, OTTAVA_NOOP_LATENCY, OTTAVA_DYNAMODB_FAULTS: readInjected). */
+  injected?: Injected;
+  /**
+   * Benchmarks only: done to every DynamoDB client this runtime makes but the journal's, before its first
+   * request (the API benchmark adds its meter, @ottava/db/testing/metering). `npm start` passes none.
+   */
+  decorateClient?: ClientDecorator;
   /** Benchmarks only: wraps each task invocation below the runner's journal (the API benchmark times the tasks with it). `npm start` passes none. */
   decorateTask?: TaskDecorator;
 }
@@ -29,8 +35,6 @@ export interface Runtime {
   engine: LocalWorkflowEngine;
   /** The UDP port amphora heartbeats are received on (undefined without OTTAVA_HEARTBEAT_KEY). */
   heartbeatPort: number | undefined;
-  /** The meter of this runtime's DynamoDB requests (with `metering` only). */
-  meter: DynamoMeter | undefined;
   stop(): Promise<void>;
 }
 
@@ -52,8 +56,8 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     : undefined;
   const [
     { createApp, createDeps },
-    { createTaskContext, startHeartbeatReceiver, HealthChecker, Housekeeping, createHousekeepingDeps },
-    { createStores, createClients, createExecutionJournal, ensureTable, enableDynamoMetering, DynamoHealthCheckStore, DynamoVipStore },
+    { createTaskContext, createHealthStore, startHeartbeatReceiver, HealthChecker, Housekeeping, createHousekeepingDeps },
+    { createStores, createClients, createExecutionJournal, ensureTable, DynamoHealthCheckStore, DynamoVipStore },
     { LocalWorkflowEngine },
     { LocalDataplane },
   ] = await Promise.all([
@@ -68,8 +72,8 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     throw e;
   });
   const dynamo: DynamoDbLocal | undefined = await booting;
-  // Before the first client is made: every client made from here on carries the meter.
-  const meter = opts.metering ? enableDynamoMetering() : undefined;
+  const decorate = opts.decorateClient;
+  const dynamoFaults = opts.injected?.dynamoFaults;
   // [certificates] storage_path: the local certificate manager's files in <data dir>/certificates unless set.
   let config = { ...opts.config, certStoragePath: opts.config.certStoragePath ?? join(dataDir, "certificates") };
   if (dynamo) {
@@ -93,8 +97,9 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     if (planeDir !== dataDir) rmSync(planeDir, { recursive: true, force: true });
   };
   try {
-    await ensureTable(createClients(config.dynamodbEndpoint).client, config.tableName);
-    const stores = createStores(config);
+    await ensureTable(createClients(config.dynamodbEndpoint, decorate).client, config.tableName);
+    // The injected DynamoDB faults (OTTAVA_DYNAMODB_FAULTS) on the stores' client: the API's and the flows' requests.
+    const stores = createStores(config, storesDecorator(dynamoFaults, decorate));
     const { store, trail, catalog } = stores;
     // Without OTTAVA_HEARTBEAT_KEY, a local key (kept in <data dir>/heartbeat_key, never logged).
     const heartbeatKey = config.heartbeatKey ?? localHeartbeatKey(dataDir);
@@ -106,7 +111,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
         dataDir: planeDir,
         store,
         healthManagerConfig: stores.healthManagerConfig,
-        vips: new DynamoVipStore(createClients(config.dynamodbEndpoint).doc, config.tableName),
+        vips: new DynamoVipStore(createClients(config.dynamodbEndpoint, decorate).doc, config.tableName),
         heartbeat: {
           key: heartbeatKey,
           localReceiver: () => (heartbeats?.port ? { host: receiverHost, port: heartbeats.port } : undefined),
@@ -118,20 +123,22 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     const tasks = createTaskContext(config, stores, {
       ca: () => loadOrCreateLocalCa(opts.inMemory ? undefined : dataDir),
       local: dataplane,
+      noop: opts.injected?.noopDrivers,
+      decorateClient: decorate,
     });
     // The runner journals its executions in the table, so those a stopped process left running are
     // continued now, before the health check and housekeeping's stuck-state repair look at them.
     const engine = new LocalWorkflowEngine(tasks, log, {
       concurrency: config.flowConcurrency,
       journal: createExecutionJournal(config),
-      ...(opts.decorateTask ? { decorateTask: opts.decorateTask } : {}),
+      decorateTask: taskDecorator(dynamoFaults, opts.decorateTask),
     });
     await engine.resume();
     // The health manager: the heartbeat receiver (with OTTAVA_HEARTBEAT_KEY) and the health check.
     const healthLog = createLogger({ service: "ottava-health" }, config.logLevel);
     heartbeats = await startHeartbeatReceiver(
       { ...config, heartbeatKey },
-      { compute: tasks.drivers.compute, log: healthLog, metrics },
+      { compute: tasks.drivers.compute, log: healthLog, metrics, store: createHealthStore(config, decorate) },
       { heartbeatInterval: config.heartbeatInterval },
     ).catch(portTaken(`the heartbeat port ${config.bindHost}:${config.heartbeatPort}/udp`, "--heartbeat-port (OTTAVA_HEARTBEAT_PORT)"));
     if (dataplane) {
@@ -144,7 +151,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
         vipRange: dataplane.range.cidr,
       });
     }
-    const checks = new DynamoHealthCheckStore(createClients(config.dynamodbEndpoint).doc, config.tableName);
+    const checks = new DynamoHealthCheckStore(createClients(config.dynamodbEndpoint, decorate).doc, config.tableName);
     healthChecker = new HealthChecker(
       { store, trail, catalog, engine, log: healthLog, metrics, checks },
       {
@@ -157,7 +164,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     healthChecker.start();
     // Housekeeping: purge, stuck-state repair, certificate rotation, on timers.
     housekeeping = new Housekeeping(
-      createHousekeepingDeps(config, engine, createLogger({ service: "ottava-housekeeping" }, config.logLevel), metrics),
+      createHousekeepingDeps(config, engine, createLogger({ service: "ottava-housekeeping" }, config.logLevel), metrics, decorate),
     );
     housekeeping.start();
     const app = await createApp(createDeps(config, { stores, engine, drivers: tasks.drivers }));
@@ -173,7 +180,6 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
       url,
       engine,
       heartbeatPort: heartbeats?.port,
-      meter,
       stop: () =>
         (stopping ??= (async () => {
           await new Promise<void>((ok) => (server ? server.close(() => ok()) : ok()));

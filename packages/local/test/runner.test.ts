@@ -15,17 +15,20 @@ import { createLogger, metrics } from "@ottava/edge";
 import { createTaskContext } from "@ottava/controller";
 import { createExecutionJournal } from "@ottava/db";
 import { ExecutionAlreadyExists, LocalWorkflowEngine, type TaskDecorator } from "../src/runner";
+import { readInjected } from "../src/injected";
 import { freshTable } from "@ottava/db/testing";
+import { noopDriversWith } from "@ottava/amphora/testing";
 import { captureOutput, jsonLines } from "@ottava/edge/testing";
 
 const ctx = noauthContext("req-test", "p1");
 const SUBNET = "5e6b7c5a-0b7e-4a0e-9d36-1f5b2f3a6a11";
 const body = { admin_state_up: true, vip_subnet_id: SUBNET, additional_vips: [], listeners: [], pools: [] };
 
+/** The settings `env` (npm start's injected faults among them) on a fresh table, with the local runner. */
 async function setup(env: Record<string, string> = {}) {
   const { config, ...stores } = await freshTable(env);
   const { store, trail, catalog } = stores;
-  const tasks = createTaskContext(config, stores);
+  const tasks = createTaskContext(config, stores, { noop: readInjected(env).noopDrivers });
   const log = createLogger({}, "error");
   const engine = new LocalWorkflowEngine(tasks, log);
   const deps: LoadBalancerDeps = { store, trail, catalog, engine, network: tasks.drivers.network, config, log, metrics };
@@ -156,10 +159,13 @@ describe("failures", () => {
 
 describe("the local runner", () => {
   it("runs at most `concurrency` executions at once, queueing the rest", async () => {
-    const { config, ...stores } = await freshTable({ OTTAVA_NOOP_LATENCY: "compute.build:100" });
+    const { config, ...stores } = await freshTable();
     const lines = captureOutput();
     const log = createLogger({ service: "runner" }, "info");
-    const tasks = { ...createTaskContext(config, stores), log: createLogger({}, "error") };
+    const tasks = {
+      ...createTaskContext(config, stores, { noop: noopDriversWith("", "compute.build:100") }),
+      log: createLogger({}, "error"),
+    };
     const engine = new LocalWorkflowEngine(tasks, log, 1);
     const deps: LoadBalancerDeps = {
       store: stores.store,
@@ -279,11 +285,11 @@ describe("a runner that stops and starts again (the journal in the table)", () =
   });
 
   it("replays a task's recorded failures: a flow failing when its runner stopped fails the same way, even if the task would now succeed", async () => {
-    const { config, ...stores } = await freshTable({ OTTAVA_NOOP_FAULTS: "network.plugVip" });
+    const { config, ...stores } = await freshTable();
     const log = createLogger({}, "error");
     // The first runner's plugVip always fails (OTTAVA_NOOP_FAULTS): it dies in the compensation, before the LB's amphora is marked DELETED.
     const first = watch({ state: "RevertCreateAmphoraeInDB", nth: 1, run: false });
-    const tasks = createTaskContext(config, stores);
+    const tasks = createTaskContext(config, stores, { noop: noopDriversWith("network.plugVip") });
     const a = new LocalWorkflowEngine(tasks, log, {
       journal: createExecutionJournal(config),
       decorateTask: first.decorate,
@@ -303,7 +309,7 @@ describe("a runner that stops and starts again (the journal in the table)", () =
     await first.stop;
     // The next runner's drivers have no fault: PlugVip would succeed now, but its three recorded failures are answered.
     const second = watch();
-    const b = new LocalWorkflowEngine(createTaskContext({ ...config, noopFaults: "" }, stores), log, {
+    const b = new LocalWorkflowEngine(createTaskContext(config, stores), log, {
       journal: createExecutionJournal(config),
       decorateTask: second.decorate,
       retryIntervalMs: 1,

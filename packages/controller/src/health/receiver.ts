@@ -22,7 +22,7 @@ import {
   type Logger,
   type Metrics,
 } from "@ottava/core";
-import { DynamoHealthStore, createClients } from "@ottava/db";
+import { DynamoHealthStore, createClients, type ClientDecorator } from "@ottava/db";
 
 /** UDP_MAX_SIZE */
 const UDP_MAX_SIZE = 64 * 1024;
@@ -271,9 +271,9 @@ export class HeartbeatReceiver {
   }
 }
 
-/** The DynamoDB health store of a process. */
-export function createHealthStore(config: Config): DynamoHealthStore {
-  return new DynamoHealthStore(createClients(config.dynamodbEndpoint).doc, { tableName: config.tableName });
+/** The DynamoDB health store of a process (its client `decorate`d: the API benchmark's meter). */
+export function createHealthStore(config: Config, decorate?: ClientDecorator): DynamoHealthStore {
+  return new DynamoHealthStore(createClients(config.dynamodbEndpoint, decorate).doc, { tableName: config.tableName });
 }
 
 /**

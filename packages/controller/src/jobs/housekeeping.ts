@@ -20,7 +20,7 @@ import {
   type RotateResult,
   type WorkflowEngine,
 } from "@ottava/core";
-import { DynamoRepairStore, createClients, createHousekeepingStore, createStores } from "@ottava/db";
+import { DynamoRepairStore, createClients, createHousekeepingStore, createStores, type ClientDecorator } from "@ottava/db";
 
 export type HousekeepingJobDeps = HousekeepingDeps & {
   /** Where the repaired flows' ends are counted. */
@@ -32,10 +32,17 @@ export type HousekeepingJobDeps = HousekeepingDeps & {
   config: Pick<Config, "loadBalancerExpiryAge" | "amphoraExpiryAge" | "certExpiryBuffer" | "cleanupInterval" | "certInterval">;
 };
 
-export function createHousekeepingDeps(config: Config, engine: WorkflowEngine, log: Logger, metrics: Metrics): HousekeepingJobDeps {
-  const pending = new DynamoRepairStore(createClients(config.dynamodbEndpoint).doc, config.tableName);
-  const { store, trail, catalog } = createStores(config);
-  return { housekeeping: createHousekeepingStore(config), store, trail, catalog, pending, engine, log, metrics, config };
+/** The jobs' stores, on their own clients (`decorate`d: the API benchmark's meter). */
+export function createHousekeepingDeps(
+  config: Config,
+  engine: WorkflowEngine,
+  log: Logger,
+  metrics: Metrics,
+  decorate?: ClientDecorator,
+): HousekeepingJobDeps {
+  const pending = new DynamoRepairStore(createClients(config.dynamodbEndpoint, decorate).doc, config.tableName);
+  const { store, trail, catalog } = createStores(config, decorate);
+  return { housekeeping: createHousekeepingStore(config, decorate), store, trail, catalog, pending, engine, log, metrics, config };
 }
 
 const settingsOf = (config: HousekeepingJobDeps["config"]): HousekeepingSettings => ({

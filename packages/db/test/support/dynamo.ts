@@ -2,9 +2,10 @@
 import { randomUUID } from "node:crypto";
 import { inject } from "vitest";
 import { loadConfig, type Config } from "@ottava/core";
-import { createClients, createStores, ensureTable, type Stores } from "@ottava/db";
+import { createClients, createStores, ensureTable, type ClientDecorator, type Stores } from "@ottava/db";
 
-export async function freshTable(env: Record<string, string> = {}): Promise<{ config: Config } & Stores> {
+/** The settings `env` on a table of their own, and its stores (their client `decorate`d: a meter, faults). */
+export async function freshTable(env: Record<string, string> = {}, decorate?: ClientDecorator): Promise<{ config: Config } & Stores> {
   const config = loadConfig({
     OTTAVA_DYNAMODB_ENDPOINT: inject("dynamoEndpoint"),
     OTTAVA_TABLE_NAME: `t-${randomUUID()}`,
@@ -12,5 +13,5 @@ export async function freshTable(env: Record<string, string> = {}): Promise<{ co
     ...env,
   });
   await ensureTable(createClients(config.dynamodbEndpoint).client, config.tableName);
-  return { config, ...createStores(config) };
+  return { config, ...createStores(config, decorate) };
 }

@@ -4,24 +4,30 @@ import { createApp, createDeps } from "@ottava/api";
 import { MUTABLE_STATUSES, relationWrites, Tree, type ChildWrite } from "@ottava/core";
 import { createLogger } from "@ottava/edge";
 import { createTaskContext } from "@ottava/controller";
-import { createExecutionJournal } from "@ottava/db";
+import { createExecutionJournal, type ClientDecorator } from "@ottava/db";
 import { LocalWorkflowEngine, type LocalWorkflowEngineOptions } from "../../src/runner";
+import { readInjected, storesDecorator, taskDecorator } from "../../src/injected";
 import { freshTable, PROJECT } from "@ottava/db/testing";
 
 /**
- * `engine`: options of the local runner (a test-only task decorator, retry intervals); `durable`
- * journals its executions in the table as `npm start` does (else in memory).
+ * `env`: settings, npm start's injected faults and latency among them (OTTAVA_NOOP_FAULTS,
+ * OTTAVA_NOOP_LATENCY, OTTAVA_DYNAMODB_FAULTS), plugged in as npm start plugs them. `engine`: options of
+ * the local runner (a test-only task decorator, retry intervals); `durable` journals its executions in
+ * the table as `npm start` does (else in memory); `decorateClient` is done to the app's DynamoDB clients
+ * (the stores', the tasks'; not the journal's) before their first request: a test's meter.
  */
 export async function inProcessApp(
   env: Record<string, string> = {},
-  engine_: Omit<LocalWorkflowEngineOptions, "journal" | "concurrency"> & { durable?: boolean } = {},
+  engine_: Omit<LocalWorkflowEngineOptions, "journal" | "concurrency"> & { durable?: boolean; decorateClient?: ClientDecorator } = {},
 ) {
-  const { config, ...stores } = await freshTable(env);
-  const tasks = createTaskContext(config, stores);
+  const { durable, decorateClient, decorateTask, ...options } = engine_;
+  const { noopDrivers, dynamoFaults } = readInjected(env);
+  const { config, ...stores } = await freshTable(env, storesDecorator(dynamoFaults, decorateClient));
+  const tasks = createTaskContext(config, stores, { noop: noopDrivers, decorateClient });
   const log = createLogger({ service: "test" }, "error");
-  const { durable, ...options } = engine_;
   const engine = new LocalWorkflowEngine(tasks, log, {
     ...options,
+    decorateTask: taskDecorator(dynamoFaults, decorateTask),
     concurrency: config.flowConcurrency,
     ...(durable ? { journal: createExecutionJournal(config) } : {}),
   });
@@ -37,7 +43,7 @@ export async function inProcessApp(
   };
   /** Waits for every flow started so far to end. */
   const settle = () => engine.drain();
-  return { app, ...stores, engine, config, tasks, call, settle };
+  return { app, ...stores, dynamoFaults, engine, config, tasks, call, settle };
 }
 
 /** Octavia's fault body, as the tests expect it. */

@@ -1,20 +1,22 @@
-// Injected DynamoDB faults (OTTAVA_DYNAMODB_FAULTS), for tests and demonstrations, in the style of
-// OTTAVA_NOOP_FAULTS: chosen requests are answered as DynamoDB answers when it throttles or fails,
-// or lose their connection, BELOW the SDK's retry layer — a request handler wrapping the SDK's own
-// (NodeHttpHandler), so the SDK's retry strategy sees real HTTP answers and socket errors and retries
-// them as it does on AWS (each attempt is a request here). createClients installs it only when the
-// setting is non-empty; otherwise the SDK's handler is untouched.
+// Injected DynamoDB faults (npm start's OTTAVA_DYNAMODB_FAULTS; @ottava/db/testing/faults), for tests
+// and demonstrations, in the style of OTTAVA_NOOP_FAULTS: chosen requests are answered as DynamoDB
+// answers when it throttles or fails, or lose their connection, BELOW the SDK's retry layer — a
+// request handler wrapping the SDK's own (NodeHttpHandler), so the SDK's retry strategy sees real HTTP
+// answers and socket errors and retries them as it does on AWS (each attempt is a request here).
+// `addFaults` installs it on a client (a ClientDecorator of createClients and createStores); a client
+// without it keeps the SDK's handler untouched. Nothing of the product imports this file: no Lambda
+// bundle carries it, and it loads no vitest (npm start loads it when the setting is given).
 //
 // The setting: comma-separated rules `<Operation|*>[@<task>]:<fault>[:<N>|:<from>-<to>|:<rate>]`.
 // - Operation: DynamoDB's (GetItem, Query, TransactWriteItems, …) or `*` for any.
-// - @task: only requests made while a flow task of that name runs (run-task.ts labels them);
-//   without it, every request of the operation (the API's and the flows').
+// - @task: only requests made while a flow task of that name runs (the local runner labels them,
+//   `withFaultLabel`); without it, every request of the operation (the API's and the flows').
 // - fault: `throttle` (400 ProvisionedThroughputExceededException), `throttling` (400
 //   ThrottlingException), `internal` (500 InternalServerError), each with the JSON body DynamoDB
 //   sends; `drop` (the connection reset before any answer: ECONNRESET, the request never reaches DynamoDB).
 // - which requests: `N` the first N the rule matches, `from-to` the from-th to the to-th (1-based,
 //   both included), a rate 0<r<1 that share at random; nothing: every one.
-// Counts are per DynamoFaults (createStores makes one for the clients of its stores: one per process).
+// Counts are per DynamoFaults (npm start makes one, for its stores' client).
 import { AsyncLocalStorage } from "node:async_hooks";
 import { randomBytes } from "node:crypto";
 import { Readable } from "node:stream";
@@ -85,7 +87,7 @@ export function parseDynamoFaults(spec: string): FaultRule[] {
 
 const labels = new AsyncLocalStorage<string>();
 
-/** Runs `fn` with the DynamoDB requests it makes labelled `label` (for rules with @label: run-task.ts labels each task's). */
+/** Runs `fn` with the DynamoDB requests it makes labelled `label` (for rules with @label: the local runner labels each task's). */
 export function withFaultLabel<T>(label: string, fn: () => T): T {
   return labels.run(label, fn);
 }
@@ -165,8 +167,14 @@ function connectionReset(): Error {
   return Object.assign(new Error("socket hang up"), { code: "ECONNRESET" });
 }
 
+/** Injects `faults` into a client's requests, below its retries (the document client built on it shares them). */
+export function addFaults(client: DynamoDBClient, faults: DynamoFaults): void {
+  // The handler the SDK built, wrapped before the first request: each request reads it from the configuration.
+  client.config.requestHandler = faultingHandler(client.config.requestHandler, faults);
+}
+
 /** The SDK's request handler `inner`, with `faults` injected before it: a faulted request never reaches DynamoDB. */
-export function faultingHandler(inner: Handler, faults: DynamoFaults): Handler {
+function faultingHandler(inner: Handler, faults: DynamoFaults): Handler {
   const h = inner as unknown as Record<string, (...a: unknown[]) => unknown>;
   const wrapped = {
     metadata: (inner as { metadata?: unknown }).metadata,

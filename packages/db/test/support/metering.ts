@@ -1,9 +1,13 @@
-// DynamoDB metering, off unless asked for: a middleware on a client that counts, per operation, the requests, the items read and the capacity units (as DynamoDB reports them, and as AWS would bill them from item sizes).
+// DynamoDB metering (@ottava/db/testing/metering), for tests and benchmarks: a middleware on a client
+// that counts, per operation, the requests, the items read and the capacity units (as DynamoDB reports
+// them, and as AWS would bill them from item sizes).
 //
-// `enableDynamoMetering()` makes every client `createClients` builds from then on carry the
-// middleware (`npm start` never calls it; the API benchmark's runtime does, `startRuntime({ metering:
-// true })`). A client without it pays nothing; a metered client whose meter is paused (`active =
-// false`) passes requests through untouched.
+// `addMetering(client, meter)` adds it to a client; whoever wants counts adds it, as a ClientDecorator
+// of createClients and createStores (the API benchmark's runtime, `startRuntime({ decorateClient })`;
+// the in-process app, `inProcessApp(env, { decorateClient })`). Nothing of the product imports this
+// file: no Lambda bundle carries it, `npm start` never meters, and it loads no vitest. A client without
+// it pays nothing; a metered client whose meter is paused (`active = false`) passes requests through
+// untouched.
 //
 // What a metered request does: it asks for `ReturnConsumedCapacity: TOTAL` (unless the caller asked
 // for something itself; the field is taken out of the answer again), and, below the SDK's
@@ -288,26 +292,12 @@ export class DynamoMeter {
   }
 }
 
-/** The process's meter: what `createClients` attaches after `enableDynamoMetering()`. */
-export const dynamoMeter = new DynamoMeter();
-let enabled = false;
-
-/** From now on, every client `createClients` builds is metered into `dynamoMeter`. */
-export function enableDynamoMetering(): DynamoMeter {
-  enabled = true;
-  return dynamoMeter;
-}
-
-export function dynamoMeteringEnabled(): boolean {
-  return enabled;
-}
-
 type Args = { input: Record<string, unknown>; request?: unknown };
 type Next = (args: Args) => Promise<{ output: unknown; response: unknown }>;
 type Context = { commandName?: string };
 
 /** Adds the metering middleware to a client (a document client built on it shares it). */
-export function addMetering(client: DynamoDBClient, meter: DynamoMeter = dynamoMeter): void {
+export function addMetering(client: DynamoDBClient, meter: DynamoMeter): void {
   // Outermost: asks for the consumed capacity (a plain string member, marshalled or not) and takes
   // it out of the answer again, so the caller sees what it would have seen unmetered.
   // The calls this meter is counting (their handler contexts), decided once per call at the outermost step.

@@ -17,7 +17,7 @@
 // - each global secondary index the write changes: 1 write of the index entry (with projection ALL,
 //   the item) when it enters, leaves or changes, 2 when its index key changes (index writes are
 //   counted once, transactional or not).
-import { INDEXES } from "./table";
+import { INDEXES } from "@ottava/db";
 
 /** An attribute value in DynamoDB's wire format ({ S: "..." }, { N: "1" }, { M: {...} }, ...). */
 type AttributeValue = Record<string, unknown>;
