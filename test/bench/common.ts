@@ -1,4 +1,4 @@
-// What the benchmarks share: their command-line options (after `npm run bench:<name> --`), a pause, and percentiles.
+// What the benchmarks share: their command-line options (after `npm run bench:<name> --`), a pause, percentiles, the checks they print, and how much slower this machine is than the one their time budgets were set on.
 // They run under plain node (tsx): nothing here loads vitest (@ottava/*/testing does).
 
 /** The VIP subnet of the benchmarks' load balancers (the tests' SUBNET, @ottava/core/testing; the noop network driver takes any). */
@@ -59,4 +59,68 @@ export function checkLines(checks: Check[], noun = "budgets"): { lines: string[]
   const missed = enforced.filter((c) => !c.ok).length;
   lines.push("", missed ? `${missed} of ${enforced.length} ${noun} missed.` : `All ${enforced.length} ${noun} met.`);
   return { lines, missed };
+}
+
+/** DynamoDB Local's transactional write, ms, on the machine the benchmarks' time budgets were set on (docs/benchmarks.md). */
+export const REFERENCE_WRITE_MS = 0.55;
+
+/**
+ * What a transactional write costs DynamoDB Local on this machine, ms: on a DynamoDB Local of its own
+ * with the table's indexes, transactions of 100 updates of small items (as the flows' change sets write),
+ * three untimed rounds (DynamoDB Local's JIT warms up), then the median of five rounds of 10 transactions.
+ */
+async function transactionalWriteMs(): Promise<number> {
+  // Imported here: a benchmark sets its environment (POWERTOOLS_METRICS_DISABLED) before the packages load.
+  const [{ mkdtempSync, rmSync }, { tmpdir }, { join }, { TransactWriteCommand }, { createClients, ensureTable }, { startDynamoDbLocal }] =
+    await Promise.all([
+      import("node:fs"),
+      import("node:os"),
+      import("node:path"),
+      import("@aws-sdk/lib-dynamodb"),
+      import("@ottava/db"),
+      import("@ottava/local/dynamodb-local"),
+    ]);
+  const dir = mkdtempSync(join(tmpdir(), "ottava-roll-calibration-"));
+  const dynamo = await startDynamoDbLocal({ inMemory: true, dataDir: dir });
+  try {
+    const { client, doc } = createClients(dynamo.endpoint);
+    await ensureTable(client, "calibration");
+    const rounds: number[] = [];
+    for (let round = -3; round < 5; round++) {
+      const t0 = performance.now();
+      for (let t = 0; t < 10; t++) {
+        const TransactItems = Array.from({ length: 100 }, (_, k) => ({
+          Update: {
+            TableName: "calibration",
+            Key: { pk: `CAL#${k}`, sk: "CAL" },
+            UpdateExpression: "SET #v = :v",
+            ExpressionAttributeNames: { "#v": "v" },
+            ExpressionAttributeValues: { ":v": `${round}.${t}` },
+          },
+        }));
+        await doc.send(new TransactWriteCommand({ TransactItems }));
+      }
+      if (round >= 0) rounds.push((performance.now() - t0) / 1000);
+    }
+    client.destroy();
+    return rounds.sort((x, y) => x - y)[2]!;
+  } finally {
+    await dynamo.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * How much slower this machine is than the one the time budgets were set on: its transactional write's
+ * cost over REFERENCE_WRITE_MS. The benchmarks' absolute time budgets are multiplied by it, so that they
+ * mean the same on a faster or a slower machine (what they time is mostly DynamoDB Local's and the SDK's
+ * work); answers a line saying so, to print.
+ */
+export async function machineScale(): Promise<{ scale: number; line: string }> {
+  const writeMs = await transactionalWriteMs();
+  const scale = writeMs / REFERENCE_WRITE_MS;
+  return {
+    scale,
+    line: `DynamoDB Local here: ${writeMs.toFixed(2)} ms a transactional write (${REFERENCE_WRITE_MS} ms where the time budgets were set): time budgets × ${scale.toFixed(2)}`,
+  };
 }
