@@ -261,7 +261,9 @@ describe("AmphoraApiClient (API 1.0)", () => {
       }
       json(res, 404, { message: "Loadbalancer Not Found", details: "No loadbalancer with UUID: lb9" });
     });
-    const c = client(agent.port);
+    // Room for the two retries on a loaded machine: the default 3 × 0.05 s gives up once two attempts
+    // (each a TLS handshake) have taken 0.15 s, which a busy 2-core machine once took.
+    const c = client(agent.port, { retries: { maxRetries: 20, retryInterval: 0.05 } });
     expect(await c.getInfo(amp)).toEqual({ api_version: "1.0" });
     expect(agent.seen).toHaveLength(3);
 
