@@ -593,7 +593,7 @@ describe("availability zones", () => {
     );
   });
 
-  it("refuses a taken name (the NIL name is Octavia's placeholder's), a missing name and an unknown profile", async () => {
+  it("refuses a taken name (the NIL name is Octavia's placeholder's), a missing or empty name and an unknown profile", async () => {
     await t.call("POST", AZ, { availability_zone: { name: "taken", availability_zone_profile_id: profile } });
     expect(pick(await t.call("POST", AZ, { availability_zone: { name: "taken", availability_zone_profile_id: profile } }))).toEqual(
       fault(409, "A availability zone of taken already exists."),
@@ -603,6 +603,9 @@ describe("availability zones", () => {
     );
     expect(pick(await t.call("POST", AZ, { availability_zone: { availability_zone_profile_id: profile } }))).toEqual(
       fault(400, "Invalid input for field/attribute name. Value: 'None'. Mandatory field missing."),
+    );
+    expect(pick(await t.call("POST", AZ, { availability_zone: { name: "", availability_zone_profile_id: profile } }))).toEqual(
+      fault(400, "Invalid input for field/attribute name. Value: ''. Value should have a minimum character requirement of 1"),
     );
     expect(pick(await t.call("POST", AZ, { availability_zone: { name: "x", availability_zone_profile_id: MISSING } }))).toEqual(
       fault(404, `Availability Zone Profile ${MISSING} not found.`),

@@ -6,9 +6,10 @@ import { ENUM_FALSE, ENUM_TRUE, issue, pythonInt } from "./compat/wsme";
 
 const UUID_RE = /^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$/i;
 
-/** wsme StringType(max_length). */
-export const str = (max?: number) => {
+/** wsme StringType(max_length, min_length). */
+export const str = (max?: number, min?: number) => {
   let s = z.string({ error: "Value should be string" });
+  if (min !== undefined) s = s.min(min, { error: `Value should have a minimum character requirement of ${min}` });
   if (max !== undefined) s = s.max(max, { error: `Value should have a maximum character requirement of ${max}` });
   return s;
 };

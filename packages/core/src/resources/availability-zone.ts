@@ -34,9 +34,13 @@ export const AvailabilityZoneProfilePut = body({
 });
 export type AvailabilityZoneProfilePut = z.output<typeof AvailabilityZoneProfilePut>;
 
-/** The name is the zone's key: never null. */
+/**
+ * The name is the zone's key: never null, and never empty. Octavia stores an empty name, a zone no URL
+ * can address (`/availabilityzones/` is the list), so none can show, change or delete it; Ottava refuses
+ * it with wsme's min_length message (docs/api-compatibility.md).
+ */
 export const AvailabilityZonePost = body({
-  name: str(NAME_MAX),
+  name: str(NAME_MAX, 1),
   description: str(DESCRIPTION_MAX).nullish(),
   enabled: bool().default(true),
   availability_zone_profile_id: uuid(),
