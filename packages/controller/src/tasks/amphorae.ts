@@ -119,6 +119,7 @@ export const computeCreate: TaskHandler = async (input, ctx) => {
     const computeId = await ctx.drivers.compute.build({
       amphoraId: a.id,
       computeFlavor,
+      loadBalancerId: lb.id,
       availabilityZone: lb.availability_zone,
       serverPem: cert.pem,
     });
