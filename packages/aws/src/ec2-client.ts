@@ -7,8 +7,11 @@ import type { Config } from "@ottava/core";
  * classifyUnavailable (@ottava/edge), so that throttling and server errors, once the SDK's retries are
  * spent, are retried by the flows, as on every client the product builds.
  */
-export function ec2Client(config: Pick<Config, "ec2Endpoint">, decorate: (client: EC2Client) => void = () => {}): EC2Client {
+export function ec2Client(config: Pick<Config, "ec2Endpoint">, decorate: AwsClientDecorator = () => {}): EC2Client {
   const client = new EC2Client(config.ec2Endpoint ? { endpoint: config.ec2Endpoint } : {});
   decorate(client);
   return client;
 }
+
+/** What a process does to the AWS clients the drivers make (ec2Client's `decorate`). */
+export type AwsClientDecorator = (client: EC2Client) => void;
