@@ -14,13 +14,13 @@ import {
   type Instance,
 } from "@aws-sdk/client-ec2";
 import { ComputeBuildError, ComputeWaitTimeout, loadConfig, type ComputeBuildRequest } from "@ottava/core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { AMP_IMAGE_TAG_KEY, AMPHORA_TAG_KEY, Ec2ComputeDriver, LOAD_BALANCER_TAG_KEY, STAGE_TAG_KEY, ec2Client } from "../src";
 import { MOTO_CLIENT, startMoto, type Moto } from "./support/moto";
 
 let moto: Moto;
 let ec2: EC2Client;
-/** The management subnets: one in us-east-1a, one in us-east-1b, of this file's /20 of 198.18.0.0/15. */
+/** The management subnets: one in us-east-1a, one in us-east-1b, of this file's /20 of 198.18.0.0/15; and a second in us-east-1a. */
 const subnets: Record<string, string> = {};
 let securityGroup: string;
 let publicAmi: string;
@@ -75,12 +75,16 @@ beforeAll(async () => {
     ["us-east-1b", "198.18.1.0/24"],
   ] as const)
     subnets[zone] = (await ec2.send(new CreateSubnetCommand({ VpcId: vpc, CidrBlock: cidr, AvailabilityZone: zone }))).Subnet!.SubnetId!;
+  subnets.second = (
+    await ec2.send(new CreateSubnetCommand({ VpcId: vpc, CidrBlock: "198.18.2.0/24", AvailabilityZone: "us-east-1a" }))
+  ).Subnet!.SubnetId!;
   securityGroup = (await ec2.send(new CreateSecurityGroupCommand({ VpcId: vpc, GroupName: "lb-mgmt-sec-grp", Description: "amphorae" })))
     .GroupId!;
   publicAmi = (await ec2.send(new DescribeImagesCommand({ Owners: ["amazon"], Filters: [{ Name: "architecture", Values: ["x86_64"] }] })))
     .Images![0]!.ImageId!;
   olderAmi = await taggedImage("amphora", "amphora-older");
-  await new Promise((r) => setTimeout(r, 50)); // CreationDate has milliseconds: the second is newer
+  // moto answers CreationDate in whole seconds (AWS in milliseconds): the second image is a second newer.
+  await new Promise((r) => setTimeout(r, 1100));
   newerAmi = await taggedImage("amphora", "amphora-newer");
   otherAmi = await taggedImage("other", "other");
 });
@@ -179,14 +183,10 @@ describe("Ec2ComputeDriver.build", () => {
   });
 
   it("refuses two boot subnets in one zone", async () => {
-    const driver = new Ec2ComputeDriver(ec2, { ...settings(), ampBootNetworkList: [subnets["us-east-1a"]!, subnets["us-east-1a"]!] });
-    // moto answers a duplicated id once: what it does says which; either way nothing boots in the wrong place.
-    const answer = await driver.build(request({ availabilityZone: "us-east-1a" })).then(
-      (id) => ({ id }),
-      (e: Error) => ({ error: e.message }),
+    const driver = new Ec2ComputeDriver(ec2, { ...settings(), ampBootNetworkList: [subnets["us-east-1a"]!, subnets.second!] });
+    await expect(driver.build(request({ availabilityZone: "us-east-1a" }))).rejects.toThrow(
+      `OTTAVA_AMP_BOOT_NETWORK_LIST has two subnets in zone us-east-1a: ${subnets["us-east-1a"]}, ${subnets.second}`,
     );
-    if ("id" in answer) expect((await describeInstance(answer.id)).SubnetId).toBe(subnets["us-east-1a"]);
-    else expect(answer.error).toMatch(/two subnets in zone us-east-1a/);
   });
 });
 
@@ -224,13 +224,16 @@ describe("ec2Client", () => {
   it("reaches the endpoint of OTTAVA_EC2_ENDPOINT", async () => {
     const config = loadConfig({ OTTAVA_EC2_ENDPOINT: moto.endpoint, OTTAVA_AMP_BOOT_NETWORK_LIST: subnets["us-east-1a"] });
     expect(config.ampBootNetworkList).toEqual([subnets["us-east-1a"]]);
+    // The Region and credentials come from the environment, as in a Lambda function.
+    vi.stubEnv("AWS_REGION", MOTO_CLIENT.region);
+    vi.stubEnv("AWS_ACCESS_KEY_ID", MOTO_CLIENT.credentials.accessKeyId);
+    vi.stubEnv("AWS_SECRET_ACCESS_KEY", MOTO_CLIENT.credentials.secretAccessKey);
     const decorated: unknown[] = [];
     const client = ec2Client(config, (c) => decorated.push(c));
     expect(decorated).toEqual([client]);
-    client.config.region = async () => MOTO_CLIENT.region;
-    client.config.credentials = async () => MOTO_CLIENT.credentials;
     const out = await client.send(new DescribeImagesCommand({ Owners: ["self"] }));
     expect(out.Images?.map((i) => i.ImageId)).toContain(newerAmi);
     client.destroy();
+    vi.unstubAllEnvs();
   });
 });
