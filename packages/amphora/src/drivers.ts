@@ -1,6 +1,6 @@
 // The controller's drivers, picked from the settings as Octavia's [controller_worker] amphora_driver,
 // compute_driver and network_driver pick its own. Every process that calls a driver (the task Lambdas,
-// the API for the VIP, the health manager for zombies, npm start) builds them here.
+// the health manager for zombies, npm start) builds them here; the API builds its own (api-drivers.ts).
 import type { ComputeDriver, Config, Drivers } from "@ottava/core";
 import type { AwsClientDecorator } from "@ottava/aws";
 import { noopDrivers } from "./noop";
@@ -53,21 +53,12 @@ export function createDrivers(config: Config, options: CreateDriversOptions = {}
 function ec2Compute(config: Config, options: CreateDriversOptions): ComputeDriver {
   let driver: Promise<ComputeDriver> | undefined;
   const load = () =>
-    (driver ??= import("@ottava/aws").then((aws) => new aws.Ec2ComputeDriver(aws.ec2Client(config, options.decorateAwsClient), config, options.log)));
+    (driver ??= import("@ottava/aws").then(
+      (aws) => new aws.Ec2ComputeDriver(aws.ec2Client(config, options.decorateAwsClient), config, options.log),
+    ));
   return {
     build: async (req) => (await load()).build(req),
     getInstance: async (computeId) => (await load()).getInstance(computeId),
     delete: async (computeId) => (await load()).delete(computeId),
   };
-}
-
-/**
- * The drivers the API Lambda calls: the network driver (VIPs) and the certificate manager (listeners'
- * TLS references). It never calls a compute or amphora driver, so its bundle leaves out the REST
- * amphora driver and its configuration renderers. On AWS there is no local data plane: the network
- * driver is the no-op one (OTTAVA_NETWORK_DRIVER=local fails here as in createDrivers).
- */
-export function createApiDrivers(config: Config): Pick<Drivers, "network" | "certificates"> {
-  if (config.networkDriver === "local") throw new Error("OTTAVA_NETWORK_DRIVER=local runs only under npm start (--dataplane haproxy)");
-  return { network: noopDrivers().network, certificates: createCertManager(config) };
 }

@@ -17,7 +17,15 @@ import {
   type Image,
   type Tag,
 } from "@aws-sdk/client-ec2";
-import { ComputeBuildError, ComputeWaitTimeout, type ComputeBuildRequest, type ComputeDriver, type ComputeInstance, type Config, type Logger } from "@ottava/core";
+import {
+  ComputeBuildError,
+  ComputeWaitTimeout,
+  type ComputeBuildRequest,
+  type ComputeDriver,
+  type ComputeInstance,
+  type Config,
+  type Logger,
+} from "@ottava/core";
 import { AMPHORA_TAG_KEY, AMP_IMAGE_TAG_KEY, LOAD_BALANCER_TAG_KEY, STAGE_TAG_KEY, instanceName, placementGroupName } from "../constants";
 
 /** The settings the driver reads. */
@@ -171,7 +179,9 @@ export class Ec2ComputeDriver implements ComputeDriver {
   private async imageId(tag: string | undefined | null): Promise<string> {
     if (!tag) {
       if (this.settings.ampBaseImageId) return this.settings.ampBaseImageId;
-      throw new ComputeBuildError("no image: set OTTAVA_AMP_IMAGE_TAG (or amp_image_tag in the flavor profile), or OTTAVA_AMP_BASE_IMAGE_ID");
+      throw new ComputeBuildError(
+        "no image: set OTTAVA_AMP_IMAGE_TAG (or amp_image_tag in the flavor profile), or OTTAVA_AMP_BASE_IMAGE_ID",
+      );
     }
     const images: Image[] = [];
     let NextToken: string | undefined;
@@ -208,7 +218,8 @@ export class Ec2ComputeDriver implements ComputeDriver {
    */
   private async subnetOf(zone: string | null): Promise<string> {
     const list = this.settings.ampBootNetworkList;
-    if (list.length === 0) throw new ComputeBuildError("no management subnet: set OTTAVA_AMP_BOOT_NETWORK_LIST, or management_network in the AZ profile");
+    if (list.length === 0)
+      throw new ComputeBuildError("no management subnet: set OTTAVA_AMP_BOOT_NETWORK_LIST, or management_network in the AZ profile");
     if (zone === null) return list[0]!;
     this.#subnetsByZone ??= this.describeSubnets(list).catch((e: unknown) => {
       this.#subnetsByZone = undefined; // ask again next time
@@ -225,7 +236,8 @@ export class Ec2ComputeDriver implements ComputeDriver {
     for (const s of out.Subnets ?? []) {
       if (!s.AvailabilityZone || !s.SubnetId) continue;
       const other = byZone.get(s.AvailabilityZone);
-      if (other) throw new ComputeBuildError(`OTTAVA_AMP_BOOT_NETWORK_LIST has two subnets in zone ${s.AvailabilityZone}: ${other}, ${s.SubnetId}`);
+      if (other)
+        throw new ComputeBuildError(`OTTAVA_AMP_BOOT_NETWORK_LIST has two subnets in zone ${s.AvailabilityZone}: ${other}, ${s.SubnetId}`);
       byZone.set(s.AvailabilityZone, s.SubnetId);
     }
     return byZone;

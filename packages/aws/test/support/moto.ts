@@ -64,7 +64,7 @@ export async function startMoto(): Promise<Moto> {
     return res.text();
   };
   // It listens after 1-2 s (more on a loaded machine).
-  for (const started = Date.now(); ; ) {
+  for (const started = Date.now(); ;) {
     if (child.exitCode !== null) throw new Error(`moto_server exited (${child.exitCode}): ${stderr}`);
     try {
       await api("/", "GET");

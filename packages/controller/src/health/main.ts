@@ -20,7 +20,11 @@ if (!config.heartbeatKey)
 const log = createLogger({ service: "ottava-health" }, config.logLevel);
 const { store, trail, catalog } = createStores(config);
 const engine = new StepFunctionsEngine(config.stateMachineArnPrefix);
-const receiver = (await startHeartbeatReceiver(config, { compute: createDrivers(config, { log, decorateAwsClient: classifyUnavailable }).compute, log, metrics }))!;
+const receiver = (await startHeartbeatReceiver(config, {
+  compute: createDrivers(config, { log, decorateAwsClient: classifyUnavailable }).compute,
+  log,
+  metrics,
+}))!;
 const checker = new HealthChecker(
   {
     store,
