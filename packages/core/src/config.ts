@@ -311,7 +311,7 @@ export function loadConfig(env: Env = process.env): Config {
     stage: get("STAGE") ?? "local",
     ec2Endpoint: get("EC2_ENDPOINT"),
     ampImageTag: get("AMP_IMAGE_TAG"),
-    ampBaseImageId: awsIds("AMP_BASE_IMAGE_ID", "ami", get("AMP_BASE_IMAGE_ID"))[0],
+    ampBaseImageId: awsId("AMP_BASE_IMAGE_ID", "ami", get("AMP_BASE_IMAGE_ID")),
     ampFlavorId: get("AMP_FLAVOR_ID"),
     ampBootNetworkList: awsIds("AMP_BOOT_NETWORK_LIST", "subnet", get("AMP_BOOT_NETWORK_LIST")),
     ampSecgroupList: awsIds("AMP_SECGROUP_LIST", "sg", get("AMP_SECGROUP_LIST")),
@@ -341,6 +341,14 @@ function awsIds(name: string, kind: string, raw: string | undefined): string[] {
   const bad = ids.filter((id) => !new RegExp(`^${kind}-[0-9a-f]{8,17}$`).test(id));
   if (bad.length) throw new Error(`OTTAVA_${name} must be ${kind} ids (${kind}-0123abcd...), not '${bad.join(",")}'`);
   return ids;
+}
+
+/** One AWS resource id of a kind ("ami-0abc..."), or none. */
+function awsId(name: string, kind: string, raw: string | undefined): string | undefined {
+  if (raw === undefined) return undefined;
+  if (!new RegExp(`^${kind}-[0-9a-f]{8,17}$`).test(raw.trim()))
+    throw new Error(`OTTAVA_${name} must be an ${kind} id (${kind}-0123abcd...), not '${raw}'`);
+  return raw.trim();
 }
 
 /** PEM text from a setting: a value written on one line with literal "\n"s (as shells and .env files keep it) gets its newlines back. */
