@@ -15,6 +15,7 @@ import {
   TerminateInstancesCommand,
   type EC2Client,
   type Image,
+  type InstanceType,
   type Tag,
 } from "@aws-sdk/client-ec2";
 import {
@@ -70,7 +71,7 @@ export class Ec2ComputeDriver implements ComputeDriver {
       const out = await this.ec2.send(
         new RunInstancesCommand({
           ImageId: imageId,
-          InstanceType: instanceType as never, // an instance type EC2 knows; it refuses others
+          InstanceType: instanceType as InstanceType, // any text: EC2 refuses a type it does not know
           MinCount: 1,
           MaxCount: 1,
           // AWS's idempotency: a retry with the same token answers the same instance, never a second one.
