@@ -15,7 +15,7 @@ import {
   TerminateInstancesCommand,
   type EC2Client,
   type Image,
-  type InstanceType,
+  type _InstanceType,
   type Tag,
 } from "@aws-sdk/client-ec2";
 import {
@@ -71,7 +71,7 @@ export class Ec2ComputeDriver implements ComputeDriver {
       const out = await this.ec2.send(
         new RunInstancesCommand({
           ImageId: imageId,
-          InstanceType: instanceType as InstanceType, // any text: EC2 refuses a type it does not know
+          InstanceType: instanceType as _InstanceType, // any text: EC2 refuses a type it does not know
           MinCount: 1,
           MaxCount: 1,
           // AWS's idempotency: a retry with the same token answers the same instance, never a second one.
