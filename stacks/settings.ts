@@ -37,7 +37,7 @@ export const NODEJS = { minify: true, splitting: true };
 
 /**
  * The settings that mean something on AWS. The local-only ones (listed in stacks/README.md, "Settings")
- * are left out; TABLE_NAME and STATE_MACHINE_ARN_PREFIX are set by the stacks, and so
+ * are left out; TABLE_NAME, STATE_MACHINE_ARN_PREFIX and STAGE are set by the stacks, and so
  * is AUTH_STRATEGY, on the API alone (stacks/config.ts decides it; under keystone every other process
  * would ask for the Keystone settings it has no use for). Secrets are never passed through: see
  * stacks/secrets.ts.
@@ -87,13 +87,26 @@ const PASSED_THROUGH = [
   "OTTAVA_ACTIVE_CONNECTION_RETRY_INTERVAL",
   "OTTAVA_SERVER_CA",
   "OTTAVA_LB_NETWORK_INTERFACE",
+  // The EC2 compute driver's (its endpoint: a VPC endpoint without private DNS).
+  "OTTAVA_EC2_ENDPOINT",
+  "OTTAVA_AMP_IMAGE_TAG",
+  "OTTAVA_AMP_BASE_IMAGE_ID",
+  "OTTAVA_AMP_FLAVOR_ID",
+  "OTTAVA_AMP_BOOT_NETWORK_LIST",
+  "OTTAVA_AMP_SECGROUP_LIST",
+  "OTTAVA_ENABLE_ANTI_AFFINITY",
+  "OTTAVA_AMP_ACTIVE_RETRIES",
+  "OTTAVA_AMP_ACTIVE_WAIT_SEC",
   // Powertools' switch for the metrics (EMF lines in the functions' logs): "true" turns them off.
   "POWERTOOLS_METRICS_DISABLED",
 ] as const;
 
-/** The pass-through settings that are set (and not empty) where `sst deploy` runs; unset ones keep the app's defaults. */
+/**
+ * The pass-through settings that are set (and not empty) where `sst deploy` runs; unset ones keep the
+ * app's defaults. And the stage, which the AWS drivers tag what they make with (OTTAVA_STAGE).
+ */
 export function sharedEnvironment(): Record<string, string> {
-  const env: Record<string, string> = {};
+  const env: Record<string, string> = { OTTAVA_STAGE: $app.stage };
   for (const name of PASSED_THROUGH) {
     const value = process.env[name];
     if (value !== undefined && value !== "") env[name] = value;

@@ -32,9 +32,12 @@ const MACHINERY = /packages\/db\/(?:src|test\/support)\/(?:metering|capacity|fau
 const MACHINERY_TEXT = ["OTTAVA_NOOP_FAULTS", "OTTAVA_NOOP_LATENCY", "OTTAVA_DYNAMODB_FAULTS", "Injected fault"];
 
 describe("the Lambda bundles", () => {
-  it("stay within their size budgets (every .mjs file of the function)", () => {
+  it("stay within their size budgets (every .mjs file of the function, and those loaded at start)", () => {
     for (const f of FUNCTIONS.filter((f) => f.maxBytes !== undefined)) {
       expect(bundles.get(f.name)!.bytes, f.name).toBeLessThanOrEqual(f.maxBytes!);
+    }
+    for (const f of FUNCTIONS.filter((f) => f.maxBytesAtStart !== undefined)) {
+      expect(bundles.get(f.name)!.bytesAtStart, `${f.name}, loaded at start`).toBeLessThanOrEqual(f.maxBytesAtStart!);
     }
   });
 
@@ -83,6 +86,12 @@ describe("the Lambda bundles", () => {
   it("start the API and the jobs without the Step Functions client, a chunk loaded when a flow is first started or described", () => {
     for (const name of ["api", "jobs"])
       expect(where(name, /node_modules\/@aws-sdk\/client-sfn\//), name).toEqual({ atStart: false, inChunks: true });
+  });
+
+  it("carry the EC2 client (OTTAVA_COMPUTE_DRIVER=ec2) only in the task functions, in a chunk loaded on the driver's first call", () => {
+    const EC2 = /node_modules\/@aws-sdk\/client-ec2\/|packages\/aws\/src\//;
+    for (const name of ["task", "task (signing)"]) expect(where(name, EC2), name).toEqual({ atStart: false, inChunks: true });
+    for (const name of ["api", "jobs"]) expect(where(name, EC2), name).toEqual({ atStart: false, inChunks: false });
   });
 
   it("answer their first request from the bundle alone (GET / for the API, a task that reads nothing)", async () => {

@@ -79,6 +79,7 @@ type Rule = (w: Workload, d: Deployment) => boolean;
 /** The settings the stacks set themselves, each on the workloads that need it (values checked below). */
 const SET_BY_STACKS: Record<string, Rule> = {
   OTTAVA_TABLE_NAME: (w) => loadsConfig(w),
+  OTTAVA_STAGE: (w) => loadsConfig(w), // the AWS drivers' tags
   OTTAVA_STATE_MACHINE_ARN_PREFIX: (w) => w.sources.includes(STEP_FUNCTIONS_ENGINE), // what starts or reads flows
   OTTAVA_TASK: (w) => w.sources.includes("packages/controller/src/lambda.ts"), // the task functions' entry
   OTTAVA_POLICY_FILE: (w, d) => w === d.api, // the deployer's policy file, shipped in the API's bundle
@@ -898,6 +899,7 @@ describe("the AWS deployment, synthesized offline from sst.config.ts", () => {
           if (needs(w, d)) expect(w.env[name], `${w.name}: ${name}`).toBeDefined();
         }
         if (SET_BY_STACKS.OTTAVA_TABLE_NAME!(w, d)) expect(w.env.OTTAVA_TABLE_NAME, w.name).toBe(table.inputs.name);
+        if (SET_BY_STACKS.OTTAVA_STAGE!(w, d)) expect(w.env.OTTAVA_STAGE, w.name).toBe(d.variant.stage);
         if (SET_BY_STACKS.OTTAVA_STATE_MACHINE_ARN_PREFIX!(w, d)) {
           for (const flow of FLOW_NAMES)
             expect(machineArns.has(`${w.env.OTTAVA_STATE_MACHINE_ARN_PREFIX}${flow}`), `${w.name}: ${flow}`).toBe(true);

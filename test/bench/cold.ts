@@ -17,7 +17,8 @@
 // Lambda runtime provides SDK v3), loaded instead from this repository's node_modules.
 //
 // Budgets: the API bundle ≤ 1 MiB and its cold start ≤ 8× a bare Node start timed in the same run (a
-// ratio, so that it means the same on a faster or slower machine); every task function's bundle ≤ 1 MiB.
+// ratio, so that it means the same on a faster or slower machine); every task function's bundle ≤ 1.75 MiB
+// (the EC2 client is a chunk of about 0.55 MiB), of which ≤ 1 MiB loaded at start.
 // The exit code is 1 when one is missed (after everything is printed).
 import { mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -107,6 +108,7 @@ try {
     const ms = medians.get(fn.name)!;
     const checks: string[] = [];
     if (fn.maxBytes !== undefined) checks.push(b.bytes <= fn.maxBytes ? "size PASS" : "size FAIL");
+    if (fn.maxBytesAtStart !== undefined) checks.push(b.bytesAtStart <= fn.maxBytesAtStart ? "start size PASS" : "start size FAIL");
     if (fn.name === "api") checks.push(ms <= API_OVER_BARE_RATIO * bareMs ? "time PASS" : "time FAIL");
     if (checks.some((c) => c.endsWith("FAIL"))) failed = true;
     const request = fn.name === "api" ? "GET /" : fn.request ? "planMemberChunks" : "(load only)";
@@ -143,7 +145,9 @@ try {
     console.log(`${" ".repeat(fn.name.length)}  chunks: ${top(packagesOf(b.outputs.filter((o) => !o.atStart)), 6)}`);
   }
 
-  console.log(`\nBudgets: API ≤ 1 MiB and ≤ ${API_OVER_BARE_RATIO}× a bare Node start; every task function ≤ 1 MiB`);
+  console.log(
+    `\nBudgets: API ≤ 1 MiB and ≤ ${API_OVER_BARE_RATIO}× a bare Node start; every task function ≤ 1.75 MiB, of which ≤ 1 MiB loaded at start`,
+  );
   for (const v of verdicts) console.log(`  ${v}`);
 } finally {
   rmSync(dir, { recursive: true, force: true });

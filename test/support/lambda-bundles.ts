@@ -70,9 +70,13 @@ export interface LambdaFunction {
   request?: { event: unknown; check: (answer: unknown) => string | undefined };
   /** Budget on the function's .mjs files together (what its zip holds besides source maps), bytes. */
   maxBytes?: number;
+  /** Budget on the part of them loaded when the function starts, bytes. */
+  maxBytesAtStart?: number;
 }
 
 const MiB = 1024 * 1024;
+/** A task function's budget in all: 1 MiB loaded at start, and its chunks (the EC2 client, the X.509 library). */
+const TASK_MAX_BYTES = 1.75 * MiB;
 
 /**
  * The task functions' no-op request: planMemberChunks (the Map's chunk numbers, computed from the input
@@ -107,7 +111,9 @@ export const FUNCTIONS: LambdaFunction[] = [
     export: "handler",
     env: { AWS_LAMBDA_FUNCTION_NAME: "ottava-bench-TaskPlanMemberChunks", OTTAVA_TASK: "planMemberChunks" },
     request: noopTask,
-    maxBytes: MiB,
+    // The EC2 client (OTTAVA_COMPUTE_DRIVER=ec2) is a chunk of about 0.55 MiB that only its first call loads.
+    maxBytes: TASK_MAX_BYTES,
+    maxBytesAtStart: MiB,
   },
   {
     // The same no-op task, run by the signing tasks' entry: what its bundle costs to start.
@@ -116,7 +122,8 @@ export const FUNCTIONS: LambdaFunction[] = [
     export: "handler",
     env: { AWS_LAMBDA_FUNCTION_NAME: "ottava-bench-TaskComputeCreate", OTTAVA_TASK: "planMemberChunks" },
     request: noopTask,
-    maxBytes: MiB,
+    maxBytes: TASK_MAX_BYTES,
+    maxBytesAtStart: MiB,
   },
   {
     // Every job reads the table: the jobs' bundle is loaded, not invoked.

@@ -1,7 +1,8 @@
 // The controller's drivers, picked from the settings as Octavia's [controller_worker] amphora_driver,
 // compute_driver and network_driver pick its own. Every process that calls a driver (the task Lambdas,
-// the API for the VIP, the health manager for zombies, npm start) builds them here.
-import type { Config, Drivers } from "@ottava/core";
+// the health manager for zombies, npm start) builds them here; the API builds its own (api-drivers.ts).
+import type { ComputeDriver, Config, Drivers } from "@ottava/core";
+import type { AwsClientDecorator } from "@ottava/aws";
 import { noopDrivers } from "./noop";
 import { createCertManager } from "./certs/local";
 import { createRestAmphoraDriver, type RestDriverSetup } from "./rest/driver";
@@ -14,7 +15,12 @@ import type { LocalDataplane } from "./local/dataplane";
  * the no-op drivers to use where the settings pick them (else noopDrivers(): tests and npm start give
  * them with injected faults or latency, @ottava/amphora/testing/noop-faults).
  */
-export type CreateDriversOptions = RestDriverSetup & { local?: LocalDataplane | undefined; noop?: Drivers | undefined };
+export type CreateDriversOptions = RestDriverSetup & {
+  local?: LocalDataplane | undefined;
+  noop?: Drivers | undefined;
+  /** Done to each AWS client the AWS drivers make: the process's classifyUnavailable (@ottava/edge). */
+  decorateAwsClient?: AwsClientDecorator | undefined;
+};
 
 export function createDrivers(config: Config, options: CreateDriversOptions = {}): Drivers {
   const noop = options.noop ?? noopDrivers();
@@ -30,18 +36,29 @@ export function createDrivers(config: Config, options: CreateDriversOptions = {}
       : config.amphoraDriver === "local"
         ? local("AMPHORA_DRIVER").amphoraDriver(certificates)
         : noop.amphora;
-  const compute = config.computeDriver === "local" ? local("COMPUTE_DRIVER").compute : noop.compute;
+  const compute =
+    config.computeDriver === "local"
+      ? local("COMPUTE_DRIVER").compute
+      : config.computeDriver === "ec2"
+        ? ec2Compute(config, options)
+        : noop.compute;
   const network = config.networkDriver === "local" ? local("NETWORK_DRIVER").network : noop.network;
   return { compute, network, amphora, certificates };
 }
 
 /**
- * The drivers the API Lambda calls: the network driver (VIPs) and the certificate manager (listeners'
- * TLS references). It never calls a compute or amphora driver, so its bundle leaves out the REST
- * amphora driver and its configuration renderers. On AWS there is no local data plane: the network
- * driver is the no-op one (OTTAVA_NETWORK_DRIVER=local fails here as in createDrivers).
+ * The EC2 compute driver (@ottava/aws), loaded on its first call: the AWS SDK's EC2 client (about 1 MB
+ * minified) stays in a chunk of its own, which only a process whose settings pick ec2 ever loads.
  */
-export function createApiDrivers(config: Config): Pick<Drivers, "network" | "certificates"> {
-  if (config.networkDriver === "local") throw new Error("OTTAVA_NETWORK_DRIVER=local runs only under npm start (--dataplane haproxy)");
-  return { network: noopDrivers().network, certificates: createCertManager(config) };
+function ec2Compute(config: Config, options: CreateDriversOptions): ComputeDriver {
+  let driver: Promise<ComputeDriver> | undefined;
+  const load = () =>
+    (driver ??= import("@ottava/aws").then(
+      (aws) => new aws.Ec2ComputeDriver(aws.ec2Client(config, options.decorateAwsClient), config, options.log),
+    ));
+  return {
+    build: async (req) => (await load()).build(req),
+    getInstance: async (computeId) => (await load()).getInstance(computeId),
+    delete: async (computeId) => (await load()).delete(computeId),
+  };
 }

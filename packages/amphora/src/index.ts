@@ -1,5 +1,6 @@
 export * from "./noop";
 export * from "./drivers";
+export * from "./api-drivers";
 export {
   AmphoraApiClient,
   AmphoraApiError,

@@ -5,7 +5,7 @@
 // metrics are @ottava/edge's, on Powertools.
 import { loadConfig, type Config, type Drivers, type Logger, type Metrics, type WorkflowEngine } from "@ottava/core";
 import { createLogger, metrics } from "@ottava/edge";
-import { createApiDrivers } from "@ottava/amphora";
+import { createApiDrivers } from "@ottava/amphora/api-drivers";
 // The engine alone, not the controller's index: the API bundle then holds none of the tasks' code (nor the certificate code).
 import { StepFunctionsEngine } from "@ottava/controller/engine-sfn";
 import { createStores, type Stores } from "@ottava/db";

@@ -2,7 +2,7 @@
 // build on. Nothing here imports certs/: a bundle from these entries carries
 // no X.509 library, not even as a chunk it never loads. deps.ts adds the certificate generator.
 import type { CertGenerator, Config, Drivers, Logger } from "@ottava/core";
-import { metrics } from "@ottava/edge";
+import { classifyUnavailable, metrics } from "@ottava/edge";
 import { createHousekeepingStore, type ClientDecorator, type Stores } from "@ottava/db";
 import { createDrivers, type LocalDataplane } from "@ottava/amphora";
 import type { TaskContext } from "./tasks/context";
@@ -38,6 +38,7 @@ export function taskContextWith(
       local: opts.local,
       noop: opts.noop,
       log,
+      decorateAwsClient: classifyUnavailable,
       ...(certs ? { certs } : {}),
       ...(opts.caCertificate ? { caCertificate: opts.caCertificate } : {}),
     }),

@@ -2,7 +2,7 @@
 import "@ottava/local/polyfill"; // aws-local-stepfunctions needs Promise.withResolvers (Node 20), as the local runner
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { StateMachine } from "aws-local-stepfunctions";
-import { loadConfig, type Amphora } from "@ottava/core";
+import { ComputeBuildError, ComputeWaitTimeout, loadConfig, type Amphora } from "@ottava/core";
 import { createLogger } from "@ottava/edge";
 import { freePort, noopDrivers, type AmphoraApiClient } from "@ottava/amphora";
 import { TASKS, definitionOf, localTaskArn, taskOfArn, taskStates, type TaskContext } from "@ottava/controller";
@@ -27,12 +27,17 @@ afterEach(async () => {
  * Runs the create flow's definition: the connectivity wait is the real task (the REST driver, the
  * settings given), every other task records its call and answers as the flow needs (the plan).
  */
-async function runCreate(amp: Amphora, driver: TaskContext["drivers"]["amphora"], env: Record<string, string>) {
+async function runCreate(
+  amp: Amphora,
+  driver: TaskContext["drivers"]["amphora"],
+  env: Record<string, string>,
+  compute?: TaskContext["drivers"]["compute"],
+) {
   const amphorae = new Map([[amp.id, { ...amp }]]);
   const ctx = {
     config: loadConfig(env),
     log: createLogger({ service: "rest-wait-test" }, "error"),
-    drivers: { ...noopDrivers(), amphora: driver },
+    drivers: { ...noopDrivers(), amphora: driver, ...(compute ? { compute } : {}) },
     store: {
       getAmphora: async (id: string) => amphorae.get(id),
       updateAmphora: async (_lb: string, id: string, _owner: string, set: Partial<Amphora>) =>
@@ -49,6 +54,9 @@ async function runCreate(amp: Amphora, driver: TaskContext["drivers"]["amphora"]
       if (task === "failChange") failure = (input as { error?: unknown }).error;
       if (task === "planAmphorae") return [{ id: amp.id, role: amp.role, vrrp_priority: null }];
       if (task === "amphoraeConnectivityWait") return (await TASKS.amphoraeConnectivityWait!(input as never, ctx)) as JSONValue;
+      // With a compute driver given, the compute wait is the real task too; else it answers as the real one does for an instance that runs.
+      if (task === "computeWait")
+        return compute ? ((await TASKS.computeWait!(input as never, ctx)) as JSONValue) : { waiting: false, attempts: 1, retryIn: 0 };
       return null;
     };
   }
@@ -82,7 +90,14 @@ async function restDriver(port: number) {
 describe("the create flow's wait for the amphora agent (AmphoraeConnectivityWait)", () => {
   it("is a Task, a Choice on $.agentWait.waiting and a Wait of $.agentWait.retryIn seconds, right after ComputeWait", () => {
     const d = definitionOf("loadbalancer-create", localTaskArn) as { States: Record<string, Record<string, unknown>> };
-    expect(d.States.ComputeWait!.Next).toBe("AmphoraeConnectivityWait");
+    // The compute wait before it loops the same way, on $.computeWait (OTTAVA_AMP_ACTIVE_RETRIES, _WAIT_SEC).
+    expect(d.States.ComputeWait).toMatchObject({ Type: "Task", ResultPath: "$.computeWait", Next: "ComputeWaitLoop" });
+    expect(d.States.ComputeWaitLoop).toEqual({
+      Type: "Choice",
+      Choices: [{ Variable: "$.computeWait.waiting", BooleanEquals: true, Next: "ComputeWaitWait" }],
+      Default: "AmphoraeConnectivityWait",
+    });
+    expect(d.States.ComputeWaitWait).toEqual({ Type: "Wait", SecondsPath: "$.computeWait.retryIn", Next: "ComputeWait" });
     expect(d.States.AmphoraeConnectivityWait).toMatchObject({
       Type: "Task",
       ResultPath: "$.agentWait",
@@ -170,5 +185,70 @@ describe("the create flow's wait for the amphora agent (AmphoraeConnectivityWait
     expect(r.entered).toContain("CatchAmphoraeConnectivityWait");
     expect(r.amphora.status).toBe("ERROR");
     expect(r.ms).toBeLessThan(6000);
+  });
+});
+
+describe("the create flow's wait for the instance (ComputeWait: Octavia's ComputeWait under ComputeRetry)", () => {
+  /** A compute driver whose instance is not running for the first `pending` looks (ComputeWaitTimeout), then runs. */
+  const slowCompute = (pending: number) => {
+    let looks = 0;
+    return {
+      ...noopDrivers().compute,
+      async getInstance(computeId: string) {
+        if (++looks <= pending) throw new ComputeWaitTimeout(computeId);
+        return { compute_id: computeId, lb_network_ip: "198.18.0.10", image_id: "ami-1", compute_flavor: "t3.small", cached_zone: "az-1" };
+      },
+    };
+  };
+
+  it("asks again after OTTAVA_AMP_ACTIVE_WAIT_SEC while the instance is pending, then records it and goes on", async () => {
+    const lb = loadBalancer();
+    const amp = amphora(lb, { compute_id: "i-1" });
+    const r = await runCreate(
+      amp,
+      noopDrivers().amphora,
+      { OTTAVA_AMP_ACTIVE_RETRIES: "5", OTTAVA_AMP_ACTIVE_WAIT_SEC: "1" },
+      slowCompute(2),
+    );
+    expect(r.outcome.ok).toBe(true);
+    expect(r.entered.filter((s) => s === "ComputeWaitWait")).toHaveLength(2);
+    expect(r.ran.filter((s) => s === "ComputeWait")).toHaveLength(3);
+    expect(r.amphora).toMatchObject({ lb_network_ip: "198.18.0.10", image_id: "ami-1", compute_flavor: "t3.small", cached_zone: "az-1" });
+    expect(r.ms).toBeGreaterThanOrEqual(1900);
+  });
+
+  it("gives up after OTTAVA_AMP_ACTIVE_RETRIES looks: the step fails with ComputeWaitTimeout and the reverts run", async () => {
+    const lb = loadBalancer();
+    const amp = amphora(lb, { compute_id: "i-1" });
+    const r = await runCreate(
+      amp,
+      noopDrivers().amphora,
+      { OTTAVA_AMP_ACTIVE_RETRIES: "3", OTTAVA_AMP_ACTIVE_WAIT_SEC: "1" },
+      slowCompute(100),
+    );
+    expect(r.outcome.ok).toBe(false);
+    expect(r.failure).toMatchObject({
+      Error: "ComputeWaitTimeout",
+      Cause: expect.stringContaining("Waiting for compute id i-1 to go active timeout."),
+    });
+    // Three looks one second apart; ComputeWaitTimeout is not one of the errors the steps' Retry retries.
+    expect(r.ran.filter((s) => s === "ComputeWait")).toHaveLength(3);
+    expect(r.ran.slice(r.ran.lastIndexOf("ComputeWait") + 1)).toEqual(["RevertComputeCreate", "RevertCreateAmphoraeInDB", "OnFailure"]);
+  });
+
+  it("fails at once for an instance that will never run (ComputeBuildError)", async () => {
+    const lb = loadBalancer();
+    const amp = amphora(lb, { compute_id: "i-1" });
+    const broken = {
+      ...noopDrivers().compute,
+      getInstance: async () => {
+        throw new ComputeBuildError("instance i-1 is terminated: Server.InsufficientInstanceCapacity");
+      },
+    };
+    const r = await runCreate(amp, noopDrivers().amphora, {}, broken);
+    expect(r.outcome.ok).toBe(false);
+    expect(r.failure).toMatchObject({ Error: "ComputeBuildError" });
+    expect(r.ran.filter((s) => s === "ComputeWait")).toHaveLength(1);
+    expect(r.entered).not.toContain("ComputeWaitWait");
   });
 });

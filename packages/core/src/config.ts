@@ -43,7 +43,7 @@ export interface Config {
   dataplane: Dataplane;
   /** [controller_worker] amphora_driver: noop, rest (Octavia's amphora agent API 1.0) or local (HAProxy on this machine). */
   amphoraDriver: AmphoraDriverName;
-  /** [controller_worker] compute_driver: noop, or local (an amphora is a process on this machine). */
+  /** [controller_worker] compute_driver: noop, local (an amphora is a process on this machine) or ec2 (an EC2 instance: @ottava/aws). */
   computeDriver: ComputeDriverName;
   /** [controller_worker] network_driver: noop, or local (VIPs from a loopback range). */
   networkDriver: NetworkDriverName;
@@ -122,6 +122,26 @@ export interface Config {
   serverCa: string | undefined;
   /** [haproxy_amphora] lb_network_interface: the interface of IPv6 link-local amphora addresses. */
   lbNetworkInterface: string;
+  /** The deploy's stage (the stacks set it): tagged on what Ottava makes in AWS (EC2 instances). */
+  stage: string;
+  /** An EC2 endpoint other than the Region's (a VPC endpoint without private DNS, the test bed's emulator). */
+  ec2Endpoint: string | undefined;
+  /** [controller_worker] amp_image_tag: the ec2 driver boots the newest of the account's AMIs tagged with it (AMP_IMAGE_TAG_KEY), unless a flavor profile names another. */
+  ampImageTag: string | undefined;
+  /** The AMI (stock Debian 12) the ec2 driver boots when no image tag is set, for the amphora's first-boot install. */
+  ampBaseImageId: string | undefined;
+  /** [controller_worker] amp_flavor_id: the amphorae's instance type, unless a flavor profile's compute_flavor names another. */
+  ampFlavorId: string | undefined;
+  /** [controller_worker] amp_boot_network_list: the management subnets, at most one per zone; an amphora boots in its zone's. */
+  ampBootNetworkList: string[];
+  /** [controller_worker] amp_secgroup_list: the amphorae's security groups (on their management interface). */
+  ampSecgroupList: string[];
+  /** [nova] enable_anti_affinity: the two amphorae of an ACTIVE_STANDBY pair go apart (EC2: a spread placement group). */
+  enableAntiAffinity: boolean;
+  /** [controller_worker] amp_active_retries: how many times a create flow asks whether a new instance runs. */
+  ampActiveRetries: number;
+  /** [controller_worker] amp_active_wait_sec: seconds between those questions. */
+  ampActiveWaitSec: number;
 }
 
 /** The service user's password auth against Keystone v3 (user and project domain Default unless set). */
@@ -156,7 +176,7 @@ export const DATAPLANES = ["noop", "haproxy"] as const;
 export type Dataplane = (typeof DATAPLANES)[number];
 export const AMPHORA_DRIVERS = ["noop", "rest", "local"] as const;
 export type AmphoraDriverName = (typeof AMPHORA_DRIVERS)[number];
-export const COMPUTE_DRIVERS = ["noop", "local"] as const;
+export const COMPUTE_DRIVERS = ["noop", "local", "ec2"] as const;
 export type ComputeDriverName = (typeof COMPUTE_DRIVERS)[number];
 export const NETWORK_DRIVERS = ["noop", "local"] as const;
 export type NetworkDriverName = (typeof NETWORK_DRIVERS)[number];
@@ -288,6 +308,16 @@ export function loadConfig(env: Env = process.env): Config {
     clientCert: pem(get("CLIENT_CERT")),
     serverCa: pem(get("SERVER_CA")),
     lbNetworkInterface: get("LB_NETWORK_INTERFACE") ?? "o-hm0",
+    stage: get("STAGE") ?? "local",
+    ec2Endpoint: get("EC2_ENDPOINT"),
+    ampImageTag: get("AMP_IMAGE_TAG"),
+    ampBaseImageId: awsId("AMP_BASE_IMAGE_ID", "ami", get("AMP_BASE_IMAGE_ID")),
+    ampFlavorId: get("AMP_FLAVOR_ID"),
+    ampBootNetworkList: awsIds("AMP_BOOT_NETWORK_LIST", "subnet", get("AMP_BOOT_NETWORK_LIST")),
+    ampSecgroupList: awsIds("AMP_SECGROUP_LIST", "sg", get("AMP_SECGROUP_LIST")),
+    enableAntiAffinity: bool("ENABLE_ANTI_AFFINITY", false),
+    ampActiveRetries: int("AMP_ACTIVE_RETRIES", 30, 1),
+    ampActiveWaitSec: int("AMP_ACTIVE_WAIT_SEC", 10, 1),
   };
 }
 
@@ -300,6 +330,25 @@ function ipv4Cidr(name: string, raw: string): string {
     throw new Error(`OTTAVA_${name} must be an IPv4 CIDR with a prefix from 8 to 30 (e.g. 127.0.100.0/24), not '${raw}'`);
   const base = (((octets[0]! << 24) | (octets[1]! << 16) | (octets[2]! << 8) | octets[3]!) >>> 0) & ((~0 << (32 - prefix)) >>> 0);
   return `${[24, 16, 8, 0].map((s) => (base >>> s) & 255).join(".")}/${prefix}`;
+}
+
+/** A comma-separated list of AWS resource ids of one kind ("subnet-0abc...,subnet-0def..."); unset: none. */
+function awsIds(name: string, kind: string, raw: string | undefined): string[] {
+  const ids = (raw ?? "")
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
+  const bad = ids.filter((id) => !new RegExp(`^${kind}-[0-9a-f]{8,17}$`).test(id));
+  if (bad.length) throw new Error(`OTTAVA_${name} must be ${kind} ids (${kind}-0123abcd...), not '${bad.join(",")}'`);
+  return ids;
+}
+
+/** One AWS resource id of a kind ("ami-0abc..."), or none. */
+function awsId(name: string, kind: string, raw: string | undefined): string | undefined {
+  if (raw === undefined) return undefined;
+  if (!new RegExp(`^${kind}-[0-9a-f]{8,17}$`).test(raw.trim()))
+    throw new Error(`OTTAVA_${name} must be an ${kind} id (${kind}-0123abcd...), not '${raw}'`);
+  return raw.trim();
 }
 
 /** PEM text from a setting: a value written on one line with literal "\n"s (as shells and .env files keep it) gets its newlines back. */

@@ -11,16 +11,55 @@ export interface ComputeInstance {
   cached_zone: string | null;
 }
 
-export interface ComputeDriver {
+/** What a compute driver is asked to build: Octavia's ComputeCreate / CertComputeCreate arguments. */
+export interface ComputeBuildRequest {
+  amphoraId: string;
+  /** The load balancer the amphora serves (the EC2 driver tags the instance with it). */
+  loadBalancerId?: string | undefined;
+  /** The flavor profile's compute_flavor; null: the driver's default ([controller_worker] amp_flavor_id). */
+  computeFlavor: string | null;
+  /** The flavor profile's amp_image_tag; null or absent: the driver's default ([controller_worker] amp_image_tag). */
+  imageTag?: string | null | undefined;
+  /** The zone to boot in (an AZ profile's compute_zone); null: the driver's choice. */
+  availabilityZone: string | null;
+  /** An AZ profile's management_network (the EC2 driver: a subnet); null or absent: from amp_boot_network_list. */
+  managementNetwork?: string | null | undefined;
+  /** Octavia's server_group_id: the anti-affinity group of an ACTIVE_STANDBY pair (EC2: a placement group's name). */
+  serverGroupId?: string | null | undefined;
   /**
-   * Boots an amphora instance; answers its compute id. `serverPem` is the amphora agent's server
-   * certificate and its private key (PEM), for the instance's config drive (Octavia's CertComputeCreate:
-   * /etc/octavia/certs/server.pem). Secret: never log it, never return it.
+   * The amphora agent's server certificate and its private key (PEM), for the instance's config drive
+   * (Octavia's CertComputeCreate: /etc/octavia/certs/server.pem). Secret: never log it, never return it.
    */
-  build(req: { amphoraId: string; computeFlavor: string | null; availabilityZone: string | null; serverPem: string }): Promise<string>;
-  /** Waits for the instance and reads what the amphora record keeps of it. */
+  serverPem: string;
+}
+
+export interface ComputeDriver {
+  /** Boots an amphora instance; answers its compute id. */
+  build(req: ComputeBuildRequest): Promise<string>;
+  /**
+   * Reads what the amphora record keeps of the instance. A driver whose instances take time to run asks
+   * once and waits for nothing: it throws ComputeWaitTimeout while the instance is not running yet (the
+   * flow asks again, as Octavia's ComputeRetry retries ComputeWait), ComputeBuildError when it never will.
+   */
   getInstance(computeId: string): Promise<ComputeInstance>;
+  /** Deletes the instance, waiting for nothing; an instance already gone is deleted. */
   delete(computeId: string): Promise<void>;
+}
+
+/** Octavia's ComputeWaitTimeoutException: the instance is not running yet; ask again later. */
+export class ComputeWaitTimeout extends Error {
+  constructor(computeId: string) {
+    super(`Waiting for compute id ${computeId} to go active timeout.`);
+    this.name = "ComputeWaitTimeout";
+  }
+}
+
+/** Octavia's ComputeBuildException: the instance was not built, or stopped for good (its fault given). */
+export class ComputeBuildError extends Error {
+  constructor(fault: string, options?: ErrorOptions) {
+    super(`Failed to build compute instance due to: ${fault}`, options);
+    this.name = "ComputeBuildError";
+  }
 }
 
 export interface Vip {

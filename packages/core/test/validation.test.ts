@@ -81,4 +81,39 @@ describe("settings", () => {
     expect(() => loadConfig({ OTTAVA_LOADBALANCER_TOPOLOGY: "TRIPLE" })).toThrow(/SINGLE, ACTIVE_STANDBY/);
     expect(() => loadConfig({ OTTAVA_BIND_PORT: "x" })).toThrow(/OTTAVA_BIND_PORT/);
   });
+
+  it("reads the EC2 compute driver's settings: Octavia's defaults, AWS ids checked", () => {
+    const c = loadConfig({});
+    expect(c).toMatchObject({
+      stage: "local",
+      ec2Endpoint: undefined,
+      ampImageTag: undefined,
+      ampBaseImageId: undefined,
+      ampFlavorId: undefined,
+      ampBootNetworkList: [],
+      ampSecgroupList: [],
+      enableAntiAffinity: false,
+      ampActiveRetries: 30,
+      ampActiveWaitSec: 10,
+    });
+    const set = loadConfig({
+      OTTAVA_COMPUTE_DRIVER: "ec2",
+      OTTAVA_AMP_BOOT_NETWORK_LIST: " subnet-0123456789abcdef0 , subnet-89abcdef ",
+      OTTAVA_AMP_SECGROUP_LIST: "sg-0123456789abcdef0",
+      OTTAVA_AMP_BASE_IMAGE_ID: "ami-0123456789abcdef0",
+      OTTAVA_ENABLE_ANTI_AFFINITY: "true",
+    });
+    expect(set).toMatchObject({
+      computeDriver: "ec2",
+      ampBootNetworkList: ["subnet-0123456789abcdef0", "subnet-89abcdef"],
+      ampSecgroupList: ["sg-0123456789abcdef0"],
+      ampBaseImageId: "ami-0123456789abcdef0",
+      enableAntiAffinity: true,
+    });
+    expect(() => loadConfig({ OTTAVA_AMP_BOOT_NETWORK_LIST: "net-1" })).toThrow("OTTAVA_AMP_BOOT_NETWORK_LIST must be subnet ids");
+    expect(() => loadConfig({ OTTAVA_AMP_SECGROUP_LIST: "default" })).toThrow(/OTTAVA_AMP_SECGROUP_LIST must be sg ids/);
+    expect(() => loadConfig({ OTTAVA_AMP_BASE_IMAGE_ID: "debian-12" })).toThrow(/OTTAVA_AMP_BASE_IMAGE_ID must be an ami id/);
+    expect(() => loadConfig({ OTTAVA_AMP_ACTIVE_RETRIES: "0" })).toThrow(/OTTAVA_AMP_ACTIVE_RETRIES must be an integer >= 1/);
+    expect(() => loadConfig({ OTTAVA_COMPUTE_DRIVER: "nova" })).toThrow(/noop, local, ec2/);
+  });
 });

@@ -6,7 +6,14 @@ export function buildAmphoraeSteps(prefix: string): Step[] {
   return [
     { name: `${prefix}CreateAmphoraeInDB`, task: "createAmphoraeInDB", revert: "markAmphoraeDeleted" },
     { name: `${prefix}ComputeCreate`, task: "computeCreate", revert: "computeDelete" },
-    { name: `${prefix}ComputeWait`, task: "computeWait" },
+    // Octavia's ComputeWait (retried by ComputeRetry): one look at the instances per run, the waits in the state machine.
+    {
+      name: `${prefix}ComputeWait`,
+      task: "computeWait",
+      resultPath: "$.computeWait",
+      loopWhile: "$.computeWait.waiting",
+      loopWaitSecondsPath: "$.computeWait.retryIn",
+    },
     // Octavia's AmphoraComputeConnectivityWait (retried by AmpRetry): one GET info per run, the waits in the state machine.
     {
       name: `${prefix}AmphoraeConnectivityWait`,

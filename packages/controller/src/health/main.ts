@@ -3,7 +3,7 @@
 // health. Stops cleanly on SIGTERM (ECS stops tasks with it).
 import { createServer } from "node:http";
 import { loadConfig } from "@ottava/core";
-import { createLogger, metrics } from "@ottava/edge";
+import { classifyUnavailable, createLogger, metrics } from "@ottava/edge";
 import { DynamoHealthCheckStore, createClients, createStores } from "@ottava/db";
 import { createDrivers } from "@ottava/amphora";
 import { StepFunctionsEngine } from "../engine-sfn";
@@ -20,7 +20,11 @@ if (!config.heartbeatKey)
 const log = createLogger({ service: "ottava-health" }, config.logLevel);
 const { store, trail, catalog } = createStores(config);
 const engine = new StepFunctionsEngine(config.stateMachineArnPrefix);
-const receiver = (await startHeartbeatReceiver(config, { compute: createDrivers(config).compute, log, metrics }))!;
+const receiver = (await startHeartbeatReceiver(config, {
+  compute: createDrivers(config, { log, decorateAwsClient: classifyUnavailable }).compute,
+  log,
+  metrics,
+}))!;
 const checker = new HealthChecker(
   {
     store,

@@ -11,6 +11,7 @@ import {
   ROLE_STANDALONE,
   TOPOLOGY_ACTIVE_STANDBY,
   currentHealthManagerConfig,
+  ComputeWaitTimeout,
   DriverError,
   type Amphora,
 } from "@ottava/core";
@@ -119,6 +120,7 @@ export const computeCreate: TaskHandler = async (input, ctx) => {
     const computeId = await ctx.drivers.compute.build({
       amphoraId: a.id,
       computeFlavor,
+      loadBalancerId: lb.id,
       availabilityZone: lb.availability_zone,
       serverPem: cert.pem,
     });
@@ -140,9 +142,33 @@ export const computeDelete: TaskHandler = async (input, ctx) => {
   return null;
 };
 
+/** Where the compute wait stands, kept by the flow at $.computeWait between runs. */
+interface ComputeWaitState {
+  waiting: boolean;
+  attempts: number;
+  retryIn: number;
+}
+
+/**
+ * Octavia's ComputeWait under its ComputeRetry, one attempt per run: each planned amphora's instance is
+ * read once (getInstance), and what the amphora record keeps of it written. While one is not running
+ * yet (the driver's ComputeWaitTimeout) the flow waits amp_active_wait_sec and runs this again, for at
+ * most amp_active_retries runs; then the step fails with ComputeWaitTimeout, and its reverts delete the
+ * instances. An instance that will never run (ComputeBuildError) fails the step at once. Drivers whose
+ * instances are there at once (noop, local) answer on the first run.
+ */
 export const computeWait: TaskHandler = async (input, ctx) => {
+  const attempts = ((input.computeWait as ComputeWaitState | undefined)?.attempts ?? 0) + 1;
+  const pending: Amphora[] = [];
   for (const a of await planned(ctx, input)) {
-    const vm = await ctx.drivers.compute.getInstance(a.compute_id!);
+    let vm;
+    try {
+      vm = await ctx.drivers.compute.getInstance(a.compute_id!);
+    } catch (e) {
+      if (!(e instanceof ComputeWaitTimeout || (e as Error)?.name === "ComputeWaitTimeout")) throw e;
+      pending.push(a);
+      continue;
+    }
     await ctx.store.updateAmphora(input.lbId, a.id, input.owner, {
       lb_network_ip: vm.lb_network_ip,
       image_id: vm.image_id,
@@ -150,7 +176,10 @@ export const computeWait: TaskHandler = async (input, ctx) => {
       cached_zone: vm.cached_zone,
     });
   }
-  return null;
+  if (pending.length === 0) return { waiting: false, attempts, retryIn: 0 } satisfies ComputeWaitState;
+  if (attempts >= ctx.config.ampActiveRetries) throw new ComputeWaitTimeout(pending.map((a) => a.compute_id).join(", "));
+  ctx.log.info("amphora instance not running yet", { amphorae: pending.map((a) => a.id), attempts });
+  return { waiting: true, attempts, retryIn: ctx.config.ampActiveWaitSec } satisfies ComputeWaitState;
 };
 
 /** Where the agent wait stands, kept by the flow at $.agentWait between runs. */

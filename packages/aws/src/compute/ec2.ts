@@ -1,0 +1,246 @@
+// The EC2 compute driver: each amphora is an EC2 instance. Octavia's compute/drivers/nova_driver.py,
+// with image/drivers/glance_driver.py's image look-up by tag.
+//
+// Every call asks EC2 once and waits for nothing: getInstance answers a running instance, or throws
+// ComputeWaitTimeout while it is pending (the flow asks again, as Octavia's ComputeRetry retries
+// ComputeWait), or ComputeBuildError once it stopped for good. build is safe to run twice: its
+// ClientToken is the amphora id, so EC2 answers the instance the first call launched.
+import {
+  CreatePlacementGroupCommand,
+  DeletePlacementGroupCommand,
+  DescribeImagesCommand,
+  DescribeInstancesCommand,
+  DescribeSubnetsCommand,
+  RunInstancesCommand,
+  TerminateInstancesCommand,
+  type EC2Client,
+  type Image,
+  type _InstanceType,
+  type Tag,
+} from "@aws-sdk/client-ec2";
+import {
+  ComputeBuildError,
+  ComputeWaitTimeout,
+  type ComputeBuildRequest,
+  type ComputeDriver,
+  type ComputeInstance,
+  type Config,
+  type Logger,
+} from "@ottava/core";
+import { AMPHORA_TAG_KEY, AMP_IMAGE_TAG_KEY, LOAD_BALANCER_TAG_KEY, STAGE_TAG_KEY, instanceName, placementGroupName } from "../constants";
+
+/** The settings the driver reads. */
+export type Ec2ComputeSettings = Pick<
+  Config,
+  "stage" | "ampImageTag" | "ampBaseImageId" | "ampFlavorId" | "ampBootNetworkList" | "ampSecgroupList"
+>;
+
+/** The name of an AWS SDK error ("InvalidInstanceID.NotFound"), if it is one. */
+const errorName = (e: unknown) => (e as { name?: unknown } | null)?.name;
+
+export class Ec2ComputeDriver implements ComputeDriver {
+  /** amp_boot_network_list by zone (zone → subnet id), asked of EC2 once: subnets never change zones. */
+  #subnetsByZone: Promise<Map<string, string>> | undefined;
+
+  constructor(
+    private readonly ec2: EC2Client,
+    private readonly settings: Ec2ComputeSettings,
+    private readonly log?: Logger,
+  ) {}
+
+  /**
+   * RunInstances of one amphora. The image: the newest by tag (the flavor profile's amp_image_tag, else
+   * OTTAVA_AMP_IMAGE_TAG), else OTTAVA_AMP_BASE_IMAGE_ID. The type: the flavor profile's compute_flavor,
+   * else OTTAVA_AMP_FLAVOR_ID. The subnet: the AZ profile's management_network, else the boot network
+   * list's subnet in the amphora's zone. IMDSv2 only, one hop (no container on the instance reaches it).
+   * `req.serverPem` goes nowhere: not in the user data, the tags or a log line (the amphora will fetch
+   * its certificate from a secret of its own; until then this driver boots no agent that could use it).
+   */
+  async build(req: ComputeBuildRequest): Promise<string> {
+    const imageId = await this.imageId(req.imageTag ?? this.settings.ampImageTag);
+    const instanceType = req.computeFlavor ?? this.settings.ampFlavorId;
+    if (!instanceType) throw new ComputeBuildError("no instance type: set OTTAVA_AMP_FLAVOR_ID, or compute_flavor in the flavor profile");
+    const subnetId = req.managementNetwork ?? (await this.subnetOf(req.availabilityZone));
+    const tags: Tag[] = [
+      { Key: "Name", Value: instanceName(req.amphoraId) },
+      { Key: STAGE_TAG_KEY, Value: this.settings.stage },
+      { Key: AMPHORA_TAG_KEY, Value: req.amphoraId },
+      ...(req.loadBalancerId ? [{ Key: LOAD_BALANCER_TAG_KEY, Value: req.loadBalancerId }] : []),
+    ];
+    try {
+      const out = await this.ec2.send(
+        new RunInstancesCommand({
+          ImageId: imageId,
+          InstanceType: instanceType as _InstanceType, // any text: EC2 refuses a type it does not know
+          MinCount: 1,
+          MaxCount: 1,
+          // AWS's idempotency: a retry with the same token answers the same instance, never a second one.
+          ClientToken: req.amphoraId,
+          SubnetId: subnetId,
+          ...(this.settings.ampSecgroupList.length ? { SecurityGroupIds: this.settings.ampSecgroupList } : {}),
+          MetadataOptions: { HttpEndpoint: "enabled", HttpTokens: "required", HttpPutResponseHopLimit: 1 },
+          ...(req.serverGroupId ? { Placement: { GroupName: req.serverGroupId } } : {}),
+          TagSpecifications: [
+            { ResourceType: "instance", Tags: tags },
+            { ResourceType: "volume", Tags: tags },
+          ],
+        }),
+      );
+      const instanceId = out.Instances?.[0]?.InstanceId;
+      if (!instanceId) throw new Error("RunInstances answered no instance");
+      this.log?.info("amphora instance launched", { amphoraId: req.amphoraId, computeId: instanceId, imageId, instanceType, subnetId });
+      return instanceId;
+    } catch (e) {
+      // Octavia's ComputeBuildException; the SDK's error stays its cause (a throttling error the client
+      // marked unavailable is still retried by the flow: isUnavailable reads causes).
+      throw new ComputeBuildError(`${String(errorName(e) ?? "Error")}: ${(e as Error).message}`, { cause: e });
+    }
+  }
+
+  /** DescribeInstances of one instance, once (see ComputeDriver.getInstance). */
+  async getInstance(computeId: string): Promise<ComputeInstance> {
+    let out;
+    try {
+      out = await this.ec2.send(new DescribeInstancesCommand({ InstanceIds: [computeId] }));
+    } catch (e) {
+      // EC2 is eventually consistent: an instance just launched may not be found yet.
+      if (errorName(e) === "InvalidInstanceID.NotFound") throw new ComputeWaitTimeout(computeId);
+      throw e;
+    }
+    const instance = out.Reservations?.[0]?.Instances?.[0];
+    const state = instance?.State?.Name;
+    if (!instance || state === "pending") throw new ComputeWaitTimeout(computeId);
+    if (state !== "running") {
+      const reason = instance.StateReason?.Message ?? instance.StateTransitionReason ?? "no reason given";
+      throw new ComputeBuildError(`instance ${computeId} is ${state}: ${reason}`);
+    }
+    if (!instance.PrivateIpAddress) throw new ComputeWaitTimeout(computeId);
+    return {
+      compute_id: computeId,
+      // The primary interface's address: the instance was launched with it in its management subnet.
+      lb_network_ip: instance.PrivateIpAddress,
+      image_id: instance.ImageId ?? null,
+      compute_flavor: instance.InstanceType ?? null,
+      cached_zone: instance.Placement?.AvailabilityZone ?? null,
+    };
+  }
+
+  /** TerminateInstances, waiting for nothing; an instance EC2 does not know is already deleted (Octavia's NotFound). */
+  async delete(computeId: string): Promise<void> {
+    try {
+      await this.ec2.send(new TerminateInstancesCommand({ InstanceIds: [computeId] }));
+    } catch (e) {
+      if (errorName(e) !== "InvalidInstanceID.NotFound") throw e;
+      this.log?.warn("EC2 instance not found; assuming already deleted", { computeId });
+    }
+  }
+
+  /**
+   * Octavia's create_server_group for anti-affinity: the load balancer's spread placement group (each
+   * instance on distinct hardware), made once; answers its name, for build's serverGroupId.
+   */
+  async createServerGroup(loadBalancerId: string): Promise<string> {
+    const name = placementGroupName(this.settings.stage, loadBalancerId);
+    try {
+      await this.ec2.send(
+        new CreatePlacementGroupCommand({
+          GroupName: name,
+          Strategy: "spread",
+          TagSpecifications: [
+            {
+              ResourceType: "placement-group",
+              Tags: [
+                { Key: STAGE_TAG_KEY, Value: this.settings.stage },
+                { Key: LOAD_BALANCER_TAG_KEY, Value: loadBalancerId },
+              ],
+            },
+          ],
+        }),
+      );
+    } catch (e) {
+      if (errorName(e) !== "InvalidPlacementGroup.Duplicate") throw e; // a retry: made already
+    }
+    return name;
+  }
+
+  /** Octavia's delete_server_group: a group already gone is deleted. */
+  async deleteServerGroup(name: string): Promise<void> {
+    try {
+      await this.ec2.send(new DeletePlacementGroupCommand({ GroupName: name }));
+    } catch (e) {
+      if (errorName(e) !== "InvalidPlacementGroup.Unknown") throw e;
+    }
+  }
+
+  /**
+   * The image to boot: the newest available AMI of this account (by CreationDate) tagged
+   * AMP_IMAGE_TAG_KEY = `tag` (Octavia's get_image_id_by_tag, which warns when several carry the tag);
+   * without a tag, OTTAVA_AMP_BASE_IMAGE_ID.
+   */
+  private async imageId(tag: string | undefined | null): Promise<string> {
+    if (!tag) {
+      if (this.settings.ampBaseImageId) return this.settings.ampBaseImageId;
+      throw new ComputeBuildError(
+        "no image: set OTTAVA_AMP_IMAGE_TAG (or amp_image_tag in the flavor profile), or OTTAVA_AMP_BASE_IMAGE_ID",
+      );
+    }
+    const images: Image[] = [];
+    let NextToken: string | undefined;
+    do {
+      const out = await this.ec2.send(
+        new DescribeImagesCommand({
+          Owners: ["self"],
+          Filters: [
+            { Name: `tag:${AMP_IMAGE_TAG_KEY}`, Values: [tag] },
+            { Name: "state", Values: ["available"] },
+          ],
+          NextToken,
+        }),
+      );
+      images.push(...(out.Images ?? []));
+      NextToken = out.NextToken;
+    } while (NextToken);
+    // CreationDate is ISO 8601 in UTC: its text sorts as its time does.
+    images.sort((a, b) => (b.CreationDate ?? "").localeCompare(a.CreationDate ?? ""));
+    const newest = images[0]?.ImageId;
+    if (!newest) throw new ComputeBuildError(`Failed to retrieve image with ${tag} tag.`);
+    if (images.length > 1)
+      this.log?.warn("A single image should be tagged with the amphora image tag, but several were found; using the newest", {
+        tag,
+        imageId: newest,
+        found: images.length,
+      });
+    return newest;
+  }
+
+  /**
+   * The management subnet of `zone`: the one of amp_boot_network_list that EC2 says is in it. Without a
+   * zone, the list's first subnet (EC2 boots an instance in one subnet, where Nova would plug them all).
+   */
+  private async subnetOf(zone: string | null): Promise<string> {
+    const list = this.settings.ampBootNetworkList;
+    if (list.length === 0)
+      throw new ComputeBuildError("no management subnet: set OTTAVA_AMP_BOOT_NETWORK_LIST, or management_network in the AZ profile");
+    if (zone === null) return list[0]!;
+    this.#subnetsByZone ??= this.describeSubnets(list).catch((e: unknown) => {
+      this.#subnetsByZone = undefined; // ask again next time
+      throw e;
+    });
+    const subnet = (await this.#subnetsByZone).get(zone);
+    if (!subnet) throw new ComputeBuildError(`no subnet of OTTAVA_AMP_BOOT_NETWORK_LIST is in zone ${zone}`);
+    return subnet;
+  }
+
+  private async describeSubnets(ids: string[]): Promise<Map<string, string>> {
+    const out = await this.ec2.send(new DescribeSubnetsCommand({ SubnetIds: ids }));
+    const byZone = new Map<string, string>();
+    for (const s of out.Subnets ?? []) {
+      if (!s.AvailabilityZone || !s.SubnetId) continue;
+      const other = byZone.get(s.AvailabilityZone);
+      if (other)
+        throw new ComputeBuildError(`OTTAVA_AMP_BOOT_NETWORK_LIST has two subnets in zone ${s.AvailabilityZone}: ${other}, ${s.SubnetId}`);
+      byZone.set(s.AvailabilityZone, s.SubnetId);
+    }
+    return byZone;
+  }
+}

@@ -1,0 +1,19 @@
+// The names Ottava gives what it makes or finds in AWS: tag keys, placement groups.
+
+/**
+ * The tag key of the amphora images: the newest of the account's own AMIs whose tag AMP_IMAGE_TAG_KEY
+ * has the value of the image tag (a flavor profile's amp_image_tag, else OTTAVA_AMP_IMAGE_TAG) is
+ * booted. Glance tags are bare labels; AWS tags are key and value, so the label is the value here.
+ */
+export const AMP_IMAGE_TAG_KEY = "ottava:amp-image-tag";
+/** The stage (OTTAVA_STAGE) that made an instance. */
+export const STAGE_TAG_KEY = "ottava:stage";
+/** The amphora an instance is. */
+export const AMPHORA_TAG_KEY = "ottava:amphora-id";
+/** The load balancer that amphora serves. */
+export const LOAD_BALANCER_TAG_KEY = "ottava:loadbalancer-id";
+
+/** An instance's Name tag: Octavia's server name, "amphora-<id>". */
+export const instanceName = (amphoraId: string) => `amphora-${amphoraId}`;
+/** The spread placement group of a load balancer's amphorae (anti-affinity): Octavia's server group "octavia-lb-<id>". */
+export const placementGroupName = (stage: string, loadBalancerId: string) => `ottava-${stage}-lb-${loadBalancerId}`;

@@ -1,0 +1,2 @@
+// What tests of the AWS drivers share: the emulator (moto) each test file starts for itself.
+export * from "./moto";

@@ -1,0 +1,103 @@
+// moto_server for one test file: its own process on a free loopback port, with AMI and instance-type
+// validation on (../shared/notes/aws-emulation.md), stopped by the file. Its recorder keeps the request
+// bodies, for the parameters moto accepts and ignores (ClientToken, MetadataOptions, Placement).
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+/** A request moto recorded: its EC2 Query API parameters ("Action", "ImageId", "TagSpecification.1.Tag.1.Key", ...). */
+export interface RecordedRequest {
+  method: string;
+  url: string;
+  params: Record<string, string>;
+  /** The request body as sent (to look for text that must not be in any request). */
+  body: string;
+}
+
+export interface Moto {
+  endpoint: string;
+  /** Clears the emulator's state (POST /moto-api/reset). */
+  reset(): Promise<void>;
+  /** Starts recording afresh: what was recorded before is dropped. */
+  record(): Promise<void>;
+  /** The requests recorded since record(). */
+  recorded(): Promise<RecordedRequest[]>;
+  stop(): Promise<void>;
+}
+
+/** Credentials and Region for an SDK client pointed at the emulator (it accepts any). */
+export const MOTO_CLIENT = { region: "us-east-1", credentials: { accessKeyId: "testing", secretAccessKey: "testing" } };
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const addr = server.address();
+      server.close(() => (typeof addr === "object" && addr ? resolve(addr.port) : reject(new Error("no free port"))));
+    });
+  });
+}
+
+export async function startMoto(): Promise<Moto> {
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), "ottava-moto-"));
+  const endpoint = `http://127.0.0.1:${port}`;
+  let stderr = "";
+  const child: ChildProcess = spawn("moto_server", ["-H", "127.0.0.1", "-p", String(port)], {
+    cwd: dir,
+    env: {
+      ...process.env,
+      MOTO_ENABLE_AMI_VALIDATION: "true",
+      MOTO_EC2_ENABLE_INSTANCE_TYPE_VALIDATION: "true",
+      MOTO_RECORDER_FILEPATH: join(dir, "recording"),
+    },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  child.stderr!.on("data", (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  const api = async (path: string, method = "POST") => {
+    const res = await fetch(`${endpoint}/moto-api${path}`, { method });
+    if (!res.ok) throw new Error(`moto ${path}: ${res.status}`);
+    return res.text();
+  };
+  // It listens after 1-2 s (more on a loaded machine).
+  for (const started = Date.now(); ;) {
+    if (child.exitCode !== null) throw new Error(`moto_server exited (${child.exitCode}): ${stderr}`);
+    try {
+      await api("/", "GET");
+      break;
+    } catch {
+      if (Date.now() - started > 30_000) {
+        child.kill();
+        throw new Error(`moto_server did not answer on ${endpoint} within 30 s: ${stderr}`);
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  return {
+    endpoint,
+    reset: async () => void (await api("/reset")),
+    record: async () => {
+      await api("/recorder/reset-recording");
+      await api("/recorder/start-recording");
+    },
+    recorded: async () =>
+      (await api("/recorder/download-recording", "GET"))
+        .split("\n")
+        .filter(Boolean)
+        .map((line) => {
+          const e = JSON.parse(line) as { method: string; url: string; body: string | null; body_encoded: boolean };
+          const body = e.body_encoded ? Buffer.from(e.body ?? "", "base64").toString("utf8") : (e.body ?? "");
+          return { method: e.method, url: e.url, body, params: Object.fromEntries(new URLSearchParams(body)) };
+        }),
+    stop: async () => {
+      child.kill("SIGTERM");
+      await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
