@@ -150,6 +150,26 @@ export interface CertManager {
   readonly noop?: boolean;
 }
 
+/** A resource a cloud driver made for an amphora or a load balancer, with the owner its tags name. */
+export interface CloudResource {
+  /** What it is, in the cloud's words ("instance", "secret", "placement-group"). */
+  kind: string;
+  /** Its id in the cloud (an instance id, a secret's name). */
+  id: string;
+  /** The amphora it was made for. */
+  amphoraId?: string | undefined;
+  /** The load balancer it was made for, when it is the LB's rather than one amphora's. */
+  loadBalancerId?: string | undefined;
+}
+
+/** What housekeeping's orphan sweep (services/sweep.ts) asks of a cloud's drivers. */
+export interface OrphanSweeper {
+  /** Every resource the drivers of this deployment (OTTAVA_STAGE) made and that still exists, each naming its owner. */
+  resources(): AsyncIterable<CloudResource>;
+  /** Removes one, waiting for nothing; one already gone is removed. */
+  remove(r: CloudResource): Promise<void>;
+}
+
 export interface Drivers {
   compute: ComputeDriver;
   network: NetworkDriver;

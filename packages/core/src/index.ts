@@ -57,3 +57,4 @@ export * from "./health/recent";
 export * from "./services/repair";
 export * from "./certificates";
 export * from "./services/housekeeping";
+export * from "./services/sweep";
