@@ -4,3 +4,4 @@
 export * from "./constants";
 export * from "./ec2-client";
 export * from "./compute/ec2";
+export * from "./profiles";

@@ -46,6 +46,27 @@ export interface ComputeDriver {
   delete(computeId: string): Promise<void>;
 }
 
+/**
+ * Octavia's amphora provider driver's validate_flavor and validate_availability_zone, for the values
+ * its compute, image and network services must know: a flavor profile's compute_flavor and
+ * amp_image_tag, an availability zone profile's compute_zone and management_network. Each method
+ * answers when the cloud has what the profile names, throws ProfileRefused naming what it lacks (the
+ * text Octavia's provider driver gives), or throws the service's own error when it could not tell.
+ * Without one (the noop and local compute drivers) nothing is checked, as Octavia's no-op drivers.
+ */
+export interface ProfileValidator {
+  validateFlavor(data: Record<string, unknown>): Promise<void>;
+  validateAvailabilityZone(data: Record<string, unknown>): Promise<void>;
+}
+
+/** A ProfileValidator's refusal: its message is Octavia's user fault string ("Nova flavor x not found." in Nova's words). */
+export class ProfileRefused extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "ProfileRefused";
+  }
+}
+
 /** Octavia's ComputeWaitTimeoutException: the instance is not running yet; ask again later. */
 export class ComputeWaitTimeout extends Error {
   constructor(computeId: string) {

@@ -45,6 +45,7 @@ export * from "./resources/provider";
 export * from "./services/catalog";
 export * from "./services/member-cross-pool";
 export * from "./services/resize";
+export * from "./services/profiles";
 export * from "./services/healthmanager";
 export * from "./services/quota";
 export * from "./services/healthcheck";
