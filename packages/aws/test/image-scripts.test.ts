@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { amphoraSecretString, createMotoSecret, IMAGE_DIR, startMoto, type Moto } from "./support";
 
 const CONFIGURE = join(IMAGE_DIR, "ottava-amphora-configure");
-const SERVER_PEM = "-----BEGIN CERTIFICATE-----\nTHE-AGENT-CERTIFICATE\n-----END CERTIFICATE-----\n-----BEGIN PRIVATE KEY-----\nTHE-AGENT-KEY\n-----END PRIVATE KEY-----\n";
+const SERVER_PEM =
+  "-----BEGIN CERTIFICATE-----\nTHE-AGENT-CERTIFICATE\n-----END CERTIFICATE-----\n-----BEGIN PRIVATE KEY-----\nTHE-AGENT-KEY\n-----END PRIVATE KEY-----\n";
 const AGENT_CONF = "[health_manager]\nheartbeat_key = THE-HEARTBEAT-KEY\n";
 
 for (const need of ["/usr/bin/python3", "/usr/bin/unshare"]) {
@@ -63,16 +64,20 @@ status=0
 rm -rf "$dir/layers/up/ottava"
 cp -a "$dir/layers/up/." "$dir/etc/"
 exit $status`;
-  const child = spawn("/usr/bin/unshare", ["--mount", "--propagation", "private", "--", "/bin/sh", "-c", script, "sh", dir, CONFIGURE, "/etc/ottava/amphora.json"], {
-    env: {
-      PATH: `${dir}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin`,
-      HOME: dir,
-      LANG: "C.UTF-8",
-      AWS_ACCESS_KEY_ID: "testing",
-      AWS_SECRET_ACCESS_KEY: "testing",
+  const child = spawn(
+    "/usr/bin/unshare",
+    ["--mount", "--propagation", "private", "--", "/bin/sh", "-c", script, "sh", dir, CONFIGURE, "/etc/ottava/amphora.json"],
+    {
+      env: {
+        PATH: `${dir}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin`,
+        HOME: dir,
+        LANG: "C.UTF-8",
+        AWS_ACCESS_KEY_ID: "testing",
+        AWS_SECRET_ACCESS_KEY: "testing",
+      },
+      stdio: ["ignore", "pipe", "pipe"],
     },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  );
   let stderr = "";
   child.stderr.on("data", (d) => (stderr += d));
   child.stdout.on("data", (d) => (stderr += d));
@@ -98,7 +103,9 @@ describe("the scripts' syntax", () => {
     const sh = spawnSync("/bin/sh", ["-n", join(IMAGE_DIR, "install.sh")], { encoding: "utf8" });
     expect(sh.stderr).toBe("");
     expect(sh.status).toBe(0);
-    const py = spawnSync("/usr/bin/python3", ["-c", "import ast, sys; ast.parse(open(sys.argv[1]).read(), sys.argv[1])", CONFIGURE], { encoding: "utf8" });
+    const py = spawnSync("/usr/bin/python3", ["-c", "import ast, sys; ast.parse(open(sys.argv[1]).read(), sys.argv[1])", CONFIGURE], {
+      encoding: "utf8",
+    });
     expect(py.stderr).toBe("");
     expect(py.status).toBe(0);
     expect(statSync(CONFIGURE).mode & 0o111).toBe(0o111);

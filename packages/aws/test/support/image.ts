@@ -5,7 +5,8 @@ import { fileURLToPath } from "node:url";
 export const IMAGE_DIR = fileURLToPath(new URL("../../image/", import.meta.url));
 
 /** The SecretString of an amphora's secret: the agent's certificate and key, and its amphora-agent.conf. */
-export const amphoraSecretString = (serverPem: string, agentConf: string) => JSON.stringify({ server_pem: serverPem, agent_conf: agentConf });
+export const amphoraSecretString = (serverPem: string, agentConf: string) =>
+  JSON.stringify({ server_pem: serverPem, agent_conf: agentConf });
 
 /**
  * CreateSecret in moto (Secrets Manager's JSON protocol; moto reads the service from the credential scope
