@@ -122,6 +122,8 @@ export const computeCreate: TaskHandler = async (input, ctx) => {
       computeFlavor,
       loadBalancerId: lb.id,
       availabilityZone: lb.availability_zone,
+      // The LB's anti-affinity group (createServerGroup), for the create's pair and every replacement.
+      serverGroupId: lb.server_group_id ?? null,
       serverPem: cert.pem,
     });
     await ctx.store.updateAmphora(lb.id, a.id, input.owner, {
