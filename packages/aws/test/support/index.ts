@@ -2,3 +2,4 @@
 // proxy in front of it that adds what moto lacks (idempotency, placement groups, booting, faults).
 export * from "./moto";
 export * from "./ec2-proxy";
+export * from "./fixture";
