@@ -71,6 +71,8 @@ export interface Ec2Proxy {
   placementGroups: Map<string, PlacementGroup>;
   /** The next `times` (default 1) calls of `action` answer `fault` (THROTTLED, INTERNAL_ERROR, or any EC2 error). */
   fail(action: string, fault: Omit<Ec2Fault, "times" | "after">, options?: { times?: number; after?: boolean }): void;
+  /** Drops the faults not yet answered. */
+  clearFaults(): void;
   /** How instances launched from now on boot (default: NotFound never, `running` at once, as moto). */
   boot(behaviour: Partial<BootBehaviour>): void;
   /** Forgets calls, faults, tokens, groups and boot behaviour (not moto's state: Moto.reset). */
@@ -335,6 +337,7 @@ export async function startEc2Proxy(motoEndpoint: string): Promise<Ec2Proxy> {
       queue.push({ ...fault, times: options.times ?? 1, after: options.after ?? false });
       faults.set(action, queue);
     },
+    clearFaults: () => faults.clear(),
     boot: (b) => void (behaviour = { ...behaviour, ...b }),
     reset: () => {
       calls.length = 0;
