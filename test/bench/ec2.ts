@@ -23,7 +23,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { arg, checkLines, pct, SUBNET, type Check } from "./common";
+import { arg, benchStackSettings, checkLines, pct, SUBNET, type Check } from "./common";
 
 const ROUNDS = Number(arg("rounds") ?? 5);
 if (!Number.isInteger(ROUNDS) || ROUNDS < 1 || ROUNDS > 50) throw new Error(`--rounds must be an integer in 1..50, got ${arg("rounds")}`);
@@ -67,13 +67,7 @@ async function main() {
   /** Milliseconds spent in EC2 commands (the SDK's retries included), since the flow began. */
   const inEc2 = { ms: 0 };
   const config = loadConfig({
-    OTTAVA_DYNAMODB_ENDPOINT: dynamo.endpoint,
-    OTTAVA_BIND_PORT: "0",
-    OTTAVA_HEARTBEAT_PORT: "0",
-    OTTAVA_LOG_LEVEL: "error",
-    OTTAVA_HEALTH_CHECK_INTERVAL: "3600",
-    OTTAVA_CLEANUP_INTERVAL: "3600",
-    OTTAVA_CERT_INTERVAL: "86400",
+    ...benchStackSettings(dynamo.endpoint),
     OTTAVA_COMPUTE_DRIVER: "ec2",
     OTTAVA_EC2_ENDPOINT: proxy.endpoint,
     OTTAVA_STAGE: "bench",

@@ -3,7 +3,7 @@
 // UpdateLBServerGroupInDB. On EC2 the group is a spread placement group, which EC2 refuses to delete
 // while an instance in it is still terminating (Nova does not): the delete flow asks again, bounded.
 import { DriverError, TOPOLOGY_ACTIVE_STANDBY } from "@ottava/core";
-import { ignoreLockLost, loadBalancer, type TaskHandler } from "./context";
+import { activeWait, activeWaitAttempt, ignoreLockLost, loadBalancer, type TaskHandler } from "./context";
 
 /**
  * Octavia's NovaServerGroupCreate and UpdateLBServerGroupInDB: with anti-affinity on, an ACTIVE_STANDBY
@@ -36,27 +36,23 @@ export const revertServerGroup: TaskHandler = async ({ lbId, owner }, ctx) => {
   return null;
 };
 
-/** Where the group's delete stands, kept by the flow at $.serverGroupWait between runs. */
-interface ServerGroupWait {
-  waiting: boolean;
-  attempts: number;
-  retryIn: number;
-}
-
 /**
  * Octavia's NovaServerGroupDelete, after the amphorae's instances were deleted: while the cloud refuses
  * (an instance in the group is still terminating) the flow waits amp_active_wait_sec and runs this
  * again, at most amp_active_retries times; then the step fails (the LB ends in ERROR, and its delete
- * can be asked again).
+ * can be asked again). The flow keeps the wait at $.serverGroupWait.
  */
 export const deleteServerGroup: TaskHandler = async (input, ctx) => {
-  const attempts = ((input.serverGroupWait as ServerGroupWait | undefined)?.attempts ?? 0) + 1;
+  const attempts = activeWaitAttempt(input, "serverGroupWait");
   const lb = await loadBalancer(ctx, input.lbId);
   const id = lb.server_group_id;
-  if (!id || !ctx.drivers.compute.deleteServerGroup || (await ctx.drivers.compute.deleteServerGroup(id)))
-    return { waiting: false, attempts, retryIn: 0 } satisfies ServerGroupWait;
-  if (attempts >= ctx.config.ampActiveRetries)
-    throw new DriverError(`server group ${id} still in use after ${attempts} attempts to delete it`);
-  ctx.log.info("server group still in use", { loadBalancerId: lb.id, serverGroupId: id, attempts });
-  return { waiting: true, attempts, retryIn: ctx.config.ampActiveWaitSec } satisfies ServerGroupWait;
+  const deleted = !id || !ctx.drivers.compute.deleteServerGroup || (await ctx.drivers.compute.deleteServerGroup(id));
+  const state = activeWait(
+    ctx,
+    attempts,
+    deleted,
+    () => new DriverError(`server group ${id} still in use after ${attempts} attempts to delete it`),
+  );
+  if (state.waiting) ctx.log.info("server group still in use", { loadBalancerId: lb.id, serverGroupId: id, attempts });
+  return state;
 };
