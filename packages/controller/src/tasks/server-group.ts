@@ -3,7 +3,7 @@
 // UpdateLBServerGroupInDB. On EC2 the group is a spread placement group, which EC2 refuses to delete
 // while an instance in it is still terminating (Nova does not): the delete flow asks again, bounded.
 import { DriverError, TOPOLOGY_ACTIVE_STANDBY } from "@ottava/core";
-import { activeWait, activeWaitAttempt, ignoreLockLost, loadBalancer, type TaskHandler } from "./context";
+import { activeWait, activeWaitAttempt, ignoreLockLost, loadBalancer, type ActiveWait, type TaskHandler } from "./context";
 
 /**
  * Octavia's NovaServerGroupCreate and UpdateLBServerGroupInDB: with anti-affinity on, an ACTIVE_STANDBY
@@ -27,9 +27,10 @@ export const createServerGroup: TaskHandler = async ({ lbId, owner }, ctx) => {
  * terminating), the LB keeps its server_group_id and its delete removes the group later.
  */
 export const revertServerGroup: TaskHandler = async ({ lbId, owner }, ctx) => {
+  if (!ctx.drivers.compute.deleteServerGroup) return null; // a driver without groups made none
   const lb = await ctx.store.getLoadBalancer(lbId);
   const id = lb?.record.server_group_id;
-  if (!id || !ctx.drivers.compute.deleteServerGroup) return null;
+  if (!id) return null;
   if (await ctx.drivers.compute.deleteServerGroup(id))
     await ignoreLockLost(ctx, `load balancer ${lbId}`, () => ctx.store.updateLoadBalancer(lbId, owner, { server_group_id: null }));
   else ctx.log.warn("server group still in use; the load balancer's delete removes it", { loadBalancerId: lbId, serverGroupId: id });
@@ -44,9 +45,13 @@ export const revertServerGroup: TaskHandler = async ({ lbId, owner }, ctx) => {
  */
 export const deleteServerGroup: TaskHandler = async (input, ctx) => {
   const attempts = activeWaitAttempt(input, "serverGroupWait");
+  const compute = ctx.drivers.compute;
+  const done: ActiveWait = { waiting: false, attempts, retryIn: 0 };
+  if (!compute.deleteServerGroup) return done; // a driver without groups made none
   const lb = await loadBalancer(ctx, input.lbId);
   const id = lb.server_group_id;
-  const deleted = !id || !ctx.drivers.compute.deleteServerGroup || (await ctx.drivers.compute.deleteServerGroup(id));
+  if (!id) return done;
+  const deleted = await compute.deleteServerGroup(id);
   const state = activeWait(
     ctx,
     attempts,
