@@ -316,6 +316,27 @@ describe("an ACTIVE_STANDBY load balancer on EC2, anti-affinity on", () => {
     expect(actions.lastIndexOf("TerminateInstances")).toBeLessThan(actions.indexOf("DeletePlacementGroup"));
   });
 
+  it("a group EC2 still refuses: the create's revert leaves it on the ERROR load balancer; a delete asks OTTAVA_AMP_ACTIVE_RETRIES times, then ERROR; a later delete removes it", async () => {
+    const inUse = { code: "InvalidPlacementGroup.InUse", status: 400, message: "The placement group is in use and may not be deleted." };
+    proxy.boot({ pendingDescribes: Infinity });
+    proxy.fail("DeletePlacementGroup", inUse, { times: 1000 });
+    const lbId = await create(app, true);
+    const group = groupName(lbId);
+    expect(await endState(app, lbId)).toMatchObject({ status: "ERROR", serverGroup: group, instances: 0, group: true });
+    expect(proxy.calls.filter((c) => c.action === "DeletePlacementGroup").map((c) => c.status)).toEqual([400]);
+
+    await act(app, "DELETE", `${LBS}/${lbId}`);
+    expect(await statusOf(app, lbId)).toBe("ERROR");
+    // OTTAVA_AMP_ACTIVE_RETRIES looks, the last one failing the step, which the flow's Retry runs twice more.
+    expect(proxy.calls.filter((c) => c.action === "DeletePlacementGroup").map((c) => c.status)).toEqual(Array(1 + RETRIES + 2).fill(400));
+    expect(proxy.placementGroups.has(group)).toBe(true);
+
+    proxy.clearFaults();
+    await act(app, "DELETE", `${LBS}/${lbId}`);
+    expect(await statusOf(app, lbId)).toBe("DELETED");
+    expect(proxy.placementGroups.has(group)).toBe(false);
+  });
+
   it("a SINGLE load balancer gets no group; with anti-affinity off neither does an ACTIVE_STANDBY one", async () => {
     const single = await create(app, false);
     expect((await lbRecord(app, single)).server_group_id ?? null).toBeNull();
