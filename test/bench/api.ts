@@ -47,7 +47,7 @@ import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import type { ExecutionDescription } from "@ottava/core";
 import type { DynamoMeter, MeterCounts, MeterRow } from "@ottava/db/testing/metering";
 import type { Runtime, TaskDecorator } from "@ottava/local";
-import { checkLines, flag, listenersWithPools, machineScale, pct, sleep, SUBNET, type Check } from "./common";
+import { benchStackSettings, checkLines, flag, listenersWithPools, machineScale, pct, sleep, SUBNET, type Check } from "./common";
 
 // Before the app's modules load: no metric lines on stdout.
 process.env.POWERTOOLS_METRICS_DISABLED ??= "true";
@@ -171,17 +171,7 @@ async function startBench(decorateTask: TaskDecorator): Promise<Bench> {
   const dataDir = mkdtempSync(join(tmpdir(), "ottava-bench-"));
   const dynamo = await startDynamoDbLocal({ inMemory: true, dataDir });
   try {
-    // `npm start --in-memory`'s settings but for the background jobs' timers (and a free port).
-    const config = loadConfig({
-      OTTAVA_DYNAMODB_ENDPOINT: dynamo.endpoint,
-      OTTAVA_TABLE_NAME: TABLE,
-      OTTAVA_BIND_PORT: "0",
-      OTTAVA_HEARTBEAT_PORT: "0",
-      OTTAVA_LOG_LEVEL: "error",
-      OTTAVA_HEALTH_CHECK_INTERVAL: "3600",
-      OTTAVA_CLEANUP_INTERVAL: "3600",
-      OTTAVA_CERT_INTERVAL: "86400",
-    });
+    const config = loadConfig({ ...benchStackSettings(dynamo.endpoint), OTTAVA_TABLE_NAME: TABLE });
     // Every DynamoDB client of the runtime but its journal's, and the bench's own, carry the meter.
     const meter = new DynamoMeter();
     const metered = (client: DynamoDBClient) => addMetering(client, meter);

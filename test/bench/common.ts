@@ -4,6 +4,17 @@
 /** The VIP subnet of the benchmarks' load balancers (the tests' SUBNET, @ottava/core/testing; the noop network driver takes any). */
 export const SUBNET = "5e6b7c5a-0b7e-4a0e-9d36-1f5b2f3a6a11";
 
+/** `npm start --in-memory`'s settings for a bench's stack in process, but for a free port, errors only, and the background jobs' timers an hour and more away. */
+export const benchStackSettings = (dynamodbEndpoint: string): Record<string, string> => ({
+  OTTAVA_DYNAMODB_ENDPOINT: dynamodbEndpoint,
+  OTTAVA_BIND_PORT: "0",
+  OTTAVA_HEARTBEAT_PORT: "0",
+  OTTAVA_LOG_LEVEL: "error",
+  OTTAVA_HEALTH_CHECK_INTERVAL: "3600",
+  OTTAVA_CLEANUP_INTERVAL: "3600",
+  OTTAVA_CERT_INTERVAL: "86400",
+});
+
 /** The value of `--name value` or `--name=value`; undefined when not given. */
 export function arg(name: string): string | undefined {
   const i = process.argv.indexOf(`--${name}`);

@@ -51,7 +51,7 @@ export function createDrivers(config: Config, options: CreateDriversOptions = {}
  * minified) stays in a chunk of its own, which only a process whose settings pick ec2 ever loads.
  */
 function ec2Compute(config: Config, options: CreateDriversOptions): ComputeDriver {
-  let driver: Promise<ComputeDriver> | undefined;
+  let driver: Promise<Required<ComputeDriver>> | undefined;
   const load = () =>
     (driver ??= import("@ottava/aws").then(
       (aws) => new aws.Ec2ComputeDriver(aws.ec2Client(config, options.decorateAwsClient), config, options.log),
@@ -60,5 +60,7 @@ function ec2Compute(config: Config, options: CreateDriversOptions): ComputeDrive
     build: async (req) => (await load()).build(req),
     getInstance: async (computeId) => (await load()).getInstance(computeId),
     delete: async (computeId) => (await load()).delete(computeId),
+    createServerGroup: async (loadBalancerId) => (await load()).createServerGroup!(loadBalancerId),
+    deleteServerGroup: async (serverGroupId) => (await load()).deleteServerGroup!(serverGroupId),
   };
 }

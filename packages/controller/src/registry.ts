@@ -7,6 +7,7 @@ import * as crossPool from "./tasks/member-cross-pool";
 import * as resize from "./tasks/resize";
 import { HEALTHMANAGER_TASKS } from "./tasks/healthmanager";
 import * as certRotate from "./tasks/cert-rotate";
+import * as serverGroup from "./tasks/server-group";
 
 export const TASKS: Record<string, TaskHandler> = {
   ...amphorae,
@@ -17,6 +18,7 @@ export const TASKS: Record<string, TaskHandler> = {
   ...resize,
   ...HEALTHMANAGER_TASKS,
   ...certRotate,
+  ...serverGroup,
 };
 
 export const taskOfArn = (arn: string) => {

@@ -4,7 +4,7 @@
 import type { CertGenerator, Config, Drivers, Logger } from "@ottava/core";
 import { classifyUnavailable, metrics } from "@ottava/edge";
 import { createHousekeepingStore, type ClientDecorator, type Stores } from "@ottava/db";
-import { createDrivers, type LocalDataplane } from "@ottava/amphora";
+import { createDrivers, type CreateDriversOptions, type LocalDataplane } from "@ottava/amphora";
 import type { TaskContext } from "./tasks/context";
 
 /** What a process may give its task context beyond the settings and the stores (TaskContextOptions, deps.ts). */
@@ -15,6 +15,8 @@ export interface TaskContextParts {
   noop?: Drivers | undefined;
   /** Done to the task context's own DynamoDB client (amphoraCerts') before its first request: the API benchmark's meter. */
   decorateClient?: ClientDecorator | undefined;
+  /** Done to each AWS client the drivers make, after classifyUnavailable: the EC2 benchmark's call counter. */
+  decorateAwsClient?: CreateDriversOptions["decorateAwsClient"] | undefined;
 }
 
 /**
@@ -39,7 +41,10 @@ export function taskContextWith(
       local: opts.local,
       noop: opts.noop,
       log,
-      decorateAwsClient: classifyUnavailable,
+      decorateAwsClient: (client) => {
+        classifyUnavailable(client);
+        opts.decorateAwsClient?.(client);
+      },
       ...(certs ? { certs } : {}),
       ...(opts.caCertificate ? { caCertificate: opts.caCertificate } : {}),
     }),

@@ -50,7 +50,15 @@ describe("flow definitions", () => {
       path.push(at);
       at = d.States[at]!.Next as string;
     }
-    expect(path).toEqual(["CatchPlugVip", "RevertPlugVip", "RevertComputeCreate", "RevertCreateAmphoraeInDB", "OnFailure", "Failed"]);
+    expect(path).toEqual([
+      "CatchPlugVip",
+      "RevertPlugVip",
+      "RevertComputeCreate",
+      "RevertCreateAmphoraeInDB",
+      "RevertCreateServerGroup",
+      "OnFailure",
+      "Failed",
+    ]);
     expect(d.States.Failed!.Type).toBe("Fail");
   });
 

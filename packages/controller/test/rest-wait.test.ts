@@ -180,6 +180,7 @@ describe("the create flow's wait for the amphora agent (AmphoraeConnectivityWait
     expect(r.ran.slice(r.ran.lastIndexOf("AmphoraeConnectivityWait") + 1)).toEqual([
       "RevertComputeCreate",
       "RevertCreateAmphoraeInDB",
+      "RevertCreateServerGroup",
       "OnFailure",
     ]);
     expect(r.entered).toContain("CatchAmphoraeConnectivityWait");
@@ -233,7 +234,12 @@ describe("the create flow's wait for the instance (ComputeWait: Octavia's Comput
     });
     // Three looks one second apart; ComputeWaitTimeout is not one of the errors the steps' Retry retries.
     expect(r.ran.filter((s) => s === "ComputeWait")).toHaveLength(3);
-    expect(r.ran.slice(r.ran.lastIndexOf("ComputeWait") + 1)).toEqual(["RevertComputeCreate", "RevertCreateAmphoraeInDB", "OnFailure"]);
+    expect(r.ran.slice(r.ran.lastIndexOf("ComputeWait") + 1)).toEqual([
+      "RevertComputeCreate",
+      "RevertCreateAmphoraeInDB",
+      "RevertCreateServerGroup",
+      "OnFailure",
+    ]);
   });
 
   it("fails at once for an instance that will never run (ComputeBuildError)", async () => {

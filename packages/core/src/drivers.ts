@@ -44,6 +44,17 @@ export interface ComputeDriver {
   getInstance(computeId: string): Promise<ComputeInstance>;
   /** Deletes the instance, waiting for nothing; an instance already gone is deleted. */
   delete(computeId: string): Promise<void>;
+  /**
+   * Octavia's create_server_group ([nova] enable_anti_affinity): the anti-affinity group of a load
+   * balancer's amphorae, made once (a retry answers the same); answers its id for ComputeBuildRequest's
+   * serverGroupId. Absent: the driver has no groups, and the flows make none.
+   */
+  createServerGroup?(loadBalancerId: string): Promise<string>;
+  /**
+   * Octavia's delete_server_group: a group already gone is deleted (true). false: the cloud refuses while
+   * instances in it are still terminating (EC2 does, Nova does not); ask again later.
+   */
+  deleteServerGroup?(serverGroupId: string): Promise<boolean>;
 }
 
 /**

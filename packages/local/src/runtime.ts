@@ -9,6 +9,7 @@ import { join, resolve } from "node:path";
 import type { Config } from "@ottava/core";
 import { createLogger, metrics } from "@ottava/edge";
 import type { ClientDecorator } from "@ottava/db";
+import type { CreateDriversOptions } from "@ottava/amphora";
 import { startDynamoDbLocal, type DynamoDbLocal } from "./dynamodb-local";
 import type { LocalWorkflowEngine, TaskDecorator } from "./runner";
 import { loadOrCreateLocalCa } from "./ca";
@@ -28,6 +29,8 @@ export interface RuntimeOptions {
   decorateClient?: ClientDecorator;
   /** Benchmarks only: wraps each task invocation below the runner's journal (the API benchmark times the tasks with it). `npm start` passes none. */
   decorateTask?: TaskDecorator;
+  /** Benchmarks only: done to each AWS client the drivers make, after classifyUnavailable (the EC2 benchmark counts calls with it). `npm start` passes none. */
+  decorateAwsClient?: CreateDriversOptions["decorateAwsClient"];
 }
 
 export interface Runtime {
@@ -125,6 +128,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
       local: dataplane,
       noop: opts.injected?.noopDrivers,
       decorateClient: decorate,
+      decorateAwsClient: opts.decorateAwsClient,
     });
     // The runner journals its executions in the table, so those a stopped process left running are
     // continued now, before the health check and housekeeping's stuck-state repair look at them.

@@ -316,7 +316,7 @@ describe("a runner that stops and starts again (the journal in the table)", () =
     });
     await b.resume();
     expect((await b.wait((await stores.store.getLoadBalancer(lb.id))!.executionArn!))!.status).toBe("FAILED");
-    expect(second.invoked).toEqual(["RevertCreateAmphoraeInDB", "OnFailure"]);
+    expect(second.invoked).toEqual(["RevertCreateAmphoraeInDB", "RevertCreateServerGroup", "OnFailure"]);
     expect((await stores.store.getLoadBalancer(lb.id))!.record.provisioning_status).toBe(ERROR);
     expect((await stores.store.amphoraeOf(lb.id)).map((x) => x.status)).toEqual([DELETED]);
     expect((await stores.trail.flowTrail(lb.id))[0]).toMatchObject({ outcome: "FAILED", failed_step: "PlugVip" });

@@ -4,7 +4,8 @@
 // Every call asks EC2 once and waits for nothing: getInstance answers a running instance, or throws
 // ComputeWaitTimeout while it is pending (the flow asks again, as Octavia's ComputeRetry retries
 // ComputeWait), or ComputeBuildError once it stopped for good. build is safe to run twice: its
-// ClientToken is the amphora id, so EC2 answers the instance the first call launched.
+// ClientToken is the amphora id, so EC2 answers the instance the first call launched (and when the
+// second call's parameters differ, EC2 refuses the token and the instance is found by its tag).
 import {
   CreatePlacementGroupCommand,
   DeletePlacementGroupCommand,
@@ -91,10 +92,32 @@ export class Ec2ComputeDriver implements ComputeDriver {
       this.log?.info("amphora instance launched", { amphoraId: req.amphoraId, computeId: instanceId, imageId, instanceType, subnetId });
       return instanceId;
     } catch (e) {
+      // A retry whose parameters changed since the first attempt (a newer tagged AMI appeared between
+      // them): EC2 refuses the token again, and the instance the first attempt launched is the answer.
+      if (errorName(e) === "IdempotentParameterMismatch") {
+        const launched = await this.launchedFor(req.amphoraId);
+        if (launched) return launched;
+      }
       // Octavia's ComputeBuildException; the SDK's error stays its cause (a throttling error the client
       // marked unavailable is still retried by the flow: isUnavailable reads causes).
       throw new ComputeBuildError(`${String(errorName(e) ?? "Error")}: ${(e as Error).message}`, { cause: e });
     }
+  }
+
+  /** The instance of this stage launched for the amphora (its tag), not terminated nor terminating, if any. */
+  private async launchedFor(amphoraId: string): Promise<string | undefined> {
+    const out = await this.ec2.send(
+      new DescribeInstancesCommand({
+        Filters: [
+          { Name: `tag:${AMPHORA_TAG_KEY}`, Values: [amphoraId] },
+          { Name: `tag:${STAGE_TAG_KEY}`, Values: [this.settings.stage] },
+          { Name: "instance-state-name", Values: ["pending", "running", "stopping", "stopped"] },
+        ],
+      }),
+    );
+    const id = out.Reservations?.flatMap((r) => r.Instances ?? [])[0]?.InstanceId;
+    if (id) this.log?.info("amphora instance launched by an earlier attempt", { amphoraId, computeId: id });
+    return id;
   }
 
   /** DescribeInstances of one instance, once (see ComputeDriver.getInstance). */
@@ -163,13 +186,18 @@ export class Ec2ComputeDriver implements ComputeDriver {
     return name;
   }
 
-  /** Octavia's delete_server_group: a group already gone is deleted. */
-  async deleteServerGroup(name: string): Promise<void> {
+  /**
+   * Octavia's delete_server_group: a group already gone is deleted. EC2 refuses to delete a group while
+   * an instance in it is not terminated (Nova does not): then false, ask again later.
+   */
+  async deleteServerGroup(name: string): Promise<boolean> {
     try {
       await this.ec2.send(new DeletePlacementGroupCommand({ GroupName: name }));
     } catch (e) {
+      if (errorName(e) === "InvalidPlacementGroup.InUse") return false;
       if (errorName(e) !== "InvalidPlacementGroup.Unknown") throw e;
     }
+    return true;
   }
 
   /**

@@ -32,6 +32,8 @@ export const loadBalancerCreate = lockedChangeFlow(
   "Ottava: create a load balancer's amphorae, plug its VIP and mark it ACTIVE",
   [
     { name: "PlanAmphorae", task: "planAmphorae", resultPath: "$.plan" },
+    // Octavia's NovaServerGroupCreate + UpdateLBServerGroupInDB (anti-affinity, ACTIVE_STANDBY only; else nothing).
+    { name: "CreateServerGroup", task: "createServerGroup", revert: "revertServerGroup" },
     ...buildAmphoraeSteps(""),
     { name: "StartVrrp", task: "startVrrp" },
   ],

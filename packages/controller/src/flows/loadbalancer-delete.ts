@@ -5,6 +5,14 @@ export const loadBalancerDelete = lockedChangeFlow(
   "Ottava: remove a load balancer's amphorae and VIP and mark it DELETED",
   [
     { name: "DeleteAmphorae", task: "deleteAmphorae" },
+    // Octavia's NovaServerGroupDelete, after the instances (EC2 refuses while one is terminating: asked again, bounded).
+    {
+      name: "DeleteServerGroup",
+      task: "deleteServerGroup",
+      resultPath: "$.serverGroupWait",
+      loopWhile: "$.serverGroupWait.waiting",
+      loopWaitSecondsPath: "$.serverGroupWait.retryIn",
+    },
     { name: "DeallocateVip", task: "deallocateVip" },
   ],
   "MarkLoadBalancerDeleted",

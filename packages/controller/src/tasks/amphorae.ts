@@ -18,6 +18,8 @@ import {
 } from "@ottava/core";
 import { hasAgent } from "@ottava/amphora";
 import {
+  activeWait,
+  activeWaitAttempt,
   certsOf,
   deterministicId,
   ignoreLockLost,
@@ -124,6 +126,8 @@ export const computeCreate: TaskHandler = async (input, ctx) => {
       amphoraId: a.id,
       loadBalancerId: lb.id,
       ...profile,
+      // The LB's anti-affinity group (createServerGroup), for the create's pair and every replacement.
+      serverGroupId: lb.server_group_id ?? null,
       serverPem: cert.pem,
     });
     await ctx.store.updateAmphora(lb.id, a.id, input.owner, {
@@ -144,13 +148,6 @@ export const computeDelete: TaskHandler = async (input, ctx) => {
   return null;
 };
 
-/** Where the compute wait stands, kept by the flow at $.computeWait between runs. */
-interface ComputeWaitState {
-  waiting: boolean;
-  attempts: number;
-  retryIn: number;
-}
-
 /**
  * Octavia's ComputeWait under its ComputeRetry, one attempt per run: each planned amphora's instance is
  * read once (getInstance), and what the amphora record keeps of it written. While one is not running
@@ -160,7 +157,7 @@ interface ComputeWaitState {
  * instances are there at once (noop, local) answer on the first run.
  */
 export const computeWait: TaskHandler = async (input, ctx) => {
-  const attempts = ((input.computeWait as ComputeWaitState | undefined)?.attempts ?? 0) + 1;
+  const attempts = activeWaitAttempt(input, "computeWait");
   const pending: Amphora[] = [];
   for (const a of await planned(ctx, input)) {
     let vm;
@@ -178,10 +175,9 @@ export const computeWait: TaskHandler = async (input, ctx) => {
       cached_zone: vm.cached_zone,
     });
   }
-  if (pending.length === 0) return { waiting: false, attempts, retryIn: 0 } satisfies ComputeWaitState;
-  if (attempts >= ctx.config.ampActiveRetries) throw new ComputeWaitTimeout(pending.map((a) => a.compute_id).join(", "));
-  ctx.log.info("amphora instance not running yet", { amphorae: pending.map((a) => a.id), attempts });
-  return { waiting: true, attempts, retryIn: ctx.config.ampActiveWaitSec } satisfies ComputeWaitState;
+  const state = activeWait(ctx, attempts, pending.length === 0, () => new ComputeWaitTimeout(pending.map((a) => a.compute_id).join(", ")));
+  if (state.waiting) ctx.log.info("amphora instance not running yet", { amphorae: pending.map((a) => a.id), attempts });
+  return state;
 };
 
 /** Where the agent wait stands, kept by the flow at $.agentWait between runs. */

@@ -100,3 +100,27 @@ export async function ignoreLockLost(ctx: TaskContext, what: string, fn: () => P
     ctx.log.warn("lock lost; nothing written", { what, reason: e.message });
   }
 }
+
+/**
+ * Where a wait on the compute service stands (Octavia's ComputeRetry: amp_active_retries looks,
+ * amp_active_wait_sec apart), kept by the flow between runs at the step's resultPath.
+ */
+export interface ActiveWait {
+  waiting: boolean;
+  attempts: number;
+  retryIn: number;
+}
+
+/** Which look this run is, from the state the flow kept at `input[key]`. */
+export const activeWaitAttempt = (input: Record<string, unknown>, key: string) =>
+  ((input[key] as ActiveWait | undefined)?.attempts ?? 0) + 1;
+
+/**
+ * A run's answer: done, or wait amp_active_wait_sec and look again; a look that is not done at the
+ * amp_active_retries-th throws what `giveUp` makes.
+ */
+export function activeWait(ctx: TaskContext, attempts: number, done: boolean, giveUp: () => Error): ActiveWait {
+  if (done) return { waiting: false, attempts, retryIn: 0 };
+  if (attempts >= ctx.config.ampActiveRetries) throw giveUp();
+  return { waiting: true, attempts, retryIn: ctx.config.ampActiveWaitSec };
+}

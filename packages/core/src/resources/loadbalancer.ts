@@ -83,6 +83,8 @@ export interface LoadBalancer {
   flavor_id: string | null;
   availability_zone: string | null;
   topology: string;
+  /** Octavia's server_group_id: the anti-affinity group of its amphorae ([nova] enable_anti_affinity; absent: none). */
+  server_group_id?: string | null;
   tags: string[];
   created_at: string;
   updated_at: string | null;
@@ -151,8 +153,8 @@ export const loadBalancerDescriptor: ResourceDescriptor<LoadBalancer> = {
   model: (lb, r) => ({
     enabled: lb.admin_state_up,
     topology: lb.topology,
-    // Octavia's anti-affinity server groups are off by default (nova.enable_anti_affinity); Ottava creates none.
-    server_group_id: null,
+    // Octavia's anti-affinity server group (nova.enable_anti_affinity, off by default): EC2's placement group.
+    server_group_id: lb.server_group_id ?? null,
     "vip.ip_address": r.vip_address,
     "vip.network_id": r.vip_network_id,
     "vip.port_id": r.vip_port_id,
@@ -166,7 +168,7 @@ export const loadBalancerDescriptor: ResourceDescriptor<LoadBalancer> = {
     listeners: ["listener_ids"],
     pools: ["pool_ids"],
     enabled: ["admin_state_up"],
-    server_group_id: [],
+    server_group_id: ["server_group_id"],
     "vip.ip_address": ["vip_address"],
     "vip.network_id": ["vip_network_id"],
     "vip.port_id": ["vip_port_id"],
