@@ -91,7 +91,7 @@ describe("ssmSecretReader", () => {
       await Promise.all([throttled.close(), failing.close(), refusing.close()]);
     }
     // A port nothing listens on (the stand-in closed): refused, unavailable, the input in no message.
-    const gone = await (ssmSecretReader({ endpoint: refusing.endpoint, credentials })("/p/secret-name").catch((e: unknown) => e));
+    const gone = await ssmSecretReader({ endpoint: refusing.endpoint, credentials })("/p/secret-name").catch((e: unknown) => e);
     expect(gone).toMatchObject({ name: "ECONNREFUSED", message: "SSM GetParameter of /p/secret-name: ECONNREFUSED" });
     expect(isUnavailable(gone)).toBe(true);
   });
