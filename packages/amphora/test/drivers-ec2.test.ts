@@ -1,18 +1,9 @@
 // OTTAVA_COMPUTE_DRIVER=ec2 through createDrivers: the EC2 compute driver (@ottava/aws), loaded on its
 // first call, on a client to OTTAVA_EC2_ENDPOINT that the process's decorator saw, its secrets at
 // OTTAVA_SECRETSMANAGER_ENDPOINT, the controller CA in its user data, against moto.
-import {
-  CreateImageCommand,
-  CreateSubnetCommand,
-  CreateVpcCommand,
-  DescribeImagesCommand,
-  DescribeInstanceAttributeCommand,
-  EC2Client,
-  RunInstancesCommand,
-} from "@aws-sdk/client-ec2";
+import { DescribeInstanceAttributeCommand } from "@aws-sdk/client-ec2";
 import { ComputeWaitTimeout, loadConfig } from "@ottava/core";
-import { AMP_IMAGE_TAG_KEY } from "@ottava/aws";
-import { MOTO_CLIENT, motoSecretsManager, startMoto, type Moto } from "@ottava/aws/testing";
+import { MOTO_CLIENT, ec2Bed, motoSecretsManager, startMoto, type Moto } from "@ottava/aws/testing";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createDrivers } from "../src";
 
@@ -44,21 +35,9 @@ describe("createDrivers with OTTAVA_COMPUTE_DRIVER=ec2", () => {
   });
 
   it("builds with its secret at OTTAVA_SECRETSMANAGER_ENDPOINT and the controller CA in the user data: the settings', else the one given", async () => {
-    const ec2 = new EC2Client({ ...MOTO_CLIENT, endpoint: moto.endpoint });
-    const vpc = (await ec2.send(new CreateVpcCommand({ CidrBlock: "198.18.32.0/20" }))).Vpc!.VpcId!;
-    const subnet = (await ec2.send(new CreateSubnetCommand({ VpcId: vpc, CidrBlock: "198.18.32.0/24", AvailabilityZone: "us-east-1a" })))
-      .Subnet!.SubnetId!;
-    const ami = (await ec2.send(new DescribeImagesCommand({ Owners: ["amazon"], Filters: [{ Name: "architecture", Values: ["x86_64"] }] })))
-      .Images![0]!.ImageId!;
-    const source = (await ec2.send(new RunInstancesCommand({ ImageId: ami, InstanceType: "t3.micro", MinCount: 1, MaxCount: 1 })))
-      .Instances![0]!.InstanceId!;
-    await ec2.send(
-      new CreateImageCommand({
-        InstanceId: source,
-        Name: "amphora",
-        TagSpecifications: [{ ResourceType: "image", Tags: [{ Key: AMP_IMAGE_TAG_KEY, Value: "amphora" }] }],
-      }),
-    );
+    const bed = await ec2Bed(moto, "198.18.32.0");
+    const ec2 = bed.ec2;
+    await bed.taggedImage("amphora");
     const settings = {
       OTTAVA_COMPUTE_DRIVER: "ec2",
       OTTAVA_EC2_ENDPOINT: moto.endpoint,
@@ -66,7 +45,7 @@ describe("createDrivers with OTTAVA_COMPUTE_DRIVER=ec2", () => {
       OTTAVA_STAGE: "drivers",
       OTTAVA_AMP_IMAGE_TAG: "amphora",
       OTTAVA_AMP_FLAVOR_ID: "t3.micro",
-      OTTAVA_AMP_BOOT_NETWORK_LIST: subnet,
+      OTTAVA_AMP_BOOT_NETWORK_LIST: bed.subnets["us-east-1a"],
     };
     const build = async (env: Record<string, string>, given?: string) => {
       const { compute } = createDrivers(loadConfig({ ...settings, ...env }), given ? { caCertificate: async () => given } : {});

@@ -4,31 +4,26 @@
 // in which neither the agent's key nor the heartbeat key may be.
 import { generateKeyPairSync, randomBytes } from "node:crypto";
 import {
-  CreateImageCommand,
-  CreateSubnetCommand,
-  CreateVpcCommand,
   DescribeImagesCommand,
   DescribeInstanceAttributeCommand,
   DescribeInstancesCommand,
   DescribeTagsCommand,
   EC2Client,
-  RunInstancesCommand,
-  TerminateInstancesCommand,
   type InstanceAttributeName,
 } from "@aws-sdk/client-ec2";
 import { ComputeBuildError, isUnavailable, markUnavailable, type ComputeBuildRequest } from "@ottava/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   AMPHORA_TAG_KEY,
-  AMP_IMAGE_TAG_KEY,
   Ec2ComputeDriver,
   INSTANCE_ARN_TAG_KEY,
   LOAD_BALANCER_TAG_KEY,
   STAGE_TAG_KEY,
   type SecretsManagerCall,
 } from "../src";
-import { MOTO_CLIENT, createInstanceProfile, startMoto, type Moto } from "./support/moto";
-import { TEST_IMAGE_FILES, ec2DriverOptions, motoSecretsManager } from "./support/secrets";
+import { ec2Bed } from "./support/bed";
+import { createInstanceProfile, startMoto, type Moto } from "./support/moto";
+import { TEST_IMAGE_FILES, buildRequest, ec2DriverOptions, motoSecretsManager } from "./support/secrets";
 
 let moto: Moto;
 let ec2: EC2Client;
@@ -56,15 +51,7 @@ const settings = () => ({
   secretsmanagerEndpoint: moto.endpoint,
   ampInstanceProfile: "ottava-secret-stage-amphora",
 });
-const request = (over: Partial<ComputeBuildRequest> = {}): ComputeBuildRequest => ({
-  amphoraId: crypto.randomUUID(),
-  loadBalancerId: crypto.randomUUID(),
-  computeFlavor: null,
-  availabilityZone: null,
-  serverPem: SERVER_PEM,
-  agentConfig: AGENT_CONFIG,
-  ...over,
-});
+const request = (over: Partial<ComputeBuildRequest> = {}) => buildRequest({ serverPem: SERVER_PEM, agentConfig: AGENT_CONFIG, ...over });
 const secretName = (amphoraId: string) => `ottava/${STAGE}/amphora/${amphoraId}`;
 const describeSecret = (amphoraId: string) => sm("DescribeSecret", { SecretId: secretName(amphoraId) }, "test");
 const secretValue = async (amphoraId: string) =>
@@ -80,26 +67,14 @@ const failing =
 
 beforeAll(async () => {
   moto = await startMoto();
-  ec2 = new EC2Client({ ...MOTO_CLIENT, endpoint: moto.endpoint });
   sm = motoSecretsManager(moto);
   await createInstanceProfile(moto, "ottava-secret-stage-amphora");
-  const vpc = (await ec2.send(new CreateVpcCommand({ CidrBlock: "198.18.16.0/20" }))).Vpc!.VpcId!;
-  subnet = (await ec2.send(new CreateSubnetCommand({ VpcId: vpc, CidrBlock: "198.18.16.0/24", AvailabilityZone: "us-east-1a" }))).Subnet!
-    .SubnetId!;
+  const bed = await ec2Bed(moto, "198.18.16.0");
+  ec2 = bed.ec2;
+  subnet = bed.subnets["us-east-1a"];
   baseAmi = (await ec2.send(new DescribeImagesCommand({ Owners: ["amazon"], Filters: [{ Name: "architecture", Values: ["x86_64"] }] })))
     .Images![0]!.ImageId!;
-  const source = (await ec2.send(new RunInstancesCommand({ ImageId: baseAmi, InstanceType: "t3.micro", MinCount: 1, MaxCount: 1 })))
-    .Instances![0]!.InstanceId!;
-  taggedAmi = (
-    await ec2.send(
-      new CreateImageCommand({
-        InstanceId: source,
-        Name: "amphora",
-        TagSpecifications: [{ ResourceType: "image", Tags: [{ Key: AMP_IMAGE_TAG_KEY, Value: "amphora" }] }],
-      }),
-    )
-  ).ImageId!;
-  await ec2.send(new TerminateInstancesCommand({ InstanceIds: [source] }));
+  taggedAmi = await bed.taggedImage("amphora");
 });
 afterAll(async () => {
   ec2?.destroy();

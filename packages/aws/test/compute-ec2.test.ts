@@ -17,7 +17,7 @@ import { ComputeBuildError, ComputeWaitTimeout, loadConfig, type ComputeBuildReq
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { AMP_IMAGE_TAG_KEY, AMPHORA_TAG_KEY, Ec2ComputeDriver, LOAD_BALANCER_TAG_KEY, STAGE_TAG_KEY, ec2Client } from "../src";
 import { MOTO_CLIENT, createInstanceProfile, startMoto, type Moto } from "./support/moto";
-import { TEST_CONTROLLER_CA, ec2DriverOptions } from "./support/secrets";
+import { TEST_CONTROLLER_CA, buildRequest, ec2DriverOptions } from "./support/secrets";
 
 let moto: Moto;
 let ec2: EC2Client;
@@ -46,15 +46,7 @@ const settings = () => ({
   secretsmanagerEndpoint: moto.endpoint,
   ampInstanceProfile: INSTANCE_PROFILE,
 });
-const request = (over: Partial<ComputeBuildRequest> = {}): ComputeBuildRequest => ({
-  amphoraId: crypto.randomUUID(),
-  loadBalancerId: crypto.randomUUID(),
-  computeFlavor: null,
-  availabilityZone: null,
-  serverPem: SERVER_PEM,
-  agentConfig: AGENT_CONFIG,
-  ...over,
-});
+const request = (over: Partial<ComputeBuildRequest> = {}) => buildRequest({ serverPem: SERVER_PEM, agentConfig: AGENT_CONFIG, ...over });
 const describeInstance = async (id: string): Promise<Instance> =>
   (await ec2.send(new DescribeInstancesCommand({ InstanceIds: [id] }))).Reservations![0]!.Instances![0]!;
 const tagsOf = (i: { Tags?: { Key?: string; Value?: string }[] }) => Object.fromEntries((i.Tags ?? []).map((t) => [t.Key, t.Value]));

@@ -1,6 +1,8 @@
 // What the EC2 driver's tests give it beyond EC2: Secrets Manager on the file's moto, a controller CA
 // certificate (public, made up), and image scripts for the first-boot path (placeholders: the real
 // ones are packages/aws/image/'s).
+import { randomUUID } from "node:crypto";
+import type { ComputeBuildRequest } from "@ottava/core";
 import { secretsManagerClient, type Ec2ComputeOptions, type ImageFile, type SecretsManagerCall } from "../../src";
 import { MOTO_CLIENT, type Moto } from "./moto";
 
@@ -25,5 +27,16 @@ export const ec2DriverOptions = (moto: Pick<Moto, "endpoint">, over: Partial<Ec2
   secrets: motoSecretsManager(moto),
   controllerCa: async () => TEST_CONTROLLER_CA,
   imageFiles: TEST_IMAGE_FILES,
+  ...over,
+});
+
+/** A build request of a new amphora (its own id and load balancer), no flavor, no zone: `over` says the rest. */
+export const buildRequest = (over: Partial<ComputeBuildRequest> = {}): ComputeBuildRequest => ({
+  amphoraId: randomUUID(),
+  loadBalancerId: randomUUID(),
+  computeFlavor: null,
+  availabilityZone: null,
+  serverPem: "",
+  agentConfig: "",
   ...over,
 });
