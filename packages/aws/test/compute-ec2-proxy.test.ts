@@ -5,7 +5,7 @@ import { DescribeInstancesCommand, EC2Client, TerminateInstancesCommand } from "
 import { ComputeBuildError, type ComputeBuildRequest } from "@ottava/core";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { AMPHORA_TAG_KEY, Ec2ComputeDriver, LOAD_BALANCER_TAG_KEY, STAGE_TAG_KEY } from "../src";
-import { MOTO_CLIENT, ec2Fixture, startEc2Proxy, startMoto, type Ec2Fixture, type Ec2Proxy, type Moto } from "./support";
+import { MOTO_CLIENT, ec2DriverOptions, ec2Fixture, startEc2Proxy, startMoto, type Ec2Fixture, type Ec2Proxy, type Moto } from "./support";
 
 let moto: Moto;
 let proxy: Ec2Proxy;
@@ -32,6 +32,8 @@ const settings = (tag: string) => ({
   ampFlavorId: "t3.micro",
   ampBootNetworkList: [fx.subnets["us-east-1a"]!, fx.subnets["us-east-1b"]!],
   ampSecgroupList: [fx.securityGroup],
+  secretsmanagerEndpoint: moto.endpoint,
+  ampInstanceProfile: undefined,
 });
 const request = (over: Partial<ComputeBuildRequest> = {}): ComputeBuildRequest => ({
   amphoraId: crypto.randomUUID(),
@@ -39,6 +41,7 @@ const request = (over: Partial<ComputeBuildRequest> = {}): ComputeBuildRequest =
   computeFlavor: null,
   availabilityZone: null,
   serverPem: "unused",
+  agentConfig: "unused",
   ...over,
 });
 /** The RunInstances calls of the driver (the fixture makes its images from instances of the public AMI). */
@@ -52,7 +55,7 @@ describe("Ec2ComputeDriver.build, retried", () => {
   it("with the same parameters: EC2 answers the first instance", async () => {
     const tag = `same-${crypto.randomUUID()}`;
     await fx.taggedImage(tag, tag);
-    const driver = new Ec2ComputeDriver(ec2, settings(tag));
+    const driver = new Ec2ComputeDriver(ec2, settings(tag), ec2DriverOptions(moto));
     const req = request();
     const first = await driver.build(req);
     expect(await driver.build(req)).toBe(first);
@@ -63,7 +66,7 @@ describe("Ec2ComputeDriver.build, retried", () => {
   it("after a newer tagged AMI appeared: EC2 refuses the token, and the first attempt's instance is the answer", async () => {
     const tag = `newer-${crypto.randomUUID()}`;
     const older = await fx.taggedImage(tag, `${tag}-1`);
-    const driver = new Ec2ComputeDriver(ec2, settings(tag));
+    const driver = new Ec2ComputeDriver(ec2, settings(tag), ec2DriverOptions(moto));
     const req = request();
     const first = await driver.build(req);
     const newer = await fx.taggedImage(tag, `${tag}-2`);
@@ -100,7 +103,7 @@ describe("Ec2ComputeDriver's placement groups (anti-affinity)", () => {
   it("a spread group per load balancer, made once, booted into, deleted once its instances are terminated", async () => {
     const tag = `pg-${crypto.randomUUID()}`;
     await fx.taggedImage(tag, tag);
-    const driver = new Ec2ComputeDriver(ec2, settings(tag));
+    const driver = new Ec2ComputeDriver(ec2, settings(tag), ec2DriverOptions(moto));
     const lbId = crypto.randomUUID();
     const name = await driver.createServerGroup(lbId);
     expect(name).toBe(`ottava-proxy-stage-lb-${lbId}`);

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { Instance } from "@aws-sdk/client-ec2";
 import { MOTO_CLIENT, ec2Bed, startMoto, type Ec2Bed, type Moto } from "@ottava/aws/testing";
 import { SUBNET, inProcessApp } from "@ottava/local/testing";
+import { createLocalCa } from "@ottava/controller";
 
 type App = Awaited<ReturnType<typeof inProcessApp>>;
 let moto: Moto;
@@ -24,9 +25,14 @@ beforeAll(async () => {
   bed = await ec2Bed(moto, "198.18.48.0");
   defaultImage = await bed.taggedImage("amphora-default");
   flavorImage = await bed.taggedImage("amphora-flavor");
+  // The CA the amphorae's certificates are signed with, whose certificate their user data carries.
+  const ca = await createLocalCa();
   t = await inProcessApp({
+    OTTAVA_CA_CERTIFICATE: ca.certificate,
+    OTTAVA_CA_PRIVATE_KEY: ca.privateKey,
     OTTAVA_COMPUTE_DRIVER: "ec2",
     OTTAVA_EC2_ENDPOINT: moto.endpoint,
+    OTTAVA_SECRETSMANAGER_ENDPOINT: moto.endpoint,
     OTTAVA_AMP_IMAGE_TAG: "amphora-default",
     OTTAVA_AMP_FLAVOR_ID: "t3.micro",
     OTTAVA_AMP_BOOT_NETWORK_LIST: bed.subnets["us-east-1a"],

@@ -21,8 +21,28 @@ export const AGENT_TASKS = [
   "uploadAmphoraCert",
 ] as const;
 
-/** The tasks that render the amphora agent's configuration, which carries the heartbeat key. */
-export const HEARTBEAT_KEY_TASKS = ["updateAmphoraAgentConfig", "refreshAgentConfigPage"] as const;
+/**
+ * The tasks that render the amphora agent's configuration, which carries the heartbeat key: those that
+ * push it to the agents, and computeCreate, which hands it to the compute driver for the new instance.
+ */
+export const HEARTBEAT_KEY_TASKS = ["computeCreate", "updateAmphoraAgentConfig", "refreshAgentConfigPage"] as const;
+
+/**
+ * The tasks that call the compute driver: with OTTAVA_COMPUTE_DRIVER=ec2 only they may launch, describe
+ * and terminate instances and make and delete the amphorae's secrets (stacks/compute.ts).
+ */
+export const COMPUTE_TASKS = [
+  "computeCreate",
+  "computeDelete",
+  "computeWait",
+  "createServerGroup",
+  "deleteAmphora",
+  "deleteAmphorae",
+  "deleteServerGroup",
+  "removeOldAmphora",
+  "resizeRemoveOldAmphorae",
+  "revertServerGroup",
+] as const;
 
 const has = (list: readonly string[], task: string) => list.includes(task);
 /** What a task's function needs beyond its settings. */

@@ -110,8 +110,10 @@ export const markAmphoraeDeleted: TaskHandler = async (input, ctx) => {
 /**
  * Builds the planned amphorae (Octavia: GenerateServerPEMTask, UpdateAmphoraDBCertExpiration and
  * CertComputeCreate in one task): each gets a new server certificate (CN = its id) signed by the CA,
- * handed to the compute driver with its key for the instance's config drive, and its expiry recorded.
- * The key exists only here: never in the flow's state (this task returns nothing) nor in a log line.
+ * handed to the compute driver with its key and its amphora-agent.conf (rendered as
+ * updateAmphoraAgentConfig renders it: the current health-manager addresses, the heartbeat key) for the
+ * instance's config drive, and its expiry recorded. The key and the configuration exist only here:
+ * never in the flow's state (this task returns nothing) nor in a log line.
  */
 export const computeCreate: TaskHandler = async (input, ctx) => {
   const lb = await loadBalancer(ctx, input.lbId);
@@ -120,6 +122,8 @@ export const computeCreate: TaskHandler = async (input, ctx) => {
   // As Octavia's flows store them: the flavor's and the zone's profile values; a resize builds with its new flavor.
   const flavorId = typeof input.newFlavorId === "string" ? input.newFlavorId : lb.flavor_id;
   const profile = await buildProfile(ctx.catalog, flavorId, lb.availability_zone);
+  const agent = await currentHealthManagerConfig(ctx);
+  const topologies = new Map([[lb.id, Promise.resolve(lb.topology)]]);
   for (const a of todo) {
     const cert = await certsOf(ctx).generateServerPem(a.id, ctx.config.certValidityTime);
     const computeId = await ctx.drivers.compute.build({
@@ -129,6 +133,7 @@ export const computeCreate: TaskHandler = async (input, ctx) => {
       // The LB's anti-affinity group (createServerGroup), for the create's pair and every replacement.
       serverGroupId: lb.server_group_id ?? null,
       serverPem: cert.pem,
+      agentConfig: await renderAmphoraAgentConfig(ctx, a, agent.controller_ip_port_list, topologies),
     });
     await ctx.store.updateAmphora(lb.id, a.id, input.owner, {
       compute_id: computeId,
