@@ -1,4 +1,4 @@
-// moto_server for one test file: its own process on a free loopback port, with AMI and instance-type
+// moto_server for one test file: its own process on a free port of loopback (or of the address given), with AMI and instance-type
 // validation on (../shared/notes/aws-emulation.md), stopped by the file. Its recorder keeps the request
 // bodies, for the parameters moto accepts and ignores (ClientToken, MetadataOptions, Placement).
 import { spawn, type ChildProcess } from "node:child_process";
@@ -30,23 +30,25 @@ export interface Moto {
 /** Credentials and Region for an SDK client pointed at the emulator (it accepts any). */
 export const MOTO_CLIENT = { region: "us-east-1", credentials: { accessKeyId: "testing", secretAccessKey: "testing" } };
 
-function freePort(): Promise<number> {
+function freePort(host: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
+    server.listen(0, host, () => {
       const addr = server.address();
       server.close(() => (typeof addr === "object" && addr ? resolve(addr.port) : reject(new Error("no free port"))));
     });
   });
 }
 
-export async function startMoto(): Promise<Moto> {
-  const port = await freePort();
+/** Starts moto on `host` (default 127.0.0.1; the EC2 test bed gives its controller address). */
+export async function startMoto(opts: { host?: string } = {}): Promise<Moto> {
+  const host = opts.host ?? "127.0.0.1";
+  const port = await freePort(host);
   const dir = mkdtempSync(join(tmpdir(), "ottava-moto-"));
-  const endpoint = `http://127.0.0.1:${port}`;
+  const endpoint = `http://${host}:${port}`;
   let stderr = "";
-  const child: ChildProcess = spawn("moto_server", ["-H", "127.0.0.1", "-p", String(port)], {
+  const child: ChildProcess = spawn("moto_server", ["-H", host, "-p", String(port)], {
     cwd: dir,
     env: {
       ...process.env,
