@@ -1,2 +1,3 @@
 // What tests of the AWS drivers share: the emulator (moto) each test file starts for itself.
 export * from "./moto";
+export * from "./image";
