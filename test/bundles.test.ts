@@ -92,6 +92,9 @@ describe("the Lambda bundles", () => {
     const EC2 = /node_modules\/@aws-sdk\/client-ec2\/|packages\/aws\/src\//;
     for (const name of ["task", "task (signing)"]) expect(where(name, EC2), name).toEqual({ atStart: false, inChunks: true });
     for (const name of ["api", "jobs"]) expect(where(name, EC2), name).toEqual({ atStart: false, inChunks: false });
+    // The amphora image scripts the first-boot user data carries: a generated module, bundled as any other.
+    for (const name of ["task", "task (signing)"])
+      expect(where(name, /packages\/aws\/src\/compute\/image-files\.ts$/), name).toEqual({ atStart: false, inChunks: true });
   });
 
   it("answer their first request from the bundle alone (GET / for the API, a task that reads nothing)", async () => {

@@ -48,13 +48,22 @@ export function createDrivers(config: Config, options: CreateDriversOptions = {}
 
 /**
  * The EC2 compute driver (@ottava/aws), loaded on its first call: the AWS SDK's EC2 client (about 1 MB
- * minified) stays in a chunk of its own, which only a process whose settings pick ec2 ever loads.
+ * minified) stays in a chunk of its own, which only a process whose settings pick ec2 ever loads. The
+ * amphorae's client_ca.pem is the CA that issues the controller's client certificate: the settings'
+ * CA certificate, else the one the process gives (npm start's local CA), as for the REST driver.
  */
 function ec2Compute(config: Config, options: CreateDriversOptions): ComputeDriver {
   let driver: Promise<ComputeDriver> | undefined;
+  const controllerCa = async () =>
+    config.caCertificate ?? (typeof options.caCertificate === "function" ? await options.caCertificate() : options.caCertificate);
   const load = () =>
     (driver ??= import("@ottava/aws").then(
-      (aws) => new aws.Ec2ComputeDriver(aws.ec2Client(config, options.decorateAwsClient), config, options.log),
+      (aws) =>
+        new aws.Ec2ComputeDriver(aws.ec2Client(config, options.decorateAwsClient), config, {
+          secrets: aws.secretsManagerClient(config),
+          controllerCa,
+          log: options.log,
+        }),
     ));
   return {
     build: async (req) => (await load()).build(req),

@@ -105,6 +105,7 @@ describe("the local compute and amphora drivers", () => {
       computeFlavor: null,
       availabilityZone: null,
       serverPem: "-----BEGIN PRIVATE KEY-----\nsecret\n",
+      agentConfig: "[DEFAULT]\n",
     });
     expect(await compute.getInstance(computeId)).toMatchObject({ compute_id: amphoraId, lb_network_ip: "127.0.0.1" });
     const amphoraDir = join(root, amphoraId);

@@ -5,10 +5,12 @@ import { noopDriversWith, parseFaults } from "./support/noop-faults";
 describe("no-op driver faults (OTTAVA_NOOP_FAULTS)", () => {
   it("fail the named calls, the first N only when :N is given", async () => {
     const d = noopDriversWith("compute.build:1,network.plugVip");
-    await expect(d.compute.build({ amphoraId: "a", computeFlavor: null, availabilityZone: null, serverPem: "" })).rejects.toThrow(
-      /Injected fault: compute.build/,
-    );
-    await expect(d.compute.build({ amphoraId: "a", computeFlavor: null, availabilityZone: null, serverPem: "" })).resolves.toMatch(/-/);
+    await expect(
+      d.compute.build({ amphoraId: "a", computeFlavor: null, availabilityZone: null, serverPem: "", agentConfig: "" }),
+    ).rejects.toThrow(/Injected fault: compute.build/);
+    await expect(
+      d.compute.build({ amphoraId: "a", computeFlavor: null, availabilityZone: null, serverPem: "", agentConfig: "" }),
+    ).resolves.toMatch(/-/);
     for (let i = 0; i < 3; i++) await expect(d.network.plugVip({} as never, {} as never)).rejects.toMatchObject({ name: "DriverError" });
   });
 

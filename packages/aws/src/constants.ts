@@ -17,3 +17,20 @@ export const LOAD_BALANCER_TAG_KEY = "ottava:loadbalancer-id";
 export const instanceName = (amphoraId: string) => `amphora-${amphoraId}`;
 /** The spread placement group of a load balancer's amphorae (anti-affinity): Octavia's server group "octavia-lb-<id>". */
 export const placementGroupName = (stage: string, loadBalancerId: string) => `ottava-${stage}-lb-${loadBalancerId}`;
+
+/**
+ * An amphora's secret in Secrets Manager: its agent's server certificate and key, and its
+ * amphora-agent.conf (the heartbeat key), which Octavia puts in the config drive.
+ */
+export const amphoraSecretName = (stage: string, amphoraId: string) => `ottava/${stage}/amphora/${amphoraId}`;
+/**
+ * The tag that binds an amphora's secret to its instance: the instance's ARN. The amphora role may read
+ * a secret only where this tag equals the calling instance's ARN (`${ec2:SourceInstanceARN}`).
+ */
+export const INSTANCE_ARN_TAG_KEY = "ottava:instance-arn";
+
+/** The AWS partition of a Region ("aws", "aws-cn", "aws-us-gov"), for the ARNs Ottava writes. */
+export const partitionOf = (region: string) => (region.startsWith("cn-") ? "aws-cn" : region.startsWith("us-gov-") ? "aws-us-gov" : "aws");
+/** An EC2 instance's ARN: what `ec2:SourceInstanceARN` is in the requests its role credentials sign. */
+export const instanceArn = (region: string, accountId: string, instanceId: string) =>
+  `arn:${partitionOf(region)}:ec2:${region}:${accountId}:instance/${instanceId}`;

@@ -16,7 +16,8 @@ import {
 import { ComputeBuildError, ComputeWaitTimeout, loadConfig, type ComputeBuildRequest } from "@ottava/core";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { AMP_IMAGE_TAG_KEY, AMPHORA_TAG_KEY, Ec2ComputeDriver, LOAD_BALANCER_TAG_KEY, STAGE_TAG_KEY, ec2Client } from "../src";
-import { MOTO_CLIENT, startMoto, type Moto } from "./support/moto";
+import { MOTO_CLIENT, createInstanceProfile, startMoto, type Moto } from "./support/moto";
+import { TEST_CONTROLLER_CA, ec2DriverOptions } from "./support/secrets";
 
 let moto: Moto;
 let ec2: EC2Client;
@@ -31,6 +32,9 @@ let newerAmi: string;
 let otherAmi: string;
 
 const SERVER_PEM = "-----BEGIN PRIVATE KEY-----\nTHIS-IS-THE-AGENT-KEY\n-----END PRIVATE KEY-----\n";
+const AGENT_CONFIG = "[health_manager]\nheartbeat_key = THIS-IS-THE-HEARTBEAT-KEY\n";
+/** The amphorae's instance profile (the stacks make it; here, the emulator). */
+const INSTANCE_PROFILE = "ottava-test-stage-amphora";
 
 const settings = () => ({
   stage: "test-stage",
@@ -39,6 +43,8 @@ const settings = () => ({
   ampFlavorId: "t3.micro",
   ampBootNetworkList: [subnets["us-east-1a"]!, subnets["us-east-1b"]!],
   ampSecgroupList: [securityGroup],
+  secretsmanagerEndpoint: moto.endpoint,
+  ampInstanceProfile: INSTANCE_PROFILE,
 });
 const request = (over: Partial<ComputeBuildRequest> = {}): ComputeBuildRequest => ({
   amphoraId: crypto.randomUUID(),
@@ -46,6 +52,7 @@ const request = (over: Partial<ComputeBuildRequest> = {}): ComputeBuildRequest =
   computeFlavor: null,
   availabilityZone: null,
   serverPem: SERVER_PEM,
+  agentConfig: AGENT_CONFIG,
   ...over,
 });
 const describeInstance = async (id: string): Promise<Instance> =>
@@ -78,6 +85,7 @@ beforeAll(async () => {
   subnets.second = (
     await ec2.send(new CreateSubnetCommand({ VpcId: vpc, CidrBlock: "198.18.2.0/24", AvailabilityZone: "us-east-1a" }))
   ).Subnet!.SubnetId!;
+  await createInstanceProfile(moto, INSTANCE_PROFILE);
   securityGroup = (await ec2.send(new CreateSecurityGroupCommand({ VpcId: vpc, GroupName: "lb-mgmt-sec-grp", Description: "amphorae" })))
     .GroupId!;
   publicAmi = (await ec2.send(new DescribeImagesCommand({ Owners: ["amazon"], Filters: [{ Name: "architecture", Values: ["x86_64"] }] })))
@@ -95,7 +103,7 @@ afterAll(async () => {
 
 describe("Ec2ComputeDriver.build", () => {
   it("runs one instance with the newest tagged AMI, the flavor's type, the zone's subnet, the groups, IMDSv2, tags and the amphora id as ClientToken", async () => {
-    const driver = new Ec2ComputeDriver(ec2, settings());
+    const driver = new Ec2ComputeDriver(ec2, settings(), ec2DriverOptions(moto));
     const req = request({ computeFlavor: "t3.small", availabilityZone: "us-east-1b" });
     await moto.record();
     const id = await driver.build(req);
@@ -115,14 +123,25 @@ describe("Ec2ComputeDriver.build", () => {
       "MetadataOptions.HttpEndpoint": "enabled",
       "MetadataOptions.HttpTokens": "required",
       "MetadataOptions.HttpPutResponseHopLimit": "1",
+      "IamInstanceProfile.Name": INSTANCE_PROFILE,
     });
     expect(p["Placement.GroupName"]).toBeUndefined();
-    expect(p.UserData).toBeUndefined();
+    // The user data of a tagged image: where the secret is, the CA, the configure step; no image scripts.
+    const userData = Buffer.from(p.UserData!, "base64").toString("utf8");
+    expect(userData).toMatch(/^#cloud-config\n/);
+    expect(userData).toContain(`"secret_id":"ottava/test-stage/amphora/${req.amphoraId}"`);
+    expect(userData).toContain(TEST_CONTROLLER_CA.split("\n")[1]);
+    expect(userData).not.toContain("install.sh");
     // The image was looked up among this account's own, by the tag, available ones only.
     const images = recorded.find((r) => r.params.Action === "DescribeImages")!.params;
     expect(images).toMatchObject({ "Owner.1": "self", "Filter.1.Name": `tag:${AMP_IMAGE_TAG_KEY}`, "Filter.1.Value.1": "amphora" });
-    // The agent's key is in no request.
-    for (const r of recorded) expect(r.body).not.toContain("THIS-IS-THE-AGENT-KEY");
+    // The agent's key and the heartbeat key are in no EC2 request (only Secrets Manager's CreateSecret has them).
+    const ec2Requests = recorded.filter((r) => r.params.Action);
+    expect(ec2Requests.length).toBeGreaterThan(1);
+    for (const r of ec2Requests) {
+      expect(r.body).not.toContain("THIS-IS-THE-AGENT-KEY");
+      expect(r.body).not.toContain("THIS-IS-THE-HEARTBEAT-KEY");
+    }
 
     const instance = await describeInstance(id);
     expect(instance).toMatchObject({ ImageId: newerAmi, InstanceType: "t3.small", SubnetId: subnets["us-east-1b"] });
@@ -137,7 +156,7 @@ describe("Ec2ComputeDriver.build", () => {
   });
 
   it("takes the settings' type and image tag when the request has none, the flavor's image tag when it has one, and the first subnet without a zone", async () => {
-    const driver = new Ec2ComputeDriver(ec2, settings());
+    const driver = new Ec2ComputeDriver(ec2, settings(), ec2DriverOptions(moto));
     const byDefault = await describeInstance(await driver.build(request()));
     expect(byDefault).toMatchObject({ ImageId: newerAmi, InstanceType: "t3.micro", SubnetId: subnets["us-east-1a"] });
     const byFlavor = await describeInstance(await driver.build(request({ imageTag: "other", availabilityZone: "us-east-1a" })));
@@ -145,18 +164,18 @@ describe("Ec2ComputeDriver.build", () => {
   });
 
   it("boots in the AZ profile's management subnet when it names one", async () => {
-    const driver = new Ec2ComputeDriver(ec2, settings());
+    const driver = new Ec2ComputeDriver(ec2, settings(), ec2DriverOptions(moto));
     const id = await driver.build(request({ availabilityZone: "us-east-1a", managementNetwork: subnets["us-east-1b"]! }));
     expect((await describeInstance(id)).SubnetId).toBe(subnets["us-east-1b"]);
   });
 
   it("boots the base image when no image tag is set", async () => {
-    const driver = new Ec2ComputeDriver(ec2, { ...settings(), ampImageTag: undefined, ampBaseImageId: publicAmi });
+    const driver = new Ec2ComputeDriver(ec2, { ...settings(), ampImageTag: undefined, ampBaseImageId: publicAmi }, ec2DriverOptions(moto));
     expect((await describeInstance(await driver.build(request()))).ImageId).toBe(publicAmi);
   });
 
   it("puts the instance in the anti-affinity placement group it is given", async () => {
-    const driver = new Ec2ComputeDriver(ec2, settings());
+    const driver = new Ec2ComputeDriver(ec2, settings(), ec2DriverOptions(moto));
     await moto.record();
     await driver.build(request({ serverGroupId: "ottava-test-stage-lb-1" }));
     const p = (await moto.recorded()).find((r) => r.params.Action === "RunInstances")!.params;
@@ -164,7 +183,7 @@ describe("Ec2ComputeDriver.build", () => {
   });
 
   it("fails with Octavia's messages: no image with the tag, an unknown instance type, a zone without a subnet, no setting", async () => {
-    const driver = new Ec2ComputeDriver(ec2, settings());
+    const driver = new Ec2ComputeDriver(ec2, settings(), ec2DriverOptions(moto));
     await expect(driver.build(request({ imageTag: "nothing-has-it" }))).rejects.toThrow(
       new ComputeBuildError("Failed to retrieve image with nothing-has-it tag."),
     );
@@ -174,7 +193,11 @@ describe("Ec2ComputeDriver.build", () => {
     await expect(driver.build(request({ availabilityZone: "us-east-1c" }))).rejects.toThrow(
       "no subnet of OTTAVA_AMP_BOOT_NETWORK_LIST is in zone us-east-1c",
     );
-    const bare = new Ec2ComputeDriver(ec2, { ...settings(), ampImageTag: undefined, ampFlavorId: undefined, ampBootNetworkList: [] });
+    const bare = new Ec2ComputeDriver(
+      ec2,
+      { ...settings(), ampImageTag: undefined, ampFlavorId: undefined, ampBootNetworkList: [] },
+      ec2DriverOptions(moto),
+    );
     await expect(bare.build(request())).rejects.toThrow(/no image: set OTTAVA_AMP_IMAGE_TAG/);
     await expect(bare.build(request({ imageTag: "amphora" }))).rejects.toThrow(/no instance type: set OTTAVA_AMP_FLAVOR_ID/);
     await expect(bare.build(request({ imageTag: "amphora", computeFlavor: "t3.micro" }))).rejects.toThrow(
@@ -183,7 +206,11 @@ describe("Ec2ComputeDriver.build", () => {
   });
 
   it("refuses two boot subnets in one zone", async () => {
-    const driver = new Ec2ComputeDriver(ec2, { ...settings(), ampBootNetworkList: [subnets["us-east-1a"]!, subnets.second!] });
+    const driver = new Ec2ComputeDriver(
+      ec2,
+      { ...settings(), ampBootNetworkList: [subnets["us-east-1a"]!, subnets.second!] },
+      ec2DriverOptions(moto),
+    );
     await expect(driver.build(request({ availabilityZone: "us-east-1a" }))).rejects.toThrow(
       `OTTAVA_AMP_BOOT_NETWORK_LIST has two subnets in zone us-east-1a: ${subnets["us-east-1a"]}, ${subnets.second}`,
     );
@@ -192,7 +219,7 @@ describe("Ec2ComputeDriver.build", () => {
 
 describe("Ec2ComputeDriver.getInstance", () => {
   it("answers a running instance's management address, image, type and zone", async () => {
-    const driver = new Ec2ComputeDriver(ec2, settings());
+    const driver = new Ec2ComputeDriver(ec2, settings(), ec2DriverOptions(moto));
     const id = await driver.build(request({ computeFlavor: "t3.small", availabilityZone: "us-east-1b" }));
     const vm = await driver.getInstance(id);
     expect(vm).toMatchObject({ compute_id: id, image_id: newerAmi, compute_flavor: "t3.small", cached_zone: "us-east-1b" });
@@ -200,7 +227,7 @@ describe("Ec2ComputeDriver.getInstance", () => {
   });
 
   it("throws ComputeWaitTimeout for an instance EC2 does not know (yet), ComputeBuildError for one that stopped for good", async () => {
-    const driver = new Ec2ComputeDriver(ec2, settings());
+    const driver = new Ec2ComputeDriver(ec2, settings(), ec2DriverOptions(moto));
     await expect(driver.getInstance("i-0123456789abcdef0")).rejects.toBeInstanceOf(ComputeWaitTimeout);
     const id = await driver.build(request());
     await ec2.send(new TerminateInstancesCommand({ InstanceIds: [id] }));
@@ -212,7 +239,7 @@ describe("Ec2ComputeDriver.getInstance", () => {
 
 describe("Ec2ComputeDriver.delete", () => {
   it("terminates the instance, and an instance already gone is deleted", async () => {
-    const driver = new Ec2ComputeDriver(ec2, settings());
+    const driver = new Ec2ComputeDriver(ec2, settings(), ec2DriverOptions(moto));
     const id = await driver.build(request());
     await driver.delete(id);
     expect(["shutting-down", "terminated"]).toContain((await describeInstance(id)).State?.Name);

@@ -126,6 +126,10 @@ export interface Config {
   stage: string;
   /** An EC2 endpoint other than the Region's (a VPC endpoint without private DNS, the test bed's emulator). */
   ec2Endpoint: string | undefined;
+  /** A Secrets Manager endpoint other than the Region's: the ec2 driver's calls, and the amphorae's (their user data carries it). */
+  secretsmanagerEndpoint: string | undefined;
+  /** The IAM instance profile (name or ARN) the ec2 driver launches amphorae with: their role reads each its own secret (no Octavia option). */
+  ampInstanceProfile: string | undefined;
   /** [controller_worker] amp_image_tag: the ec2 driver boots the newest of the account's AMIs tagged with it (AMP_IMAGE_TAG_KEY), unless a flavor profile names another. */
   ampImageTag: string | undefined;
   /** The AMI (stock Debian 12) the ec2 driver boots when no image tag is set, for the amphora's first-boot install. */
@@ -310,6 +314,8 @@ export function loadConfig(env: Env = process.env): Config {
     lbNetworkInterface: get("LB_NETWORK_INTERFACE") ?? "o-hm0",
     stage: get("STAGE") ?? "local",
     ec2Endpoint: get("EC2_ENDPOINT"),
+    secretsmanagerEndpoint: get("SECRETSMANAGER_ENDPOINT"),
+    ampInstanceProfile: get("AMP_INSTANCE_PROFILE"),
     ampImageTag: get("AMP_IMAGE_TAG"),
     ampBaseImageId: awsId("AMP_BASE_IMAGE_ID", "ami", get("AMP_BASE_IMAGE_ID")),
     ampFlavorId: get("AMP_FLAVOR_ID"),

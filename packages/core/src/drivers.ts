@@ -31,6 +31,11 @@ export interface ComputeBuildRequest {
    * (Octavia's CertComputeCreate: /etc/octavia/certs/server.pem). Secret: never log it, never return it.
    */
   serverPem: string;
+  /**
+   * The amphora's amphora-agent.conf, which holds the heartbeat key (Octavia's ComputeCreate:
+   * /etc/octavia/amphora-agent.conf in the config drive). Secret: never log it, never return it.
+   */
+  agentConfig: string;
 }
 
 export interface ComputeDriver {

@@ -4,6 +4,7 @@
 // a process makes of a service whose SDK client would bring its whole service schema into the bundle.
 // The signer's and the credential chain's modules are imported at the first call: a process that makes
 // none never loads them.
+import { markUnavailable } from "@ottava/core";
 import { Sha256 } from "@smithy/core/checksum";
 import type { SignatureV4 } from "@smithy/signature-v4";
 
@@ -28,7 +29,9 @@ export interface AwsJsonService {
  * Calls `operation` with `input` and answers the service's answer, parsed. Throttling and 5xx answers
  * are retried (3 attempts); any other error is thrown named as the service names it, its message
  * `label` (what the call was, e.g. `SSM GetParameter of /p/x`), the error's name and the service's
- * message, never the input.
+ * message, never the input. Throttling and 5xx answers still failing after the attempts, and a service
+ * that cannot be reached, are marked unavailable (@ottava/core's markUnavailable), as
+ * classifyUnavailable marks the SDK's: a flow retries them, the API answers them 503.
  */
 export type AwsJsonCall = (operation: string, input: unknown, label: string) => Promise<Record<string, unknown>>;
 
@@ -61,7 +64,15 @@ export function awsJsonClient({ signingName, targetPrefix, jsonVersion }: AwsJso
         },
         body,
       });
-      const res = await fetch(url, { method: "POST", headers: signed.headers, body });
+      let res: Response;
+      try {
+        res = await fetch(url, { method: "POST", headers: signed.headers, body });
+      } catch (e) {
+        // No answer (refused, reset, DNS): the cause says which, never the input.
+        const cause = (e as { cause?: { code?: unknown } }).cause;
+        const code = typeof cause?.code === "string" ? cause.code : "NetworkError";
+        throw markUnavailable(Object.assign(new Error(`${label}: ${code}`, { cause: e }), { name: code }));
+      }
       const text = await res.text();
       let answer: Record<string, unknown> & { __type?: unknown; message?: unknown; Message?: unknown } = {};
       try {
@@ -74,12 +85,14 @@ export function awsJsonClient({ signingName, targetPrefix, jsonVersion }: AwsJso
         String(answer.__type ?? "")
           .split("#")
           .pop() || `HTTP${res.status}`;
-      if ((res.status >= 500 || /Throttl/.test(name)) && attempt < ATTEMPTS) {
+      const unavailable = res.status >= 500 || /Throttl/.test(name);
+      if (unavailable && attempt < ATTEMPTS) {
         await new Promise((ok) => setTimeout(ok, 100 * 2 ** attempt));
         continue;
       }
       const message = answer.message ?? answer.Message;
-      throw Object.assign(new Error(`${label}: ${name}${message ? `: ${message}` : ""}`), { name });
+      const error = Object.assign(new Error(`${label}: ${name}${message ? `: ${message}` : ""}`), { name });
+      throw unavailable ? markUnavailable(error) : error;
     }
   };
 }

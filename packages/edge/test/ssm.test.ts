@@ -1,6 +1,7 @@
 // The secrets port on SSM (ssmSecretReader, over aws-json.ts's signed calls), against a stand-in for SSM's endpoint.
 import { createServer, type IncomingMessage } from "node:http";
 import { describe, expect, it } from "vitest";
+import { isUnavailable } from "@ottava/core";
 import { ssmSecretReader } from "@ottava/edge";
 
 /** A stand-in for SSM's endpoint: answers each request with the next of `answers`, and keeps what it got. */
@@ -68,6 +69,31 @@ describe("ssmSecretReader", () => {
     } finally {
       await missing.close();
     }
+  });
+
+  it("marks throttling and 5xx that outlast the attempts, and an endpoint that does not answer, unavailable; a refusal not", async () => {
+    const throttled = await ssmEndpoint([{ status: 400, body: { __type: "ThrottlingException", message: "Rate exceeded" } }]);
+    const failing = await ssmEndpoint([{ status: 503, body: {} }]);
+    const refusing = await ssmEndpoint([{ status: 400, body: { __type: "AccessDeniedException", message: "no" } }]);
+    try {
+      const errorOf = (endpoint: string) => ssmSecretReader({ endpoint, credentials })("/p/x").catch((e: unknown) => e);
+      const t = await errorOf(throttled.endpoint);
+      expect(t).toMatchObject({ name: "ThrottlingException" });
+      expect(isUnavailable(t)).toBe(true);
+      expect(throttled.got).toHaveLength(3);
+      const f = await errorOf(failing.endpoint);
+      expect(f).toMatchObject({ name: "HTTP503" });
+      expect(isUnavailable(f)).toBe(true);
+      const r = await errorOf(refusing.endpoint);
+      expect(r).toMatchObject({ name: "AccessDeniedException" });
+      expect(isUnavailable(r)).toBe(false);
+    } finally {
+      await Promise.all([throttled.close(), failing.close(), refusing.close()]);
+    }
+    // A port nothing listens on (the stand-in closed): refused, unavailable, the input in no message.
+    const gone = await ssmSecretReader({ endpoint: refusing.endpoint, credentials })("/p/secret-name").catch((e: unknown) => e);
+    expect(gone).toMatchObject({ name: "ECONNREFUSED", message: "SSM GetParameter of /p/secret-name: ECONNREFUSED" });
+    expect(isUnavailable(gone)).toBe(true);
   });
 
   it("fails when SSM answers no value", async () => {

@@ -5,6 +5,10 @@
 // ComputeWaitTimeout while it is pending (the flow asks again, as Octavia's ComputeRetry retries
 // ComputeWait), or ComputeBuildError once it stopped for good. build is safe to run twice: its
 // ClientToken is the amphora id, so EC2 answers the instance the first call launched.
+//
+// What Nova's config drive carries (the agent's key, amphora-agent.conf) goes in a Secrets Manager
+// secret of the amphora's own (amphora-secret.ts), bound to its instance; the user data says where it is
+// (user-data.ts). docs/data-plane.md gives the design.
 import {
   CreatePlacementGroupCommand,
   DeletePlacementGroupCommand,
@@ -21,19 +25,54 @@ import {
 import {
   ComputeBuildError,
   ComputeWaitTimeout,
+  isUnavailable,
   type ComputeBuildRequest,
   type ComputeDriver,
   type ComputeInstance,
   type Config,
   type Logger,
 } from "@ottava/core";
-import { AMPHORA_TAG_KEY, AMP_IMAGE_TAG_KEY, LOAD_BALANCER_TAG_KEY, STAGE_TAG_KEY, instanceName, placementGroupName } from "../constants";
+import {
+  AMPHORA_TAG_KEY,
+  AMP_IMAGE_TAG_KEY,
+  LOAD_BALANCER_TAG_KEY,
+  STAGE_TAG_KEY,
+  amphoraSecretName,
+  instanceArn,
+  instanceName,
+  placementGroupName,
+} from "../constants";
+import type { SecretsManagerCall } from "../secretsmanager-client";
+import { AmphoraSecrets } from "./amphora-secret";
+import { USER_DATA_LIMIT, renderUserData, userDataSize, type ImageFile } from "./user-data";
 
 /** The settings the driver reads. */
 export type Ec2ComputeSettings = Pick<
   Config,
-  "stage" | "ampImageTag" | "ampBaseImageId" | "ampFlavorId" | "ampBootNetworkList" | "ampSecgroupList"
+  | "stage"
+  | "ampImageTag"
+  | "ampBaseImageId"
+  | "ampFlavorId"
+  | "ampBootNetworkList"
+  | "ampSecgroupList"
+  | "secretsmanagerEndpoint"
+  | "ampInstanceProfile"
 >;
+
+/** What the driver is given beyond EC2 and the settings. */
+export interface Ec2ComputeOptions {
+  /** Secrets Manager (secretsManagerClient): the amphorae's secrets. */
+  secrets: SecretsManagerCall;
+  /**
+   * The controller CA's certificate (PEM), written to the amphora as client_ca.pem (Octavia's
+   * [controller_worker] client_ca): the CA that issues the controller's client certificate. Asked at
+   * each build; undefined fails the build.
+   */
+  controllerCa: () => Promise<string | undefined>;
+  log?: Logger | undefined;
+  /** The image scripts the first-boot user data carries (default: packages/aws/image/'s, embedded). */
+  imageFiles?: readonly ImageFile[] | undefined;
+}
 
 /** The name of an AWS SDK error ("InvalidInstanceID.NotFound"), if it is one. */
 const errorName = (e: unknown) => (e as { name?: unknown } | null)?.name;
@@ -42,22 +81,31 @@ export class Ec2ComputeDriver implements ComputeDriver {
   /** amp_boot_network_list by zone (zone → subnet id), asked of EC2 once: subnets never change zones. */
   #subnetsByZone: Promise<Map<string, string>> | undefined;
 
+  private readonly log: Logger | undefined;
+  private readonly secrets: AmphoraSecrets;
+
   constructor(
     private readonly ec2: EC2Client,
     private readonly settings: Ec2ComputeSettings,
-    private readonly log?: Logger,
-  ) {}
+    private readonly options: Ec2ComputeOptions,
+  ) {
+    this.log = options.log;
+    this.secrets = new AmphoraSecrets(options.secrets);
+  }
 
   /**
    * RunInstances of one amphora. The image: the newest by tag (the flavor profile's amp_image_tag, else
    * OTTAVA_AMP_IMAGE_TAG), else OTTAVA_AMP_BASE_IMAGE_ID. The type: the flavor profile's compute_flavor,
    * else OTTAVA_AMP_FLAVOR_ID. The subnet: the AZ profile's management_network, else the boot network
    * list's subnet in the amphora's zone. IMDSv2 only, one hop (no container on the instance reaches it).
-   * `req.serverPem` goes nowhere: not in the user data, the tags or a log line (the amphora will fetch
-   * its certificate from a secret of its own; until then this driver boots no agent that could use it).
+   * `req.serverPem` and `req.agentConfig` go only in the amphora's secret, made before RunInstances
+   * and bound to the instance after it (its tag ottava:instance-arn): not in the user data, the tags or
+   * a log line. A build that fails for good deletes what it made; one that fails for now (a service
+   * unavailable) leaves them to its retry, which finds them.
    */
   async build(req: ComputeBuildRequest): Promise<string> {
-    const imageId = await this.imageId(req.imageTag ?? this.settings.ampImageTag);
+    const imageTag = req.imageTag ?? this.settings.ampImageTag;
+    const imageId = await this.imageId(imageTag);
     const instanceType = req.computeFlavor ?? this.settings.ampFlavorId;
     if (!instanceType) throw new ComputeBuildError("no instance type: set OTTAVA_AMP_FLAVOR_ID, or compute_flavor in the flavor profile");
     const subnetId = req.managementNetwork ?? (await this.subnetOf(req.availabilityZone));
@@ -67,6 +115,21 @@ export class Ec2ComputeDriver implements ComputeDriver {
       { Key: AMPHORA_TAG_KEY, Value: req.amphoraId },
       ...(req.loadBalancerId ? [{ Key: LOAD_BALANCER_TAG_KEY, Value: req.loadBalancerId }] : []),
     ];
+    const region = await this.ec2.config.region();
+    const secretId = amphoraSecretName(this.settings.stage, req.amphoraId);
+    const userData = await this.userData(region, secretId, !imageTag);
+    try {
+      // Tagged as the instance is, but for its Name.
+      await this.secrets.create(
+        secretId,
+        { server_pem: req.serverPem, agent_conf: req.agentConfig },
+        tags.filter((t) => t.Key !== "Name"),
+      );
+    } catch (e) {
+      throw buildError(e);
+    }
+    let instanceId: string;
+    let accountId: string;
     try {
       const out = await this.ec2.send(
         new RunInstancesCommand({
@@ -78,6 +141,8 @@ export class Ec2ComputeDriver implements ComputeDriver {
           ClientToken: req.amphoraId,
           SubnetId: subnetId,
           ...(this.settings.ampSecgroupList.length ? { SecurityGroupIds: this.settings.ampSecgroupList } : {}),
+          UserData: Buffer.from(userData, "utf8").toString("base64"),
+          ...(this.settings.ampInstanceProfile ? { IamInstanceProfile: instanceProfile(this.settings.ampInstanceProfile) } : {}),
           MetadataOptions: { HttpEndpoint: "enabled", HttpTokens: "required", HttpPutResponseHopLimit: 1 },
           ...(req.serverGroupId ? { Placement: { GroupName: req.serverGroupId } } : {}),
           TagSpecifications: [
@@ -86,14 +151,54 @@ export class Ec2ComputeDriver implements ComputeDriver {
           ],
         }),
       );
-      const instanceId = out.Instances?.[0]?.InstanceId;
-      if (!instanceId) throw new Error("RunInstances answered no instance");
-      this.log?.info("amphora instance launched", { amphoraId: req.amphoraId, computeId: instanceId, imageId, instanceType, subnetId });
-      return instanceId;
+      const id = out.Instances?.[0]?.InstanceId;
+      if (!id || !out.OwnerId) throw new Error("RunInstances answered no instance");
+      instanceId = id;
+      accountId = out.OwnerId; // the reservation's owner: this account
     } catch (e) {
-      // Octavia's ComputeBuildException; the SDK's error stays its cause (a throttling error the client
-      // marked unavailable is still retried by the flow: isUnavailable reads causes).
-      throw new ComputeBuildError(`${String(errorName(e) ?? "Error")}: ${(e as Error).message}`, { cause: e });
+      if (!isUnavailable(e)) await this.undo(req.amphoraId, secretId);
+      throw buildError(e);
+    }
+    try {
+      await this.secrets.bind(secretId, instanceArn(region, accountId, instanceId));
+    } catch (e) {
+      if (!isUnavailable(e)) await this.undo(req.amphoraId, secretId, instanceId);
+      throw buildError(e);
+    }
+    this.log?.info("amphora instance launched", { amphoraId: req.amphoraId, computeId: instanceId, imageId, instanceType, subnetId });
+    return instanceId;
+  }
+
+  /** The amphora's user data (no secret in it), within AWS's limit. */
+  private async userData(region: string, secretId: string, firstBoot: boolean): Promise<string> {
+    const clientCa = await this.options.controllerCa();
+    if (!clientCa) throw new ComputeBuildError("no controller CA certificate for the amphorae's client_ca.pem: set OTTAVA_CA_CERTIFICATE");
+    let userData: string;
+    try {
+      userData = renderUserData({
+        region,
+        secretId,
+        secretsmanagerEndpoint: this.settings.secretsmanagerEndpoint ?? null,
+        clientCa,
+        firstBoot,
+        ...(this.options.imageFiles ? { imageFiles: this.options.imageFiles } : {}),
+      });
+    } catch (e) {
+      throw new ComputeBuildError((e as Error).message);
+    }
+    // AWS counts the raw text, before base64 (the emulator does not check it).
+    const size = userDataSize(userData);
+    if (size > USER_DATA_LIMIT) throw new ComputeBuildError(`the user data is ${size} bytes, more than AWS's limit of ${USER_DATA_LIMIT}`);
+    return userData;
+  }
+
+  /** What a build that failed for good made goes: its instance, if launched, and its secret. Its own failures are logged. */
+  private async undo(amphoraId: string, secretId: string, instanceId?: string): Promise<void> {
+    try {
+      if (instanceId) await this.ec2.send(new TerminateInstancesCommand({ InstanceIds: [instanceId] }));
+      await this.secrets.delete(secretId);
+    } catch (e) {
+      this.log?.warn("could not delete what a failed build made", { amphoraId, computeId: instanceId, error: String(errorName(e)) });
     }
   }
 
@@ -125,8 +230,26 @@ export class Ec2ComputeDriver implements ComputeDriver {
     };
   }
 
-  /** TerminateInstances, waiting for nothing; an instance EC2 does not know is already deleted (Octavia's NotFound). */
+  /**
+   * Deletes the amphora's secret (found by the instance's amphora tag; one already gone is deleted),
+   * then TerminateInstances, waiting for nothing; an instance EC2 does not know is already deleted
+   * (Octavia's NotFound).
+   */
   async delete(computeId: string): Promise<void> {
+    let instance;
+    try {
+      instance = (await this.ec2.send(new DescribeInstancesCommand({ InstanceIds: [computeId] }))).Reservations?.[0]?.Instances?.[0];
+    } catch (e) {
+      if (errorName(e) !== "InvalidInstanceID.NotFound") throw e;
+    }
+    if (!instance) {
+      this.log?.warn("EC2 instance not found; assuming already deleted", { computeId });
+      return;
+    }
+    const tags = Object.fromEntries((instance.Tags ?? []).map((t) => [t.Key, t.Value]));
+    const amphoraId = tags[AMPHORA_TAG_KEY];
+    if (amphoraId && tags[STAGE_TAG_KEY] === this.settings.stage)
+      await this.secrets.delete(amphoraSecretName(this.settings.stage, amphoraId));
     try {
       await this.ec2.send(new TerminateInstancesCommand({ InstanceIds: [computeId] }));
     } catch (e) {
@@ -244,3 +367,10 @@ export class Ec2ComputeDriver implements ComputeDriver {
     return byZone;
   }
 }
+
+/** Octavia's ComputeBuildException; the error stays its cause (one marked unavailable is still retried by the flow: isUnavailable reads causes). */
+const buildError = (e: unknown) =>
+  e instanceof ComputeBuildError ? e : new ComputeBuildError(`${String(errorName(e) ?? "Error")}: ${(e as Error).message}`, { cause: e });
+
+/** OTTAVA_AMP_INSTANCE_PROFILE: an instance profile's ARN, or its name. */
+const instanceProfile = (profile: string) => (profile.startsWith("arn:") ? { Arn: profile } : { Name: profile });

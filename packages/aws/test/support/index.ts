@@ -1,3 +1,4 @@
 // What tests of the AWS drivers share: the emulator (moto) each test file starts for itself.
 export * from "./moto";
 export * from "./image";
+export * from "./secrets";

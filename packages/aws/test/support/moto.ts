@@ -103,3 +103,20 @@ export async function startMoto(opts: { host?: string } = {}): Promise<Moto> {
     },
   };
 }
+
+/**
+ * Makes an IAM instance profile in the emulator (it refuses RunInstances with a profile it does not
+ * know): one Query API call, its signature a stand-in (moto checks none; it reads the service from the
+ * credential scope).
+ */
+export async function createInstanceProfile(moto: Pick<Moto, "endpoint">, name: string): Promise<void> {
+  const res = await fetch(moto.endpoint, {
+    method: "POST",
+    headers: {
+      "content-type": "application/x-www-form-urlencoded",
+      authorization: `AWS4-HMAC-SHA256 Credential=testing/20260101/${MOTO_CLIENT.region}/iam/aws4_request, SignedHeaders=host, Signature=0`,
+    },
+    body: new URLSearchParams({ Action: "CreateInstanceProfile", Version: "2010-05-08", InstanceProfileName: name }).toString(),
+  });
+  if (!res.ok) throw new Error(`moto CreateInstanceProfile ${name}: ${res.status} ${await res.text()}`);
+}

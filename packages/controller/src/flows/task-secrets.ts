@@ -21,8 +21,11 @@ export const AGENT_TASKS = [
   "uploadAmphoraCert",
 ] as const;
 
-/** The tasks that render the amphora agent's configuration, which carries the heartbeat key. */
-export const HEARTBEAT_KEY_TASKS = ["updateAmphoraAgentConfig", "refreshAgentConfigPage"] as const;
+/**
+ * The tasks that render the amphora agent's configuration, which carries the heartbeat key: those that
+ * push it to the agents, and computeCreate, which hands it to the compute driver for the new instance.
+ */
+export const HEARTBEAT_KEY_TASKS = ["computeCreate", "updateAmphoraAgentConfig", "refreshAgentConfigPage"] as const;
 
 const has = (list: readonly string[], task: string) => list.includes(task);
 /** What a task's function needs beyond its settings. */

@@ -107,13 +107,18 @@ export const markAmphoraeDeleted: TaskHandler = async (input, ctx) => {
 /**
  * Builds the planned amphorae (Octavia: GenerateServerPEMTask, UpdateAmphoraDBCertExpiration and
  * CertComputeCreate in one task): each gets a new server certificate (CN = its id) signed by the CA,
- * handed to the compute driver with its key for the instance's config drive, and its expiry recorded.
- * The key exists only here: never in the flow's state (this task returns nothing) nor in a log line.
+ * handed to the compute driver with its key and its amphora-agent.conf (rendered as
+ * updateAmphoraAgentConfig renders it: the current health-manager addresses, the heartbeat key) for the
+ * instance's config drive, and its expiry recorded. The key and the configuration exist only here:
+ * never in the flow's state (this task returns nothing) nor in a log line.
  */
 export const computeCreate: TaskHandler = async (input, ctx) => {
   const lb = await loadBalancer(ctx, input.lbId);
-  for (const a of await planned(ctx, input)) {
-    if (a.compute_id) continue;
+  const amphorae = (await planned(ctx, input)).filter((a) => !a.compute_id);
+  if (amphorae.length === 0) return null;
+  const agent = await currentHealthManagerConfig(ctx);
+  const topologies = new Map([[lb.id, Promise.resolve(lb.topology)]]);
+  for (const a of amphorae) {
     // A resize builds with its new flavor's compute flavor (input.computeFlavor); other flows use the default.
     const computeFlavor = typeof input.computeFlavor === "string" ? input.computeFlavor : null;
     const cert = await certsOf(ctx).generateServerPem(a.id, ctx.config.certValidityTime);
@@ -123,6 +128,7 @@ export const computeCreate: TaskHandler = async (input, ctx) => {
       loadBalancerId: lb.id,
       availabilityZone: lb.availability_zone,
       serverPem: cert.pem,
+      agentConfig: await renderAmphoraAgentConfig(ctx, a, agent.controller_ip_port_list, topologies),
     });
     await ctx.store.updateAmphora(lb.id, a.id, input.owner, {
       compute_id: computeId,
