@@ -120,6 +120,8 @@ export interface InstanceMetadata {
 export interface BedInstance {
   id: string;
   address: string;
+  /** The MAC of its second interface (eth1, ./network.ts plug): the VIP port the no-op network driver does not make, for the REST driver's networkConfig. */
+  vipMac: string;
   metadata: InstanceMetadata;
   /** The instance's namespaces: its files (read, exists), commands in its mount namespace (exec), logs. */
   ns: AmphoraInstance;
@@ -301,9 +303,10 @@ async function watch(parts: Parts) {
       port: opts.agentPort ?? 9443,
     });
     let imds: ChildProcess | undefined;
+    let vipMac = "";
     const imdsLines: string[] = [];
     try {
-      network.plug(ns.netns, metadata.local_ipv4, metadata.mac || undefined);
+      vipMac = network.plug(ns.netns, metadata.local_ipv4, metadata.mac || undefined).vipMac;
       const file = join(ns.dir, "instance.json");
       writeFileSync(file, JSON.stringify(metadata));
       imds = spawn("/usr/bin/nsenter", [`--net=${ns.netns}`, "--", "/usr/bin/python3", join(HERE, "imds"), file], {
@@ -331,6 +334,7 @@ async function watch(parts: Parts) {
     const bedInstance: BedInstance = {
       id,
       address: metadata.local_ipv4,
+      vipMac,
       metadata,
       ns: {
         ...ns,

@@ -15,9 +15,12 @@ export interface ManagementNetwork {
   /**
    * Plugs an instance into the bridge: a veth pair whose instance end is its eth0 (with `mac` and
    * `address`/prefix), in the network namespace `netns` (a /proc/<pid>/ns/net path); its lo holds
-   * 169.254.169.254 for its metadata service. Answers the bridge end's name.
+   * 169.254.169.254 for its metadata service. Its eth1 is the VIP port's stand-in (the REST driver's VIP
+   * plug needs an interface with the VRRP port's MAC, which the no-op network driver does not make; the
+   * VPC driver's ENI, next issue): a veth pair whose other end stays down in the bridge's namespace. Answers
+   * the bridge end's name and eth1's MAC.
    */
-  plug(netns: string, address: string, mac: string | undefined): string;
+  plug(netns: string, address: string, mac: string | undefined): { bridgeIf: string; vipMac: string };
   /** Runs a command in the bridge's namespace. */
   exec(args: string[]): string;
   remove(): void;
@@ -43,7 +46,9 @@ export async function managementNetwork(opts: { index: number; controllerIp: str
       if (mac) inInstance("link", "set", "eth0", "address", mac);
       inInstance("addr", "add", `${address}/${opts.prefix}`, "dev", "eth0");
       inInstance("link", "set", "eth0", "up");
-      return name;
+      inBridge("/usr/sbin/ip", "link", "add", `${name}v`, "type", "veth", "peer", "name", "eth1", "netns", netns);
+      const vipMac = /link\/ether ([0-9a-f:]{17})/.exec(inInstance("-o", "link", "show", "eth1"))![1]!;
+      return { bridgeIf: name, vipMac };
     },
     exec: (args) => inBridge(...args),
     remove: () => {
