@@ -8,11 +8,10 @@ import { existsSync, readlinkSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { DescribeInstancesCommand, RunInstancesCommand, TerminateInstancesCommand } from "@aws-sdk/client-ec2";
 import { STAGE_TAG_KEY } from "@ottava/aws";
-import { agentUnavailable } from "./support/agent/agent";
 import { BED_SUPERNET, bedRange } from "./support/bed/range";
-import { startBed, type Bed, type BedInstance } from "./support/bed/bed";
+import { bedUnavailable, startBed, type Bed, type BedInstance } from "./support/bed/bed";
 
-const unavailable = agentUnavailable();
+const unavailable = bedUnavailable();
 if (unavailable) throw new Error(`test/bed.e2e.test.ts needs root, iproute2 and Debian's cloud-init and python3-octavia: ${unavailable}`);
 
 const STAGE = "bed-test";

@@ -20,10 +20,10 @@ import { HeartbeatReceiver, LocalCertGenerator, createLocalCa } from "@ottava/co
 import { amphoraSecretName } from "@ottava/aws";
 import { MOTO_CLIENT, motoSecretsManager } from "@ottava/aws/testing";
 import { inProcessApp, SUBNET } from "@ottava/local/testing";
-import { AGENT_CONFIG_PATH, AGENT_SERVER_PEM_PATH, agentUnavailable } from "./support/agent/agent";
-import { startBed, type Bed, type BedInstance } from "./support/bed/bed";
+import { AGENT_CONFIG_PATH, AGENT_SERVER_PEM_PATH } from "./support/agent/agent";
+import { bedUnavailable, startBed, type Bed, type BedInstance } from "./support/bed/bed";
 
-const unavailable = agentUnavailable();
+const unavailable = bedUnavailable();
 if (unavailable)
   throw new Error(
     `test/ec2-bed.e2e.test.ts needs root, Debian's python3-octavia, python3-boto3 and cloud-init (.ci/run installs them): ${unavailable}`,

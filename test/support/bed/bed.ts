@@ -10,7 +10,7 @@
 // failure too; every namespace is held by a process that ends with the test process, even when killed.
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { createHash } from "node:crypto";
-import { readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
   CreateImageCommand,
@@ -27,11 +27,20 @@ import {
 } from "@aws-sdk/client-ec2";
 import { AMP_IMAGE_TAG_KEY, STAGE_TAG_KEY } from "@ottava/aws";
 import { MOTO_CLIENT, startMoto, type Moto } from "@ottava/aws/testing";
-import { startInstance, type AmphoraInstance } from "../agent/agent";
+import { agentUnavailable, startInstance, type AmphoraInstance } from "../agent/agent";
 import { allocateRange, type BedRange } from "./range";
 import { managementNetwork, type ManagementNetwork } from "./network";
 
 const HERE = new URL(".", import.meta.url).pathname;
+
+/** Why the bed cannot run here, or undefined when it can: the agent's needs, Debian's cloud-init and python3-boto3 (the configure step's). */
+export function bedUnavailable(): string | undefined {
+  const agent = agentUnavailable();
+  if (agent) return agent;
+  if (!existsSync("/usr/bin/cloud-init")) return "/usr/bin/cloud-init is missing";
+  if (spawnSync("/usr/bin/python3", ["-c", "import boto3"]).status !== 0) return "Debian's python3-boto3 is missing";
+  return undefined;
+}
 const REGION = MOTO_CLIENT.region;
 const PREFIX = 20;
 
