@@ -190,24 +190,20 @@ describe("a load balancer on EC2 amphorae booted by the test bed", () => {
   });
 
   it("answers the REST client on the management address over mutual TLS, with the certificate from its secret (CN = the amphora id)", async () => {
-    const client = new AmphoraApiClient({
-      port: app.config.amphoraAgentPort,
-      tls: { ca: caPem, clientPem: (await gen.generateServerPem(CLIENT_CERT_CN, 3600)).pem },
-      connTimeout: 5,
-      readTimeout: 30,
-      retries: { maxRetries: 2, retryInterval: 1 },
-    });
+    const agentClient = (clientPem: string, maxRetries: number) =>
+      new AmphoraApiClient({
+        port: app.config.amphoraAgentPort,
+        tls: { ca: caPem, clientPem },
+        connTimeout: 5,
+        readTimeout: 30,
+        retries: { maxRetries, retryInterval: 1 },
+      });
+    const client = agentClient((await gen.generateServerPem(CLIENT_CERT_CN, 3600)).pem, 2);
     try {
       expect(await client.getInfo(amphora)).toMatchObject({ api_version: "1.0" });
       // A client certificate from another CA is refused.
       const other = new LocalCertGenerator(await createLocalCa({ commonName: "another CA" }).then((c) => () => c));
-      const stranger = new AmphoraApiClient({
-        port: app.config.amphoraAgentPort,
-        tls: { ca: caPem, clientPem: (await other.generateServerPem(CLIENT_CERT_CN, 60)).pem },
-        connTimeout: 2,
-        readTimeout: 5,
-        retries: { maxRetries: 0, retryInterval: 1 },
-      });
+      const stranger = agentClient((await other.generateServerPem(CLIENT_CERT_CN, 60)).pem, 0);
       await expect(stranger.getInfo(amphora)).rejects.toThrow();
       stranger.close();
     } finally {
