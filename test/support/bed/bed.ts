@@ -178,7 +178,7 @@ export interface Bed {
   sync(): Promise<void>;
   /** The instance's namespaces once they exist (within timeoutMs). */
   instance(id: string, timeoutMs?: number): Promise<BedInstance>;
-  /** Errors of the background syncs and boots so far. */
+  /** Errors of the background syncs and of the instances the bed could not start (each tried once) so far. */
   errors: Error[];
   stop(): Promise<void>;
 }
@@ -280,6 +280,7 @@ async function watch(parts: Parts) {
   const instances = new Map<string, BedInstance>();
   const starting = new Map<string, Promise<BedInstance | undefined>>();
   const errors: Error[] = [];
+  const failed = new Map<string, Error>();
   let stopped = false;
   let syncing: Promise<void> = Promise.resolve();
 
@@ -379,7 +380,7 @@ async function watch(parts: Parts) {
     for (const r of out.Reservations ?? [])
       for (const i of r.Instances ?? []) if (i.InstanceId && i.PrivateIpAddress) running.set(i.InstanceId, i);
     for (const [id, instance] of running) {
-      if (instances.has(id) || starting.has(id)) continue;
+      if (instances.has(id) || starting.has(id) || failed.has(id)) continue;
       const p = boot(instance).then(
         (b) => {
           starting.delete(id);
@@ -389,6 +390,7 @@ async function watch(parts: Parts) {
         },
         (e: unknown) => {
           starting.delete(id);
+          failed.set(id, e as Error); // not tried again: the test sees why
           errors.push(e as Error);
           return undefined;
         },
@@ -401,7 +403,12 @@ async function watch(parts: Parts) {
       await b.ns.stop();
     }
   };
-  const sync = () => (syncing = syncing.then(() => (stopped ? undefined : syncOnce())));
+  // One sync at a time; a failed one (moto busy) leaves the next to run.
+  const sync = () => {
+    const next = syncing.then(() => (stopped ? undefined : syncOnce()));
+    syncing = next.catch(() => undefined);
+    return next;
+  };
 
   const timer = setInterval(() => {
     sync().catch((e: unknown) => errors.push(e as Error));
@@ -417,6 +424,8 @@ async function watch(parts: Parts) {
       for (const started = Date.now(); Date.now() - started < timeoutMs;) {
         const b = instances.get(id) ?? (await starting.get(id));
         if (b) return b;
+        const error = failed.get(id);
+        if (error) throw new Error(`the bed could not start instance ${id}: ${error.message}`, { cause: error });
         await sync();
         await new Promise((r) => setTimeout(r, 100));
       }
@@ -427,7 +436,7 @@ async function watch(parts: Parts) {
     stopInstances: async () => {
       stopped = true;
       clearInterval(timer);
-      await syncing.catch(() => undefined);
+      await syncing;
       await Promise.all([...starting.values()]);
       await Promise.all([...instances.values()].map((b) => b.ns.stop()));
       instances.clear();
