@@ -23,6 +23,7 @@ export default $config({
     const { deploy } = await import("./stacks/settings");
     const { createSecrets } = await import("./stacks/secrets");
     const { createNetwork } = await import("./stacks/network");
+    const { createAmphoraCompute } = await import("./stacks/compute");
     const { createTable } = await import("./stacks/table");
     const { createFlows } = await import("./stacks/flows");
     const { createApi } = await import("./stacks/api");
@@ -35,7 +36,8 @@ export default $config({
     const secrets = createSecrets(plan);
     const network = createNetwork(plan);
     const table = createTable();
-    const flows = createFlows(table, network, secrets);
+    const compute = createAmphoraCompute();
+    const flows = createFlows(table, network, secrets, compute);
     const api = createApi(table, flows, secrets);
     // StepFunctionsEngine appends the flow name to this prefix: the state machines are named to match.
     const stateMachineArnPrefix = $interpolate`arn:aws:states:${aws.getRegionOutput().region}:${aws.getCallerIdentityOutput().accountId}:stateMachine:${$app.name}-${$app.stage}-`;

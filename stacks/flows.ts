@@ -11,6 +11,7 @@ import {
   tasksOf,
   type FlowName,
 } from "@ottava/controller/flows";
+import type { AmphoraCompute } from "./compute";
 import type { DeployPlan, StoredSecret } from "./config";
 import type { Network } from "./network";
 import type { Secrets } from "./secrets";
@@ -44,7 +45,7 @@ function storedSecretsOf(task: string, plan: DeployPlan): StoredSecret[] {
   ];
 }
 
-export function createFlows(table: Table, network: Network, secrets: Secrets) {
+export function createFlows(table: Table, network: Network, secrets: Secrets, compute: AmphoraCompute) {
   const plan = deploy();
   const shared = sharedEnvironment();
   const ca = secrets.plain(["CaCertificate"]);
@@ -72,10 +73,12 @@ export function createFlows(table: Table, network: Network, secrets: Secrets) {
             // Those that call agents check them against the CA ([haproxy_amphora] server_ca) unless the deployer set another.
             ...(callsAgents && !needs.ca && !shared.OTTAVA_SERVER_CA ? { OTTAVA_SERVER_CA: ca.OTTAVA_CA_CERTIFICATE! } : {}),
             ...secrets.environment(stored),
+            // Those that call the compute driver get the amphorae's instance profile (stacks/compute.ts).
+            ...(compute.computes(task) ? compute.environment : {}),
             OTTAVA_TASK: task,
             OTTAVA_TABLE_NAME: table.name,
           },
-          permissions: secrets.permissions(stored),
+          permissions: [...secrets.permissions(stored), ...(compute.computes(task) ? compute.permissions : [])],
           ...(callsAgents ? { vpc: network.agentCallers } : {}),
           logging: { retention: LOG_RETENTION },
           policies: xrayPolicy().apply((arn) => [arn]),

@@ -89,6 +89,8 @@ const PASSED_THROUGH = [
   "OTTAVA_LB_NETWORK_INTERFACE",
   // The EC2 compute driver's (its endpoint: a VPC endpoint without private DNS).
   "OTTAVA_EC2_ENDPOINT",
+  // Secrets Manager's, where the amphorae's secrets are (and the amphorae read them: their user data says it).
+  "OTTAVA_SECRETSMANAGER_ENDPOINT",
   "OTTAVA_AMP_IMAGE_TAG",
   "OTTAVA_AMP_BASE_IMAGE_ID",
   "OTTAVA_AMP_FLAVOR_ID",

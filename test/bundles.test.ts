@@ -89,12 +89,18 @@ describe("the Lambda bundles", () => {
   });
 
   it("carry the EC2 client (OTTAVA_COMPUTE_DRIVER=ec2) only in the task functions, in a chunk loaded on the driver's first call", () => {
-    const EC2 = /node_modules\/@aws-sdk\/client-ec2\/|packages\/aws\/src\//;
+    const EC2 = /node_modules\/@aws-sdk\/client-ec2\/|packages\/aws\/src\/compute\//;
     for (const name of ["task", "task (signing)"]) expect(where(name, EC2), name).toEqual({ atStart: false, inChunks: true });
     for (const name of ["api", "jobs"]) expect(where(name, EC2), name).toEqual({ atStart: false, inChunks: false });
     // The amphora image scripts the first-boot user data carries: a generated module, bundled as any other.
     for (const name of ["task", "task (signing)"])
       expect(where(name, /packages\/aws\/src\/compute\/image-files\.ts$/), name).toEqual({ atStart: false, inChunks: true });
+  });
+
+  it("carry the API's EC2 calls (the profile checks, over the minimal Query client) in a chunk the API loads at its first check", () => {
+    const QUERY = /packages\/aws\/src\/profiles\.ts$|packages\/edge\/src\/(aws-query|xml)\.ts$/;
+    expect(where("api", QUERY)).toEqual({ atStart: false, inChunks: true });
+    expect(where("jobs", QUERY)).toEqual({ atStart: false, inChunks: false });
   });
 
   it("answer their first request from the bundle alone (GET / for the API, a task that reads nothing)", async () => {

@@ -13,7 +13,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { SECRET_SETTINGS, healthCheck, loadConfig, readSecretSettings, type Amphora, type HealthCheckDeps } from "@ottava/core";
 import { createLogger } from "@ottava/edge";
 import { ensureTable } from "@ottava/db";
-import { AGENT_TASKS, CA_TASKS, FLOW_NAMES, FLOW_TASKS, HEARTBEAT_KEY_TASKS, definitionOf } from "@ottava/controller";
+import { AGENT_TASKS, CA_TASKS, COMPUTE_TASKS, FLOW_NAMES, FLOW_TASKS, HEARTBEAT_KEY_TASKS, definitionOf } from "@ottava/controller";
 import { captureOutput } from "@ottava/edge/testing";
 import { synthesize, type SynthResource, type Synthesis } from "./support/synth";
 
@@ -83,6 +83,7 @@ const SET_BY_STACKS: Record<string, Rule> = {
   OTTAVA_STATE_MACHINE_ARN_PREFIX: (w) => w.sources.includes(STEP_FUNCTIONS_ENGINE), // what starts or reads flows
   OTTAVA_TASK: (w) => w.sources.includes("packages/controller/src/lambda.ts"), // the task functions' entry
   OTTAVA_POLICY_FILE: (w, d) => w === d.api, // the deployer's policy file, shipped in the API's bundle
+  OTTAVA_AMP_INSTANCE_PROFILE: (w, d) => isTask(COMPUTE_TASKS)(w, d), // the amphorae's instance profile (stacks/compute.ts)
 };
 
 /** Passed from the deployer's environment to some workloads only: nowhere else. */
@@ -139,6 +140,10 @@ const ACTIONS_ON_STAR_ONLY = new Set([
   "ssmmessages:CreateDataChannel",
   "ssmmessages:OpenControlChannel",
   "ssmmessages:OpenDataChannel",
+  // The EC2 compute driver's look-ups (stacks/compute.ts): EC2's Describe actions take no narrower resource.
+  "ec2:DescribeInstances",
+  "ec2:DescribeImages",
+  "ec2:DescribeSubnets",
   // X-Ray, should it be granted inline rather than by its managed policy.
   "xray:PutTraceSegments",
   "xray:PutTelemetryRecords",
@@ -573,6 +578,99 @@ describe("the AWS deployment, synthesized offline from sst.config.ts", () => {
             Condition: { StringEquals: { "kms:ViaService": `ssm.${REGION}.amazonaws.com` } },
           });
         }
+      }
+    });
+
+    it("gives the amphorae an instance role that reads only the secret tagged with the calling instance's ARN, and nothing else", () => {
+      const profiles = ofType(d, "aws:iam/instanceProfile:InstanceProfile");
+      expect(profiles).toHaveLength(1);
+      const profile = profiles[0]!;
+      expect(profile.state.name).toBe(`ottava-${d.variant.stage}-amphora`);
+      const role = ofType(d, "aws:iam/role:Role").find((r) => isRole(r, profile.inputs.role))!;
+      expect(JSON.parse(role.inputs.assumeRolePolicy).Statement).toEqual([
+        { Effect: "Allow", Principal: { Service: "ec2.amazonaws.com" }, Action: "sts:AssumeRole" },
+      ]);
+      expect(managedPoliciesOf(d, role)).toEqual([]);
+      expect(statementsOf(d, role)).toEqual([
+        {
+          Effect: "Allow",
+          Action: "secretsmanager:GetSecretValue",
+          Resource: `arn:aws:secretsmanager:${REGION}:123456789012:secret:ottava/${d.variant.stage}/amphora/*`,
+          Condition: { StringEquals: { "secretsmanager:ResourceTag/ottava:instance-arn": "${ec2:SourceInstanceARN}" } },
+        },
+      ]);
+      // The task functions that launch amphorae launch them with it.
+      for (const f of d.functions.filter((f) => isTask(COMPUTE_TASKS)(f, d)))
+        expect(f.env.OTTAVA_AMP_INSTANCE_PROFILE, f.name).toBe(profile.state.name);
+    });
+
+    it("lets exactly the task functions that call the compute driver make the EC2 driver's calls, on this stage's instances and secrets", () => {
+      const stage = d.variant.stage;
+      const ec2 = (resource: string) => `arn:aws:ec2:${REGION}:123456789012:${resource}`;
+      const secrets = `arn:aws:secretsmanager:${REGION}:123456789012:secret:ottava/${stage}/amphora/*`;
+      const group = ec2(`placement-group/ottava-${stage}-lb-*`);
+      const amphoraRole = ofType(d, "aws:iam/role:Role").find((r) =>
+        isRole(r, ofType(d, "aws:iam/instanceProfile:InstanceProfile")[0]!.inputs.role),
+      )!;
+      const COMPUTE = /^(ec2|secretsmanager):|^iam:PassRole$/;
+      const computing = d.functions.filter((f) => isTask(COMPUTE_TASKS)(f, d));
+      expect(computing.map((f) => f.env.OTTAVA_TASK).sort()).toEqual([...COMPUTE_TASKS].sort());
+      for (const w of d.functions) {
+        const granted = statementsOf(d, roleByArn(d, w.resource.inputs.role))
+          .filter((s) => s.Effect === "Allow" && asList(s.Action).some((a) => COMPUTE.test(a)))
+          .map((s) => ({ Action: asList(s.Action).sort(), Resource: asList(s.Resource).sort(), Condition: s.Condition }));
+        if (!computing.includes(w)) {
+          expect(granted, `${w.name} calls no compute`).toEqual([]);
+          continue;
+        }
+        const ordered = (list: object[]) => [...list].sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
+        expect(ordered(granted), w.name).toEqual(
+          ordered([
+            {
+              Action: ["ec2:RunInstances"],
+              Resource: [ec2("instance/*"), ec2("volume/*")],
+              Condition: { StringEquals: { "aws:RequestTag/ottava:stage": stage } },
+            },
+            {
+              Action: ["ec2:RunInstances"],
+              Resource: [
+                `arn:aws:ec2:${REGION}::image/*`,
+                ec2("network-interface/*"),
+                group,
+                ec2("security-group/*"),
+                ec2("subnet/*"),
+              ].sort(),
+              Condition: undefined,
+            },
+            {
+              Action: ["ec2:CreateTags"],
+              Resource: [ec2("instance/*"), group, ec2("volume/*")].sort(),
+              Condition: { StringEquals: { "ec2:CreateAction": ["RunInstances", "CreatePlacementGroup"] } },
+            },
+            {
+              Action: ["ec2:TerminateInstances"],
+              Resource: [ec2("instance/*")],
+              Condition: { StringEquals: { "aws:ResourceTag/ottava:stage": stage } },
+            },
+            { Action: ["ec2:CreatePlacementGroup", "ec2:DeletePlacementGroup"], Resource: [group], Condition: undefined },
+            { Action: ["ec2:DescribeImages", "ec2:DescribeInstances", "ec2:DescribeSubnets"], Resource: ["*"], Condition: undefined },
+            {
+              Action: [
+                "secretsmanager:CreateSecret",
+                "secretsmanager:DeleteSecret",
+                "secretsmanager:PutSecretValue",
+                "secretsmanager:TagResource",
+              ],
+              Resource: [secrets],
+              Condition: undefined,
+            },
+            {
+              Action: ["iam:PassRole"],
+              Resource: [amphoraRole.state.arn],
+              Condition: { StringEquals: { "iam:PassedToService": "ec2.amazonaws.com" } },
+            },
+          ]),
+        );
       }
     });
 

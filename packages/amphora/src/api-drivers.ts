@@ -1,7 +1,7 @@
 // The drivers the API Lambda calls, apart from createDrivers (drivers.ts): the API imports this file
 // alone (@ottava/amphora/api-drivers), so its bundle holds neither the REST amphora driver nor the
 // AWS drivers' dynamic import (esbuild makes a chunk of every import() in the files it bundles, called or not).
-import type { Config, Drivers } from "@ottava/core";
+import type { Config, Drivers, ProfileValidator } from "@ottava/core";
 import { noopDrivers } from "./noop";
 import { createCertManager } from "./certs/local";
 
@@ -14,4 +14,20 @@ import { createCertManager } from "./certs/local";
 export function createApiDrivers(config: Config): Pick<Drivers, "network" | "certificates"> {
   if (config.networkDriver === "local") throw new Error("OTTAVA_NETWORK_DRIVER=local runs only under npm start (--dataplane haproxy)");
   return { network: noopDrivers().network, certificates: createCertManager(config) };
+}
+
+/**
+ * The checks of flavor and availability zone profiles against the cloud, for the compute driver the
+ * settings pick: with ec2, @ottava/aws's (a chunk loaded at the first check, holding the minimal EC2
+ * Query client, not the SDK's EC2 client); with noop or local, none (nothing is checked, as Octavia's
+ * no-op drivers check nothing).
+ */
+export function createProfileValidator(config: Config): ProfileValidator | undefined {
+  if (config.computeDriver !== "ec2") return undefined;
+  let loaded: Promise<ProfileValidator> | undefined;
+  const load = () => (loaded ??= import("@ottava/aws/profiles").then((m) => m.ec2ProfileValidator(config)));
+  return {
+    validateFlavor: async (data) => (await load()).validateFlavor(data),
+    validateAvailabilityZone: async (data) => (await load()).validateAvailabilityZone(data),
+  };
 }

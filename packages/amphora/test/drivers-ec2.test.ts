@@ -1,7 +1,18 @@
 // OTTAVA_COMPUTE_DRIVER=ec2 through createDrivers: the EC2 compute driver (@ottava/aws), loaded on its
-// first call, on a client to OTTAVA_EC2_ENDPOINT that the process's decorator saw, against moto.
+// first call, on a client to OTTAVA_EC2_ENDPOINT that the process's decorator saw, its secrets at
+// OTTAVA_SECRETSMANAGER_ENDPOINT, the controller CA in its user data, against moto.
+import {
+  CreateImageCommand,
+  CreateSubnetCommand,
+  CreateVpcCommand,
+  DescribeImagesCommand,
+  DescribeInstanceAttributeCommand,
+  EC2Client,
+  RunInstancesCommand,
+} from "@aws-sdk/client-ec2";
 import { ComputeWaitTimeout, loadConfig } from "@ottava/core";
-import { MOTO_CLIENT, startMoto, type Moto } from "@ottava/aws/testing";
+import { AMP_IMAGE_TAG_KEY } from "@ottava/aws";
+import { MOTO_CLIENT, motoSecretsManager, startMoto, type Moto } from "@ottava/aws/testing";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createDrivers } from "../src";
 
@@ -28,6 +39,49 @@ describe("createDrivers with OTTAVA_COMPUTE_DRIVER=ec2", () => {
     await expect(compute.getInstance("i-0123456789abcdef0")).rejects.toBeInstanceOf(ComputeWaitTimeout);
     await expect(compute.delete("i-0123456789abcdef0")).resolves.toBeUndefined();
     expect(decorated).toHaveLength(1);
-    expect((await moto.recorded()).map((r) => r.params.Action)).toEqual(["DescribeInstances", "TerminateInstances"]);
+    // delete asks which amphora the instance is (for its secret) first: EC2 knows none.
+    expect((await moto.recorded()).map((r) => r.params.Action)).toEqual(["DescribeInstances", "DescribeInstances"]);
+  });
+
+  it("builds with its secret at OTTAVA_SECRETSMANAGER_ENDPOINT and the controller CA in the user data: the settings', else the one given", async () => {
+    const ec2 = new EC2Client({ ...MOTO_CLIENT, endpoint: moto.endpoint });
+    const vpc = (await ec2.send(new CreateVpcCommand({ CidrBlock: "198.18.32.0/20" }))).Vpc!.VpcId!;
+    const subnet = (await ec2.send(new CreateSubnetCommand({ VpcId: vpc, CidrBlock: "198.18.32.0/24", AvailabilityZone: "us-east-1a" })))
+      .Subnet!.SubnetId!;
+    const ami = (await ec2.send(new DescribeImagesCommand({ Owners: ["amazon"], Filters: [{ Name: "architecture", Values: ["x86_64"] }] })))
+      .Images![0]!.ImageId!;
+    const source = (await ec2.send(new RunInstancesCommand({ ImageId: ami, InstanceType: "t3.micro", MinCount: 1, MaxCount: 1 })))
+      .Instances![0]!.InstanceId!;
+    await ec2.send(
+      new CreateImageCommand({
+        InstanceId: source,
+        Name: "amphora",
+        TagSpecifications: [{ ResourceType: "image", Tags: [{ Key: AMP_IMAGE_TAG_KEY, Value: "amphora" }] }],
+      }),
+    );
+    const settings = {
+      OTTAVA_COMPUTE_DRIVER: "ec2",
+      OTTAVA_EC2_ENDPOINT: moto.endpoint,
+      OTTAVA_SECRETSMANAGER_ENDPOINT: moto.endpoint,
+      OTTAVA_STAGE: "drivers",
+      OTTAVA_AMP_IMAGE_TAG: "amphora",
+      OTTAVA_AMP_FLAVOR_ID: "t3.micro",
+      OTTAVA_AMP_BOOT_NETWORK_LIST: subnet,
+    };
+    const build = async (env: Record<string, string>, given?: string) => {
+      const { compute } = createDrivers(loadConfig({ ...settings, ...env }), given ? { caCertificate: async () => given } : {});
+      const amphoraId = crypto.randomUUID();
+      const id = await compute.build({ amphoraId, computeFlavor: null, availabilityZone: null, serverPem: "PEM", agentConfig: "CONF" });
+      const userData = (await ec2.send(new DescribeInstanceAttributeCommand({ InstanceId: id, Attribute: "userData" }))).UserData!.Value!;
+      const secret = await motoSecretsManager(moto)("GetSecretValue", { SecretId: `ottava/drivers/amphora/${amphoraId}` }, "test");
+      expect(JSON.parse(String(secret.SecretString))).toEqual({ server_pem: "PEM", agent_conf: "CONF" });
+      return Buffer.from(userData, "base64").toString("utf8");
+    };
+    const configured = "-----BEGIN CERTIFICATE-----\nTHE-SETTINGS-CA\n-----END CERTIFICATE-----";
+    const local = "-----BEGIN CERTIFICATE-----\nTHE-LOCAL-CA\n-----END CERTIFICATE-----";
+    expect(await build({ OTTAVA_CA_CERTIFICATE: configured }, local)).toContain("THE-SETTINGS-CA");
+    expect(await build({}, local)).toContain("THE-LOCAL-CA");
+    await expect(build({})).rejects.toThrow(/no controller CA certificate for the amphorae's client_ca\.pem: set OTTAVA_CA_CERTIFICATE/);
+    ec2.destroy();
   });
 });

@@ -3,9 +3,9 @@
 // API's own drivers, Step Functions); npm start and the tests give the parts they build themselves
 // (their stores, the local runner, their task context's drivers, a logger). The default logger and
 // metrics are @ottava/edge's, on Powertools.
-import { loadConfig, type Config, type Drivers, type Logger, type Metrics, type WorkflowEngine } from "@ottava/core";
+import { loadConfig, type Config, type Drivers, type Logger, type Metrics, type ProfileValidator, type WorkflowEngine } from "@ottava/core";
 import { createLogger, metrics } from "@ottava/edge";
-import { createApiDrivers } from "@ottava/amphora/api-drivers";
+import { createApiDrivers, createProfileValidator } from "@ottava/amphora/api-drivers";
 // The engine alone, not the controller's index: the API bundle then holds none of the tasks' code (nor the certificate code).
 import { StepFunctionsEngine } from "@ottava/controller/engine-sfn";
 import { createStores, type Stores } from "@ottava/db";
@@ -18,6 +18,8 @@ export interface DepsParts {
   engine?: WorkflowEngine;
   /** The drivers the API calls itself; else createApiDrivers(config). */
   drivers?: Pick<Drivers, "network" | "certificates">;
+  /** The checks of flavor and zone profiles; else createProfileValidator(config) (none but with OTTAVA_COMPUTE_DRIVER=ec2). */
+  profiles?: ProfileValidator;
   /** Else the "ottava-api" logger at the configured level. */
   log?: Logger;
   /** Else the process's metrics. */
@@ -32,6 +34,7 @@ export function createDeps(config: Config = loadConfig(), parts: DepsParts = {})
     engine: parts.engine ?? new StepFunctionsEngine(config.stateMachineArnPrefix!),
     network: drivers.network,
     certificates: drivers.certificates,
+    profiles: parts.profiles ?? createProfileValidator(config),
     config,
     log: parts.log ?? createLogger({ service: "ottava-api" }, config.logLevel),
     metrics: parts.metrics ?? metrics,

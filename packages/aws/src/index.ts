@@ -8,3 +8,4 @@ export * from "./secretsmanager-client";
 export * from "./compute/ec2";
 export * from "./compute/amphora-secret";
 export * from "./compute/user-data";
+export * from "./profiles";

@@ -34,6 +34,7 @@ export function taskContextWith(
     trail: stores.trail,
     changeSets: stores.changeSets,
     healthManagerConfig: stores.healthManagerConfig,
+    catalog: stores.catalog,
     drivers: createDrivers(config, {
       local: opts.local,
       noop: opts.noop,

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import {
   AGENT_TASKS,
   CA_TASKS,
+  COMPUTE_TASKS,
   FLOW_NAMES,
   FLOW_TASKS,
   HEARTBEAT_KEY_TASKS,
@@ -21,7 +22,7 @@ const touching = (pattern: RegExp) => FLOW_TASKS.filter((t) => pattern.test(sour
 
 describe("the task functions' secrets", () => {
   it("are lists of tasks that exist", () => {
-    for (const task of [...CA_TASKS, ...AGENT_TASKS, ...HEARTBEAT_KEY_TASKS]) {
+    for (const task of [...CA_TASKS, ...AGENT_TASKS, ...HEARTBEAT_KEY_TASKS, ...COMPUTE_TASKS]) {
       expect(FLOW_TASKS, task).toContain(task);
       expect(TASKS[task], task).toBeTypeOf("function");
     }
@@ -45,6 +46,12 @@ describe("the task functions' secrets", () => {
     expect(HEARTBEAT_KEY_TASKS).toEqual(expect.arrayContaining(rendering));
     expect(rendering).toContain("computeCreate");
     expect(AGENT_TASKS).toEqual(expect.arrayContaining(HEARTBEAT_KEY_TASKS.filter((t) => t !== "computeCreate")));
+  });
+
+  it("let every task that calls the compute driver call EC2 (stacks/compute.ts), and no other", () => {
+    const calling = touching(/\.drivers\.compute\b/);
+    expect(calling).toContain("computeCreate");
+    expect([...COMPUTE_TASKS].sort()).toEqual(calling.sort());
   });
 
   it("are nothing for a task that only writes the table", () => {

@@ -51,6 +51,27 @@ export interface ComputeDriver {
   delete(computeId: string): Promise<void>;
 }
 
+/**
+ * Octavia's amphora provider driver's validate_flavor and validate_availability_zone, for the values
+ * its compute, image and network services must know: a flavor profile's compute_flavor and
+ * amp_image_tag, an availability zone profile's compute_zone and management_network. Each method
+ * answers when the cloud has what the profile names, throws ProfileRefused naming what it lacks (the
+ * text Octavia's provider driver gives), or throws the service's own error when it could not tell.
+ * Without one (the noop and local compute drivers) nothing is checked, as Octavia's no-op drivers.
+ */
+export interface ProfileValidator {
+  validateFlavor(data: Record<string, unknown>): Promise<void>;
+  validateAvailabilityZone(data: Record<string, unknown>): Promise<void>;
+}
+
+/** A ProfileValidator's refusal: its message is Octavia's user fault string ("Nova flavor x not found." in Nova's words). */
+export class ProfileRefused extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "ProfileRefused";
+  }
+}
+
 /** Octavia's ComputeWaitTimeoutException: the instance is not running yet; ask again later. */
 export class ComputeWaitTimeout extends Error {
   constructor(computeId: string) {
@@ -153,6 +174,26 @@ export interface CertManager {
    * non-empty reference with empty material, so the API checks only that references are given.
    */
   readonly noop?: boolean;
+}
+
+/** A resource a cloud driver made for an amphora or a load balancer, with the owner its tags name. */
+export interface CloudResource {
+  /** What it is, in the cloud's words ("instance", "secret", "placement-group"). */
+  kind: string;
+  /** Its id in the cloud (an instance id, a secret's name). */
+  id: string;
+  /** The amphora it was made for. */
+  amphoraId?: string | undefined;
+  /** The load balancer it was made for, when it is the LB's rather than one amphora's. */
+  loadBalancerId?: string | undefined;
+}
+
+/** What housekeeping's orphan sweep (services/sweep.ts) asks of a cloud's drivers. */
+export interface OrphanSweeper {
+  /** Every resource the drivers of this deployment (OTTAVA_STAGE) made and that still exists, each naming its owner. */
+  resources(): AsyncIterable<CloudResource>;
+  /** Removes one, waiting for nothing; one already gone is removed. */
+  remove(r: CloudResource): Promise<void>;
 }
 
 export interface Drivers {

@@ -92,7 +92,7 @@ describe("ssmSecretReader", () => {
     }
     // A port nothing listens on (the stand-in closed): refused, unavailable, the input in no message.
     const gone = await ssmSecretReader({ endpoint: refusing.endpoint, credentials })("/p/secret-name").catch((e: unknown) => e);
-    expect(gone).toMatchObject({ name: "ECONNREFUSED", message: "SSM GetParameter of /p/secret-name: ECONNREFUSED" });
+    expect(gone).toMatchObject({ name: "NetworkingError", message: "SSM GetParameter of /p/secret-name: fetch failed" });
     expect(isUnavailable(gone)).toBe(true);
   });
 

@@ -1,4 +1,5 @@
 // What tests of the AWS drivers share: the emulator (moto) each test file starts for itself.
 export * from "./moto";
-export * from "./image";
 export * from "./secrets";
+export * from "./bed";
+export * from "./image";

@@ -9,7 +9,13 @@ import { buildAmphoraeSteps } from "./loadbalancer-create";
 export const resizeBuildAmphorae: MapStep = {
   name: "ResizeBuildAmphorae",
   itemsPath: "$.resize.old",
-  itemSelector: { "lbId.$": "$.lbId", "owner.$": "$.owner", "computeFlavor.$": "$.computeFlavor", "old.$": "$$.Map.Item.Value" },
+  itemSelector: {
+    "lbId.$": "$.lbId",
+    "owner.$": "$.owner",
+    "computeFlavor.$": "$.computeFlavor",
+    "newFlavorId.$": "$.newFlavorId",
+    "old.$": "$$.Map.Item.Value",
+  },
   maxConcurrency: 1,
   steps: [{ name: "ResizePlanReplacement", task: "resizePlanReplacement", resultPath: "$.plan" }, ...buildAmphoraeSteps("Resize")],
 };

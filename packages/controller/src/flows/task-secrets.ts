@@ -27,6 +27,20 @@ export const AGENT_TASKS = [
  */
 export const HEARTBEAT_KEY_TASKS = ["computeCreate", "updateAmphoraAgentConfig", "refreshAgentConfigPage"] as const;
 
+/**
+ * The tasks that call the compute driver: with OTTAVA_COMPUTE_DRIVER=ec2 only they may launch, describe
+ * and terminate instances and make and delete the amphorae's secrets (stacks/compute.ts).
+ */
+export const COMPUTE_TASKS = [
+  "computeCreate",
+  "computeDelete",
+  "computeWait",
+  "deleteAmphora",
+  "deleteAmphorae",
+  "removeOldAmphora",
+  "resizeRemoveOldAmphorae",
+] as const;
+
 const has = (list: readonly string[], task: string) => list.includes(task);
 /** What a task's function needs beyond its settings. */
 export const taskSecrets = (task: string) => ({

@@ -13,6 +13,7 @@ import {
   currentHealthManagerConfig,
   ComputeWaitTimeout,
   DriverError,
+  buildProfile,
   type Amphora,
 } from "@ottava/core";
 import { hasAgent } from "@ottava/amphora";
@@ -114,19 +115,19 @@ export const markAmphoraeDeleted: TaskHandler = async (input, ctx) => {
  */
 export const computeCreate: TaskHandler = async (input, ctx) => {
   const lb = await loadBalancer(ctx, input.lbId);
-  const amphorae = (await planned(ctx, input)).filter((a) => !a.compute_id);
-  if (amphorae.length === 0) return null;
+  const todo = (await planned(ctx, input)).filter((a) => !a.compute_id);
+  if (todo.length === 0) return null;
+  // As Octavia's flows store them: the flavor's and the zone's profile values; a resize builds with its new flavor.
+  const flavorId = typeof input.newFlavorId === "string" ? input.newFlavorId : lb.flavor_id;
+  const profile = await buildProfile(ctx.catalog, flavorId, lb.availability_zone);
   const agent = await currentHealthManagerConfig(ctx);
   const topologies = new Map([[lb.id, Promise.resolve(lb.topology)]]);
-  for (const a of amphorae) {
-    // A resize builds with its new flavor's compute flavor (input.computeFlavor); other flows use the default.
-    const computeFlavor = typeof input.computeFlavor === "string" ? input.computeFlavor : null;
+  for (const a of todo) {
     const cert = await certsOf(ctx).generateServerPem(a.id, ctx.config.certValidityTime);
     const computeId = await ctx.drivers.compute.build({
       amphoraId: a.id,
-      computeFlavor,
       loadBalancerId: lb.id,
-      availabilityZone: lb.availability_zone,
+      ...profile,
       serverPem: cert.pem,
       agentConfig: await renderAmphoraAgentConfig(ctx, a, agent.controller_ip_port_list, topologies),
     });

@@ -6,6 +6,7 @@ import {
   PENDING_DELETE,
   Tree,
   type AmphoraCertStore,
+  type CatalogStore,
   type CertGenerator,
   type ChangeSetStore,
   type Config,
@@ -27,6 +28,8 @@ export interface TaskContext {
   changeSets: ChangeSetStore;
   /** The health-manager addresses the amphora agents are configured with, and each agent's generation. */
   healthManagerConfig: HealthManagerConfigStore;
+  /** Flavors and availability zones: what an amphora is built with comes from their profiles. */
+  catalog: Pick<CatalogStore, "getFlavor" | "getAvailabilityZone">;
   drivers: Drivers;
   config: Config;
   log: Logger;

@@ -15,6 +15,8 @@ import type { QuotaLimits } from "./quota";
 import type { ItemSource } from "../query";
 import type { LoadBalancerStore } from "../ports";
 import type { CatalogObject } from "../resources/descriptor";
+import type { ProfileValidator } from "../drivers";
+import { checkProfileData } from "./profiles";
 import { QUOTA_FIELDS, type Quota, type QuotaValues } from "../resources/quota";
 import {
   enabledProviders,
@@ -29,6 +31,8 @@ import {
 export interface CatalogDeps {
   catalog: CatalogStore;
   config: Config;
+  /** Checks what profiles name against the cloud (the EC2 compute driver's); absent, nothing is checked. */
+  profiles?: ProfileValidator | undefined;
 }
 
 const API = "os_load-balancer_api";
@@ -181,6 +185,7 @@ export async function createCatalogObject<T, Post>(
     if (given.provider_name === null) throw invalidOption("None", "provider_name");
     const provider = given.provider_name as string;
     validateMetadata(provider, providerSchemas(provider)[d.profileData.metadata], data);
+    await checkProfileData(deps.profiles, provider, d.profileData.metadata, data as Record<string, unknown>);
   }
   // Every attribute, null where the body has none; objects keyed by id get a new one.
   const record = Object.fromEntries(d.attributes.map((a) => [a, a === "id" ? randomUUID() : (given[a] ?? null)])) as T & Fields;
@@ -227,6 +232,7 @@ export async function updateCatalogObject<T, Put>(
       (set.provider_name as string | undefined) ?? ((await deps.catalog.get(d.kind, key)) as Fields | undefined)?.provider_name;
     if (provider === undefined || provider === null) throw notFound(d.displayName, key);
     validateMetadata(String(provider), providerSchemas(String(provider))[d.profileData.metadata], data);
+    await checkProfileData(deps.profiles, String(provider), d.profileData.metadata, data as Record<string, unknown>);
   }
   if (Object.keys(set).length === 0) {
     const current = await deps.catalog.get(d.kind, key);

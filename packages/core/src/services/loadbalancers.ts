@@ -35,6 +35,7 @@ import { addTo, charge, createdBy, quotaFault } from "./quota";
 import { Tree } from "../resources/child";
 import { loadBalancerDescriptor } from "../resources/loadbalancer";
 import { listItem } from "../resources/descriptor";
+import { checkProfileData, profileData } from "./profiles";
 import { loadBalancerStatistics, providerStats, type StatsAmphora } from "../health/stats";
 
 export interface LoadBalancerDeps extends LockDeps {
@@ -79,19 +80,24 @@ export async function createLoadBalancer(
       throw new Fault(400, `Flavor '${body.flavor_id}' is not compatible with provider '${provider}'`);
     }
     provider = found.profile.provider_name;
-    const data = parseJson(found.profile.flavor_data);
+    const data = profileData(found.profile.flavor_data);
     flavor = data;
     const t = data.loadbalancer_topology;
     if (typeof t === "string" && (TOPOLOGIES as readonly string[]).includes(t)) topology = t as Topology;
   }
   provider ??= DEFAULT_PROVIDER;
   if (!(provider in ENABLED_PROVIDERS)) throw new Fault(400, `Provider '${provider}' is not enabled.`);
+  let zone: Record<string, unknown> = {};
   if (body.availability_zone) {
     const az = await deps.catalog.getAvailabilityZone(body.availability_zone);
     if (!az) throw validation("Invalid availability zone.");
     if (!az.zone.enabled)
       throw new Fault(400, `The selected availability_zone is not allowed in this deployment: ${body.availability_zone}`);
+    zone = profileData(az.profile.availability_zone_data);
   }
+  // As Octavia's _apply_flavor_to_lb_dict and _validate_and_return_az_dict: the driver must still accept both.
+  if (Object.keys(flavor).length > 0) await checkProfileData(deps.profiles, provider, "flavor", flavor);
+  if (Object.keys(zone).length > 0) await checkProfileData(deps.profiles, provider, "availability_zone", zone);
   // validate.network_denylist_by_config, on the VIP network the request names.
   if (body.vip_network_id) checkDenylist(deps.config, body.vip_network_id);
   // v2.28: the anticipated vNIC type, so the create answers the right vip_vnic_type (the flavor's
@@ -355,12 +361,3 @@ function checkDenylist(config: Config, networkId: string): void {
  * LB and group: a repeated id is a duplicate-key failure there).
  */
 const unique = (ids: readonly string[]) => [...new Set(ids)];
-
-function parseJson(text: string): Record<string, unknown> {
-  try {
-    const v = JSON.parse(text);
-    return typeof v === "object" && v !== null ? v : {};
-  } catch {
-    return {};
-  }
-}

@@ -22,7 +22,7 @@ import {
 } from "../ports";
 import { isUnavailable } from "../unavailable";
 import type { CatalogStore } from "../catalog";
-import type { CertManager } from "../drivers";
+import type { CertManager, ProfileValidator } from "../drivers";
 import type { LoadBalancer } from "../resources/loadbalancer";
 import type { ChildRef } from "../resources/child";
 import { quotaFault, type QuotaLimits } from "./quota";
@@ -43,6 +43,8 @@ export interface LockDeps {
   quotaLimits?: QuotaLimits;
   /** [certificates] cert_manager: listeners' and pools' TLS references are read through it; absent, any non-empty one is accepted. */
   certificates?: CertManager;
+  /** Checks what a flavor's or zone's profile names against the cloud (the EC2 compute driver's); absent, nothing is checked. */
+  profiles?: ProfileValidator | undefined;
 }
 
 /**

@@ -6,6 +6,7 @@ import { Fault, requireFound, requireStatus, validation } from "../faults";
 import { authorize, type RequestContext } from "../policy";
 import { parseRoot, uuid } from "../validation";
 import { lockAndStart, type LockDeps } from "./lock";
+import { checkProfileData, profileData } from "./profiles";
 
 export const ResizeBody = z.strictObject({ new_flavor_id: uuid() });
 export type ResizeBody = z.output<typeof ResizeBody>;
@@ -18,15 +19,6 @@ export function parseResizeBody(raw: unknown): ResizeBody {
   return parseRoot("resize", "resize", ResizeBody, { resize: raw });
 }
 
-function flavorData(text: string): Record<string, unknown> {
-  try {
-    const v = JSON.parse(text);
-    return typeof v === "object" && v !== null && !Array.isArray(v) ? v : {};
-  } catch {
-    return {};
-  }
-}
-
 /** Validates the new flavor against the LB as read and starts the loadbalancer-resize flow. */
 export async function resizeLoadBalancer(deps: LockDeps, ctx: RequestContext, id: string, body: ResizeBody): Promise<void> {
   const read = requireFound(await deps.store.getLoadBalancer(id), "Load Balancer", id);
@@ -35,7 +27,7 @@ export async function resizeLoadBalancer(deps: LockDeps, ctx: RequestContext, id
   const found = await deps.catalog.getFlavor(flavorId);
   if (!found) throw validation("Invalid new_flavor_id.");
   if (!found.flavor.enabled) throw new Fault(400, `The selected flavor is not allowed in this deployment: ${flavorId}`);
-  const data = flavorData(found.profile.flavor_data);
+  const data = profileData(found.profile.flavor_data);
   const computeFlavor = typeof data.compute_flavor === "string" ? data.compute_flavor : null;
   const check = (lb: typeof read) => {
     const current = lb.record;
@@ -55,6 +47,8 @@ export async function resizeLoadBalancer(deps: LockDeps, ctx: RequestContext, id
   // Answer 409 before any 400 about the flavor when the LB cannot be resized now.
   requireStatus(read.record, RESIZABLE_STATUSES, "Load Balancer", id);
   check(read);
+  // As a create applies its flavor: the driver must still accept the new one (the EC2 checks).
+  await checkProfileData(deps.profiles, read.record.provider, "flavor", data);
   const locked = await lockAndStart(
     deps,
     {
