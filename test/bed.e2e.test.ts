@@ -98,7 +98,7 @@ describe("two beds at once", () => {
     expect(a.range.index).not.toBe(b.range.index);
     expect(a.range.cidr).toBe(bedRange(a.range.index).cidr);
     expect(a.range.cidr).toMatch(/^198\.1[89]\.\d+\.0\/20$/);
-    expect(a.controllerIp).toBe(a.range.address(1));
+    expect(a.controllerIp).toBe(a.range.address(4094));
     expect(new URL(a.moto.endpoint).hostname).toBe(a.controllerIp);
     expect(new URL(b.moto.endpoint).hostname).toBe(b.controllerIp);
     expect(a.moto.endpoint).not.toBe(b.moto.endpoint);

@@ -1,5 +1,5 @@
 // The EC2 test bed: moto plus Octavia's real agent. One bed a test file: its own moto_server on its own
-// port, its own /20 of 198.18.0.0/15 (./range.ts), a VPC and management subnet of that /20 in its moto, and
+// port, its own /20 of 198.18.0.0/15 (./range.ts), a VPC and management subnets of that /20 in its moto, and
 // the management network (./network.ts) whose controller address moto listens on. It watches moto's
 // DescribeInstances (running, tagged with the bed's stage) and gives each instance a network namespace
 // of its own (with PID, mount and UTS namespaces: ../agent/agent.ts startInstance) holding its
@@ -12,21 +12,9 @@ import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import {
-  CreateImageCommand,
-  CreateSecurityGroupCommand,
-  CreateSubnetCommand,
-  CreateVpcCommand,
-  DescribeImagesCommand,
-  DescribeInstanceAttributeCommand,
-  DescribeInstancesCommand,
-  EC2Client,
-  RunInstancesCommand,
-  TerminateInstancesCommand,
-  type Instance,
-} from "@aws-sdk/client-ec2";
-import { AMP_IMAGE_TAG_KEY, STAGE_TAG_KEY } from "@ottava/aws";
-import { MOTO_CLIENT, startMoto, type Moto } from "@ottava/aws/testing";
+import { DescribeInstanceAttributeCommand, DescribeInstancesCommand, type EC2Client, type Instance } from "@aws-sdk/client-ec2";
+import { STAGE_TAG_KEY } from "@ottava/aws";
+import { MOTO_CLIENT, ec2Bed, startMoto, type Moto } from "@ottava/aws/testing";
 import { agentUnavailable, startInstance, type AmphoraInstance } from "../agent/agent";
 import { allocateRange, type BedRange } from "./range";
 import { managementNetwork, type ManagementNetwork } from "./network";
@@ -161,8 +149,7 @@ export interface Bed {
   controllerIp: string;
   moto: Moto;
   ec2: EC2Client;
-  vpcId: string;
-  /** The management subnet (zone us-east-1a): OTTAVA_AMP_BOOT_NETWORK_LIST. */
+  /** The management subnet of zone us-east-1a (the bed's instances may be in us-east-1b's too): OTTAVA_AMP_BOOT_NETWORK_LIST. */
   subnetId: string;
   zone: string;
   securityGroupId: string;
@@ -215,27 +202,10 @@ function credentialsOf(instanceId: string): InstanceMetadata["credentials"] {
   return { AccessKeyId: `ASIA${h.slice(0, 16)}`, SecretAccessKey: `bed/${h.slice(16, 56)}`, Token: `bed-token-${instanceId}` };
 }
 
-/** The AMI the bed's instances boot: an image of this host's system, as moto knows it (CreateImage from an instance of a public AMI, tagged: RegisterImage drops tags). */
-async function taggedImage(ec2: EC2Client, tag: string): Promise<string> {
-  const publicAmi = (
-    await ec2.send(new DescribeImagesCommand({ Owners: ["amazon"], Filters: [{ Name: "architecture", Values: ["x86_64"] }] }))
-  ).Images![0]!.ImageId!;
-  const run = await ec2.send(new RunInstancesCommand({ ImageId: publicAmi, InstanceType: "t3.micro", MinCount: 1, MaxCount: 1 }));
-  const builder = run.Instances![0]!.InstanceId!;
-  const image = await ec2.send(
-    new CreateImageCommand({
-      InstanceId: builder,
-      Name: `ottava-bed-${tag}`,
-      TagSpecifications: [{ ResourceType: "image", Tags: [{ Key: AMP_IMAGE_TAG_KEY, Value: tag }] }],
-    }),
-  );
-  await ec2.send(new TerminateInstancesCommand({ InstanceIds: [builder] }));
-  return image.ImageId!;
-}
-
 export async function startBed(opts: BedOptions): Promise<Bed> {
   const range = allocateRange();
-  const controllerIp = range.address(1);
+  // The /20's last host address: in the VPC, outside its subnets, so never an instance's.
+  const controllerIp = range.address(4094);
   const cleanups: (() => unknown)[] = [() => range.release()];
   const stopAll = async () => {
     for (const c of cleanups.splice(0).reverse()) {
@@ -251,20 +221,17 @@ export async function startBed(opts: BedOptions): Promise<Bed> {
     cleanups.push(() => network.remove());
     const moto = await startMoto({ host: controllerIp });
     cleanups.push(() => moto.stop());
-    const ec2 = new EC2Client({ ...MOTO_CLIENT, endpoint: moto.endpoint });
+    // The account as the flows find it (@ottava/aws/testing's ec2Bed): a VPC of the /20, management subnets
+    // (its first two /24s, in two zones), a security group, and an AMI tagged as an amphora image.
+    const account = await ec2Bed(moto, range.address(0));
+    const ec2 = account.ec2;
     cleanups.push(() => ec2.destroy());
-    const zone = `${REGION}a`;
-    const vpcId = (await ec2.send(new CreateVpcCommand({ CidrBlock: range.cidr }))).Vpc!.VpcId!;
-    // The /20's second /22: the first holds the controller's address (moto, like EC2, keeps a subnet's first addresses).
-    const subnetId = (
-      await ec2.send(new CreateSubnetCommand({ VpcId: vpcId, CidrBlock: `${range.address(1024)}/22`, AvailabilityZone: zone }))
-    ).Subnet!.SubnetId!;
-    const securityGroupId = (
-      await ec2.send(new CreateSecurityGroupCommand({ VpcId: vpcId, GroupName: "lb-mgmt-sec-grp", Description: "amphorae" }))
-    ).GroupId!;
+    const zone = "us-east-1a";
+    const subnetId = account.subnets[zone];
+    const securityGroupId = account.securityGroup;
     const imageTag = `bed-${range.index}`;
-    const imageId = await taggedImage(ec2, imageTag);
-    const bed = await watch({ opts, range, controllerIp, network, moto, ec2, zone, vpcId, subnetId, securityGroupId, imageId, imageTag });
+    const imageId = await account.taggedImage(imageTag);
+    const bed = await watch({ opts, range, controllerIp, network, moto, ec2, zone, subnetId, securityGroupId, imageId, imageTag });
     cleanups.push(() => bed.stopInstances());
     return { ...bed, stop: stopAll };
   } catch (e) {
