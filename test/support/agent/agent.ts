@@ -1,9 +1,9 @@
 // Test scaffolding: Octavia's real amphora agent (/usr/bin/amphora-agent, Debian's python3-octavia) in its own PID and mount namespaces (PID 1: ./systemd), a client network namespace joined to the amphora's VIP interface by a veth pair, and member servers there.
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { chmodSync, copyFileSync, existsSync, mkdtempSync, readFileSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 
 const HERE = new URL(".", import.meta.url).pathname;
 const SCAFFOLDING = ["systemd", "service", "systemctl", "noop"];
@@ -27,7 +27,8 @@ export function agentUnavailable(): string | undefined {
   return undefined;
 }
 
-function run(cmd: string, args: string[], allowFail = false): string {
+/** Runs a command to its end: its output, or an error with its stderr (unless `allowFail`). */
+export function run(cmd: string, args: string[], allowFail = false): string {
   const r = spawnSync(cmd, args, { encoding: "utf8" });
   if (r.status !== 0 && !allowFail) throw new Error(`${cmd} ${args.join(" ")}: ${r.stderr || r.error?.message}`);
   return r.stdout;
@@ -64,21 +65,61 @@ export async function startAmphoraAgent(opts: {
   serverPem: string;
   clientCa: string;
 }): Promise<AmphoraAgent> {
-  const dir = mkdtempSync(join(tmpdir(), "ottava-amphora-"));
-  for (const name of SCAFFOLDING) {
-    copyFileSync(join(HERE, name), join(dir, name));
-    chmodSync(join(dir, name), 0o755);
-  }
+  const dir = scaffolding();
   const port = await freePort();
   // PID 1 moves these into the amphora's /etc/octavia.
   writeFileSync(join(dir, "server.pem"), opts.serverPem, { mode: 0o600 });
   writeFileSync(join(dir, "client_ca.pem"), opts.clientCa);
   writeFileSync(join(dir, "amphora-agent.conf"), opts.agentConfig(port), { mode: 0o600 });
+  return startNamespaces(dir, port, [], "agent.log");
+}
+
+/** An instance of the EC2 test bed (test/support/bed): an amphora's namespaces with a network namespace of their own, booted as an instance boots. */
+export interface AmphoraInstance extends AmphoraAgent {
+  /** The network namespace, for nsenter (`--net=<netns>`) and `ip link ... netns <pid>`. */
+  netns: string;
+  /** Starts the boot: the bed has plugged the instance's network. */
+  go(): void;
+}
+
+/**
+ * Starts an instance's namespaces (PID, mount, UTS and network): `image` is laid into its root (path →
+ * content, with the mode after a colon in the key's end, e.g. "/usr/local/sbin/x:755"), then, once go() is
+ * called, the `boot` commands run in order (output in boot.log), as the instance's init would run them.
+ * Nothing of the boot is done by the harness. `port` is where the agent will listen, for `logs` and tests.
+ */
+export async function startInstance(opts: { image: Record<string, string>; boot: string[][]; port: number }): Promise<AmphoraInstance> {
+  const dir = scaffolding();
+  for (const [key, content] of Object.entries(opts.image)) {
+    const [path, mode] = key.split(":") as [string, string | undefined];
+    const file = join(dir, "image", path);
+    mkdirSync(dirname(file), { recursive: true });
+    writeFileSync(file, content, { mode: mode ? parseInt(mode, 8) : 0o644 });
+    if (mode) chmodSync(file, parseInt(mode, 8));
+  }
+  writeFileSync(join(dir, "boot"), JSON.stringify(opts.boot));
+  const agent = await startNamespaces(dir, opts.port, ["--net", "--uts"], "boot.log");
+  return { ...agent, netns: `/proc/${agent.pid()}/ns/net`, go: () => writeFileSync(join(dir, "go"), "") };
+}
+
+function scaffolding(): string {
+  const dir = mkdtempSync(join(tmpdir(), "ottava-amphora-"));
+  for (const name of SCAFFOLDING) {
+    copyFileSync(join(HERE, name), join(dir, name));
+    chmodSync(join(dir, name), 0o755);
+  }
+  return dir;
+}
+
+/** Starts PID 1 (./systemd) in new PID and mount namespaces (and `more`), on the state directory `dir`; `log` is the first log logs() shows. */
+async function startNamespaces(dir: string, port: number, more: string[], log: string): Promise<AmphoraAgent> {
   const proc: ChildProcess = spawn(
     "/usr/bin/unshare",
-    ["--pid", "--mount", "--fork", "--mount-proc", "--propagation", "private", "--kill-child", join(dir, "systemd"), dir],
+    ["--pid", "--mount", ...more, "--fork", "--mount-proc", "--propagation", "private", "--kill-child", join(dir, "systemd"), dir],
     {
       stdio: ["pipe", "ignore", "pipe"],
+      // An amphora's init starts with an environment of its own, not the test's.
+      env: { PATH: "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", LANG: "C.UTF-8" },
     },
   );
   let stderr = "";
@@ -123,9 +164,9 @@ export async function startAmphoraAgent(opts: {
     logs: () =>
       [
         `--- unshare stderr\n${stderr}`,
-        `--- agent.log\n${tail(join(dir, "agent.log"))}`,
+        `--- ${log}\n${tail(join(dir, log))}`,
         `--- syslog\n${tail(join(dir, "syslog.log"), 15)}`,
-        ...["haproxy", "amphora-netns", "octavia-keepalived"].map(
+        ...["amphora-agent", "haproxy", "amphora-netns", "octavia-keepalived"].map(
           (u) => `--- units ${u}\n${run("/bin/sh", ["-c", `cat ${root("/run/ottava-units")}/${u}*.log 2>/dev/null | tail -20`], true)}`,
         ),
       ].join("\n"),
@@ -199,13 +240,49 @@ import { freePort } from "@ottava/amphora/free-port";
 
 const HOLD = "import sys\nwhile sys.stdin.buffer.read1(4096): pass\n";
 
+/**
+ * A network namespace without a name, held by a process (its `pid`) while this process holds the
+ * holder's standard input: it goes, with every interface in it and the peers of its veth pairs, when
+ * the holder ends, even when the test is killed.
+ */
+export interface NetnsHolder {
+  pid: number;
+  /** nsenter's option for the namespace. */
+  nsenter: string;
+  /** Ends the holder (the namespace goes with its last process). */
+  release(): void;
+}
+
+/** Starts a holder of a new network namespace and waits until the namespace is its own. */
+export async function holdNetns(): Promise<NetnsHolder> {
+  const holder = spawn("/usr/bin/unshare", ["--net", "--", "/usr/bin/python3", "-c", HOLD], { stdio: ["pipe", "ignore", "ignore"] });
+  const release = () => {
+    holder.stdin?.end();
+    holder.kill("SIGKILL");
+  };
+  const own = readlinkSync("/proc/self/ns/net");
+  const ns = () => {
+    try {
+      return readlinkSync(`/proc/${holder.pid}/ns/net`);
+    } catch {
+      return own;
+    }
+  };
+  for (let i = 0; i < 100 && ns() === own; i++) await new Promise((r) => setTimeout(r, 20));
+  if (ns() === own) {
+    release();
+    throw new Error("the network namespace did not come up");
+  }
+  return { pid: holder.pid!, nsenter: `--net=/proc/${holder.pid}/ns/net`, release };
+}
+
 export async function clientNetwork(address: string, prefix: number): Promise<ClientNetwork> {
   const tag = randomBytes(4).toString("hex");
   const hostIf = `otv${tag}a`;
   const peer = `otv${tag}b`;
   const members: ChildProcess[] = [];
-  const holder = spawn("/usr/bin/unshare", ["--net", "--", "/usr/bin/python3", "-c", HOLD], { stdio: ["pipe", "ignore", "ignore"] });
-  const nsenter = `--net=/proc/${holder.pid}/ns/net`;
+  const holder = await holdNetns();
+  const nsenter = holder.nsenter;
   const net: ClientNetwork = {
     hostIf,
     mac: "",
@@ -233,29 +310,16 @@ export async function clientNetwork(address: string, prefix: number): Promise<Cl
       }
     },
     remove: () => {
-      for (const m of [...members, holder]) {
+      for (const m of members) {
         m.stdin?.end();
         m.kill("SIGKILL");
       }
+      holder.release();
       // Gone with the namespace's last process; deleted here when it was never plugged.
       run("/usr/sbin/ip", ["link", "del", hostIf], true);
     },
   };
   try {
-    // The holder's namespace is its own once unshare has run.
-    const own = readlinkSync("/proc/self/ns/net");
-    for (let i = 0; i < 100; i++) {
-      const ns = (() => {
-        try {
-          return readlinkSync(`/proc/${holder.pid}/ns/net`);
-        } catch {
-          return own;
-        }
-      })();
-      if (ns !== own) break;
-      await new Promise((r) => setTimeout(r, 20));
-    }
-    if (readlinkSync(`/proc/${holder.pid}/ns/net`) === own) throw new Error("the client network namespace did not come up");
     const inNs = (...args: string[]) => run("/usr/bin/nsenter", [nsenter, "--", "/usr/sbin/ip", ...args]);
     run("/usr/sbin/ip", ["link", "add", hostIf, "type", "veth", "peer", "name", peer, "netns", String(holder.pid)]);
     inNs("addr", "add", `${address}/${prefix}`, "dev", peer);

@@ -1,4 +1,4 @@
-// moto_server for one test file: its own process on a free loopback port, with AMI and instance-type
+// moto_server for one test file: its own process on a free port of loopback (or of the address given), with AMI and instance-type
 // validation on (../shared/notes/aws-emulation.md), stopped by the file. Its recorder keeps the request
 // bodies, for the parameters moto accepts and ignores (ClientToken, MetadataOptions, Placement).
 import { spawn, type ChildProcess } from "node:child_process";
@@ -30,23 +30,49 @@ export interface Moto {
 /** Credentials and Region for an SDK client pointed at the emulator (it accepts any). */
 export const MOTO_CLIENT = { region: "us-east-1", credentials: { accessKeyId: "testing", secretAccessKey: "testing" } };
 
-function freePort(): Promise<number> {
+function freePort(host: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
+    server.listen(0, host, () => {
       const addr = server.address();
       server.close(() => (typeof addr === "object" && addr ? resolve(addr.port) : reject(new Error("no free port"))));
     });
   });
 }
 
-export async function startMoto(): Promise<Moto> {
-  const port = await freePort();
+/** Starts moto on `host` (default 127.0.0.1; the EC2 test bed gives its controller address). */
+/**
+ * Runs moto_server (its arguments) as long as its standard input is open, then stops it: moto goes with
+ * the test process, even when that is killed (a bed's moto listens on an address that goes with it).
+ * It leaves with moto's exit code when moto ends first.
+ */
+const WATCH = `
+import os, signal, subprocess, sys, threading
+moto = subprocess.Popen(sys.argv[1:], stdin=subprocess.DEVNULL)
+def stop(*_):
+    moto.terminate()
+    try:
+        moto.wait(5)
+    except subprocess.TimeoutExpired:
+        moto.kill()
+    os._exit(0)
+signal.signal(signal.SIGTERM, stop)
+def watch():
+    while sys.stdin.buffer.read1(4096):
+        pass
+    stop()
+threading.Thread(target=watch, daemon=True).start()
+os._exit(moto.wait())
+`;
+
+export async function startMoto(opts: { host?: string } = {}): Promise<Moto> {
+  const host = opts.host ?? "127.0.0.1";
+  const port = await freePort(host);
   const dir = mkdtempSync(join(tmpdir(), "ottava-moto-"));
-  const endpoint = `http://127.0.0.1:${port}`;
+  const endpoint = `http://${host}:${port}`;
   let stderr = "";
-  const child: ChildProcess = spawn("moto_server", ["-H", "127.0.0.1", "-p", String(port)], {
+  const child: ChildProcess = spawn("python3", ["-c", WATCH, "moto_server", "-H", host, "-p", String(port)], {
     cwd: dir,
     env: {
       ...process.env,
@@ -54,7 +80,7 @@ export async function startMoto(): Promise<Moto> {
       MOTO_EC2_ENABLE_INSTANCE_TYPE_VALIDATION: "true",
       MOTO_RECORDER_FILEPATH: join(dir, "recording"),
     },
-    stdio: ["ignore", "ignore", "pipe"],
+    stdio: ["pipe", "ignore", "pipe"],
   });
   child.stderr!.on("data", (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
@@ -71,7 +97,7 @@ export async function startMoto(): Promise<Moto> {
       break;
     } catch {
       if (Date.now() - started > 30_000) {
-        child.kill();
+        child.stdin!.end();
         throw new Error(`moto_server did not answer on ${endpoint} within 30 s: ${stderr}`);
       }
       await new Promise((r) => setTimeout(r, 100));
@@ -94,7 +120,7 @@ export async function startMoto(): Promise<Moto> {
           return { method: e.method, url: e.url, body, params: Object.fromEntries(new URLSearchParams(body)) };
         }),
     stop: async () => {
-      child.kill("SIGTERM");
+      child.stdin!.end(); // the watcher stops moto and leaves
       await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
       if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
       rmSync(dir, { recursive: true, force: true });
