@@ -68,7 +68,7 @@ function ec2Compute(config: Config, options: CreateDriversOptions): ComputeDrive
   return {
     build: async (req) => (await load()).build(req),
     getInstance: async (computeId) => (await load()).getInstance(computeId),
-    delete: async (computeId) => (await load()).delete(computeId),
+    delete: async (computeId, amphoraId) => (await load()).delete(computeId, amphoraId),
     createServerGroup: async (loadBalancerId) => (await load()).createServerGroup!(loadBalancerId),
     deleteServerGroup: async (serverGroupId) => (await load()).deleteServerGroup!(serverGroupId),
   };

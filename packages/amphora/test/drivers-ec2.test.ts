@@ -22,16 +22,26 @@ afterAll(async () => {
 
 describe("createDrivers with OTTAVA_COMPUTE_DRIVER=ec2", () => {
   it("answers the EC2 compute driver, on a client to OTTAVA_EC2_ENDPOINT made on its first call and decorated", async () => {
-    const config = loadConfig({ OTTAVA_COMPUTE_DRIVER: "ec2", OTTAVA_EC2_ENDPOINT: moto.endpoint });
+    const config = loadConfig({
+      OTTAVA_COMPUTE_DRIVER: "ec2",
+      OTTAVA_EC2_ENDPOINT: moto.endpoint,
+      OTTAVA_SECRETSMANAGER_ENDPOINT: moto.endpoint,
+    });
     const decorated: unknown[] = [];
     const { compute } = createDrivers(config, { decorateAwsClient: (c) => void decorated.push(c) });
     expect(decorated).toEqual([]); // nothing loaded yet
     await moto.record();
     await expect(compute.getInstance("i-0123456789abcdef0")).rejects.toBeInstanceOf(ComputeWaitTimeout);
-    await expect(compute.delete("i-0123456789abcdef0")).resolves.toBeUndefined();
+    await expect(compute.delete("i-0123456789abcdef0", "00000000-0000-4000-8000-000000000000")).resolves.toBeUndefined();
     expect(decorated).toHaveLength(1);
-    // delete asks which amphora the instance is (for its secret) first: EC2 knows none.
-    expect((await moto.recorded()).map((r) => r.params.Action)).toEqual(["DescribeInstances", "DescribeInstances"]);
+    // delete terminates the instance (EC2 knows none), then deletes the amphora's secret (at OTTAVA_SECRETSMANAGER_ENDPOINT).
+    const recorded = await moto.recorded();
+    expect(recorded.map((r) => r.params.Action ?? (r.body.includes("ForceDeleteWithoutRecovery") ? "DeleteSecret" : r.body))).toEqual([
+      "DescribeInstances",
+      "TerminateInstances",
+      "DeleteSecret",
+    ]);
+    expect(recorded[2]!.body).toContain("ottava/local/amphora/00000000-0000-4000-8000-000000000000");
   });
 
   it("builds with its secret at OTTAVA_SECRETSMANAGER_ENDPOINT and the controller CA in the user data: the settings', else the one given", async () => {

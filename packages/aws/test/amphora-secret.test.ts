@@ -106,11 +106,11 @@ describe("an amphora's secret", () => {
     });
     expect(await secretValue(req.amphoraId)).toEqual({ server_pem: SERVER_PEM, agent_conf: AGENT_CONFIG });
 
-    await driver.delete(id);
+    await driver.delete(id, req.amphoraId);
     await expect(describeSecret(req.amphoraId)).rejects.toMatchObject({ name: "ResourceNotFoundException" });
     expect(["shutting-down", "terminated"]).toContain(await stateOf(id));
     // Deleting again: the secret already gone, the instance terminated.
-    await expect(driver.delete(id)).resolves.toBeUndefined();
+    await expect(driver.delete(id, req.amphoraId)).resolves.toBeUndefined();
   });
 
   it("is found made by a retried build, which puts its new value in it", async () => {
@@ -191,7 +191,8 @@ describe("what anyone who may describe the instance reads", () => {
   it("holds neither the agent's key nor the heartbeat key: DescribeInstances, every instance attribute, its tags, its image", async () => {
     for (const firstBoot of [true, false]) {
       const driver = new Ec2ComputeDriver(ec2, firstBoot ? settings() : { ...settings(), ampImageTag: "amphora" }, ec2DriverOptions(moto));
-      const id = await driver.build(request());
+      const req = request();
+      const id = await driver.build(req);
       const read: string[] = [];
       const instances = await ec2.send(new DescribeInstancesCommand({ InstanceIds: [id] }));
       read.push(JSON.stringify(instances));
@@ -218,7 +219,7 @@ describe("what anyone who may describe the instance reads", () => {
       const keyBody = SERVER_PEM.split("\n").slice(1, -2).join("");
       for (const secret of [HEARTBEAT_KEY, "PRIVATE KEY", ...keyBody.match(/.{16}/g)!])
         expect(all, `${secret} (firstBoot ${firstBoot})`).not.toContain(secret);
-      await driver.delete(id);
+      await driver.delete(id, req.amphoraId);
     }
   });
 });

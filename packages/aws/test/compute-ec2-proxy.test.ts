@@ -112,15 +112,13 @@ describe("Ec2ComputeDriver's placement groups (anti-affinity)", () => {
       strategy: "spread",
       tags: { [STAGE_TAG_KEY]: "proxy-stage", [LOAD_BALANCER_TAG_KEY]: lbId },
     });
-    const ids = [
-      await driver.build(request({ loadBalancerId: lbId, serverGroupId: name })),
-      await driver.build(request({ loadBalancerId: lbId, serverGroupId: name })),
-    ];
+    const reqs = [request({ loadBalancerId: lbId, serverGroupId: name }), request({ loadBalancerId: lbId, serverGroupId: name })];
+    const ids = [await driver.build(reqs[0]!), await driver.build(reqs[1]!)];
     expect(builds().map((c) => c.params["Placement.GroupName"])).toEqual([name, name]);
     expect(proxy.placementGroups.get(name)!.instances).toEqual(ids);
 
     expect(await driver.deleteServerGroup(name)).toBe(false); // in use
-    for (const id of ids) await driver.delete(id);
+    for (const [i, id] of ids.entries()) await driver.delete(id, reqs[i]!.amphoraId);
     expect(await driver.deleteServerGroup(name)).toBe(true);
     expect(proxy.placementGroups.has(name)).toBe(false);
     expect(await driver.deleteServerGroup(name)).toBe(true); // already gone

@@ -232,10 +232,11 @@ describe("Ec2ComputeDriver.getInstance", () => {
 describe("Ec2ComputeDriver.delete", () => {
   it("terminates the instance, and an instance already gone is deleted", async () => {
     const driver = new Ec2ComputeDriver(ec2, settings(), ec2DriverOptions(moto));
-    const id = await driver.build(request());
-    await driver.delete(id);
+    const req = request();
+    const id = await driver.build(req);
+    await driver.delete(id, req.amphoraId);
     expect(["shutting-down", "terminated"]).toContain((await describeInstance(id)).State?.Name);
-    await expect(driver.delete("i-0123456789abcdef0")).resolves.toBeUndefined();
+    await expect(driver.delete("i-0123456789abcdef0", req.amphoraId)).resolves.toBeUndefined();
   });
 });
 

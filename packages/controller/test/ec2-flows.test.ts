@@ -18,6 +18,7 @@ import {
   type Moto,
 } from "@ottava/aws/testing";
 import type { Logger } from "@ottava/core";
+import { createLocalCa } from "@ottava/controller";
 import type { TaskDecorator } from "@ottava/local/runner";
 import { inProcessApp, SUBNET } from "@ottava/local/testing";
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
@@ -67,9 +68,14 @@ beforeAll(async () => {
   vi.stubEnv("AWS_REGION", MOTO_CLIENT.region);
   vi.stubEnv("AWS_ACCESS_KEY_ID", MOTO_CLIENT.credentials.accessKeyId);
   vi.stubEnv("AWS_SECRET_ACCESS_KEY", MOTO_CLIENT.credentials.secretAccessKey);
+  // The CA the amphorae's certificates are signed with, whose certificate their user data carries.
+  const ca = await createLocalCa();
   const env = {
+    OTTAVA_CA_CERTIFICATE: ca.certificate,
+    OTTAVA_CA_PRIVATE_KEY: ca.privateKey,
     OTTAVA_COMPUTE_DRIVER: "ec2",
     OTTAVA_EC2_ENDPOINT: proxy.endpoint,
+    OTTAVA_SECRETSMANAGER_ENDPOINT: moto.endpoint,
     OTTAVA_STAGE: STAGE,
     OTTAVA_AMP_IMAGE_TAG: "amphora",
     OTTAVA_AMP_FLAVOR_ID: "t3.micro",

@@ -147,8 +147,8 @@ function watchCloud(t: App) {
       cloud.instances.set(id, req.amphoraId);
       return id;
     },
-    delete: async (id) => {
-      await compute.delete(id);
+    delete: async (id, amphoraId) => {
+      await compute.delete(id, amphoraId);
       cloud.instances.delete(id);
     },
   };

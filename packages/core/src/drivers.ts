@@ -47,8 +47,11 @@ export interface ComputeDriver {
    * flow asks again, as Octavia's ComputeRetry retries ComputeWait), ComputeBuildError when it never will.
    */
   getInstance(computeId: string): Promise<ComputeInstance>;
-  /** Deletes the instance, waiting for nothing; an instance already gone is deleted. */
-  delete(computeId: string): Promise<void>;
+  /**
+   * Deletes the instance built for `amphoraId`, and what the driver made with it (the EC2 driver: the
+   * amphora's secret), waiting for nothing; what is already gone is deleted.
+   */
+  delete(computeId: string, amphoraId: string): Promise<void>;
   /**
    * Octavia's create_server_group ([nova] enable_anti_affinity): the anti-affinity group of a load
    * balancer's amphorae, made once (a retry answers the same); answers its id for ComputeBuildRequest's

@@ -30,8 +30,8 @@ describe("npm start's injected faults and latency", () => {
 
   it("plug in what they name", async () => {
     const injected = readInjected({ OTTAVA_NOOP_FAULTS: "compute.delete:1", OTTAVA_DYNAMODB_FAULTS: "GetItem@finishChange:drop:1" });
-    await expect(injected.noopDrivers!.compute.delete("c")).rejects.toThrow("Injected fault: compute.delete (OTTAVA_NOOP_FAULTS)");
-    await expect(injected.noopDrivers!.compute.delete("c")).resolves.toBeUndefined();
+    await expect(injected.noopDrivers!.compute.delete("c", "a")).rejects.toThrow("Injected fault: compute.delete (OTTAVA_NOOP_FAULTS)");
+    await expect(injected.noopDrivers!.compute.delete("c", "a")).resolves.toBeUndefined();
     const faults = injected.dynamoFaults!;
     expect(faults).toBeInstanceOf(DynamoFaults);
     // The stores' client gets the faults, then what else it is given (a meter).

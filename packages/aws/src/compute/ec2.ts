@@ -256,31 +256,17 @@ export class Ec2ComputeDriver implements ComputeDriver {
   }
 
   /**
-   * Deletes the amphora's secret (found by the instance's amphora tag; one already gone is deleted),
-   * then TerminateInstances, waiting for nothing; an instance EC2 does not know is already deleted
-   * (Octavia's NotFound).
+   * TerminateInstances, waiting for nothing (an instance EC2 does not know is already deleted: Octavia's
+   * NotFound), then the amphora's secret (one already gone is deleted).
    */
-  async delete(computeId: string): Promise<void> {
-    let instance;
-    try {
-      instance = (await this.ec2.send(new DescribeInstancesCommand({ InstanceIds: [computeId] }))).Reservations?.[0]?.Instances?.[0];
-    } catch (e) {
-      if (errorName(e) !== "InvalidInstanceID.NotFound") throw e;
-    }
-    if (!instance) {
-      this.log?.warn("EC2 instance not found; assuming already deleted", { computeId });
-      return;
-    }
-    const tags = Object.fromEntries((instance.Tags ?? []).map((t) => [t.Key, t.Value]));
-    const amphoraId = tags[AMPHORA_TAG_KEY];
-    if (amphoraId && tags[STAGE_TAG_KEY] === this.settings.stage)
-      await this.secrets.delete(amphoraSecretName(this.settings.stage, amphoraId));
+  async delete(computeId: string, amphoraId: string): Promise<void> {
     try {
       await this.ec2.send(new TerminateInstancesCommand({ InstanceIds: [computeId] }));
     } catch (e) {
       if (errorName(e) !== "InvalidInstanceID.NotFound") throw e;
       this.log?.warn("EC2 instance not found; assuming already deleted", { computeId });
     }
+    await this.secrets.delete(amphoraSecretName(this.settings.stage, amphoraId));
   }
 
   /**

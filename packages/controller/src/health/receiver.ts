@@ -216,7 +216,7 @@ export class HeartbeatReceiver {
         });
         if (update.computeId) {
           await this.opts.compute
-            .delete(update.computeId)
+            .delete(update.computeId, msg.id)
             .catch((e) => log.info("Error deleting amphora instance", { amphoraId: msg.id, error: String(e) }));
         }
         return;

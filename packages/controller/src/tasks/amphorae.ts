@@ -147,7 +147,7 @@ export const computeCreate: TaskHandler = async (input, ctx) => {
 /** Revert of computeCreate: deletes the instances built for the planned amphorae. */
 export const computeDelete: TaskHandler = async (input, ctx) => {
   for (const a of await planned(ctx, input)) {
-    if (a.compute_id) await ctx.drivers.compute.delete(a.compute_id);
+    if (a.compute_id) await ctx.drivers.compute.delete(a.compute_id, a.id);
     await ignoreLockLost(ctx, `amphora ${a.id}`, () => ctx.store.updateAmphora(input.lbId, a.id, input.owner, { status: ERROR }));
   }
   return null;
@@ -284,7 +284,7 @@ export const removeOldAmphora: TaskHandler = async (input, ctx) => {
   await ctx.drivers.network
     .unplugVip(lb, old)
     .catch((e) => ctx.log.warn("unplug of a failed amphora failed", { amphora: old.id, error: String(e) }));
-  if (old.compute_id) await ctx.drivers.compute.delete(old.compute_id);
+  if (old.compute_id) await ctx.drivers.compute.delete(old.compute_id, old.id);
   await ctx.store.updateAmphora(lb.id, old.id, input.owner, { status: DELETED });
   return null;
 };
@@ -309,7 +309,7 @@ export const logAmphoraFlowFailure: TaskHandler = async (input, ctx) => {
 export const deleteAmphora: TaskHandler = async (input, ctx) => {
   const a = await ctx.store.getAmphora(String(input.amphoraId));
   if (!a || a.status !== PENDING_DELETE) return null;
-  if (a.compute_id) await ctx.drivers.compute.delete(a.compute_id);
+  if (a.compute_id) await ctx.drivers.compute.delete(a.compute_id, a.id);
   await ctx.store.updateAmphoraIf(a.loadbalancer_id, a.id, [PENDING_DELETE], { status: DELETED });
   return null;
 };
@@ -327,7 +327,7 @@ export const deleteAmphorae: TaskHandler = async ({ lbId, owner }, ctx) => {
   for (const a of await ctx.store.amphoraeOf(lbId)) {
     if (a.status === DELETED) continue;
     if (a.vrrp_port_id) await ctx.drivers.network.unplugVip(lb, a);
-    if (a.compute_id) await ctx.drivers.compute.delete(a.compute_id);
+    if (a.compute_id) await ctx.drivers.compute.delete(a.compute_id, a.id);
     await ctx.store.updateAmphora(lbId, a.id, owner, { status: DELETED });
   }
   return null;

@@ -31,7 +31,7 @@ async function removeNewAmphorae(input: Record<string, unknown> & { lbId: string
       await ctx.drivers.network
         .unplugVip(lb, a)
         .catch((e) => ctx.log.warn("unplug of a new amphora failed", { amphora: a.id, error: String(e) }));
-    if (a.compute_id) await ctx.drivers.compute.delete(a.compute_id);
+    if (a.compute_id) await ctx.drivers.compute.delete(a.compute_id, a.id);
     await ctx.store.updateAmphora(input.lbId, a.id, input.owner, { status: DELETED });
     removed++;
   }
@@ -99,7 +99,7 @@ export const resizeRemoveOldAmphorae: TaskHandler = async (input, ctx) => {
     await ctx.drivers.network
       .unplugVip(lb, a)
       .catch((e) => ctx.log.warn("unplug of an old amphora failed", { amphora: a.id, error: String(e) }));
-    if (a.compute_id) await ctx.drivers.compute.delete(a.compute_id);
+    if (a.compute_id) await ctx.drivers.compute.delete(a.compute_id, a.id);
     await ctx.store.updateAmphora(lb.id, a.id, input.owner, { status: DELETED });
   }
   return null;
