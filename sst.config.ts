@@ -41,7 +41,7 @@ export default $config({
     const api = createApi(table, flows, secrets);
     // StepFunctionsEngine appends the flow name to this prefix: the state machines are named to match.
     const stateMachineArnPrefix = $interpolate`arn:aws:states:${aws.getRegionOutput().region}:${aws.getCallerIdentityOutput().accountId}:stateMachine:${$app.name}-${$app.stage}-`;
-    const jobs = createJobs(table, stateMachineArnPrefix);
+    const jobs = createJobs(table, stateMachineArnPrefix, compute);
     const health = createHealthManager(table, stateMachineArnPrefix, network, secrets);
     const alarms = createAlarms(flows, api, jobs, health);
 

@@ -89,9 +89,22 @@ export function createAmphoraCompute() {
     },
   ];
 
+  /**
+   * What housekeeping's orphan sweep (sweepHandler, packages/aws/src/sweeper.ts) may do: list this stage's
+   * instances, amphora secrets and placement groups, and remove them.
+   */
+  const sweepPermissions = [
+    // Neither Describe action nor ListSecrets takes a resource narrower than "*".
+    { actions: ["ec2:DescribeInstances", "ec2:DescribePlacementGroups", "secretsmanager:ListSecrets"], resources: ["*"] },
+    { actions: ["ec2:TerminateInstances"], resources: [ec2("instance/*")], conditions: ofStage("aws:ResourceTag") },
+    { actions: ["ec2:DeletePlacementGroup"], resources: [ec2(`placement-group/ottava-${stage}-lb-*`)] },
+    { actions: ["secretsmanager:DeleteSecret"], resources: [secrets] },
+  ];
+
   return {
     role,
     profile,
+    sweepPermissions,
     /** Does this task's function call the compute driver? */
     computes: (task: string) => (COMPUTE_TASKS as readonly string[]).includes(task),
     permissions,

@@ -9,6 +9,7 @@
 // or could not start within JOB_EVENT_MAX_AGE_SECONDS, or that the scheduler could not deliver, lands in
 // the jobs' dead-letter queue, whose oldest message's age is alarmed on (stacks/alarms.ts).
 import { FLOW_NAMES } from "@ottava/controller/flows";
+import type { AmphoraCompute } from "./compute";
 import { stateMachineName } from "./flows";
 import { LOG_RETENTION, NODEJS, RUNTIME, TRACING, sharedEnvironment, xrayPolicy } from "./settings";
 import type { Table } from "./table";
@@ -25,7 +26,7 @@ const JOB_TIMEOUT = "5 minutes";
 /** Dead letters are kept for SQS's longest: 14 days. */
 const DEAD_LETTER_RETENTION_SECONDS = 14 * 24 * 3600;
 
-export function createJobs(table: Table, stateMachineArnPrefix: $util.Input<string>) {
+export function createJobs(table: Table, stateMachineArnPrefix: $util.Input<string>, compute: AmphoraCompute) {
   const region = aws.getRegionOutput().region;
   const accountId = aws.getCallerIdentityOutput().accountId;
   const executions = FLOW_NAMES.map((flow) => $interpolate`arn:aws:states:${region}:${accountId}:execution:${stateMachineName(flow)}:*`);
@@ -38,7 +39,11 @@ export function createJobs(table: Table, stateMachineArnPrefix: $util.Input<stri
     name: string,
     handler: string,
     schedule: sst.aws.CronV2Args["schedule"],
-    permissions: { actions: string[]; resources: $util.Input<string>[] }[],
+    permissions: {
+      actions: string[];
+      resources: $util.Input<string>[];
+      conditions?: { test: string; variable: string; values: string[] }[];
+    }[],
   ) =>
     new sst.aws.CronV2(name, {
       schedule,
@@ -71,6 +76,8 @@ export function createJobs(table: Table, stateMachineArnPrefix: $util.Input<stri
     Purge: job("Purge", "purgeHandler", "rate(1 minute)", []),
     // Repair asks each stuck LB's execution whether it still runs.
     RepairStuck: job("RepairStuck", "repairHandler", "rate(1 minute)", [{ actions: ["states:DescribeExecution"], resources: executions }]),
+    // The orphan sweep (OTTAVA_COMPUTE_DRIVER=ec2; a pass of nothing otherwise): three list calls a run.
+    SweepOrphans: job("SweepOrphans", "sweepHandler", "rate(5 minutes)", compute.sweepPermissions),
     // [house_keeping] cert_interval: 3600 s. It only starts amphora-cert-rotate flows; their tasks sign.
     RotateCerts: job("RotateCerts", "rotateCertsHandler", "rate(1 hour)", [
       {

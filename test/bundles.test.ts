@@ -88,10 +88,15 @@ describe("the Lambda bundles", () => {
       expect(where(name, /node_modules\/@aws-sdk\/client-sfn\//), name).toEqual({ atStart: false, inChunks: true });
   });
 
-  it("carry the EC2 client (OTTAVA_COMPUTE_DRIVER=ec2) only in the task functions, in a chunk loaded on the driver's first call", () => {
-    const EC2 = /node_modules\/@aws-sdk\/client-ec2\/|packages\/aws\/src\/compute\//;
-    for (const name of ["task", "task (signing)"]) expect(where(name, EC2), name).toEqual({ atStart: false, inChunks: true });
-    for (const name of ["api", "jobs"]) expect(where(name, EC2), name).toEqual({ atStart: false, inChunks: false });
+  it("carry the EC2 client (OTTAVA_COMPUTE_DRIVER=ec2) only in the task functions and the jobs (the orphan sweep), in a chunk loaded on its first call", () => {
+    const EC2 = /node_modules\/@aws-sdk\/client-ec2\//;
+    for (const name of ["task", "task (signing)", "jobs"]) expect(where(name, EC2), name).toEqual({ atStart: false, inChunks: true });
+    expect(where("api", EC2)).toEqual({ atStart: false, inChunks: false });
+    // The compute driver only in the task functions; the jobs' sweep, only in theirs.
+    const DRIVER = /packages\/aws\/src\/compute\/(ec2|user-data)\.ts$/;
+    for (const name of ["task", "task (signing)"]) expect(where(name, DRIVER), name).toEqual({ atStart: false, inChunks: true });
+    for (const name of ["api", "jobs"]) expect(where(name, DRIVER), name).toEqual({ atStart: false, inChunks: false });
+    expect(where("jobs", /packages\/aws\/src\/sweeper\.ts$/)).toEqual({ atStart: false, inChunks: true });
     // The amphora image scripts the first-boot user data carries: a generated module, bundled as any other.
     for (const name of ["task", "task (signing)"])
       expect(where(name, /packages\/aws\/src\/compute\/image-files\.ts$/), name).toEqual({ atStart: false, inChunks: true });

@@ -144,6 +144,9 @@ const ACTIONS_ON_STAR_ONLY = new Set([
   "ec2:DescribeInstances",
   "ec2:DescribeImages",
   "ec2:DescribeSubnets",
+  // The orphan sweep's listings (stacks/compute.ts, sweepPermissions).
+  "ec2:DescribePlacementGroups",
+  "secretsmanager:ListSecrets",
   // X-Ray, should it be granted inline rather than by its managed policy.
   "xray:PutTraceSegments",
   "xray:PutTelemetryRecords",
@@ -604,7 +607,7 @@ describe("the AWS deployment, synthesized offline from sst.config.ts", () => {
         expect(f.env.OTTAVA_AMP_INSTANCE_PROFILE, f.name).toBe(profile.state.name);
     });
 
-    it("lets exactly the task functions that call the compute driver make the EC2 driver's calls, on this stage's instances and secrets", () => {
+    it("lets exactly the task functions that call the compute driver make the EC2 driver's calls, and the orphan sweep its own, on this stage's instances and secrets", () => {
       const stage = d.variant.stage;
       const ec2 = (resource: string) => `arn:aws:ec2:${REGION}:123456789012:${resource}`;
       const secrets = `arn:aws:secretsmanager:${REGION}:123456789012:secret:ottava/${stage}/amphora/*`;
@@ -619,11 +622,31 @@ describe("the AWS deployment, synthesized offline from sst.config.ts", () => {
         const granted = statementsOf(d, roleByArn(d, w.resource.inputs.role))
           .filter((s) => s.Effect === "Allow" && asList(s.Action).some((a) => COMPUTE.test(a)))
           .map((s) => ({ Action: asList(s.Action).sort(), Resource: asList(s.Resource).sort(), Condition: s.Condition }));
+        const ordered = (list: object[]) => [...list].sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
+        if (w.resource.inputs.handler === "packages/controller/src/jobs/lambda.sweepHandler") {
+          // The orphan sweep: lists the stage's instances, amphora secrets and placement groups, and removes them.
+          expect(ordered(granted), w.name).toEqual(
+            ordered([
+              {
+                Action: ["ec2:DescribeInstances", "ec2:DescribePlacementGroups", "secretsmanager:ListSecrets"],
+                Resource: ["*"],
+                Condition: undefined,
+              },
+              {
+                Action: ["ec2:TerminateInstances"],
+                Resource: [ec2("instance/*")],
+                Condition: { StringEquals: { "aws:ResourceTag/ottava:stage": stage } },
+              },
+              { Action: ["ec2:DeletePlacementGroup"], Resource: [group], Condition: undefined },
+              { Action: ["secretsmanager:DeleteSecret"], Resource: [secrets], Condition: undefined },
+            ]),
+          );
+          continue;
+        }
         if (!computing.includes(w)) {
           expect(granted, `${w.name} calls no compute`).toEqual([]);
           continue;
         }
-        const ordered = (list: object[]) => [...list].sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
         expect(ordered(granted), w.name).toEqual(
           ordered([
             {

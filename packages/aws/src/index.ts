@@ -9,3 +9,4 @@ export * from "./compute/ec2";
 export * from "./compute/amphora-secret";
 export * from "./compute/user-data";
 export * from "./profiles";
+export * from "./sweeper";

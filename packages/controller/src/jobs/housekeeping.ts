@@ -1,11 +1,14 @@
 // Housekeeping's clocks (Octavia's octavia-housekeeping: db_cleanup every cleanup_interval, cert
-// rotation every cert_interval; and Ottava's stuck-state repair every cleanup_interval). `purge`,
-// `repair` and `rotateCerts` are one pass each: `npm start` runs them on timers (Housekeeping), AWS
+// rotation every cert_interval; and Ottava's stuck-state repair and orphan sweep every
+// cleanup_interval). `purge`, `repair`, `sweep` and `rotateCerts` are one pass each: `npm start` runs them on timers (Housekeeping), AWS
 // on schedules (jobs/lambda.ts). All are safe when passes overlap (see core's services/housekeeping.ts
 // and services/repair.ts: every write is conditional), so no lease is needed.
 import {
   purgeDeleted,
   repairStuck,
+  sweepOrphans,
+  type OrphanSweeper,
+  type SweepResult,
   type CatalogStore,
   type FlowTrailStore,
   type LoadBalancerStore,
@@ -21,6 +24,7 @@ import {
   type WorkflowEngine,
 } from "@ottava/core";
 import { DynamoRepairStore, createClients, createHousekeepingStore, createStores, type ClientDecorator } from "@ottava/db";
+import { classifyUnavailable } from "@ottava/edge";
 
 export type HousekeepingJobDeps = HousekeepingDeps & {
   /** Where the repaired flows' ends are counted. */
@@ -29,6 +33,8 @@ export type HousekeepingJobDeps = HousekeepingDeps & {
   trail: FlowTrailStore;
   catalog: CatalogStore;
   pending: RepairStore;
+  /** What the settings' cloud drivers made, for the orphan sweep; none for drivers that make nothing (noop, local). */
+  sweeper?: OrphanSweeper | undefined;
   config: Pick<Config, "loadBalancerExpiryAge" | "amphoraExpiryAge" | "certExpiryBuffer" | "cleanupInterval" | "certInterval">;
 };
 
@@ -42,7 +48,24 @@ export function createHousekeepingDeps(
 ): HousekeepingJobDeps {
   const pending = new DynamoRepairStore(createClients(config.dynamodbEndpoint, decorate).doc, config.tableName);
   const { store, trail, catalog } = createStores(config, decorate);
-  return { housekeeping: createHousekeepingStore(config, decorate), store, trail, catalog, pending, engine, log, metrics, config };
+  const sweeper = orphanSweeper(config, log);
+  return { housekeeping: createHousekeepingStore(config, decorate), store, trail, catalog, pending, engine, log, metrics, config, sweeper };
+}
+
+/**
+ * The orphan sweeper of OTTAVA_COMPUTE_DRIVER=ec2 (@ottava/aws, loaded on the first pass: the AWS SDK's
+ * EC2 client stays a chunk of the jobs' bundle that no other setting loads); none for the other drivers.
+ */
+function orphanSweeper(config: Config, log: Logger): OrphanSweeper | undefined {
+  if (config.computeDriver !== "ec2") return undefined;
+  let loaded: Promise<OrphanSweeper> | undefined;
+  const load = () => (loaded ??= import("@ottava/aws/sweeper").then((aws) => aws.ec2OrphanSweeper(config, classifyUnavailable, log)));
+  return {
+    async *resources() {
+      yield* (await load()).resources();
+    },
+    remove: async (r) => (await load()).remove(r),
+  };
 }
 
 const settingsOf = (config: HousekeepingJobDeps["config"]): HousekeepingSettings => ({
@@ -61,6 +84,14 @@ export async function purge(deps: HousekeepingJobDeps, now = new Date()): Promis
 /** Stuck-state repair at `now`: LBs in PENDING_* whose execution no longer runs go to ERROR, the trail saying why. */
 export async function repair(deps: HousekeepingJobDeps, now = new Date()) {
   return repairStuck(deps, now);
+}
+
+/** The orphan sweep: what the cloud drivers made for an owner that is gone is removed (core's services/sweep.ts). */
+export async function sweep(deps: HousekeepingJobDeps): Promise<SweepResult> {
+  if (!deps.sweeper) return { checked: 0, removed: [] };
+  const result = await sweepOrphans({ store: deps.store, sweeper: deps.sweeper, log: deps.log });
+  if (result.removed.length) deps.log.info("housekeeping orphan sweep", { checked: result.checked, removed: result.removed.length });
+  return result;
 }
 
 /** CertRotation at `now`: one amphora-cert-rotate flow per amphora whose certificate expires within cert_expiry_buffer. */
@@ -95,6 +126,8 @@ export class Housekeeping {
     this.stopped = false;
     this.every("purge", this.opts.cleanupInterval ?? this.deps.config.cleanupInterval, () => purge(this.deps, this.now()));
     this.every("stuck-state repair", this.opts.cleanupInterval ?? this.deps.config.cleanupInterval, () => repair(this.deps, this.now()));
+    if (this.deps.sweeper)
+      this.every("orphan sweep", this.opts.cleanupInterval ?? this.deps.config.cleanupInterval, () => sweep(this.deps));
     this.every("certificate rotation", this.opts.certInterval ?? this.deps.config.certInterval, () => rotateCerts(this.deps, this.now()));
   }
 

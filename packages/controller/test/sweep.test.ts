@@ -1,0 +1,190 @@
+// Housekeeping's orphan sweep with OTTAVA_COMPUTE_DRIVER=ec2, through the jobs' own wiring
+// (createHousekeepingDeps, sweep), against moto behind the test proxy (placement groups) and DynamoDB
+// Local: what the EC2 driver made for an amphora or a load balancer that is gone is removed; what a
+// live one owns, or another stage made, is left; a second pass removes nothing.
+import { CreatePlacementGroupCommand, DescribeInstancesCommand, EC2Client } from "@aws-sdk/client-ec2";
+import { AmphoraSecrets, Ec2ComputeDriver, LOAD_BALANCER_TAG_KEY, STAGE_TAG_KEY, amphoraSecretName } from "@ottava/aws";
+import {
+  MOTO_CLIENT,
+  buildRequest,
+  ec2DriverOptions,
+  ec2Fixture,
+  motoSecretsManager,
+  startEc2Proxy,
+  startMoto,
+  type Ec2Fixture,
+  type Ec2Proxy,
+  type Moto,
+} from "@ottava/aws/testing";
+import { amphoraOrphanReason, type Amphora } from "@ottava/core";
+import { createLogger, metrics } from "@ottava/edge";
+import { createHousekeepingDeps, createLocalCa, sweep } from "@ottava/controller";
+import { inProcessApp, SUBNET } from "@ottava/local/testing";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+
+const STAGE = "sweep";
+let moto: Moto;
+let proxy: Ec2Proxy;
+let ec2: EC2Client;
+let fx: Ec2Fixture;
+let t: Awaited<ReturnType<typeof inProcessApp>>;
+
+beforeAll(async () => {
+  moto = await startMoto();
+  proxy = await startEc2Proxy(moto.endpoint);
+  ec2 = new EC2Client({ ...MOTO_CLIENT, endpoint: proxy.endpoint });
+  fx = await ec2Fixture(ec2, "198.18.80.0/20");
+  await fx.taggedImage("amphora", "amphora");
+  vi.stubEnv("AWS_REGION", MOTO_CLIENT.region);
+  vi.stubEnv("AWS_ACCESS_KEY_ID", MOTO_CLIENT.credentials.accessKeyId);
+  vi.stubEnv("AWS_SECRET_ACCESS_KEY", MOTO_CLIENT.credentials.secretAccessKey);
+  const ca = await createLocalCa();
+  t = await inProcessApp(
+    {
+      OTTAVA_CA_CERTIFICATE: ca.certificate,
+      OTTAVA_CA_PRIVATE_KEY: ca.privateKey,
+      OTTAVA_COMPUTE_DRIVER: "ec2",
+      OTTAVA_EC2_ENDPOINT: proxy.endpoint,
+      OTTAVA_SECRETSMANAGER_ENDPOINT: moto.endpoint,
+      OTTAVA_STAGE: STAGE,
+      OTTAVA_AMP_IMAGE_TAG: "amphora",
+      OTTAVA_AMP_FLAVOR_ID: "t3.micro",
+      OTTAVA_AMP_BOOT_NETWORK_LIST: fx.subnets["us-east-1a"]!,
+      OTTAVA_AMP_SECGROUP_LIST: fx.securityGroup,
+    },
+    { retryIntervalMs: 10 },
+  );
+}, 120_000);
+afterAll(async () => {
+  vi.unstubAllEnvs();
+  ec2?.destroy();
+  await proxy?.stop();
+  await moto?.stop();
+});
+
+/** A driver of `stage` on the same EC2 and Secrets Manager, to make resources as a crashed flow leaves them. */
+const driverOf = (stage: string) =>
+  new Ec2ComputeDriver(
+    ec2,
+    {
+      stage,
+      ampImageTag: "amphora",
+      ampBaseImageId: undefined,
+      ampFlavorId: "t3.micro",
+      ampBootNetworkList: [fx.subnets["us-east-1a"]!],
+      ampSecgroupList: [fx.securityGroup],
+      secretsmanagerEndpoint: moto.endpoint,
+      ampInstanceProfile: undefined,
+    },
+    ec2DriverOptions(moto),
+  );
+
+async function liveInstances(): Promise<string[]> {
+  const out = await ec2.send(
+    new DescribeInstancesCommand({ Filters: [{ Name: "instance-state-name", Values: ["pending", "running", "stopping", "stopped"] }] }),
+  );
+  return (out.Reservations ?? [])
+    .flatMap((r) => r.Instances ?? [])
+    .map((i) => i.InstanceId!)
+    .sort();
+}
+
+async function secretExists(name: string): Promise<boolean> {
+  try {
+    await motoSecretsManager(moto)("DescribeSecret", { SecretId: name }, "test DescribeSecret");
+    return true;
+  } catch (e) {
+    if ((e as Error).name === "ResourceNotFoundException") return false;
+    throw e;
+  }
+}
+
+describe("the orphan sweep (OTTAVA_COMPUTE_DRIVER=ec2)", () => {
+  it("removes what a gone amphora or load balancer owned, keeps what a live one owns and what another stage made", async () => {
+    // A live load balancer: its amphora's instance and secret are owned.
+    const created = await t.call("POST", "/v2/lbaas/loadbalancers", { loadbalancer: { vip_subnet_id: SUBNET } });
+    expect(created.status).toBe(201);
+    const lbId = created.body.loadbalancer.id as string;
+    await t.settle();
+    expect((await t.store.getLoadBalancer(lbId))?.record.provisioning_status).toBe("ACTIVE");
+    const [amphora] = await t.store.amphoraeOf(lbId);
+    const owned = amphora!.compute_id!;
+
+    // As a crash leaves them: an instance and its secret for an amphora with no record, a lone secret,
+    // and a placement group of a load balancer that does not exist; and another stage's instance.
+    const lost = buildRequest({ serverPem: "x", agentConfig: "y" });
+    const lostInstance = await driverOf(STAGE).build(lost);
+    const loneSecret = amphoraSecretName(STAGE, crypto.randomUUID());
+    await new AmphoraSecrets(motoSecretsManager(moto)).create(loneSecret, { server_pem: "x", agent_conf: "y" }, []);
+    const goneLb = crypto.randomUUID();
+    const group = `ottava-${STAGE}-lb-${goneLb}`;
+    await ec2.send(
+      new CreatePlacementGroupCommand({
+        GroupName: group,
+        Strategy: "spread",
+        TagSpecifications: [
+          {
+            ResourceType: "placement-group",
+            Tags: [
+              { Key: STAGE_TAG_KEY, Value: STAGE },
+              { Key: LOAD_BALANCER_TAG_KEY, Value: goneLb },
+            ],
+          },
+        ],
+      }),
+    );
+    const other = buildRequest({ serverPem: "x", agentConfig: "y" });
+    const otherInstance = await driverOf("another-stage").build(other);
+
+    const deps = createHousekeepingDeps(t.config, t.engine, createLogger({ service: "test" }, "error"), metrics);
+    const result = await sweep(deps);
+    expect(result.removed.map((r) => `${r.kind} ${r.id}`).sort()).toEqual(
+      [
+        `instance ${lostInstance}`,
+        `secret ${amphoraSecretName(STAGE, lost.amphoraId)}`,
+        `secret ${loneSecret}`,
+        `placement-group ${group}`,
+      ].sort(),
+    );
+    expect(result.checked).toBe(6); // the live amphora's instance and secret besides
+    expect(await liveInstances()).toEqual([owned, otherInstance].sort());
+    expect(await secretExists(amphoraSecretName(STAGE, amphora!.id))).toBe(true);
+    expect(await secretExists(amphoraSecretName(STAGE, lost.amphoraId))).toBe(false);
+    expect(await secretExists(loneSecret)).toBe(false);
+    expect(await secretExists(amphoraSecretName("another-stage", other.amphoraId))).toBe(true);
+    expect(proxy.placementGroups.has(group)).toBe(false);
+
+    // A second pass finds nothing more to remove.
+    expect((await sweep(deps)).removed).toEqual([]);
+
+    // The load balancer's delete removes its own: nothing is left for the sweep.
+    expect((await t.call("DELETE", `/v2/lbaas/loadbalancers/${lbId}`)).status).toBe(204);
+    await t.settle();
+    expect(await liveInstances()).toEqual([otherInstance]);
+    expect(await sweep(deps)).toEqual({ checked: 0, removed: [] });
+  }, 120_000);
+});
+
+describe("which resource has no owner (core's rule)", () => {
+  const amphora = (over: Partial<Amphora>) => ({ status: "ALLOCATED", compute_id: "i-1", ...over }) as Amphora;
+  const instance = { kind: "instance", id: "i-1", amphoraId: "a" };
+  const secret = { kind: "secret", id: "ottava/s/amphora/a", amphoraId: "a" };
+
+  it("an instance: its amphora gone, DELETED, on another instance, or in ERROR without one; never while it is being built", () => {
+    expect(amphoraOrphanReason(instance, undefined)).toBe("its amphora no longer exists");
+    expect(amphoraOrphanReason(instance, amphora({ status: "DELETED" }))).toBe("its amphora is DELETED");
+    expect(amphoraOrphanReason(instance, amphora({ compute_id: "i-2" }))).toBe("its amphora runs on i-2");
+    expect(amphoraOrphanReason(instance, amphora({ status: "ERROR", compute_id: null }))).toBe("its amphora is in ERROR without it");
+    expect(amphoraOrphanReason(instance, amphora({}))).toBeUndefined();
+    expect(amphoraOrphanReason(instance, amphora({ status: "ERROR" }))).toBeUndefined(); // an admin deletes it
+    expect(amphoraOrphanReason(instance, amphora({ status: "PENDING_CREATE", compute_id: null }))).toBeUndefined();
+    expect(amphoraOrphanReason(instance, amphora({ status: "BOOTING", compute_id: null }))).toBeUndefined();
+  });
+
+  it("a secret: only its amphora gone or DELETED", () => {
+    expect(amphoraOrphanReason(secret, undefined)).toBe("its amphora no longer exists");
+    expect(amphoraOrphanReason(secret, amphora({ status: "DELETED" }))).toBe("its amphora is DELETED");
+    expect(amphoraOrphanReason(secret, amphora({ compute_id: "i-2" }))).toBeUndefined();
+    expect(amphoraOrphanReason(secret, amphora({ status: "ERROR", compute_id: null }))).toBeUndefined();
+  });
+});
