@@ -13,6 +13,10 @@
 // the EC2 calls to the emulator. On AWS add the instances' boot (tens of seconds) to create, failover and
 // resize.
 //
+// The Secrets Manager calls (each amphora's secret) are counted from moto's recorder, by X-Amz-Target;
+// the API's own EC2 calls (the flavor's profile checked again at create and resize, over its minimal
+// Query client, which no SDK middleware sees) are the proxy's requests beyond the drivers' commands.
+//
 // For each topology (SINGLE, ACTIVE_STANDBY), --rounds times (default 5): create, amphora failover,
 // load balancer failover, resize (to a flavor of another compute_flavor), delete. Figures: EC2 calls by
 // action (the same every round: checked), calls per instance launched, each flow's median and slowest
@@ -35,6 +39,8 @@ type Topology = (typeof TOPOLOGIES)[number];
 
 interface Sample {
   ms: number;
+  /** Secrets Manager calls by operation (the amphorae's secrets), as moto recorded them. */
+  secrets: Record<string, number>;
   /** Of which in EC2 calls. */
   ec2Ms: number;
   calls: Record<string, number>;
@@ -45,11 +51,12 @@ interface Sample {
 async function main() {
   process.env.POWERTOOLS_METRICS_DISABLED = "true";
   // Imported here: the environment above is set before the packages load.
-  const [{ EC2Client }, { loadConfig }, { startDynamoDbLocal, startRuntime }, aws] = await Promise.all([
+  const [{ EC2Client }, { loadConfig }, { startDynamoDbLocal, startRuntime }, aws, { createLocalCa }] = await Promise.all([
     import("@aws-sdk/client-ec2"),
     import("@ottava/core"),
     import("@ottava/local"),
     import("@ottava/aws/testing"),
+    import("@ottava/controller"),
   ]);
   const dataDir = mkdtempSync(join(tmpdir(), "ottava-bench-ec2-"));
   const [moto, dynamo] = await Promise.all([aws.startMoto(), startDynamoDbLocal({ inMemory: true, dataDir })]);
@@ -66,10 +73,15 @@ async function main() {
   const counts: Record<string, number> = {};
   /** Milliseconds spent in EC2 commands (the SDK's retries included), since the flow began. */
   const inEc2 = { ms: 0 };
+  // The CA the amphorae's certificates are signed with, whose certificate their user data carries.
+  const ca = await createLocalCa();
   const config = loadConfig({
     ...benchStackSettings(dynamo.endpoint),
+    OTTAVA_CA_CERTIFICATE: ca.certificate,
+    OTTAVA_CA_PRIVATE_KEY: ca.privateKey,
     OTTAVA_COMPUTE_DRIVER: "ec2",
     OTTAVA_EC2_ENDPOINT: proxy.endpoint,
+    OTTAVA_SECRETSMANAGER_ENDPOINT: moto.endpoint,
     OTTAVA_STAGE: "bench",
     OTTAVA_AMP_IMAGE_TAG: "amphora",
     OTTAVA_AMP_FLAVOR_ID: "t3.micro",
@@ -144,11 +156,17 @@ async function main() {
       for (const k of Object.keys(counts)) delete counts[k];
       proxy.calls.length = 0;
       inEc2.ms = 0;
+      await moto.record();
       const t0 = performance.now();
       const id = (await request()) ?? lbId;
       await ends.get(id);
       const ms = performance.now() - t0;
-      return [id, { ms, ec2Ms: inEc2.ms, calls: { ...counts }, http: proxy.calls.length, status: await status(id) }];
+      const secrets: Record<string, number> = {};
+      for (const r of await moto.recorded()) {
+        const op = r.target?.startsWith("secretsmanager.") ? r.target.slice("secretsmanager.".length) : undefined;
+        if (op) secrets[op] = (secrets[op] ?? 0) + 1;
+      }
+      return [id, { ms, ec2Ms: inEc2.ms, calls: { ...counts }, secrets, http: proxy.calls.length, status: await status(id) }];
     };
 
     const samples = new Map<string, Sample[]>();
@@ -198,7 +216,19 @@ async function main() {
       `EC2 calls and time per flow, ${ROUNDS} rounds, anti-affinity on (moto ${moto.endpoint} behind the test proxy; boot excluded)\n`,
     );
     console.log(
-      ["topology", "flow", "EC2 calls", "by action", "per instance launched", "p50 ms", "max ms", "p50 in EC2 ms", "EC2 share"].join("\t"),
+      [
+        "topology",
+        "flow",
+        "EC2 calls",
+        "by action",
+        "per instance launched",
+        "API's EC2 calls",
+        "Secrets Manager calls",
+        "p50 ms",
+        "max ms",
+        "p50 in EC2 ms",
+        "EC2 share",
+      ].join("\t"),
     );
     for (const [key, list] of samples) {
       const calls = list[0]!.calls;
@@ -208,12 +238,18 @@ async function main() {
         .sort(([a], [b]) => a.localeCompare(b))
         .map(([a, n]) => `${a} ${n}`)
         .join(", ");
-      const same = list.every((s) => JSON.stringify(s.calls) === JSON.stringify(calls) && s.http === total);
+      const secrets = list[0]!.secrets;
+      const same = list.every(
+        (s) =>
+          JSON.stringify(s.calls) === JSON.stringify(calls) &&
+          s.http === list[0]!.http &&
+          JSON.stringify(s.secrets) === JSON.stringify(secrets),
+      );
       if (!same)
         checks.push({
           name: `${key.replace("\t", " ")} calls`,
           ok: false,
-          detail: `varied: ${list.map((s) => JSON.stringify(s.calls)).join(" ")}`,
+          detail: `varied: ${list.map((s) => `${JSON.stringify(s.calls)} ${JSON.stringify(s.secrets)}`).join(" ")}`,
         });
       const ms = list.map((s) => s.ms);
       const ec2Ms = list.map((s) => s.ec2Ms);
@@ -223,6 +259,11 @@ async function main() {
           total,
           byAction,
           launched ? (total / launched).toFixed(1) : "-",
+          list[0]!.http - total,
+          Object.entries(secrets)
+            .sort(([a], [b]) => a.localeCompare(b))
+            .map(([a, n]) => `${a} ${n}`)
+            .join(", ") || "-",
           pct(ms, 0.5).toFixed(0),
           Math.max(...ms).toFixed(0),
           pct(ec2Ms, 0.5).toFixed(0),

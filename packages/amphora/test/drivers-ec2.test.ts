@@ -36,10 +36,10 @@ describe("createDrivers with OTTAVA_COMPUTE_DRIVER=ec2", () => {
     expect(decorated).toHaveLength(1);
     // delete terminates the instance (EC2 knows none), then deletes the amphora's secret (at OTTAVA_SECRETSMANAGER_ENDPOINT).
     const recorded = await moto.recorded();
-    expect(recorded.map((r) => r.params.Action ?? (r.body.includes("ForceDeleteWithoutRecovery") ? "DeleteSecret" : r.body))).toEqual([
+    expect(recorded.map((r) => r.params.Action ?? r.target)).toEqual([
       "DescribeInstances",
       "TerminateInstances",
-      "DeleteSecret",
+      "secretsmanager.DeleteSecret",
     ]);
     expect(recorded[2]!.body).toContain("ottava/local/amphora/00000000-0000-4000-8000-000000000000");
   });

@@ -14,6 +14,8 @@ export interface RecordedRequest {
   params: Record<string, string>;
   /** The request body as sent (to look for text that must not be in any request). */
   body: string;
+  /** The JSON protocols' operation (X-Amz-Target: "secretsmanager.CreateSecret"), if any. */
+  target: string | undefined;
 }
 
 export interface Moto {
@@ -115,9 +117,16 @@ export async function startMoto(opts: { host?: string } = {}): Promise<Moto> {
         .split("\n")
         .filter(Boolean)
         .map((line) => {
-          const e = JSON.parse(line) as { method: string; url: string; body: string | null; body_encoded: boolean };
+          const e = JSON.parse(line) as {
+            method: string;
+            url: string;
+            body: string | null;
+            body_encoded: boolean;
+            headers?: Record<string, string>;
+          };
           const body = e.body_encoded ? Buffer.from(e.body ?? "", "base64").toString("utf8") : (e.body ?? "");
-          return { method: e.method, url: e.url, body, params: Object.fromEntries(new URLSearchParams(body)) };
+          const target = Object.entries(e.headers ?? {}).find(([k]) => k.toLowerCase() === "x-amz-target")?.[1];
+          return { method: e.method, url: e.url, body, target, params: Object.fromEntries(new URLSearchParams(body)) };
         }),
     stop: async () => {
       child.stdin!.end(); // the watcher stops moto and leaves
