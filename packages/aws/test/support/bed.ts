@@ -1,20 +1,8 @@
-// What the tests of EC2 profiles and flows build in their moto: a VPC of the file's own /20 of
-// 198.18.0.0/15, a management subnet in each of two zones, a security group, and self-owned AMIs
-// tagged as amphora images (made with CreateImage from an instance of a public AMI: RegisterImage
-// would drop the tags).
-import {
-  CreateImageCommand,
-  CreateSecurityGroupCommand,
-  CreateSubnetCommand,
-  CreateVpcCommand,
-  DescribeImagesCommand,
-  DescribeInstancesCommand,
-  EC2Client,
-  RunInstancesCommand,
-  TerminateInstancesCommand,
-  type Instance,
-} from "@aws-sdk/client-ec2";
-import { AMP_IMAGE_TAG_KEY } from "../../src/constants";
+// What the tests of EC2 profiles and flows build in their moto: the account of ./fixture.ts (a VPC of
+// the file's own /20 of 198.18.0.0/15, a management subnet in each of two zones, a security group,
+// tagged amphora AMIs), with its own client to the emulator.
+import { DescribeInstancesCommand, EC2Client, type Instance } from "@aws-sdk/client-ec2";
+import { ec2Fixture } from "./fixture";
 import { MOTO_CLIENT, type Moto } from "./moto";
 
 export interface Ec2Bed {
@@ -32,35 +20,12 @@ export interface Ec2Bed {
 /** Builds the bed in `moto`, in the /20 starting at `cidr` (e.g. "198.18.32.0"). */
 export async function ec2Bed(moto: Moto, cidr: string): Promise<Ec2Bed> {
   const ec2 = new EC2Client({ ...MOTO_CLIENT, endpoint: moto.endpoint });
-  const [a, b, c] = cidr.split(".");
-  const vpc = (await ec2.send(new CreateVpcCommand({ CidrBlock: `${cidr}/20` }))).Vpc!.VpcId!;
-  const subnet = async (zone: string, third: number) =>
-    (await ec2.send(new CreateSubnetCommand({ VpcId: vpc, CidrBlock: `${a}.${b}.${third}.0/24`, AvailabilityZone: zone }))).Subnet!
-      .SubnetId!;
-  const subnets = { "us-east-1a": await subnet("us-east-1a", Number(c)), "us-east-1b": await subnet("us-east-1b", Number(c) + 1) };
-  const securityGroup = (
-    await ec2.send(new CreateSecurityGroupCommand({ VpcId: vpc, GroupName: "lb-mgmt-sec-grp", Description: "amphorae" }))
-  ).GroupId!;
-  const publicAmi = (
-    await ec2.send(new DescribeImagesCommand({ Owners: ["amazon"], Filters: [{ Name: "architecture", Values: ["x86_64"] }] }))
-  ).Images![0]!.ImageId!;
+  const fx = await ec2Fixture(ec2, `${cidr}/20`);
   return {
     ec2,
-    subnets,
-    securityGroup,
-    async taggedImage(tag) {
-      const run = await ec2.send(new RunInstancesCommand({ ImageId: publicAmi, InstanceType: "t3.micro", MinCount: 1, MaxCount: 1 }));
-      const instanceId = run.Instances![0]!.InstanceId!;
-      const out = await ec2.send(
-        new CreateImageCommand({
-          InstanceId: instanceId,
-          Name: `amphora-${tag}-${Date.now()}`,
-          TagSpecifications: [{ ResourceType: "image", Tags: [{ Key: AMP_IMAGE_TAG_KEY, Value: tag }] }],
-        }),
-      );
-      await ec2.send(new TerminateInstancesCommand({ InstanceIds: [instanceId] }));
-      return out.ImageId!;
-    },
+    subnets: fx.subnets as Ec2Bed["subnets"],
+    securityGroup: fx.securityGroup,
+    taggedImage: (tag) => fx.taggedImage(tag, `amphora-${tag}-${Date.now()}`),
     async instances() {
       const out = await ec2.send(
         new DescribeInstancesCommand({ Filters: [{ Name: "instance-state-name", Values: ["pending", "running"] }] }),
