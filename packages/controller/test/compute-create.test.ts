@@ -56,4 +56,35 @@ describe("computeCreate", () => {
       expect(text).not.toMatch(/PRIVATE KEY/);
     }
   });
+
+  it("records the generation of the configuration the build carried; postVipPlug pushes a newer one an admin set meanwhile", async () => {
+    const t = await inProcessApp({ OTTAVA_CONTROLLER_IP_PORT_LIST: "198.18.0.1:5555" });
+    const noop = { ...t.tasks.drivers };
+    const pushed: { amphoraId: string; conf: string }[] = [];
+    t.tasks.drivers.amphora = {
+      ...noop.amphora,
+      updateAgentConfig: async (a, conf) => (pushed.push({ amphoraId: a.id, conf }), noop.amphora.updateAgentConfig(a, conf)),
+    };
+    // While the instance is built, the addresses change: generation 1 (stored directly: no refresh flow runs).
+    const build = noop.compute.build.bind(noop.compute);
+    t.tasks.drivers.compute = {
+      ...noop.compute,
+      build: async (req) => {
+        const id = await build(req);
+        expect(req.agentConfig).toContain("controller_ip_port_list = 198.18.0.1:5555");
+        expect(await t.healthManagerConfig.putHealthManagerConfig(["198.18.0.9:5555"], 0)).toBe(true);
+        return id;
+      },
+    };
+    const { amphora } = await activeLb(t);
+    expect(pushed.map((p) => p.amphoraId)).toEqual([amphora.id]);
+    expect(pushed[0]!.conf).toContain("controller_ip_port_list = 198.18.0.9:5555");
+    expect((await t.store.getAmphora(amphora.id)) as unknown).toMatchObject({ agent_generation: 1 });
+
+    // Without a change meanwhile, the build's generation is the one recorded, and nothing more is pushed.
+    t.tasks.drivers.compute = noop.compute;
+    const again = await activeLb(t);
+    expect(pushed).toHaveLength(1);
+    expect((await t.store.getAmphora(again.amphora.id)) as unknown).toMatchObject({ agent_generation: 1 });
+  });
 });

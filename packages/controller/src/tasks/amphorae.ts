@@ -112,8 +112,9 @@ export const markAmphoraeDeleted: TaskHandler = async (input, ctx) => {
  * CertComputeCreate in one task): each gets a new server certificate (CN = its id) signed by the CA,
  * handed to the compute driver with its key and its amphora-agent.conf (rendered as
  * updateAmphoraAgentConfig renders it: the current health-manager addresses, the heartbeat key) for the
- * instance's config drive, and its expiry recorded. The key and the configuration exist only here:
- * never in the flow's state (this task returns nothing) nor in a log line.
+ * instance's config drive, and its expiry recorded, with the generation of the health-manager
+ * configuration it carries (postVipPlug pushes a newer one). The key and the configuration exist only
+ * here: never in the flow's state (this task returns nothing) nor in a log line.
  */
 export const computeCreate: TaskHandler = async (input, ctx) => {
   const lb = await loadBalancer(ctx, input.lbId);
@@ -135,6 +136,8 @@ export const computeCreate: TaskHandler = async (input, ctx) => {
       serverPem: cert.pem,
       agentConfig: await renderAmphoraAgentConfig(ctx, a, agent.controller_ip_port_list, topologies),
     });
+    // Before the compute id: a retry that finds the id set builds nothing and records nothing.
+    await ctx.healthManagerConfig.recordAmphoraAgentGeneration(lb.id, a.id, agent.generation, new Date().toISOString());
     await ctx.store.updateAmphora(lb.id, a.id, input.owner, {
       compute_id: computeId,
       status: AMPHORA_BOOTING,
@@ -244,11 +247,19 @@ export const unplugVip: TaskHandler = async (input, ctx) => {
   return null;
 };
 
+/**
+ * post_vip_plug of each new amphora. Its build carried the health-manager configuration of the
+ * generation computeCreate recorded; if an admin changed it since (a refresh may have skipped or
+ * failed on an amphora still booting), the current one is pushed here, as the refresh pushes it.
+ */
 export const postVipPlug: TaskHandler = async (input, ctx) => {
   const lb = await loadBalancer(ctx, input.lbId);
-  const agent = await currentHealthManagerConfig(ctx); // a new amphora starts with the current health-manager addresses
-  for (const a of await planned(ctx, input)) {
+  const agent = await currentHealthManagerConfig(ctx);
+  const topologies = new Map([[lb.id, Promise.resolve(lb.topology)]]);
+  for (const a of (await planned(ctx, input)) as (Amphora & { agent_generation?: number })[]) {
     await ctx.drivers.amphora.postVipPlug(lb, a);
+    if (a.agent_generation === agent.generation) continue;
+    await ctx.drivers.amphora.updateAgentConfig(a, await renderAmphoraAgentConfig(ctx, a, agent.controller_ip_port_list, topologies));
     await ctx.healthManagerConfig.recordAmphoraAgentGeneration(lb.id, a.id, agent.generation, new Date().toISOString());
   }
   return null;
