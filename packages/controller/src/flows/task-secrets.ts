@@ -23,9 +23,10 @@ export const AGENT_TASKS = [
 
 /**
  * The tasks that render the amphora agent's configuration, which carries the heartbeat key: those that
- * push it to the agents, and computeCreate, which hands it to the compute driver for the new instance.
+ * push it to the agents (postVipPlug, when the configuration changed since the build), and
+ * computeCreate, which hands it to the compute driver for the new instance.
  */
-export const HEARTBEAT_KEY_TASKS = ["computeCreate", "updateAmphoraAgentConfig", "refreshAgentConfigPage"] as const;
+export const HEARTBEAT_KEY_TASKS = ["computeCreate", "postVipPlug", "updateAmphoraAgentConfig", "refreshAgentConfigPage"] as const;
 
 /**
  * The tasks that call the compute driver: with OTTAVA_COMPUTE_DRIVER=ec2 only they may launch, describe
