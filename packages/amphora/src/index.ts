@@ -43,3 +43,4 @@ export { LocalDataplane } from "./local/dataplane";
 export { freePort } from "./local/free-port";
 export type { LocalDataplaneOptions } from "./local/dataplane";
 export type { VipAllocations } from "./local/network";
+export { processAlive } from "./local/process";

@@ -4,6 +4,7 @@
 import { linkSync, mkdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { processAlive } from "@ottava/amphora";
 import { run } from "../agent/agent";
 
 /** The test range every bed's /20 is taken from. */
@@ -32,15 +33,6 @@ export function bedRange(index: number): Omit<BedRange, "release"> {
   };
   return { index, cidr: `${address(0)}/20`, address };
 }
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === "EPERM";
-  }
-};
 
 /** The /20s that have an address on one of the host's interfaces (a bed of a process that holds no lock, or something else). */
 function usedOnHost(): Set<number> {
@@ -88,7 +80,7 @@ export function allocateRange(): BedRange {
     const lock = join(LOCKS, `${index}.lock`);
     if (!take(lock)) {
       const holder = readPid(lock);
-      if (holder === undefined || alive(holder)) continue;
+      if (holder === undefined || processAlive(holder)) continue;
       // Its process is gone: whoever renames it away first takes it over (and one that renamed a new
       // holder's lock instead puts it back).
       const stale = `${lock}.${process.pid}.stale`;

@@ -121,7 +121,8 @@ export async function checkNewBinds(config: string, running: string | undefined)
   }
 }
 
-const alive = (pid: number) => {
+/** Does process `pid` exist (signal 0; EPERM: it exists, as another user's)? */
+export const processAlive = (pid: number) => {
   try {
     process.kill(pid, 0);
     return true;
@@ -132,7 +133,7 @@ const alive = (pid: number) => {
 
 async function waitGone(pid: number, ms: number): Promise<boolean> {
   const until = Date.now() + ms;
-  while (alive(pid)) {
+  while (processAlive(pid)) {
     if (Date.now() > until) return false;
     await new Promise((r) => setTimeout(r, 25));
   }
@@ -160,7 +161,7 @@ export async function killStale(pidFile: string, config: string): Promise<boolea
   } catch {
     return false;
   }
-  if (!Number.isInteger(pid) || pid <= 1 || pid === process.pid || !alive(pid)) return false;
+  if (!Number.isInteger(pid) || pid <= 1 || pid === process.pid || !processAlive(pid)) return false;
   const cmd = await commandLine(pid);
   if (!cmd || !cmd.includes(config)) return false;
   process.kill(pid, "SIGTERM");
