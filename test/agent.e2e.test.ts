@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { spawnSync } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadConfig, Tree, type Amphora, type Drivers, type LoadBalancer, type TreeItem } from "@ottava/core";
+import { loadConfig, Tree, type Amphora, type AmphoraNetworkConfig, type Drivers, type LoadBalancer, type TreeItem } from "@ottava/core";
 import { createLogger } from "@ottava/edge";
 import {
   AmphoraApiClient,
@@ -13,11 +13,11 @@ import {
   CLIENT_CERT_CN,
   LocalCertManager,
   createDrivers,
+  noopDrivers,
   hasAgent,
   renderAgentConfig,
   renderHaproxyConfig,
   type HaproxyAmphoraLoadBalancerDriver,
-  type VipPlugNetworkConfig,
 } from "@ottava/amphora";
 import { createLocalCa, LocalCertGenerator } from "@ottava/controller";
 import {
@@ -57,7 +57,7 @@ let items: TreeItem[];
 let httpsListenerId: string;
 
 const md5 = (s: string) => createHash("md5").update(s, "utf8").digest("hex");
-const network: () => VipPlugNetworkConfig = () => ({
+const network: () => AmphoraNetworkConfig = () => ({
   vrrp_port: { mac_address: net.mac, mtu: 1500 },
   vip_subnet: { cidr: "198.51.100.0/24", gateway_ip: "198.51.100.1", host_routes: [] },
   additional_vip_data: [],
@@ -103,7 +103,8 @@ beforeAll(async () => {
   // As the controller builds them: Ottava's client certificate issued by its CA, the network's VIP port.
   drivers = createDrivers(config, {
     certs: gen,
-    networkConfig: async () => network(),
+    // The no-op network driver, answering the network this test made (its VIP port: the client network's interface).
+    noop: { ...noopDrivers(), network: { ...noopDrivers().network, getNetworkConfigs: async () => network() } },
     log: createLogger({ service: "agent-e2e" }, "error"),
   });
   driver = drivers.amphora as HaproxyAmphoraLoadBalancerDriver;

@@ -86,14 +86,16 @@ beforeAll(async () => {
     OTTAVA_ACTIVE_CONNECTION_RETRY_INTERVAL: "1",
   });
   // The VIP port the no-op network driver does not make: each instance's stand-in (see the header).
-  app.tasks.drivers.amphora = createRestAmphoraDriver(app.config, app.tasks.drivers.certificates, {
-    certs: app.tasks.certs!,
-    log: app.tasks.log,
-    networkConfig: async (_lb, amp) => ({
+  const network = {
+    getNetworkConfigs: async (_lb: unknown, amp: Amphora) => ({
       vrrp_port: { mac_address: (await bed.instance(amp.compute_id!)).vipMac, mtu: 1500 },
       vip_subnet: { cidr: "198.51.100.0/24", gateway_ip: "198.51.100.254", host_routes: [] },
       additional_vip_data: [],
     }),
+  };
+  app.tasks.drivers.amphora = createRestAmphoraDriver(app.config, app.tasks.drivers.certificates, network, {
+    certs: app.tasks.certs!,
+    log: app.tasks.log,
   });
   receiver = new HeartbeatReceiver({
     key: HEARTBEAT_KEY,

@@ -10,7 +10,7 @@ import type { LocalDataplane } from "./local/dataplane";
 
 /**
  * What a process may give the drivers beyond the settings: the REST amphora driver's client certificate
- * issuer, CA and network configuration; `local`, the local data plane (npm start's: its data
+ * issuer and CA; `local`, the local data plane (npm start's: its data
  * directory, the table, the heartbeat target and key), which the "local" drivers run on; and `noop`,
  * the no-op drivers to use where the settings pick them (else noopDrivers(): tests and npm start give
  * them with injected faults or latency, @ottava/amphora/testing/noop-faults).
@@ -30,9 +30,10 @@ export function createDrivers(config: Config, options: CreateDriversOptions = {}
     return options.local;
   };
   const certificates = createCertManager(config);
+  const network = config.networkDriver === "local" ? local("NETWORK_DRIVER").network : noop.network;
   const amphora =
     config.amphoraDriver === "rest"
-      ? createRestAmphoraDriver(config, certificates, options)
+      ? createRestAmphoraDriver(config, certificates, network, options)
       : config.amphoraDriver === "local"
         ? local("AMPHORA_DRIVER").amphoraDriver(certificates)
         : noop.amphora;
@@ -42,7 +43,6 @@ export function createDrivers(config: Config, options: CreateDriversOptions = {}
       : config.computeDriver === "ec2"
         ? ec2Compute(config, options)
         : noop.compute;
-  const network = config.networkDriver === "local" ? local("NETWORK_DRIVER").network : noop.network;
   return { compute, network, amphora, certificates };
 }
 

@@ -16,7 +16,6 @@ export type {
   NetworkConfigSource,
   RestAmphoraDriverOptions,
   RestDriverSetup,
-  VipPlugNetworkConfig,
 } from "./rest/driver";
 export * from "./certs/local";
 export * from "./local/heartbeat";

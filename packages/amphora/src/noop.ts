@@ -62,6 +62,7 @@ const network: NetworkDriver = {
     return { id: sgId };
   },
   async updateVipSecurityGroups() {},
+  async updateVip() {},
   // The amphora's ports are derived from its id: plugging again answers the same ports.
   async plugVip(_lb, a) {
     return {
@@ -72,7 +73,24 @@ const network: NetworkDriver = {
     };
   },
   async unplugVip() {},
+  // As Octavia's no-op get_network_configs: the VRRP port's MAC derived from the amphora, the VIP's subnet a documentation range.
+  async getNetworkConfigs(lb, a) {
+    return {
+      vrrp_port: { mac_address: noopVrrpMac(a.id), mtu: 1500 },
+      vip_subnet: NOOP_VIP_SUBNET,
+      additional_vip_data: (lb.additional_vips ?? []).map((v) => ({ ip_address: v.ip_address, subnet: NOOP_VIP_SUBNET })),
+    };
+  },
 };
+
+/** The subnet the no-op driver's VIPs are on (NOOP_VIP_ADDRESS's: TEST-NET-2). */
+const NOOP_VIP_SUBNET = { cidr: "198.51.100.0/24", gateway_ip: "198.51.100.254", host_routes: [] };
+
+/** The MAC of an amphora's VRRP port as the no-op network driver answers it: Neutron's fa:16:3e prefix, then 3 bytes of a hash of the amphora id. */
+export function noopVrrpMac(amphoraId: string): string {
+  const h = uuidOf(`ottava-noop-vrrp-mac/${amphoraId}`).replace(/-/g, "");
+  return `fa:16:3e:${h.slice(0, 2)}:${h.slice(2, 4)}:${h.slice(4, 6)}`;
+}
 
 const amphora: AmphoraDriver = {
   async postVipPlug() {},

@@ -18,6 +18,7 @@ async function driver(cidr: string) {
 
 const request = (extra: Partial<VipRequest> = {}): VipRequest => ({
   lbId: randomUUID(),
+  projectId: "p1",
   vip_address: null,
   vip_port_id: null,
   vip_subnet_id: null,

@@ -1,7 +1,7 @@
 // The REST amphora driver (Octavia's HaproxyAmphoraLoadBalancerDriver and keepalived VRRP driver) against stand-ins of the amphora agent's API: which calls each driver method makes, with what, and what it does with the answers.
 import { createHash, createPrivateKey } from "node:crypto";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { CertificateError, loadConfig, type CertManager, type Logger, type TlsCertificate } from "@ottava/core";
+import { CertificateError, loadConfig, type AmphoraNetworkConfig, type CertManager, type Logger, type TlsCertificate } from "@ottava/core";
 import {
   AmphoraApiClient,
   CLIENT_CERT_CN,
@@ -9,7 +9,7 @@ import {
   createDrivers,
   derivedVrrpGroup,
   hasAgent,
-  type VipPlugNetworkConfig,
+  noopVrrpMac,
 } from "@ottava/amphora";
 import { splitPem } from "../src/rest/client";
 import { agentDriver, startFakeAgent, testPki, type FakeAgent, type TestPki } from "./support/fake-agent";
@@ -56,7 +56,7 @@ async function driverFor(port: number, over: Partial<ConstructorParameters<typeo
 const sha1 = (s: string) => createHash("sha1").update(s, "utf8").digest("hex");
 const calls = (a: FakeAgent) => a.calls.map((c) => `${c.method} ${c.path}`);
 
-const network: VipPlugNetworkConfig = {
+const network: AmphoraNetworkConfig = {
   vrrp_port: { mac_address: "fa:16:3e:12:34:56", mtu: 1450 },
   vip_subnet: {
     cidr: "198.51.100.0/24",
@@ -233,7 +233,7 @@ describe("HaproxyAmphoraLoadBalancerDriver: VIP plug, VRRP, agent configuration,
     const agent = await fakeAgent(amp.id);
     const { log, lines } = captureLog();
     const seen: string[] = [];
-    const driver = await driverFor(agent.port, { networkConfig: async (l, a) => (seen.push(`${l.id}/${a.id}`), network), log });
+    const driver = await driverFor(agent.port, { network: { getNetworkConfigs: async (l, a) => (seen.push(`${l.id}/${a.id}`), network) }, log });
     await driver.postVipPlug(lb, amp);
     expect(seen).toEqual([`${lb.id}/${amp.id}`]);
     expect(calls(agent)).toEqual(["POST /1.0/plug/vip/198.51.100.10"]);
@@ -252,14 +252,13 @@ describe("HaproxyAmphoraLoadBalancerDriver: VIP plug, VRRP, agent configuration,
     expect(agent.calls).toHaveLength(2);
   });
 
-  it("refuses to plug a VIP without the network's port and subnet", async () => {
+  it("plugs the VIP with the network driver's configuration (the no-op driver's: a MAC derived from the amphora)", async () => {
     const lb = loadBalancer();
     const amp = amphora(lb);
     const agent = await fakeAgent(amp.id);
     const driver = await driverFor(agent.port);
-    await expect(driver.postVipPlug(lb, amp)).rejects.toThrow(/answers no VIP port or subnet/);
-    await expect(driver.startVrrp(tree(lb, []), [amp])).rejects.toThrow(/answers no VIP port or subnet/);
-    expect(agent.calls).toHaveLength(0);
+    await driver.postVipPlug(lb, amp);
+    expect(JSON.parse(agent.calls[0]!.body)).toMatchObject({ mac_address: noopVrrpMac(amp.id), subnet_cidr: "198.51.100.0/24" });
   });
 
   it("ACTIVE_STANDBY: uploads each allocated amphora's keepalived.conf, then starts keepalived on each", async () => {
@@ -283,7 +282,7 @@ describe("HaproxyAmphoraLoadBalancerDriver: VIP plug, VRRP, agent configuration,
     const booting = amphora(lb, { status: "BOOTING", lb_network_ip: "127.0.0.4" });
     const a1 = await fakeAgent(master.id, "127.0.0.2");
     const a2 = await fakeAgent(backup.id, "127.0.0.3", a1.port);
-    const driver = await driverFor(a1.port, { networkConfig: async () => network });
+    const driver = await driverFor(a1.port, { network: { getNetworkConfigs: async () => network } });
     await driver.startVrrp(tree(lb, []), [master, backup, booting]);
     expect(calls(a1)).toEqual(["PUT /1.0/vrrp/upload", "PUT /1.0/vrrp/start"]);
     expect(calls(a2)).toEqual(["PUT /1.0/vrrp/upload", "PUT /1.0/vrrp/start"]);

@@ -112,6 +112,15 @@ export interface Vip {
 
 export interface VipRequest {
   lbId: string;
+  /** The project the load balancer is made for: a network driver with tenancy (vpc) lets it use only what it may. */
+  projectId: string;
+  /** v2.1 vip_qos_policy_id as given (the vpc driver has no QoS policies: it refuses one). */
+  vip_qos_policy_id?: string | null | undefined;
+  /**
+   * The availability zone profile's data when the create names a zone ({} or absent: none): its
+   * compute_zone, management_network and valid_vip_networks, which a driver with zones checks the VIP against.
+   */
+  zone?: Record<string, unknown> | undefined;
   vip_address: string | null;
   vip_port_id: string | null;
   vip_subnet_id: string | null;
@@ -130,6 +139,24 @@ export interface AmphoraPorts {
   ha_port_id: string;
 }
 
+/** A VIP subnet as the amphora's network configuration needs it (Neutron's subnet: its CIDR, gateway and host routes). */
+export interface VipSubnetConfig {
+  cidr: string;
+  gateway_ip: string | null;
+  host_routes: { destination: string; nexthop: string }[];
+}
+
+/**
+ * Octavia's get_network_configs for one amphora (AmphoraNetworkConfig): its VRRP port (the port it
+ * holds the VIP on: its MAC and MTU), the VIP subnet and the additional VIPs' subnets. The REST amphora
+ * driver's VIP plug and keepalived configuration are made from it.
+ */
+export interface AmphoraNetworkConfig {
+  vrrp_port: { mac_address: string; mtu: number | null };
+  vip_subnet: VipSubnetConfig;
+  additional_vip_data: { ip_address: string; subnet: VipSubnetConfig }[];
+}
+
 export interface NetworkDriver {
   /** Allocates the VIP port (the API calls this before answering a create). */
   allocateVip(req: VipRequest): Promise<Vip>;
@@ -141,9 +168,36 @@ export interface NetworkDriver {
   getSecurityGroup(sgId: string): Promise<{ id: string }>;
   /** Octavia's update_vip_sg: puts the VIP port in the LB's security groups (vip_sg_ids) after an update. */
   updateVipSecurityGroups(lb: LoadBalancer): Promise<void>;
-  /** Plugs the VIP into an amphora; answers the amphora's VRRP and HA ports. */
-  plugVip(lb: LoadBalancer, amphora: Amphora): Promise<AmphoraPorts>;
+  /**
+   * Octavia's update_vip (_update_security_group_rules): the rules of the LB's security group follow its
+   * listeners (`tree`: the LB with its listeners as they will be served; PENDING_DELETE and DELETED
+   * listeners have none). Drivers without security groups do nothing.
+   */
+  updateVip(tree: Tree): Promise<void>;
+  /**
+   * Plugs the VIP into an amphora; answers the amphora's VRRP and HA ports. `holdVip`: the amphora is
+   * to serve the VIP now (a STANDALONE amphora, or the MASTER of a new ACTIVE_STANDBY pair), so a driver
+   * whose network does not follow gratuitous ARP (vpc) moves the VIP to its port.
+   */
+  plugVip(lb: LoadBalancer, amphora: Amphora, holdVip?: boolean): Promise<AmphoraPorts>;
+  /**
+   * Unplugs the VIP from an amphora. A VIP the amphora's port holds goes back to the LB's VIP port
+   * first (never unassigned while the LB exists).
+   */
   unplugVip(lb: LoadBalancer, amphora: Amphora): Promise<void>;
+  /** Octavia's get_network_configs for one amphora whose VIP is plugged (it has a vrrp_port_id). */
+  getNetworkConfigs(lb: LoadBalancer, amphora: Amphora): Promise<AmphoraNetworkConfig>;
+  /**
+   * Moves the LB's VIPs to the amphora's VRRP port (keepalived promoted it, or a failover hands it over);
+   * true if they moved, false if they were there already. Absent: the network follows the amphorae's
+   * gratuitous ARP (noop, local), nothing to move.
+   */
+  takeVip?(lb: LoadBalancer, amphora: Amphora): Promise<boolean>;
+  /**
+   * The availability zone the LB's amphorae must boot in (vpc: the VIP subnet's, where its ports can be
+   * attached); absent or null: the compute driver's choice, as before.
+   */
+  vipZone?(lb: LoadBalancer): Promise<string | null>;
 }
 
 export interface AmphoraDriver {

@@ -9,6 +9,7 @@ import {
   Fault,
   uuidOf,
   type Amphora,
+  type AmphoraNetworkConfig,
   type AmphoraPorts,
   type LoadBalancer,
   type NetworkDriver,
@@ -119,6 +120,19 @@ export class LocalNetworkDriver implements NetworkDriver {
 
   /** Loopback addresses have no security groups to apply. */
   async updateVipSecurityGroups(): Promise<void> {}
+
+  /** Nor rules to follow the listeners. */
+  async updateVip(): Promise<void> {}
+
+  /** get_network_configs: the range is the VIP subnet; loopback has no gateway and no MAC. */
+  async getNetworkConfigs(lb: LoadBalancer): Promise<AmphoraNetworkConfig> {
+    const subnet = { cidr: this.range.cidr, gateway_ip: null, host_routes: [] };
+    return {
+      vrrp_port: { mac_address: "00:00:00:00:00:00", mtu: null },
+      vip_subnet: subnet,
+      additional_vip_data: (lb.additional_vips ?? []).map((v) => ({ ip_address: v.ip_address, subnet })),
+    };
+  }
 
   /** plug_vip: the amphora gets a VRRP address of its own from the range; the VIP (ha_ip) is the LB's. */
   async plugVip(lb: LoadBalancer, amphora: Amphora): Promise<AmphoraPorts> {

@@ -1,5 +1,13 @@
 // keepalived.conf of an ACTIVE_STANDBY amphora (its VRRP instance), as Octavia's KeepalivedJinjaTemplater (amphorae/drivers/keepalived/jinja/jinja_cfg.py, templates/keepalived_base.template).
-import { AMPHORA_ALLOCATED, ipNetwork, ipVersion, type Amphora, type LoadBalancer } from "@ottava/core";
+import {
+  AMPHORA_ALLOCATED,
+  ipNetwork,
+  ipVersion,
+  type Amphora,
+  type AmphoraNetworkConfig as CoreNetworkConfig,
+  type LoadBalancer,
+  type VipSubnetConfig,
+} from "@ottava/core";
 import { osPathJoin } from "./common";
 
 /** The [keepalived_vrrp] and [haproxy_amphora] settings the file is built from. */
@@ -60,26 +68,16 @@ export function newVrrpGroup(lbId: string, authPass: string, settings: Partial<K
 }
 
 /** A Neutron host route of a VIP subnet. */
-export interface HostRoute {
-  destination: string;
-  nexthop: string;
-}
+export type HostRoute = VipSubnetConfig["host_routes"][number];
 
 /** What the file needs of a VIP's Neutron subnet. */
-export interface VipSubnet {
-  cidr: string;
-  gateway_ip: string | null;
-  host_routes: HostRoute[];
-}
+export type VipSubnet = VipSubnetConfig;
 
 /**
- * The amphora's network configuration as the network driver answers it (Octavia's
+ * What the file needs of the amphora's network configuration as the network driver answers it (Octavia's
  * AmphoraNetworkConfig.to_dict(): vip_subnet and additional_vip_data).
  */
-export interface AmphoraNetworkConfig {
-  vip_subnet: VipSubnet;
-  additional_vip_data: { ip_address: string; subnet: VipSubnet }[];
-}
+export type AmphoraNetworkConfig = Pick<CoreNetworkConfig, "vip_subnet" | "additional_vip_data">;
 
 export interface KeepalivedConfigInput {
   /** The load balancer: its primary VIP is vip_address. */

@@ -8,6 +8,7 @@ import {
   LVS_PROTOCOLS,
   type Amphora,
   type AmphoraDriver,
+  type AmphoraNetworkConfig,
   type CertGenerator,
   type CertManager,
   type Config,
@@ -15,6 +16,7 @@ import {
   type Listener,
   type LoadBalancer,
   type Logger,
+  type NetworkDriver,
   type Pool,
   type Tree,
 } from "@ottava/core";
@@ -31,7 +33,6 @@ import {
 import {
   newVrrpGroup,
   renderKeepalivedConfig,
-  type AmphoraNetworkConfig,
   type KeepalivedSettings,
   type VrrpGroup,
 } from "../render/keepalived";
@@ -41,23 +42,15 @@ import { AmphoraApiClient, AmphoraApiError, AmpConnectionRetry, API_VERSION, typ
 /** What the agent's GET listeners calls its LVS listeners. */
 const AGENT_LVS_TYPES = ["UDP", "SCTP"];
 
-/**
- * What the amphora's VIP plug needs of the network (Octavia's amphorae_network_config[amphora.id]:
- * the VRRP port and the VIP subnet, and the additional VIPs' subnets).
- */
-export interface VipPlugNetworkConfig extends AmphoraNetworkConfig {
-  vrrp_port: { mac_address: string; mtu: number | null };
-}
-
-/** Answers an amphora's network configuration (Octavia: the network driver's get_network_configs). */
-export type NetworkConfigSource = (lb: LoadBalancer, amphora: Amphora) => Promise<VipPlugNetworkConfig>;
+/** Where an amphora's network configuration comes from: the network driver's get_network_configs (Octavia's amphorae_network_config[amphora.id]). */
+export type NetworkConfigSource = Pick<NetworkDriver, "getNetworkConfigs">;
 
 export interface RestAmphoraDriverOptions {
   client: AmphoraApiClient;
   /** [certificates] cert_manager: resolves listeners' and pools' TLS references. */
   certManager: CertManager;
-  /** Where the VRRP port and VIP subnet of an amphora come from; without it the VIP plug and VRRP configuration fail with a DriverError saying so. */
-  networkConfig?: NetworkConfigSource;
+  /** Where the VRRP port and VIP subnet of an amphora come from: the network driver. */
+  network: NetworkConfigSource;
   /**
    * An LB's VRRP group (Octavia's vrrp_group row). Ottava keeps none: by default the group is derived
    * from the LB's id (name: the id without dashes; PASS authentication with 7 hex digits of a hash of
@@ -333,13 +326,8 @@ export class HaproxyAmphoraLoadBalancerDriver implements AmphoraDriver, AgentCon
     await this.client.uploadCertPem(amphora, objId, name, pem);
   }
 
-  private async networkConfig(lb: LoadBalancer, amphora: Amphora): Promise<VipPlugNetworkConfig> {
-    if (!this.opts.networkConfig) {
-      throw new DriverError(
-        `Amphora ${amphora.id}: the network driver answers no VIP port or subnet (Octavia's amphorae_network_config), which the REST amphora driver needs to plug the VIP and configure VRRP`,
-      );
-    }
-    return this.opts.networkConfig(lb, amphora);
+  private networkConfig(lb: LoadBalancer, amphora: Amphora): Promise<AmphoraNetworkConfig> {
+    return this.opts.network.getNetworkConfigs(lb, amphora);
   }
 }
 
@@ -355,7 +343,6 @@ export interface RestDriverSetup {
   certs?: CertGenerator;
   /** The CA certificate (PEM) the agents are checked against when neither OTTAVA_SERVER_CA nor OTTAVA_CA_CERTIFICATE is set (npm start's local CA). */
   caCertificate?: string | (() => Promise<string>);
-  networkConfig?: NetworkConfigSource;
   log?: Logger;
 }
 
@@ -368,6 +355,7 @@ export interface RestDriverSetup {
 export function createRestAmphoraDriver(
   config: Config,
   certManager: CertManager,
+  network: NetworkConfigSource,
   setup: RestDriverSetup = {},
 ): HaproxyAmphoraLoadBalancerDriver {
   const tls = async (): Promise<AgentTls> => {
@@ -392,7 +380,7 @@ export function createRestAmphoraDriver(
   return new HaproxyAmphoraLoadBalancerDriver({
     client,
     certManager,
-    ...(setup.networkConfig ? { networkConfig: setup.networkConfig } : {}),
+    network,
     ...(setup.log ? { log: setup.log } : {}),
   });
 }

@@ -206,7 +206,10 @@ export async function agentDriver(
     readTimeout,
     retries: { maxRetries: 2, retryInterval: 0.05 },
   });
-  return { client, driver: new HaproxyAmphoraLoadBalancerDriver({ client, certManager: noopDrivers().certificates, ...over }) };
+  return {
+    client,
+    driver: new HaproxyAmphoraLoadBalancerDriver({ client, certManager: noopDrivers().certificates, network: noopDrivers().network, ...over }),
+  };
 }
 
 /**

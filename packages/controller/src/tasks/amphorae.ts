@@ -228,10 +228,17 @@ export const amphoraeConnectivityWait: TaskHandler = async (input, ctx) => {
   return { waiting: true, attempts, since, retryIn } satisfies AgentWait;
 };
 
+/**
+ * Plugs the VIP into each new amphora. The VIP goes to the port of the amphora that serves it now: a
+ * STANDALONE amphora (a failover's too: the new one takes it before the old one goes), or the MASTER
+ * of a new ACTIVE_STANDBY pair. A failover's new ACTIVE_STANDBY amphora does not take it: the VIP
+ * follows keepalived's MASTER (removeOldAmphora hands it to the survivor).
+ */
 export const plugVip: TaskHandler = async (input, ctx) => {
   const lb = await loadBalancer(ctx, input.lbId);
   for (const a of await planned(ctx, input)) {
-    const ports = await ctx.drivers.network.plugVip(lb, a);
+    const holdVip = a.role === ROLE_STANDALONE || (a.role === ROLE_MASTER && !input.old);
+    const ports = await ctx.drivers.network.plugVip(lb, a, holdVip);
     await ctx.store.updateAmphora(lb.id, a.id, input.owner, {
       ...ports,
       vrrp_interface: a.role === ROLE_STANDALONE ? null : "eth1",
@@ -287,12 +294,24 @@ export const planFailover: TaskHandler = async ({ lbId }, ctx) => {
   return (await ctx.store.amphoraeOf(lbId)).filter((a) => a.status !== DELETED).sort((a, b) => order(a) - order(b));
 };
 
-/** Removes the amphora a failover replaced: unplugs it, deletes its instance, marks it DELETED. */
+/**
+ * Removes the amphora a failover replaced: unplugs it, deletes its instance, marks it DELETED. In an
+ * ACTIVE_STANDBY pair the VIP first goes to the surviving amphora, which keepalived makes MASTER once
+ * the old one is gone (a network that ignores gratuitous ARP: the driver's takeVip), so it is never
+ * left on a port about to go.
+ */
 export const removeOldAmphora: TaskHandler = async (input, ctx) => {
   const lb = await loadBalancer(ctx, input.lbId);
   const old = await ctx.store.getAmphora((input.old as Amphora).id);
   if (!old || old.status === DELETED) return null;
-  await ctx.drivers.network
+  const network = ctx.drivers.network;
+  if (network.takeVip && old.role !== ROLE_STANDALONE) {
+    const survivor = (await ctx.store.amphoraeOf(lb.id)).find(
+      (a) => a.id !== old.id && a.status === AMPHORA_ALLOCATED && a.vrrp_port_id && a.role !== null && a.role !== old.role,
+    );
+    if (survivor && (await network.takeVip(lb, survivor))) ctx.log.info("VIP handed to the surviving amphora", { amphora: survivor.id });
+  }
+  await network
     .unplugVip(lb, old)
     .catch((e) => ctx.log.warn("unplug of a failed amphora failed", { amphora: old.id, error: String(e) }));
   if (old.compute_id) await ctx.drivers.compute.delete(old.compute_id, old.id);

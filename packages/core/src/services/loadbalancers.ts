@@ -109,6 +109,9 @@ export async function createLoadBalancer(
   // As Octavia's API: the VIP is allocated before answering, so the 201 carries it.
   const vip = await deps.network.allocateVip({
     lbId: id,
+    projectId,
+    vip_qos_policy_id: body.vip_qos_policy_id ?? null,
+    zone,
     vip_address: body.vip_address ?? null,
     vip_port_id: body.vip_port_id ?? null,
     vip_subnet_id: body.vip_subnet_id ?? null,
