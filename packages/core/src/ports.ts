@@ -358,3 +358,15 @@ export interface WorkflowEngine {
   start(flow: string, name: string, input: Record<string, unknown>): Promise<{ executionArn: string }>;
   describe(executionArn: string): Promise<ExecutionDescription | undefined>;
 }
+
+/**
+ * The UUIDs a cloud's resources are known by in Octavia's API (a subnet's, network's, port's or security
+ * group's id must be a UUID there): each one derived from the resource's cloud id (AWS: uuidOf the
+ * Region and the id), kept here so the cloud id can be found from the UUID again.
+ */
+export interface CloudIdStore {
+  /** Remembers that `uuid` names the cloud resource `cloudId` (idempotent: the same pair again changes nothing). */
+  remember(uuid: string, cloudId: string): Promise<void>;
+  /** The cloud id `uuid` names, if it was remembered. */
+  cloudId(uuid: string): Promise<string | undefined>;
+}

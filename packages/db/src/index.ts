@@ -15,4 +15,5 @@ export * from "./health";
 export * from "./repair";
 export * from "./housekeeping";
 export * from "./vips";
+export * from "./cloud-ids";
 export * from "./journal";

@@ -4,6 +4,7 @@ import type { Config } from "@ottava/core";
 import { createClients, type ClientDecorator } from "./client";
 import { DynamoCatalog } from "./catalog";
 import { DynamoChangeSets } from "./changesets";
+import { DynamoCloudIdStore } from "./cloud-ids";
 import { DynamoFlowTrail } from "./flow-trail";
 import { DynamoHealthManagerConfig } from "./healthmanager-config";
 import { DynamoHousekeepingStore } from "./housekeeping";
@@ -16,6 +17,8 @@ export interface Stores {
   changeSets: DynamoChangeSets;
   healthManagerConfig: DynamoHealthManagerConfig;
   catalog: DynamoCatalog;
+  /** The UUIDs of cloud resources (the vpc network driver's). */
+  cloudIds: DynamoCloudIdStore;
 }
 
 /** The stores, on one client (`decorate`d: tests and benchmarks add their meter or faults). */
@@ -28,6 +31,7 @@ export function createStores(config: Config, decorate?: ClientDecorator): Stores
     changeSets: new DynamoChangeSets(doc, opts),
     healthManagerConfig: new DynamoHealthManagerConfig(doc, opts),
     catalog: new DynamoCatalog(doc, config.tableName),
+    cloudIds: new DynamoCloudIdStore(doc, config.tableName),
   };
 }
 
