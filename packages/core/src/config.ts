@@ -146,6 +146,12 @@ export interface Config {
   ampActiveRetries: number;
   /** [controller_worker] amp_active_wait_sec: seconds between those questions. */
   ampActiveWaitSec: number;
+  /** [networking] allow_invisible_resource_usage: a project may use subnets, VPCs, ENIs and groups not tagged for it (the vpc driver). */
+  allowInvisibleResourceUsage: boolean;
+  /** AWS's inbound rules per security group (its quota, 60 by default): the vpc driver refuses a listener change that needs more. */
+  vpcRulesPerSecurityGroup: number;
+  /** AWS's security groups per network interface (its quota, 5 by default): the vpc driver refuses more vip_sg_ids than fit beside the LB's own group. */
+  vpcSecurityGroupsPerInterface: number;
 }
 
 /** The service user's password auth against Keystone v3 (user and project domain Default unless set). */
@@ -182,7 +188,7 @@ export const AMPHORA_DRIVERS = ["noop", "rest", "local"] as const;
 export type AmphoraDriverName = (typeof AMPHORA_DRIVERS)[number];
 export const COMPUTE_DRIVERS = ["noop", "local", "ec2"] as const;
 export type ComputeDriverName = (typeof COMPUTE_DRIVERS)[number];
-export const NETWORK_DRIVERS = ["noop", "local"] as const;
+export const NETWORK_DRIVERS = ["noop", "local", "vpc"] as const;
 export type NetworkDriverName = (typeof NETWORK_DRIVERS)[number];
 export const CERT_MANAGERS = ["noop", "local"] as const;
 export type CertManagerName = (typeof CERT_MANAGERS)[number];
@@ -324,6 +330,9 @@ export function loadConfig(env: Env = process.env): Config {
     enableAntiAffinity: bool("ENABLE_ANTI_AFFINITY", false),
     ampActiveRetries: int("AMP_ACTIVE_RETRIES", 30, 1),
     ampActiveWaitSec: int("AMP_ACTIVE_WAIT_SEC", 10, 1),
+    allowInvisibleResourceUsage: bool("ALLOW_INVISIBLE_RESOURCE_USAGE", false),
+    vpcRulesPerSecurityGroup: int("VPC_RULES_PER_SECURITY_GROUP", 60, 1),
+    vpcSecurityGroupsPerInterface: int("VPC_SECURITY_GROUPS_PER_INTERFACE", 5, 2),
   };
 }
 

@@ -95,6 +95,9 @@ describe("settings", () => {
       enableAntiAffinity: false,
       ampActiveRetries: 30,
       ampActiveWaitSec: 10,
+      allowInvisibleResourceUsage: false,
+      vpcRulesPerSecurityGroup: 60,
+      vpcSecurityGroupsPerInterface: 5,
     });
     const set = loadConfig({
       OTTAVA_COMPUTE_DRIVER: "ec2",
