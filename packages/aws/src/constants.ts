@@ -34,3 +34,15 @@ export const partitionOf = (region: string) => (region.startsWith("cn-") ? "aws-
 /** An EC2 instance's ARN: what `ec2:SourceInstanceARN` is in the requests its role credentials sign. */
 export const instanceArn = (region: string, accountId: string, instanceId: string) =>
   `arn:${partitionOf(region)}:ec2:${region}:${accountId}:instance/${instanceId}`;
+
+/**
+ * Tenancy of the vpc network driver: a project may use a VPC, subnet, ENI or security group tagged
+ * PROJECT_TAG_KEY = its id, or one the operator marked SHARED_TAG_KEY = "true" (Neutron's own and shared
+ * resources), unless OTTAVA_ALLOW_INVISIBLE_RESOURCE_USAGE lifts the rule.
+ */
+export const PROJECT_TAG_KEY = "ottava:project";
+export const SHARED_TAG_KEY = "ottava:shared";
+/** What an ENI made by the vpc driver is: "vip" (a load balancer's VIP reservation) or "vrrp" (an amphora's port in the VIP subnet). */
+export const ENI_ROLE_TAG_KEY = "ottava:eni-role";
+/** The security group of a load balancer's VIP ports (Octavia's "lb-<id>"). */
+export const lbSecurityGroupName = (stage: string, loadBalancerId: string) => `ottava-${stage}-lb-${loadBalancerId}`;

@@ -27,6 +27,7 @@ export * from "./resources/relations";
 export * from "./services/change-set";
 export * from "./services/children";
 export * from "./services/amphorae";
+export * from "./services/security-group-rules";
 export * from "./services/graph";
 export * from "./resources/listener";
 export * from "./resources/pool";
