@@ -3,3 +3,4 @@
 export * from "./ids";
 export * from "./tenancy";
 export * from "./rules";
+export * from "./lookups";
