@@ -1,7 +1,8 @@
 // The drivers the API Lambda calls, apart from createDrivers (drivers.ts): the API imports this file
 // alone (@ottava/amphora/api-drivers), so its bundle holds neither the REST amphora driver nor the
 // AWS drivers' dynamic import (esbuild makes a chunk of every import() in the files it bundles, called or not).
-import type { Config, Drivers, ProfileValidator } from "@ottava/core";
+import type { CloudIdStore, Config, Drivers, ProfileValidator } from "@ottava/core";
+import type { NeutronLookups } from "@ottava/aws/network";
 import { noopDrivers } from "./noop";
 import { createCertManager } from "./certs/local";
 
@@ -20,14 +21,25 @@ export function createApiDrivers(config: Config): Pick<Drivers, "network" | "cer
  * The checks of flavor and availability zone profiles against the cloud, for the compute driver the
  * settings pick: with ec2, @ottava/aws's (a chunk loaded at the first check, holding the minimal EC2
  * Query client, not the SDK's EC2 client); with noop or local, none (nothing is checked, as Octavia's
- * no-op drivers check nothing).
+ * no-op drivers check nothing). With OTTAVA_NETWORK_DRIVER=vpc, `cloudIds` names the VPCs of valid_vip_networks.
  */
-export function createProfileValidator(config: Config): ProfileValidator | undefined {
+export function createProfileValidator(config: Config, cloudIds?: CloudIdStore): ProfileValidator | undefined {
   if (config.computeDriver !== "ec2") return undefined;
   let loaded: Promise<ProfileValidator> | undefined;
-  const load = () => (loaded ??= import("@ottava/aws/profiles").then((m) => m.ec2ProfileValidator(config)));
+  const load = () => (loaded ??= import("@ottava/aws/profiles").then((m) => m.ec2ProfileValidator(config, cloudIds)));
   return {
     validateFlavor: async (data) => (await load()).validateFlavor(data),
     validateAvailabilityZone: async (data) => (await load()).validateAvailabilityZone(data),
   };
+}
+
+export type { NeutronKind, NeutronLookups, NeutronObject, LookupCaller } from "@ottava/aws/network";
+
+/**
+ * The Neutron look-ups answered from the VPC (OTTAVA_NETWORK_DRIVER=vpc, the API's /network): @ottava/aws's,
+ * in a chunk loaded at the first look-up.
+ */
+export function loadNeutronLookups(config: Config, cloudIds: CloudIdStore): () => Promise<NeutronLookups> {
+  let loaded: Promise<NeutronLookups> | undefined;
+  return () => (loaded ??= import("@ottava/aws/network").then((m) => m.neutronLookups(config, cloudIds)));
 }

@@ -17,6 +17,7 @@ import { catalogRoutes } from "./routes/catalog";
 import { crossPoolMemberRoutes } from "./routes/crosspool";
 import { resizeRoutes } from "./routes/resize";
 import { healthManagerRoutes } from "./routes/healthmanager";
+import { neutronRoutes } from "./routes/neutron";
 
 /** Async: the operator's policy file, when set, is read (and a YAML one parsed) before the app answers anything. */
 export async function createApp(apiDeps: ApiDeps): Promise<Hono<Env>> {
@@ -56,5 +57,7 @@ export async function createApp(apiDeps: ApiDeps): Promise<Hono<Env>> {
     app.route(`${v}/lbaas/l7policies`, l7PolicyRoutes(deps));
     app.route(`${v}/lbaas`, catalogRoutes(deps));
   }
+  // The Neutron look-ups, answered from the VPC: only with the vpc network driver (else 404, as any unknown path).
+  if (deps.config.networkDriver === "vpc") app.route("/network", neutronRoutes(deps));
   return app;
 }

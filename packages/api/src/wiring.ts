@@ -29,12 +29,13 @@ export interface DepsParts {
 export function createDeps(config: Config = loadConfig(), parts: DepsParts = {}): ApiDeps {
   if (!parts.engine && !config.stateMachineArnPrefix) throw new Error("OTTAVA_STATE_MACHINE_ARN_PREFIX is not set");
   const drivers = parts.drivers ?? createApiDrivers(config);
+  const stores = parts.stores ?? createStores(config);
   return {
-    ...(parts.stores ?? createStores(config)),
+    ...stores,
     engine: parts.engine ?? new StepFunctionsEngine(config.stateMachineArnPrefix!),
     network: drivers.network,
     certificates: drivers.certificates,
-    profiles: parts.profiles ?? createProfileValidator(config),
+    profiles: parts.profiles ?? createProfileValidator(config, stores.cloudIds),
     config,
     log: parts.log ?? createLogger({ service: "ottava-api" }, config.logLevel),
     metrics: parts.metrics ?? metrics,

@@ -619,3 +619,38 @@ describe("denylist_vip_networks (OTTAVA_DENYLIST_VIP_NETWORKS)", () => {
     await t.settle();
   });
 });
+
+describe("an availability zone's valid_vip_networks", () => {
+  const VALID = "5a6b7c8d-9e0f-4a1b-8c2d-3e4f5a6b7c8d";
+  const OTHER = "9d8c7b6a-5f4e-4d3c-8b2a-1f0e9d8c7b6a";
+  const refusal = fault(400, "Validation failure: Supplied VIP network_id is not allowed by the configuration of this deployment.");
+
+  it("refuses a VIP on any other network (the one named, or the one the driver chose), case-insensitively, and writes nothing", async () => {
+    const profile = await t.call("POST", "/v2/lbaas/availabilityzoneprofiles", {
+      availability_zone_profile: {
+        name: "vip-networks",
+        provider_name: "amphora",
+        availability_zone_data: JSON.stringify({ valid_vip_networks: [VALID.toUpperCase()] }),
+      },
+    });
+    expect(profile.status).toBe(201);
+    const zone = await t.call("POST", "/v2/lbaas/availabilityzones", {
+      availability_zone: { name: "vip-networks-zone", availability_zone_profile_id: profile.body.availability_zone_profile.id },
+    });
+    expect(zone.status).toBe(201);
+    const create = (vip: Record<string, string>, availability_zone: string | null = "vip-networks-zone") =>
+      t.call("POST", LBS, { loadbalancer: { name: "zoned", ...vip, availability_zone } });
+
+    expect(pick(await create({ vip_network_id: OTHER }))).toEqual(refusal);
+    // The no-op driver puts a subnet-only VIP on a network of its own, which is not in the list.
+    expect(pick(await create({ vip_subnet_id: SUBNET }))).toEqual(refusal);
+    expect((await t.call("GET", `${LBS}?name=zoned`)).body.loadbalancers).toEqual([]);
+
+    const ok = await create({ vip_network_id: VALID });
+    expect(ok.status).toBe(201);
+    expect(ok.body.loadbalancer.vip_network_id).toBe(VALID);
+    // Without the zone, any network.
+    expect((await create({ vip_network_id: OTHER }, null)).status).toBe(201);
+    await t.settle();
+  });
+});

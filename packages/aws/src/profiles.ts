@@ -3,9 +3,10 @@
 // EC2 answering what Nova, Glance and Neutron answer there. The API makes these calls, so they go
 // through the minimal signed Query client (@ottava/edge/aws-query), not the SDK's EC2 client (about
 // 1 MB that does not tree-shake; docs/benchmarks.md).
-import { ProfileRefused, type Config, type ProfileValidator } from "@ottava/core";
+import { ProfileRefused, type CloudIdStore, type Config, type ProfileValidator } from "@ottava/core";
 import { awsQueryClient, xmlItems, xmlText, type AwsQueryCall } from "@ottava/edge/aws-query";
 import { AMP_IMAGE_TAG_KEY } from "./constants";
+import { AwsIds, apiRegion } from "./network/ids";
 
 /** EC2's Query API version. */
 export const EC2_API_VERSION = "2016-11-15";
@@ -21,10 +22,14 @@ const errorName = (e: unknown) => (e as { name?: unknown } | null)?.name;
  * Each value is looked up as the EC2 compute driver will use it: the instance type (Nova's flavor),
  * the newest self-owned available AMI tagged AMP_IMAGE_TAG_KEY = amp_image_tag (Glance's image tag),
  * the Region's zone (Nova's availability zone), the management subnet (a Neutron network in Octavia).
- * The refusals are Octavia's texts, naming the AWS resource.
+ * The refusals are Octavia's texts, naming the AWS resource. With the vpc network driver (`ids` given),
+ * each of valid_vip_networks must be the UUID of a VPC (a Neutron network's id in Octavia).
  */
 export class Ec2ProfileValidator implements ProfileValidator {
-  constructor(private readonly ec2: AwsQueryCall) {}
+  constructor(
+    private readonly ec2: AwsQueryCall,
+    private readonly ids?: AwsIds,
+  ) {}
 
   /** compute_flavor, then amp_image_tag, as Octavia's validate_flavor. */
   async validateFlavor(data: Record<string, unknown>): Promise<void> {
@@ -34,10 +39,12 @@ export class Ec2ProfileValidator implements ProfileValidator {
     if (tag) await this.image(tag);
   }
 
-  /** compute_zone, then management_network, as Octavia's validate_availability_zone. */
+  /** compute_zone, then valid_vip_networks, then management_network, as Octavia's validate_availability_zone. */
   async validateAvailabilityZone(data: Record<string, unknown>): Promise<void> {
     const zone = stringOf(data.compute_zone);
     if (zone) await this.zone(zone);
+    const networks = Array.isArray(data.valid_vip_networks) ? data.valid_vip_networks : [];
+    if (this.ids) for (const network of networks) await this.vpc(String(network));
     const subnet = stringOf(data.management_network);
     if (subnet) await this.subnet(subnet);
   }
@@ -87,8 +94,23 @@ export class Ec2ProfileValidator implements ProfileValidator {
     }
     throw new ProfileRefused(`subnet not found (subnet id: ${subnet}).`);
   }
+
+  /** Neutron's get_network failing with NetworkNotFound: the UUID names no VPC Ottava answered, or the VPC is gone. */
+  private async vpc(network: string): Promise<void> {
+    const vpc = await this.ids!.awsId(network, "vpc");
+    if (vpc) {
+      const out = await this.ec2("DescribeVpcs", { "Filter.1.Name": "vpc-id", "Filter.1.Value.1": vpc }, `EC2 DescribeVpcs of ${vpc}`);
+      if (xmlItems(out, "vpcSet").some((v) => xmlText(v, "vpcId") === vpc)) return;
+    }
+    throw new ProfileRefused(`network not found (network id: ${network}).`);
+  }
 }
 
-/** The profile validator of OTTAVA_COMPUTE_DRIVER=ec2. */
-export const ec2ProfileValidator = (config: Pick<Config, "ec2Endpoint">): ProfileValidator =>
-  new Ec2ProfileValidator(ec2QueryClient(config));
+/**
+ * The profile validator of OTTAVA_COMPUTE_DRIVER=ec2; with OTTAVA_NETWORK_DRIVER=vpc and `cloudIds`, it
+ * checks valid_vip_networks too.
+ */
+export function ec2ProfileValidator(config: Pick<Config, "ec2Endpoint" | "networkDriver">, cloudIds?: CloudIdStore): ProfileValidator {
+  const ids = config.networkDriver === "vpc" && cloudIds ? new AwsIds(apiRegion(), cloudIds) : undefined;
+  return new Ec2ProfileValidator(ec2QueryClient(config), ids);
+}

@@ -5,6 +5,9 @@ import { uuidOf, type CloudIdStore } from "@ottava/core";
 /** The UUID of an AWS resource id ("subnet-…", "vpc-…", "eni-…", "sg-…") in a Region: stable for ever. */
 export const awsUuid = (region: string, awsId: string): string => uuidOf(`aws/${region}/${awsId}`);
 
+/** The Region the API's EC2 calls go to (as edge's signed client picks it), whose ids it shows. */
+export const apiRegion = (): string => process.env.AWS_REGION ?? "us-east-1";
+
 /** The AWS ids of one Region and their UUIDs, remembered in `store`. */
 export class AwsIds {
   constructor(

@@ -8,7 +8,7 @@ import type { CloudIdStore, Config } from "@ottava/core";
 import { xmlChild, xmlItems, xmlText, type AwsQueryCall, type XmlElement } from "@ottava/edge/aws-query";
 import { PROJECT_TAG_KEY, SHARED_TAG_KEY } from "../constants";
 import { ec2QueryClient } from "../profiles";
-import { AwsIds, awsUuid } from "./ids";
+import { AwsIds, apiRegion, awsUuid } from "./ids";
 import { mayUse, type AwsTags } from "./tenancy";
 
 /** The collections answered, by their path under /v2.0. */
@@ -32,8 +32,7 @@ interface Ec2Kind {
   prefix: string;
   idFilter: string;
   nameFilter: string;
-  /** Neutron's singular key (the GET of one) and its NotFound. */
-  root: string;
+  /** Neutron's NotFound of the kind. */
   notFound: (id: string) => { type: string; message: string };
 }
 
@@ -44,7 +43,6 @@ const EC2_KINDS: Record<NeutronKind, Ec2Kind> = {
     prefix: "subnet",
     idFilter: "subnet-id",
     nameFilter: "tag:Name",
-    root: "subnet",
     notFound: (id) => ({ type: "SubnetNotFound", message: `Subnet ${id} could not be found.` }),
   },
   networks: {
@@ -53,7 +51,6 @@ const EC2_KINDS: Record<NeutronKind, Ec2Kind> = {
     prefix: "vpc",
     idFilter: "vpc-id",
     nameFilter: "tag:Name",
-    root: "network",
     notFound: (id) => ({ type: "NetworkNotFound", message: `Network ${id} could not be found.` }),
   },
   ports: {
@@ -62,7 +59,6 @@ const EC2_KINDS: Record<NeutronKind, Ec2Kind> = {
     prefix: "eni",
     idFilter: "network-interface-id",
     nameFilter: "tag:Name",
-    root: "port",
     notFound: (id) => ({ type: "PortNotFound", message: `Port ${id} could not be found.` }),
   },
   // A group's name is its GroupName (AWS's own name of a group, unique in its VPC), not a Name tag.
@@ -72,14 +68,9 @@ const EC2_KINDS: Record<NeutronKind, Ec2Kind> = {
     prefix: "sg",
     idFilter: "group-id",
     nameFilter: "group-name",
-    root: "security_group",
     notFound: (id) => ({ type: "SecurityGroupNotFound", message: `Security group ${id} does not exist` }),
   },
 };
-
-/** Neutron's singular key of a kind ("subnet", "security_group"), and its list's key ("security_groups"). */
-export const neutronRoot = (kind: NeutronKind) => EC2_KINDS[kind].root;
-export const neutronCollection = (kind: NeutronKind) => kind.replace("-", "_");
 
 /** Neutron's 404 body for an id it does not know (or the caller may not see). */
 export function neutronNotFound(kind: NeutronKind, id: string) {
@@ -90,9 +81,6 @@ export function neutronNotFound(kind: NeutronKind, id: string) {
 const NOT_FILTERS = new Set(["fields", "limit", "marker", "page_reverse", "sort_key", "sort_dir"]);
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** The Region the API's EC2 calls go to (as edge's signed client picks it). */
-export const apiRegion = () => process.env.AWS_REGION ?? "us-east-1";
-
 export class NeutronLookups {
   private readonly management: Set<string>;
 
@@ -102,6 +90,11 @@ export class NeutronLookups {
     private readonly settings: LookupSettings,
   ) {
     this.management = new Set(settings.ampBootNetworkList);
+  }
+
+  /** Neutron's 404 body for `id` (what the caller may not see is answered as unknown). */
+  notFound(kind: NeutronKind, id: string) {
+    return neutronNotFound(kind, id);
   }
 
   /** GET /v2.0/<kind>/<id>: the object `id` names (a UUID, an AWS id or a Name), if the caller may see it and it is the only one. */

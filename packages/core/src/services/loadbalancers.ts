@@ -98,8 +98,9 @@ export async function createLoadBalancer(
   // As Octavia's _apply_flavor_to_lb_dict and _validate_and_return_az_dict: the driver must still accept both.
   if (Object.keys(flavor).length > 0) await checkProfileData(deps.profiles, provider, "flavor", flavor);
   if (Object.keys(zone).length > 0) await checkProfileData(deps.profiles, provider, "availability_zone", zone);
-  // validate.network_denylist_by_config, on the VIP network the request names.
-  if (body.vip_network_id) checkDenylist(deps.config, body.vip_network_id);
+  // validate.network_denylist_by_config, and network_allowed_by_config with the zone's valid_vip_networks
+  // (Octavia checks it once it has read the zone), on the VIP network the request names.
+  if (body.vip_network_id) checkVipNetwork(deps.config, zone, body.vip_network_id);
   // v2.28: the anticipated vNIC type, so the create answers the right vip_vnic_type (the flavor's
   // sriov_vip, a boolean by the flavor schema); v2.29: no security groups on an SR-IOV VIP.
   const vnicType = flavor[SRIOV_VIP] === true ? VNIC_TYPE_DIRECT : VNIC_TYPE_NORMAL;
@@ -147,9 +148,9 @@ export async function createLoadBalancer(
   // The fully populated create: every nested object validated against the tree before anything is written.
   let graph: TreeItem[];
   try {
-    // Octavia resolves the VIP network from the port or subnet before its denylist check; here the
-    // network driver resolves it as it allocates the VIP, so the network it chose is checked too.
-    if (lb.vip_network_id !== body.vip_network_id) checkDenylist(deps.config, lb.vip_network_id);
+    // Octavia resolves the VIP network from the port or subnet before these checks; here the network
+    // driver resolves it as it allocates the VIP, so the network it chose is checked too.
+    if (lb.vip_network_id !== body.vip_network_id) checkVipNetwork(deps.config, zone, lb.vip_network_id);
     const certs = await resolveTlsRefs(deps.certificates, projectId, graphTlsRefs(body.listeners, body.pools));
     graph = buildGraph(lb, ctx, body.listeners, body.pools, flavor, certs);
   } catch (e) {
@@ -351,10 +352,16 @@ function checkVnicType(vnicType: string, sgIds: readonly string[]): void {
   if (vnicType === VNIC_TYPE_DIRECT && sgIds.length > 0) throw validation("VIP Security Groups are not allowed with VNIC direct type");
 }
 
-/** validate.network_denylist_by_config ([networking] denylist_vip_networks), case-insensitively. */
-function checkDenylist(config: Config, networkId: string): void {
+/**
+ * validate.network_denylist_by_config ([networking] denylist_vip_networks), then
+ * validate.network_allowed_by_config with the availability zone profile's valid_vip_networks (when it
+ * lists any, the VIP's network must be one of them), both case-insensitively.
+ */
+function checkVipNetwork(config: Config, zone: Record<string, unknown>, networkId: string): void {
+  const id = networkId.toLowerCase();
   const denied = config.denylistVipNetworks.map((n) => n.toLowerCase());
-  if (denied.includes(networkId.toLowerCase())) {
+  const valid = Array.isArray(zone.valid_vip_networks) ? zone.valid_vip_networks.map((n) => String(n).toLowerCase()) : [];
+  if (denied.includes(id) || (valid.length > 0 && !valid.includes(id))) {
     throw validation("Supplied VIP network_id is not allowed by the configuration of this deployment.");
   }
 }
