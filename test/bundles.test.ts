@@ -106,6 +106,8 @@ describe("the Lambda bundles", () => {
     const QUERY = /packages\/aws\/src\/profiles\.ts$|packages\/edge\/src\/(aws-query|xml)\.ts$/;
     expect(where("api", QUERY)).toEqual({ atStart: false, inChunks: true });
     expect(where("jobs", QUERY)).toEqual({ atStart: false, inChunks: false });
+    // The Neutron look-ups (/network, OTTAVA_NETWORK_DRIVER=vpc): in a chunk the API loads at its first look-up.
+    expect(where("api", /packages\/aws\/src\/network\/lookups\.ts$/)).toEqual({ atStart: false, inChunks: true });
   });
 
   it("answer their first request from the bundle alone (GET / for the API, a task that reads nothing)", async () => {
