@@ -254,6 +254,11 @@ export interface CloudResource {
   amphoraId?: string | undefined;
   /** The load balancer it was made for, when it is the LB's rather than one amphora's. */
   loadBalancerId?: string | undefined;
+  /**
+   * When it was made (ISO 8601), for what is made before its owner's record is written (a VIP's port:
+   * the API allocates it before it writes the load balancer): while young, an owner not found yet is no orphan.
+   */
+  createdAt?: string | undefined;
 }
 
 /** What housekeeping's orphan sweep (services/sweep.ts) asks of a cloud's drivers. */
