@@ -123,6 +123,10 @@ export const computeCreate: TaskHandler = async (input, ctx) => {
   // As Octavia's flows store them: the flavor's and the zone's profile values; a resize builds with its new flavor.
   const flavorId = typeof input.newFlavorId === "string" ? input.newFlavorId : lb.flavor_id;
   const profile = await buildProfile(ctx.catalog, flavorId, lb.availability_zone);
+  // A network whose VIP ports attach only within a zone (vpc): the amphorae boot in the VIP subnet's
+  // (the API refused a compute_zone that differs from it).
+  const vipZone = (await ctx.drivers.network.vipZone?.(lb)) ?? null;
+  if (vipZone) profile.availabilityZone = vipZone;
   const agent = await currentHealthManagerConfig(ctx);
   const topologies = new Map([[lb.id, Promise.resolve(lb.topology)]]);
   for (const a of todo) {
