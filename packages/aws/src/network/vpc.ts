@@ -71,7 +71,10 @@ export const VRRP_ROLE = "vrrp";
 /** A VPC's MTU (jumbo frames within the VPC). */
 export const VPC_MTU = 9001;
 
-export type VpcNetworkSettings = Pick<Config, "stage" | "ampBootNetworkList" | "allowInvisibleResourceUsage" | "vpcSecurityGroupsPerInterface">;
+export type VpcNetworkSettings = Pick<
+  Config,
+  "stage" | "ampBootNetworkList" | "allowInvisibleResourceUsage" | "vpcSecurityGroupsPerInterface"
+>;
 
 export interface VpcNetworkOptions {
   ids: AwsIds;
@@ -139,7 +142,8 @@ export class VpcNetworkDriver implements NetworkDriver {
       checkValidNetworks(zone, vpc.id, vpcUuid);
       const subnetUuid = await this.ids.uuid(subnet.id);
       const vipGroups: string[] = [];
-      for (const sg of req.vip_sg_ids) vipGroups.push((await this.ids.awsId(sg, "sg")) ?? throwFault(invalidSubresource("Security Group", sg)));
+      for (const sg of req.vip_sg_ids)
+        vipGroups.push((await this.ids.awsId(sg, "sg")) ?? throwFault(invalidSubresource("Security Group", sg)));
       if (req.vip_address !== null && !userPort && !isSubnetHost(req.vip_address, subnet.cidr!))
         throw new Fault(400, `IP address ${req.vip_address} is not a valid IP for the specified subnet.`);
 
@@ -215,7 +219,8 @@ export class VpcNetworkDriver implements NetworkDriver {
     const port = eniId ? await this.interfaceById(eniId) : undefined;
     if (!port || !mayUse(port.tags, req.projectId, this.settings.allowInvisibleResourceUsage) || this.isManagement(port.subnetId, req.zone))
       throw invalidSubresource("Port", portId);
-    const device = port.attachment?.instanceId ?? (tagOf(port.tags, ENI_ROLE_TAG_KEY) ? `lb-${tagOf(port.tags, LOAD_BALANCER_TAG_KEY)}` : undefined);
+    const device =
+      port.attachment?.instanceId ?? (tagOf(port.tags, ENI_ROLE_TAG_KEY) ? `lb-${tagOf(port.tags, LOAD_BALANCER_TAG_KEY)}` : undefined);
     if (device) throw validation(`Port ${portId} is already used by device ${device} `);
     const subnet = (await this.subnetById(port.subnetId)) ?? throwFault(invalidSubresource("Port", portId));
     if (!subnet.cidr) throw ipv6Refused();
@@ -277,7 +282,10 @@ export class VpcNetworkDriver implements NetworkDriver {
         400,
         `VIP subnet ${subnetName} is in availability zone ${subnet.zone}, not in the availability zone's compute_zone ${computeZone}: the amphorae must boot in the VIP subnet's zone.`,
       );
-    const management = typeof zone.management_network === "string" && zone.management_network !== "" ? [zone.management_network] : this.settings.ampBootNetworkList;
+    const management =
+      typeof zone.management_network === "string" && zone.management_network !== ""
+        ? [zone.management_network]
+        : this.settings.ampBootNetworkList;
     for (const id of management) if ((await this.zoneOf(id)) === subnet.zone) return;
     throw new Fault(
       400,
@@ -457,7 +465,9 @@ export class VpcNetworkDriver implements NetworkDriver {
         );
       }
       if (eni.attachment && eni.attachment.instanceId !== amphora.compute_id)
-        throw new DriverError(`ENI ${eni.id} of amphora ${amphora.id} is attached to ${eni.attachment.instanceId}, not to ${amphora.compute_id}`);
+        throw new DriverError(
+          `ENI ${eni.id} of amphora ${amphora.id} is attached to ${eni.attachment.instanceId}, not to ${amphora.compute_id}`,
+        );
       if (!eni.attachment)
         await this.ec2(
           "AttachNetworkInterface",
@@ -611,7 +621,9 @@ export class VpcNetworkDriver implements NetworkDriver {
   }
 
   private async groupById(id: string): Promise<Ec2SecurityGroup | undefined> {
-    const out = await this.absentIfNotFound(() => this.ec2("DescribeSecurityGroups", { "GroupId.1": id }, `EC2 DescribeSecurityGroups of ${id}`));
+    const out = await this.absentIfNotFound(() =>
+      this.ec2("DescribeSecurityGroups", { "GroupId.1": id }, `EC2 DescribeSecurityGroups of ${id}`),
+    );
     return out ? xmlItems(out, "securityGroupInfo").map(securityGroupOf)[0] : undefined;
   }
 
