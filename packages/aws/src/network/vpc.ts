@@ -191,10 +191,14 @@ export class VpcNetworkDriver implements NetworkDriver {
       return { subnet, vpc: vpc ?? (await this.vpcById(subnet.vpcId)) ?? throwFault(invalidSubresource("Subnet", req.vip_subnet_id)) };
     }
     // _validate_network_and_fill_or_validate_subnet: with an address, the subnet that holds it; else
-    // the first subnet with enough free addresses (IPv4 only here).
-    const subnets = (await this.describeSubnets({ ...filterParams({ "vpc-id": vpc!.id }) }))
-      .filter((s) => this.mayHoldVip(s, req.projectId, req.zone))
-      .sort((a, b) => a.id.localeCompare(b.id));
+    // the first subnet with enough free addresses (IPv4 only here). Those of zones the amphorae can
+    // boot in come first (checkZones refuses the others).
+    const usable = (await this.describeSubnets({ ...filterParams({ "vpc-id": vpc!.id }) })).filter((s) =>
+      this.mayHoldVip(s, req.projectId, req.zone),
+    );
+    const bootable = new Map<string, boolean>();
+    for (const s of usable) bootable.set(s.id, await this.bootableZone(s.zone, req.zone ?? {}));
+    const subnets = usable.sort((a, b) => Number(bootable.get(b.id)) - Number(bootable.get(a.id)) || a.id.localeCompare(b.id));
     if (req.vip_address !== null) {
       const subnet = subnets.find((s) => s.cidr && inCidr(req.vip_address!, s.cidr));
       if (!subnet) throw validation("Supplied network does not contain a subnet for VIP address specified.");
@@ -282,15 +286,22 @@ export class VpcNetworkDriver implements NetworkDriver {
         400,
         `VIP subnet ${subnetName} is in availability zone ${subnet.zone}, not in the availability zone's compute_zone ${computeZone}: the amphorae must boot in the VIP subnet's zone.`,
       );
-    const management =
-      typeof zone.management_network === "string" && zone.management_network !== ""
-        ? [zone.management_network]
-        : this.settings.ampBootNetworkList;
-    for (const id of management) if ((await this.zoneOf(id)) === subnet.zone) return;
+    if (await this.bootableZone(subnet.zone, zone)) return;
     throw new Fault(
       400,
       `VIP subnet ${subnetName} is in availability zone ${subnet.zone}, where the amphorae have no management subnet: the amphorae must boot in the VIP subnet's zone.`,
     );
+  }
+
+  /** May amphorae boot in `az`: it is the compute_zone if one is set, and it has a management subnet? */
+  private async bootableZone(az: string, zone: Record<string, unknown>): Promise<boolean> {
+    if (typeof zone.compute_zone === "string" && zone.compute_zone !== "" && zone.compute_zone !== az) return false;
+    const management =
+      typeof zone.management_network === "string" && zone.management_network !== ""
+        ? [zone.management_network]
+        : this.settings.ampBootNetworkList;
+    for (const id of management) if ((await this.zoneOf(id)) === az) return true;
+    return false;
   }
 
   /** The load balancer's security group, found by its tags, else made in `vpcId` (recorded in `made`). */
