@@ -3,3 +3,5 @@
 export * from "./ids";
 export * from "./tenancy";
 export * from "./rules";
+export * from "./ec2-query";
+export * from "./vpc";
