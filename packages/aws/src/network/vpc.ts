@@ -38,6 +38,7 @@ import {
 import { xmlChild, xmlItems, xmlText, type AwsQueryCall } from "@ottava/edge/aws-query";
 import {
   AMPHORA_TAG_KEY,
+  CREATED_AT_TAG_KEY,
   ENI_ROLE_TAG_KEY,
   LOAD_BALANCER_TAG_KEY,
   PROJECT_TAG_KEY,
@@ -149,7 +150,8 @@ export class VpcNetworkDriver implements NetworkDriver {
 
       const made: { group?: string; eni?: string; address?: { eni: string; ip: string } } = {};
       try {
-        const lbTags = this.lbTags(req.lbId, req.projectId);
+        // Made before the LB's record is written: the orphan sweep gives them time (CREATED_AT_TAG_KEY).
+        const lbTags = { ...this.lbTags(req.lbId, req.projectId), [CREATED_AT_TAG_KEY]: new Date().toISOString() };
         const group = await this.ensureGroup(req.lbId, vpc.id, lbTags, made);
         let holder: Ec2Interface;
         if (userPort) holder = userPort;
