@@ -5,7 +5,7 @@
 // DynamoDB Local, whose task calls the network driver's takeVip. The vpc driver is not on this branch: the
 // network is the no-op driver with a takeVip that records its calls (the task context's drivers), so this
 // shows which amphora the VIP is handed to and when nothing is done, not the EC2 calls.
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { createSocket, type Socket } from "node:dgram";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -206,6 +206,18 @@ describe("ottava-vrrp-master → the heartbeat receiver → amphora-vip-promote 
     expect(msg).toEqual({ type: PROMOTION_MESSAGE_TYPE, id: backup.id, ts: expect.any(Number), ver: 1 });
     expect(Math.abs(Date.now() - msg.ts)).toBeLessThan(10_000);
     for (const copy of other.got) expect(copy.equals(other.got[0]!)).toBe(true);
+    // Octavia's own unwrap_envelope (python3-octavia) reads it as a heartbeat's.
+    const octavia = spawnSync(
+      "/usr/bin/python3",
+      [
+        "-c",
+        "import json, sys\nfrom octavia.amphorae.backends.health_daemon import status_message\nprint(json.dumps(status_message.unwrap_envelope(sys.stdin.buffer.read(), sys.argv[1])))",
+        KEY,
+      ],
+      { input: other.got[0]!, encoding: "utf8" },
+    );
+    expect(octavia.status, octavia.stderr).toBe(0);
+    expect(JSON.parse(octavia.stdout)).toEqual(msg);
     // The receiver took the first copy and refused the other two; the flow ran and handed the VIP to the BACKUP.
     expect(receiver.counters.promotions).toBe(1);
     expect(taken).toEqual([[lbId, backup.id]]);
