@@ -24,6 +24,8 @@ const receiver = (await startHeartbeatReceiver(config, {
   compute: createDrivers(config, { log, decorateAwsClient: classifyUnavailable, cloudIds }).compute,
   log,
   metrics,
+  // VRRP promotion reports start amphora-vip-promote flows.
+  promotions: { engine, store },
 }))!;
 const checker = new HealthChecker(
   {
