@@ -45,7 +45,8 @@ export function createHealthManager(table: Table, stateMachineArnPrefix: $util.I
     ssm: { OTTAVA_HEARTBEAT_KEY: heartbeatKey.arn },
     logging: { retention: LOG_RETENTION },
     permissions: [
-      // The health check starts amphora-failover flows (under the LB's lock, as the API does).
+      // The health check starts amphora-failover flows (under the LB's lock, as the API does); the receiver,
+      // amphora-vip-promote flows (an amphora's VRRP promotion report: no lock).
       {
         actions: ["states:StartExecution", "states:DescribeExecution"],
         resources: [

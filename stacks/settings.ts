@@ -99,6 +99,10 @@ const PASSED_THROUGH = [
   "OTTAVA_ENABLE_ANTI_AFFINITY",
   "OTTAVA_AMP_ACTIVE_RETRIES",
   "OTTAVA_AMP_ACTIVE_WAIT_SEC",
+  // The vpc network driver's (the API's VIP allocation and the look-ups, the task functions' plugs).
+  "OTTAVA_ALLOW_INVISIBLE_RESOURCE_USAGE",
+  "OTTAVA_VPC_RULES_PER_SECURITY_GROUP",
+  "OTTAVA_VPC_SECURITY_GROUPS_PER_INTERFACE",
   // Powertools' switch for the metrics (EMF lines in the functions' logs): "true" turns them off.
   "POWERTOOLS_METRICS_DISABLED",
 ] as const;

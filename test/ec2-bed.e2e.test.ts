@@ -51,6 +51,7 @@ beforeAll(async () => {
     // The baked image: what install.sh installs beyond Debian's packages (this host has those).
     image: {
       "/usr/local/sbin/ottava-amphora-configure:755": readFileSync(`${IMAGE}ottava-amphora-configure`, "utf8"),
+      "/usr/local/sbin/ottava-vrrp-master:755": readFileSync(`${IMAGE}ottava-vrrp-master`, "utf8"),
       "/usr/lib/systemd/system/amphora-agent.service": readFileSync(`${IMAGE}amphora-agent.service`, "utf8"),
     },
   });

@@ -181,6 +181,7 @@ async function main() {
       for (const f of [
         "usr/bin/amphora-agent",
         "usr/local/sbin/ottava-amphora-configure",
+        "usr/local/sbin/ottava-vrrp-master",
         "usr/local/sbin/octavia-agent-lvs-masquerade",
         "var/lib/octavia/ping-wrapper.sh",
       ]) {

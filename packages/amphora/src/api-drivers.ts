@@ -1,7 +1,7 @@
 // The drivers the API Lambda calls, apart from createDrivers (drivers.ts): the API imports this file
 // alone (@ottava/amphora/api-drivers), so its bundle holds neither the REST amphora driver nor the
 // AWS drivers' dynamic import (esbuild makes a chunk of every import() in the files it bundles, called or not).
-import type { CloudIdStore, Config, Drivers, ProfileValidator } from "@ottava/core";
+import type { CloudIdStore, Config, Drivers, Logger, NetworkDriver, ProfileValidator } from "@ottava/core";
 import type { NeutronLookups } from "@ottava/aws/network";
 import { noopDrivers } from "./noop";
 import { createCertManager } from "./certs/local";
@@ -10,11 +10,36 @@ import { createCertManager } from "./certs/local";
  * The drivers the API Lambda calls: the network driver (VIPs) and the certificate manager (listeners'
  * TLS references). It never calls a compute or amphora driver, so its bundle leaves out the REST
  * amphora driver and its configuration renderers. On AWS there is no local data plane: the network
- * driver is the no-op one (OTTAVA_NETWORK_DRIVER=local fails here as in createDrivers).
+ * driver is the no-op one or the vpc one (`cloudIds`: where the UUIDs of its AWS ids are kept);
+ * OTTAVA_NETWORK_DRIVER=local fails here as in createDrivers.
  */
-export function createApiDrivers(config: Config): Pick<Drivers, "network" | "certificates"> {
+export function createApiDrivers(config: Config, cloudIds?: CloudIdStore, log?: Logger): Pick<Drivers, "network" | "certificates"> {
   if (config.networkDriver === "local") throw new Error("OTTAVA_NETWORK_DRIVER=local runs only under npm start (--dataplane haproxy)");
-  return { network: noopDrivers().network, certificates: createCertManager(config) };
+  const network = config.networkDriver === "vpc" ? vpcNetwork(config, cloudIds, log) : noopDrivers().network;
+  return { network, certificates: createCertManager(config) };
+}
+
+/**
+ * The vpc network driver (@ottava/aws/network), loaded on its first call: a chunk of its own over edge's
+ * minimal EC2 Query client, which only a process whose settings pick vpc loads (the API and the task
+ * functions alike).
+ */
+export function vpcNetwork(config: Config, cloudIds: CloudIdStore | undefined, log?: Logger): NetworkDriver {
+  if (!cloudIds) throw new Error("OTTAVA_NETWORK_DRIVER=vpc needs the table's cloud ids (createStores(...).cloudIds)");
+  let driver: Promise<Required<NetworkDriver>> | undefined;
+  const load = () => (driver ??= import("@ottava/aws/network").then((m) => m.vpcNetworkDriver(config, cloudIds, log)));
+  return {
+    allocateVip: async (req) => (await load()).allocateVip(req),
+    deallocateVip: async (lb) => (await load()).deallocateVip(lb),
+    getSecurityGroup: async (sgId, projectId) => (await load()).getSecurityGroup(sgId, projectId),
+    updateVipSecurityGroups: async (lb) => (await load()).updateVipSecurityGroups(lb),
+    updateVip: async (tree) => (await load()).updateVip(tree),
+    plugVip: async (lb, amphora, holdVip) => (await load()).plugVip(lb, amphora, holdVip),
+    unplugVip: async (lb, amphora) => (await load()).unplugVip(lb, amphora),
+    getNetworkConfigs: async (lb, amphora) => (await load()).getNetworkConfigs(lb, amphora),
+    takeVip: async (lb, amphora) => (await load()).takeVip(lb, amphora),
+    vipZone: async (lb) => (await load()).vipZone(lb),
+  };
 }
 
 /**

@@ -1,9 +1,10 @@
 // The controller's drivers, picked from the settings as Octavia's [controller_worker] amphora_driver,
 // compute_driver and network_driver pick its own. Every process that calls a driver (the task Lambdas,
 // the health manager for zombies, npm start) builds them here; the API builds its own (api-drivers.ts).
-import type { ComputeDriver, Config, Drivers } from "@ottava/core";
+import type { CloudIdStore, ComputeDriver, Config, Drivers } from "@ottava/core";
 import type { AwsClientDecorator } from "@ottava/aws";
 import { noopDrivers } from "./noop";
+import { vpcNetwork } from "./api-drivers";
 import { createCertManager } from "./certs/local";
 import { createRestAmphoraDriver, type RestDriverSetup } from "./rest/driver";
 import type { LocalDataplane } from "./local/dataplane";
@@ -20,6 +21,8 @@ export type CreateDriversOptions = RestDriverSetup & {
   noop?: Drivers | undefined;
   /** Done to each AWS client the AWS drivers make: the process's classifyUnavailable (@ottava/edge). */
   decorateAwsClient?: AwsClientDecorator | undefined;
+  /** Where the vpc network driver keeps the UUIDs of its AWS ids (createStores(...).cloudIds). */
+  cloudIds?: CloudIdStore | undefined;
 };
 
 export function createDrivers(config: Config, options: CreateDriversOptions = {}): Drivers {
@@ -30,7 +33,12 @@ export function createDrivers(config: Config, options: CreateDriversOptions = {}
     return options.local;
   };
   const certificates = createCertManager(config);
-  const network = config.networkDriver === "local" ? local("NETWORK_DRIVER").network : noop.network;
+  const network =
+    config.networkDriver === "local"
+      ? local("NETWORK_DRIVER").network
+      : config.networkDriver === "vpc"
+        ? vpcNetwork(config, options.cloudIds, options.log)
+        : noop.network;
   const amphora =
     config.amphoraDriver === "rest"
       ? createRestAmphoraDriver(config, certificates, network, options)

@@ -10,13 +10,15 @@ export {
   OCTAVIA_API_CLIENT,
 } from "./rest/client";
 export type { AgentTls, AgentTarget, AgentResponse, AmphoraApiClientOptions, RetryPolicy, TimeoutDict } from "./rest/client";
-export { HaproxyAmphoraLoadBalancerDriver, createRestAmphoraDriver, derivedVrrpGroup, hasAgent, CLIENT_CERT_CN } from "./rest/driver";
-export type {
-  AgentConnectivity,
-  NetworkConfigSource,
-  RestAmphoraDriverOptions,
-  RestDriverSetup,
+export {
+  HaproxyAmphoraLoadBalancerDriver,
+  createRestAmphoraDriver,
+  derivedVrrpGroup,
+  hasAgent,
+  CLIENT_CERT_CN,
+  VRRP_NOTIFY_MASTER_SCRIPT,
 } from "./rest/driver";
+export type { AgentConnectivity, NetworkConfigSource, RestAmphoraDriverOptions, RestDriverSetup } from "./rest/driver";
 export * from "./certs/local";
 export * from "./local/heartbeat";
 export * from "./local/haproxy-query";

@@ -1,4 +1,8 @@
 // renderKeepalivedConfig (VRRP of ACTIVE_STANDBY amphorae) against Octavia 11's KeepalivedJinjaTemplater (amphorae/drivers/keepalived/jinja): the cases fixtures/octavia-renderers.py generated with Octavia's own code.
+import { spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { normalize, readFixture } from "./octavia-fixtures";
 import {
@@ -84,6 +88,56 @@ describe("renderKeepalivedConfig", () => {
     const c = fixture.cases.find((x) => x.name === "MASTER")!;
     const out = renderKeepalivedConfig(c.input, { vrrpCheckInterval: 9, basePath: "/opt/o" });
     expect(out).toContain("    script /opt/o/vrrp/check_script.sh\n    interval 9\n");
+  });
+
+  it("adds Ottava's notify_master line only when vrrpNotifyMaster is set, as the vrrp_instance's last line", () => {
+    const c = fixture.cases.find((x) => x.name === "MASTER")!;
+    const plain = renderKeepalivedConfig(c.input, c.settings);
+    expect(plain).not.toContain("notify");
+    const out = renderKeepalivedConfig(c.input, { ...c.settings, vrrpNotifyMaster: "/usr/local/sbin/ottava-vrrp-master" });
+    // Octavia's file, with the line before the instance's closing brace, and nothing else changed.
+    expect(out).toBe(plain.replace(/\n}\n$/, '\n\n    notify_master "/usr/local/sbin/ottava-vrrp-master"\n}\n'));
+    expect(out.match(/notify_master/g)).toHaveLength(1);
+    for (const bad of ["relative/path", '/a"b', "/a b", "/a\\b", "/a\nb", ""]) {
+      expect(() => renderKeepalivedConfig(c.input, { vrrpNotifyMaster: bad }), JSON.stringify(bad)).toThrow(/notify_master/);
+    }
+  });
+
+  it("writes a notify_master line keepalived itself accepts (keepalived --config-test, in a network namespace with the VRRP interface)", () => {
+    const c = fixture.cases.find((x) => x.name === "MASTER")!;
+    const dir = mkdtempSync(join(tmpdir(), "ottava-keepalived-"));
+    try {
+      mkdirSync(join(dir, "vrrp"));
+      writeFileSync(join(dir, "vrrp", "check_script.sh"), "#!/bin/sh\n", { mode: 0o755 });
+      const script = join(dir, "notify.sh");
+      writeFileSync(script, "#!/bin/sh\n", { mode: 0o755 });
+      const intf = c.input.amphora.vrrp_interface!;
+      const check = (name: string, text: string) => {
+        writeFileSync(join(dir, name), text);
+        const conf = join(dir, name);
+        const r = spawnSync(
+          "/usr/bin/unshare",
+          [
+            "--net",
+            "/bin/sh",
+            "-ec",
+            `ip link add ${intf} type veth peer name peer0; ip link set ${intf} up; exec /usr/sbin/keepalived --config-test -f ${conf}`,
+          ],
+          { encoding: "utf8" },
+        );
+        return { status: r.status, said: (r.stderr + r.stdout).replaceAll(conf, "<conf>") };
+      };
+      const base = { ...c.settings, basePath: dir };
+      const notified = renderKeepalivedConfig(c.input, { ...base, vrrpNotifyMaster: script });
+      // keepalived warns about Octavia's own file (no script_security, nopreempt with state MASTER): the line adds nothing to that.
+      const plain = check("plain.conf", renderKeepalivedConfig(c.input, base));
+      expect(plain.said).toMatch(/SECURITY VIOLATION/);
+      expect(check("notified.conf", notified)).toEqual(plain);
+      // A misspelt keyword is reported: the comparison above has teeth.
+      expect(check("misspelt.conf", notified.replace("notify_master", "notify_mastr")).said).toMatch(/notify_mastr/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("reads addresses and networks as Python's ipaddress", () => {

@@ -6,7 +6,9 @@ import {
   AmphoraApiClient,
   CLIENT_CERT_CN,
   HaproxyAmphoraLoadBalancerDriver,
+  VRRP_NOTIFY_MASTER_SCRIPT,
   createDrivers,
+  createRestAmphoraDriver,
   derivedVrrpGroup,
   hasAgent,
   noopVrrpMac,
@@ -233,7 +235,10 @@ describe("HaproxyAmphoraLoadBalancerDriver: VIP plug, VRRP, agent configuration,
     const agent = await fakeAgent(amp.id);
     const { log, lines } = captureLog();
     const seen: string[] = [];
-    const driver = await driverFor(agent.port, { network: { getNetworkConfigs: async (l, a) => (seen.push(`${l.id}/${a.id}`), network) }, log });
+    const driver = await driverFor(agent.port, {
+      network: { getNetworkConfigs: async (l, a) => (seen.push(`${l.id}/${a.id}`), network) },
+      log,
+    });
     await driver.postVipPlug(lb, amp);
     expect(seen).toEqual([`${lb.id}/${amp.id}`]);
     expect(calls(agent)).toEqual(["POST /1.0/plug/vip/198.51.100.10"]);
@@ -407,6 +412,38 @@ describe("createDrivers with OTTAVA_AMPHORA_DRIVER=rest", () => {
     }).amphora;
     await issued.uploadCert(amp, "PEM");
     expect(agent.calls.map((c) => c.clientCn)).toEqual(["operator-given", CLIENT_CERT_CN]);
+  });
+});
+
+describe("createRestAmphoraDriver: keepalived's notify_master follows the network driver", () => {
+  it("adds the promotion script when the network moves VIPs itself (takeVip), Octavia's file otherwise, none when told so", async () => {
+    const lb = loadBalancer({ topology: "ACTIVE_STANDBY" });
+    const vrrp = { vrrp_id: 1, vrrp_interface: "eth1", vrrp_priority: 100 };
+    const master = amphora(lb, { ...vrrp, role: "MASTER", vrrp_ip: "198.51.100.11", lb_network_ip: "127.0.0.2" });
+    const backup = amphora(lb, { ...vrrp, role: "BACKUP", vrrp_priority: 90, vrrp_ip: "198.51.100.12", lb_network_ip: "127.0.0.3" });
+    const a1 = await fakeAgent(master.id, "127.0.0.2");
+    const a2 = await fakeAgent(backup.id, "127.0.0.3", a1.port);
+    const config = loadConfig({
+      OTTAVA_AMPHORA_DRIVER: "rest",
+      OTTAVA_AMPHORA_AGENT_PORT: String(a1.port),
+      OTTAVA_SERVER_CA: pki.ca.certificate,
+      OTTAVA_CLIENT_CERT: (await pki.issue("ottava")).replace(/\n/g, "\\n"),
+    });
+    const plain = { getNetworkConfigs: async () => network };
+    const moving = { ...plain, takeVip: async () => true };
+    const configs = async (net: typeof plain, setup: Parameters<typeof createRestAmphoraDriver>[3] = {}) => {
+      await createRestAmphoraDriver(config, mapCertManager({}, {}), net, setup).startVrrp(tree(lb, []), [master, backup]);
+      return [a1.vrrpConfig!, a2.vrrpConfig!];
+    };
+    const line = `    notify_master "${VRRP_NOTIFY_MASTER_SCRIPT}"\n`;
+    expect(VRRP_NOTIFY_MASTER_SCRIPT).toBe("/usr/local/sbin/ottava-vrrp-master");
+    const octavias = await configs(plain);
+    for (const c of octavias) expect(c).not.toContain("notify_master");
+    const promoted = await configs(moving);
+    // Both amphorae: either may be promoted.
+    promoted.forEach((c, i) => expect(c).toBe(octavias[i]!.replace(/\n}\n$/, `\n\n${line}}\n`)));
+    for (const c of await configs(moving, { vrrpNotifyMaster: null })) expect(c).not.toContain("notify_master");
+    for (const c of await configs(plain, { vrrpNotifyMaster: "/opt/notify" })) expect(c).toContain('    notify_master "/opt/notify"\n');
   });
 });
 

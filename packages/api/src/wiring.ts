@@ -16,7 +16,7 @@ export interface DepsParts {
   stores?: Stores;
   /** Else Step Functions, at OTTAVA_STATE_MACHINE_ARN_PREFIX. */
   engine?: WorkflowEngine;
-  /** The drivers the API calls itself; else createApiDrivers(config). */
+  /** The drivers the API calls itself; else createApiDrivers(config, the stores' cloud ids). */
   drivers?: Pick<Drivers, "network" | "certificates">;
   /** The checks of flavor and zone profiles; else createProfileValidator(config) (none but with OTTAVA_COMPUTE_DRIVER=ec2). */
   profiles?: ProfileValidator;
@@ -28,8 +28,9 @@ export interface DepsParts {
 
 export function createDeps(config: Config = loadConfig(), parts: DepsParts = {}): ApiDeps {
   if (!parts.engine && !config.stateMachineArnPrefix) throw new Error("OTTAVA_STATE_MACHINE_ARN_PREFIX is not set");
-  const drivers = parts.drivers ?? createApiDrivers(config);
   const stores = parts.stores ?? createStores(config);
+  const log = parts.log ?? createLogger({ service: "ottava-api" }, config.logLevel);
+  const drivers = parts.drivers ?? createApiDrivers(config, stores.cloudIds, log);
   return {
     ...stores,
     engine: parts.engine ?? new StepFunctionsEngine(config.stateMachineArnPrefix!),
@@ -37,7 +38,7 @@ export function createDeps(config: Config = loadConfig(), parts: DepsParts = {})
     certificates: drivers.certificates,
     profiles: parts.profiles ?? createProfileValidator(config, stores.cloudIds),
     config,
-    log: parts.log ?? createLogger({ service: "ottava-api" }, config.logLevel),
+    log,
     metrics: parts.metrics ?? metrics,
   };
 }

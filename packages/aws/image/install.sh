@@ -1,8 +1,8 @@
 #!/bin/sh
 # Turns a stock Debian 12 (bookworm) system into an Ottava amphora: what Octavia's diskimage-builder elements (amphora-agent, haproxy-octavia, keepalived-octavia, ipvsadmin) put in an amphora image, from Debian's packages.
 #
-# Usage, as root: sh install.sh. It reads its sibling files (ottava-amphora-configure, amphora-agent.service)
-# from its own directory. It serves both ways an amphora boots: run once on a stock Debian 12 instance to bake
+# Usage, as root: sh install.sh. It reads its sibling files (ottava-amphora-configure, ottava-vrrp-master,
+# amphora-agent.service) from its own directory. It serves both ways an amphora boots: run once on a stock Debian 12 instance to bake
 # the image (docs/deploying.md), or at first boot from the user data when no image is baked. Running it again
 # does the same again. It installs but does not start the agent: ottava-amphora-configure does, once the
 # agent's certificate and configuration are in place.
@@ -19,7 +19,7 @@ fail() {
 # shellcheck disable=SC1091
 . /etc/os-release
 [ "${ID:-}" = debian ] && [ "${VERSION_CODENAME:-}" = bookworm ] || fail "this is ${PRETTY_NAME:-an unknown system}, not Debian 12 (bookworm)"
-for f in ottava-amphora-configure amphora-agent.service; do
+for f in ottava-amphora-configure ottava-vrrp-master amphora-agent.service; do
   [ -f "$here/$f" ] || fail "$here/$f is missing: install.sh needs the files of its directory"
 done
 # Whether systemd runs this system (a booted instance), or it is an image being built (a chroot).
@@ -124,8 +124,11 @@ EOF
 # conntrack's settings above need its module.
 echo nf_conntrack >/etc/modules-load.d/octavia-amphora.conf
 
-log "installing ottava-amphora-configure and amphora-agent.service"
+log "installing ottava-amphora-configure, ottava-vrrp-master and amphora-agent.service"
 install -m 0755 "$here/ottava-amphora-configure" /usr/local/sbin/ottava-amphora-configure
+# keepalived's notify_master with the vpc network driver: reports a promotion to the health managers (its
+# nsenter is util-linux's, an essential package).
+install -m 0755 "$here/ottava-vrrp-master" /usr/local/sbin/ottava-vrrp-master
 install -m 0644 "$here/amphora-agent.service" /usr/lib/systemd/system/amphora-agent.service
 # The agent writes and starts its own units for HAProxy and keepalived; Debian's stay off (haproxy-octavia's
 # 20-disable-default-haproxy).

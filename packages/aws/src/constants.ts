@@ -46,3 +46,9 @@ export const SHARED_TAG_KEY = "ottava:shared";
 export const ENI_ROLE_TAG_KEY = "ottava:eni-role";
 /** The security group of a load balancer's VIP ports (Octavia's "lb-<id>"). */
 export const lbSecurityGroupName = (stage: string, loadBalancerId: string) => `ottava-${stage}-lb-${loadBalancerId}`;
+/**
+ * When the vpc driver made a resource the API makes before the load balancer's record exists (its VIP
+ * reservation ENI and security group: allocate_vip runs before the create is written), ISO 8601: the orphan
+ * sweep leaves such a resource alone while it is young, since its owner may still be being written.
+ */
+export const CREATED_AT_TAG_KEY = "ottava:created-at";

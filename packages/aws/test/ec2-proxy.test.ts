@@ -1,8 +1,20 @@
 // The test proxy in front of moto (support/ec2-proxy.ts), through the AWS SDK's EC2 client: it answers as
 // AWS does where moto does not (ClientToken idempotency, placement groups, a new instance not found then
-// pending, injected faults) and passes everything else through.
+// pending, injected faults, what EC2 refuses of network interfaces and groups, an address that moves)
+// and passes everything else through.
 import {
+  AssignPrivateIpAddressesCommand,
+  AttachNetworkInterfaceCommand,
+  CreateNetworkInterfaceCommand,
   CreatePlacementGroupCommand,
+  CreateSecurityGroupCommand,
+  CreateSubnetCommand,
+  CreateVpcCommand,
+  DeleteNetworkInterfaceCommand,
+  DeleteSecurityGroupCommand,
+  DescribeNetworkInterfacesCommand,
+  DetachNetworkInterfaceCommand,
+  UnassignPrivateIpAddressesCommand,
   DeletePlacementGroupCommand,
   DescribeImagesCommand,
   DescribeInstancesCommand,
@@ -159,5 +171,93 @@ describe("faults", () => {
     await expect(retrying.send(new DescribeInstancesCommand({}))).resolves.toBeDefined();
     expect(proxy.calls.map((c) => c.status)).toEqual([500, 500, 200]);
     retrying.destroy();
+  });
+});
+
+describe("network interfaces", () => {
+  /** A VPC with a subnet in us-east-1a and one in us-east-1b, a group, and an instance in us-east-1a. */
+  const network = async (third: number) => {
+    const vpc = (await ec2.send(new CreateVpcCommand({ CidrBlock: `198.19.${third}.0/24` }))).Vpc!.VpcId!;
+    const subnet = async (n: number, zone: string) =>
+      (await ec2.send(new CreateSubnetCommand({ VpcId: vpc, CidrBlock: `198.19.${third}.${n * 64}/26`, AvailabilityZone: zone }))).Subnet!
+        .SubnetId!;
+    const a = await subnet(0, "us-east-1a");
+    const b = await subnet(1, "us-east-1b");
+    const group = (await ec2.send(new CreateSecurityGroupCommand({ VpcId: vpc, GroupName: `g-${third}`, Description: "test" }))).GroupId!;
+    const instance = (await run({ SubnetId: a })).Instances![0]!.InstanceId!;
+    const eni = async (subnetId: string, groups: string[] = []) =>
+      (await ec2.send(new CreateNetworkInterfaceCommand({ SubnetId: subnetId, Groups: groups }))).NetworkInterface!;
+    return { vpc, a, b, group, instance, eni };
+  };
+  const describeEni = async (id: string) =>
+    (await ec2.send(new DescribeNetworkInterfacesCommand({ NetworkInterfaceIds: [id] }))).NetworkInterfaces![0]!;
+  const secondaries = async (id: string) =>
+    (await describeEni(id)).PrivateIpAddresses!.filter((a) => !a.Primary).map((a) => a.PrivateIpAddress);
+
+  it("an attached ENI is refused deletion (InvalidNetworkInterface.InUse) until detached", async () => {
+    const n = await network(0);
+    const eni = (await n.eni(n.a)).NetworkInterfaceId!;
+    const attachment = (
+      await ec2.send(new AttachNetworkInterfaceCommand({ NetworkInterfaceId: eni, InstanceId: n.instance, DeviceIndex: 1 }))
+    ).AttachmentId!;
+    expect(await codeOf(ec2.send(new DeleteNetworkInterfaceCommand({ NetworkInterfaceId: eni })))).toBe(
+      "InvalidNetworkInterface.InUse 400",
+    );
+    await ec2.send(new DetachNetworkInterfaceCommand({ AttachmentId: attachment }));
+    expect(await codeOf(ec2.send(new DeleteNetworkInterfaceCommand({ NetworkInterfaceId: eni })))).toBe("ok");
+  });
+
+  it("an ENI attached to an instance that terminated is detached by AWS: its delete succeeds", async () => {
+    const n = await network(1);
+    const eni = (await n.eni(n.a)).NetworkInterfaceId!;
+    await ec2.send(new AttachNetworkInterfaceCommand({ NetworkInterfaceId: eni, InstanceId: n.instance, DeviceIndex: 1 }));
+    await ec2.send(new TerminateInstancesCommand({ InstanceIds: [n.instance] }));
+    expect(await codeOf(ec2.send(new DeleteNetworkInterfaceCommand({ NetworkInterfaceId: eni })))).toBe("ok");
+  });
+
+  it("a group an ENI still uses is refused deletion (DependencyViolation) until the ENI is gone", async () => {
+    const n = await network(2);
+    const eni = (await n.eni(n.a, [n.group])).NetworkInterfaceId!;
+    const group = n.group;
+    expect(await codeOf(ec2.send(new DeleteSecurityGroupCommand({ GroupId: group })))).toBe("DependencyViolation 400");
+    await ec2.send(new DeleteNetworkInterfaceCommand({ NetworkInterfaceId: eni }));
+    expect(await codeOf(ec2.send(new DeleteSecurityGroupCommand({ GroupId: group })))).toBe("ok");
+  });
+
+  it("an attach is refused for an ENI already attached, an ENI of another zone, and a device index in use", async () => {
+    const n = await network(3);
+    const second = (await run({ SubnetId: n.a })).Instances![0]!.InstanceId!;
+    const eni = (await n.eni(n.a)).NetworkInterfaceId!;
+    const attach = (id: string, instance: string, index = 1) =>
+      codeOf(ec2.send(new AttachNetworkInterfaceCommand({ NetworkInterfaceId: id, InstanceId: instance, DeviceIndex: index })));
+    expect(await attach(eni, n.instance)).toBe("ok");
+    expect(await attach(eni, second)).toBe("InvalidNetworkInterface.InUse 400");
+    expect(await attach(eni, n.instance, 2)).toBe("InvalidNetworkInterface.InUse 400");
+    expect(await attach((await n.eni(n.b)).NetworkInterfaceId!, second)).toBe("InvalidParameterCombination 400");
+    expect(await attach((await n.eni(n.a)).NetworkInterfaceId!, n.instance)).toBe("InvalidParameterValue 400");
+    expect(await attach((await n.eni(n.a)).NetworkInterfaceId!, second)).toBe("ok");
+  });
+
+  it("AssignPrivateIpAddresses: an address held elsewhere is refused, moved with AllowReassignment; vipHolder follows", async () => {
+    const n = await network(4);
+    const [one, two] = [(await n.eni(n.a)).NetworkInterfaceId!, (await n.eni(n.a)).NetworkInterfaceId!];
+    await ec2.send(new AssignPrivateIpAddressesCommand({ NetworkInterfaceId: one, SecondaryPrivateIpAddressCount: 1 }));
+    const [vip] = await secondaries(one);
+    expect(proxy.vipHolder(vip!)).toBe(one);
+    const assign = (id: string, address: string, allow?: boolean) =>
+      codeOf(
+        ec2.send(new AssignPrivateIpAddressesCommand({ NetworkInterfaceId: id, PrivateIpAddresses: [address], AllowReassignment: allow })),
+      );
+    expect(await assign(two, vip!)).toBe("InvalidIPAddress.InUse 400");
+    expect(await assign(two, (await describeEni(one)).PrivateIpAddress!, true)).toBe("InvalidIPAddress.InUse 400");
+    expect(proxy.vipHolder(vip!)).toBe(one);
+    expect(await assign(two, vip!, true)).toBe("ok");
+    expect([await secondaries(one), await secondaries(two)]).toEqual([[], [vip]]);
+    expect(proxy.vipHolder(vip!)).toBe(two);
+    await ec2.send(new UnassignPrivateIpAddressesCommand({ NetworkInterfaceId: two, PrivateIpAddresses: [vip!] }));
+    expect(proxy.vipHolder(vip!)).toBeUndefined();
+    expect(await assign(one, vip!)).toBe("ok");
+    await ec2.send(new DeleteNetworkInterfaceCommand({ NetworkInterfaceId: one }));
+    expect(proxy.vipHolder(vip!)).toBeUndefined();
   });
 });

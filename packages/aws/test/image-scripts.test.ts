@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { amphoraSecretString, createMotoSecret, IMAGE_DIR, startMoto, type Moto } from "./support";
 
 const CONFIGURE = join(IMAGE_DIR, "ottava-amphora-configure");
+const VRRP_MASTER = join(IMAGE_DIR, "ottava-vrrp-master");
 const SERVER_PEM =
   "-----BEGIN CERTIFICATE-----\nTHE-AGENT-CERTIFICATE\n-----END CERTIFICATE-----\n-----BEGIN PRIVATE KEY-----\nTHE-AGENT-KEY\n-----END PRIVATE KEY-----\n";
 const AGENT_CONF = "[health_manager]\nheartbeat_key = THE-HEARTBEAT-KEY\n";
@@ -99,27 +100,36 @@ const mode = (path: string) => statSync(path).mode & 0o777;
 const amphoraJson = (secretId: string) => ({ region: "us-east-1", secret_id: secretId, secretsmanager_endpoint: moto.endpoint });
 
 describe("the scripts' syntax", () => {
-  it("install.sh is POSIX sh, and ottava-amphora-configure compiles with Debian's python3", () => {
+  it("install.sh is POSIX sh, and the Python scripts compile with Debian's python3", () => {
     const sh = spawnSync("/bin/sh", ["-n", join(IMAGE_DIR, "install.sh")], { encoding: "utf8" });
     expect(sh.stderr).toBe("");
     expect(sh.status).toBe(0);
-    const py = spawnSync("/usr/bin/python3", ["-c", "import ast, sys; ast.parse(open(sys.argv[1]).read(), sys.argv[1])", CONFIGURE], {
-      encoding: "utf8",
-    });
-    expect(py.stderr).toBe("");
-    expect(py.status).toBe(0);
-    expect(statSync(CONFIGURE).mode & 0o111).toBe(0o111);
-    expect(readFileSync(CONFIGURE, "utf8").split("\n")[0]).toBe("#!/usr/bin/python3");
+    for (const script of [CONFIGURE, VRRP_MASTER]) {
+      const py = spawnSync("/usr/bin/python3", ["-c", "import ast, sys; ast.parse(open(sys.argv[1]).read(), sys.argv[1])", script], {
+        encoding: "utf8",
+      });
+      expect(py.stderr).toBe("");
+      expect(py.status).toBe(0);
+      expect(statSync(script).mode & 0o111).toBe(0o111);
+      expect(readFileSync(script, "utf8").split("\n")[0]).toBe("#!/usr/bin/python3");
+    }
   });
 
   it("install.sh names only sibling files that exist, and the unit runs the agent as the contract says", () => {
     const install = readFileSync(join(IMAGE_DIR, "install.sh"), "utf8");
     const siblings = [...install.matchAll(/\$here\/([A-Za-z0-9_.-]+)/g)].map((m) => m[1]!);
-    expect(new Set(siblings)).toEqual(new Set(["ottava-amphora-configure", "amphora-agent.service"]));
+    expect(new Set(siblings)).toEqual(new Set(["ottava-amphora-configure", "ottava-vrrp-master", "amphora-agent.service"]));
     for (const f of siblings) expect(existsSync(join(IMAGE_DIR, f))).toBe(true);
     const unit = readFileSync(join(IMAGE_DIR, "amphora-agent.service"), "utf8");
     expect(unit).toMatch(/^ExecStart=\/usr\/bin\/amphora-agent --config-file \/etc\/octavia\/amphora-agent\.conf$/m);
-    expect(readdirSync(IMAGE_DIR).sort()).toEqual(["amphora-agent.service", "install.sh", "ottava-amphora-configure"]);
+    expect(readdirSync(IMAGE_DIR).sort()).toEqual([
+      "amphora-agent.service",
+      "install.sh",
+      "ottava-amphora-configure",
+      "ottava-vrrp-master",
+    ]);
+    // Installed where the REST driver's keepalived.conf names it (@ottava/amphora's VRRP_NOTIFY_MASTER_SCRIPT; packages/controller/test/vip-promotion.test.ts checks they agree).
+    expect(install).toContain(`install -m 0755 "$here/ottava-vrrp-master" /usr/local/sbin/ottava-vrrp-master\n`);
   });
 });
 

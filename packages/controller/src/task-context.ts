@@ -40,6 +40,7 @@ export function taskContextWith(
     drivers: createDrivers(config, {
       local: opts.local,
       noop: opts.noop,
+      cloudIds: stores.cloudIds,
       log,
       decorateAwsClient: (client) => {
         classifyUnavailable(client);

@@ -13,7 +13,7 @@
 import { createHash, randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { GetCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
-import type { Logger } from "@ottava/core";
+import { AMPHORA_VIP_PROMOTE_FLOW, promotionExecutionName, type Logger } from "@ottava/core";
 import { FLOW_NAMES, definitionOf, localTaskArn, taskOfArn, taskStates } from "@ottava/controller";
 import { createClients } from "@ottava/db";
 import type { TaskDecorator } from "@ottava/local/runner";
@@ -134,9 +134,9 @@ const apps = (async () => {
   globalLb = lb.body.loadbalancer.id;
 })();
 
-// ---- the cloud as the drivers left it: live instances and VRRP ports, so that a task that builds or plugs twice and keeps one is seen leaking the other ----
+// ---- the cloud as the drivers left it: live instances and VRRP ports, so that a task that builds or plugs twice and keeps one is seen leaking the other; and which amphora holds each VIP (a network that moves VIPs itself, as vpc's takeVip) ----
 
-const cloud = { instances: new Map<string, string>(), ports: new Map<string, string>() };
+const cloud = { instances: new Map<string, string>(), ports: new Map<string, string>(), vips: new Map<string, string>() };
 
 function watchCloud(t: App) {
   const { compute, network } = t.tasks.drivers;
@@ -162,6 +162,12 @@ function watchCloud(t: App) {
     unplugVip: async (lb, a) => {
       await network.unplugVip(lb, a);
       if (a.vrrp_port_id) cloud.ports.delete(a.vrrp_port_id);
+      if (cloud.vips.get(lb.id) === a.id) cloud.vips.delete(lb.id);
+    },
+    takeVip: async (lb, a) => {
+      const moved = cloud.vips.get(lb.id) !== a.id;
+      cloud.vips.set(lb.id, a.id);
+      return moved;
     },
   };
 }
@@ -175,6 +181,7 @@ function cloudOf(amphorae: Set<string>): Record<string, unknown>[] {
     ...[...cloud.ports]
       .filter(([, a]) => amphorae.has(a))
       .map(([id, amphora_id]) => ({ kind: "cloud-vrrp-port", port_id: id, amphora_id })),
+    ...[...cloud.vips].filter(([, a]) => amphorae.has(a)).map(([, amphora_id]) => ({ kind: "cloud-vip-holder", amphora_id })),
   ];
 }
 
@@ -344,6 +351,21 @@ const SCENARIOS: Scenario[] = [
     ha: true,
     act: async (t, run) => void (await call(t, run, "PUT", `/v2/octavia/amphorae/${run.ids["amphora:MASTER"]}/config`)),
     ...(f ? { failAt: "UpdateAmphoraAgentConfig" } : {}),
+  })),
+  ...(["", " failing"] as const).map((f): Scenario => ({
+    // What the heartbeat receiver does with a BACKUP's VRRP promotion report: start the flow, no lock.
+    name: `amphora-vip-promote${f}`,
+    flow: "amphora-vip-promote",
+    ha: true,
+    act: async (t, run) => {
+      const promotion = { id: run.ids["amphora:BACKUP"]!, ts: Date.now() };
+      await t.engine.start(AMPHORA_VIP_PROMOTE_FLOW, promotionExecutionName(promotion), {
+        lbId: run.ids.lb,
+        amphoraId: promotion.id,
+        promotedAt: promotion.ts,
+      });
+    },
+    ...(f ? { failAt: "PromoteAmphoraVip" } : {}),
   })),
   ...(["", " failing"] as const).map((f): Scenario => ({
     name: `amphora-delete${f}`,

@@ -2,8 +2,26 @@
 // (createHousekeepingDeps, sweep), against moto behind the test proxy (placement groups) and DynamoDB
 // Local: what the EC2 driver made for an amphora or a load balancer that is gone is removed; what a
 // live one owns, or another stage made, is left; a second pass removes nothing.
-import { CreatePlacementGroupCommand, DescribeInstancesCommand, EC2Client } from "@aws-sdk/client-ec2";
-import { AmphoraSecrets, Ec2ComputeDriver, LOAD_BALANCER_TAG_KEY, STAGE_TAG_KEY, amphoraSecretName } from "@ottava/aws";
+import {
+  AttachNetworkInterfaceCommand,
+  CreateNetworkInterfaceCommand,
+  CreatePlacementGroupCommand,
+  CreateSecurityGroupCommand,
+  DescribeInstancesCommand,
+  DescribeNetworkInterfacesCommand,
+  DescribeSecurityGroupsCommand,
+  EC2Client,
+  type Tag,
+} from "@aws-sdk/client-ec2";
+import {
+  AMPHORA_TAG_KEY,
+  AmphoraSecrets,
+  CREATED_AT_TAG_KEY,
+  Ec2ComputeDriver,
+  LOAD_BALANCER_TAG_KEY,
+  STAGE_TAG_KEY,
+  amphoraSecretName,
+} from "@ottava/aws";
 import {
   MOTO_CLIENT,
   buildRequest,
@@ -162,6 +180,64 @@ describe("the orphan sweep (OTTAVA_COMPUTE_DRIVER=ec2)", () => {
     await t.settle();
     expect(await liveInstances()).toEqual([otherInstance]);
     expect(await sweep(deps)).toEqual({ checked: 0, removed: [] });
+  }, 120_000);
+});
+
+describe("the orphan sweep of the vpc network driver's ENIs and security groups", () => {
+  const tags = (over: Record<string, string>): Tag[] => Object.entries({ [STAGE_TAG_KEY]: STAGE, ...over }).map(([Key, Value]) => ({ Key, Value }));
+  const longAgo = new Date(Date.now() - 3_600_000).toISOString();
+  const subnet = () => fx.subnets["us-east-1a"]!;
+  const eni = async (over: Record<string, string>) =>
+    (
+      await ec2.send(
+        new CreateNetworkInterfaceCommand({ SubnetId: subnet(), TagSpecifications: [{ ResourceType: "network-interface", Tags: tags(over) }] }),
+      )
+    ).NetworkInterface!.NetworkInterfaceId!;
+  const eniExists = async (id: string) =>
+    ((await ec2.send(new DescribeNetworkInterfacesCommand({ Filters: [{ Name: "network-interface-id", Values: [id] }] }))).NetworkInterfaces ?? [])
+      .length > 0;
+
+  it("removes a gone amphora's ENI (detached first), a gone load balancer's reservation ENI and group; leaves a young one whose load balancer is still being written", async () => {
+    const vpcId = (await ec2.send(new DescribeSecurityGroupsCommand({ GroupIds: [fx.securityGroup] }))).SecurityGroups![0]!.VpcId!;
+    const goneLb = crypto.randomUUID();
+    const newLb = crypto.randomUUID();
+    const group = async (lb: string, createdAt: string) =>
+      (
+        await ec2.send(
+          new CreateSecurityGroupCommand({
+            GroupName: `ottava-${STAGE}-lb-${lb}`,
+            Description: "test",
+            VpcId: vpcId,
+            TagSpecifications: [{ ResourceType: "security-group", Tags: tags({ [LOAD_BALANCER_TAG_KEY]: lb, [CREATED_AT_TAG_KEY]: createdAt }) }],
+          }),
+        )
+      ).GroupId!;
+    const goneGroup = await group(goneLb, longAgo);
+    const youngGroup = await group(newLb, new Date().toISOString());
+    const goneReservation = await eni({ [LOAD_BALANCER_TAG_KEY]: goneLb, [CREATED_AT_TAG_KEY]: longAgo });
+    const youngReservation = await eni({ [LOAD_BALANCER_TAG_KEY]: newLb, [CREATED_AT_TAG_KEY]: new Date().toISOString() });
+    // An amphora's ENI, still attached to the instance a crash left (its amphora has no record).
+    const lost = buildRequest({ serverPem: "x", agentConfig: "y" });
+    const instance = await driverOf(STAGE).build(lost);
+    const amphoraEni = await eni({ [AMPHORA_TAG_KEY]: lost.amphoraId, [LOAD_BALANCER_TAG_KEY]: goneLb });
+    await ec2.send(new AttachNetworkInterfaceCommand({ NetworkInterfaceId: amphoraEni, InstanceId: instance, DeviceIndex: 1 }));
+
+    const deps = createHousekeepingDeps(t.config, t.engine, createLogger({ service: "test" }, "error"), metrics);
+    const first = (await sweep(deps)).removed.map((r) => `${r.kind} ${r.id}`);
+    expect(first).toEqual(
+      expect.arrayContaining([`network-interface ${goneReservation}`, `network-interface ${amphoraEni}`, `security-group ${goneGroup}`]),
+    );
+    expect(first.join()).not.toContain(youngReservation);
+    expect(first.join()).not.toContain(youngGroup);
+    expect(await eniExists(goneReservation)).toBe(false);
+    // The attached ENI was detached by the first pass, and is deleted by the next.
+    expect(await eniExists(amphoraEni)).toBe(true);
+    await sweep(deps);
+    expect(await eniExists(amphoraEni)).toBe(false);
+    expect(await eniExists(youngReservation)).toBe(true);
+    const groups = (await ec2.send(new DescribeSecurityGroupsCommand({ Filters: [{ Name: `tag:${STAGE_TAG_KEY}`, Values: [STAGE] }] })))
+      .SecurityGroups!.map((g) => g.GroupId);
+    expect(groups).toEqual([youngGroup]);
   }, 120_000);
 });
 

@@ -163,9 +163,11 @@ export interface NetworkDriver {
   deallocateVip(lb: LoadBalancer): Promise<void>;
   /**
    * Octavia's get_security_group_by_id: answers the security group, or fails when there is none
-   * (the API refuses any failure as "Security Group <id> not found.").
+   * (the API refuses any failure as "Security Group <id> not found."). `projectId`: the project that
+   * would use it (Octavia looks it up with the caller's context); a driver with tenancy (vpc) fails
+   * for a group the project may not use.
    */
-  getSecurityGroup(sgId: string): Promise<{ id: string }>;
+  getSecurityGroup(sgId: string, projectId?: string): Promise<{ id: string }>;
   /** Octavia's update_vip_sg: puts the VIP port in the LB's security groups (vip_sg_ids) after an update. */
   updateVipSecurityGroups(lb: LoadBalancer): Promise<void>;
   /**
@@ -254,6 +256,11 @@ export interface CloudResource {
   amphoraId?: string | undefined;
   /** The load balancer it was made for, when it is the LB's rather than one amphora's. */
   loadBalancerId?: string | undefined;
+  /**
+   * When it was made (ISO 8601), for what is made before its owner's record is written (a VIP's port:
+   * the API allocates it before it writes the load balancer): while young, an owner not found yet is no orphan.
+   */
+  createdAt?: string | undefined;
 }
 
 /** What housekeeping's orphan sweep (services/sweep.ts) asks of a cloud's drivers. */

@@ -56,6 +56,7 @@ export * from "./health/ports";
 export * from "./health/status";
 export * from "./health/stats";
 export * from "./health/recent";
+export * from "./health/promotion";
 export * from "./services/repair";
 export * from "./certificates";
 export * from "./services/housekeeping";

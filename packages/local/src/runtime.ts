@@ -142,7 +142,14 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     const healthLog = createLogger({ service: "ottava-health" }, config.logLevel);
     heartbeats = await startHeartbeatReceiver(
       { ...config, heartbeatKey },
-      { compute: tasks.drivers.compute, log: healthLog, metrics, store: createHealthStore(config, decorate) },
+      {
+        compute: tasks.drivers.compute,
+        log: healthLog,
+        metrics,
+        store: createHealthStore(config, decorate),
+        // VRRP promotion reports start amphora-vip-promote flows (they move the VIP only with a network driver that has takeVip).
+        promotions: { engine, store },
+      },
       { heartbeatInterval: config.heartbeatInterval },
     ).catch(portTaken(`the heartbeat port ${config.bindHost}:${config.heartbeatPort}/udp`, "--heartbeat-port (OTTAVA_HEARTBEAT_PORT)"));
     if (dataplane) {

@@ -26,6 +26,13 @@ export interface KeepalivedSettings {
   vrrpGarpRefreshCount: number;
   /** [haproxy_amphora] base_path: the check script is <base_path>/vrrp/check_script.sh on the amphora. */
   basePath: string;
+  /**
+   * Ottava's addition, absent in Octavia (and by default): the script keepalived runs when this amphora
+   * becomes MASTER (a `notify_master` line), for a network that ignores gratuitous ARP (vpc: the
+   * amphora image's ottava-vrrp-master reports the promotion to the health manager, which moves the VIP).
+   * An absolute path on the amphora, without quotes, backslashes or whitespace (keepalived reads it as one quoted string).
+   */
+  vrrpNotifyMaster?: string;
 }
 
 /** Octavia's defaults (common/config.py). */
@@ -65,6 +72,13 @@ export function newVrrpGroup(lbId: string, authPass: string, settings: Partial<K
     vrrp_auth_pass: authPass,
     advert_int: settings.vrrpAdvertInt ?? KEEPALIVED_DEFAULTS.vrrpAdvertInt,
   };
+}
+
+/** A notify_master path keepalived reads as one quoted string: absolute, no quote, backslash or control character. */
+function notifyPath(path: string): string {
+  if (!/^\/[^"\\\s]*$/.test(path))
+    throw new Error(`keepalived.conf: notify_master must be an absolute path without quotes or spaces: ${JSON.stringify(path)}`);
+  return path;
 }
 
 /** A Neutron host route of a VIP subnet. */
@@ -174,6 +188,7 @@ export function renderKeepalivedConfig(input: KeepalivedConfigInput, settings: P
     "    track_script {",
     "        check_script",
     "    }",
+    ...(s.vrrpNotifyMaster === undefined ? [] : ["", `    notify_master "${notifyPath(s.vrrpNotifyMaster)}"`]),
     "}",
   ];
   return lines.join("\n") + "\n";

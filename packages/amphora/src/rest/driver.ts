@@ -30,20 +30,25 @@ import {
   type HaproxyPoolCerts,
   type HaproxySettings,
 } from "../render/haproxy";
-import {
-  newVrrpGroup,
-  renderKeepalivedConfig,
-  type KeepalivedSettings,
-  type VrrpGroup,
-} from "../render/keepalived";
+import { newVrrpGroup, renderKeepalivedConfig, type KeepalivedSettings, type VrrpGroup } from "../render/keepalived";
 import { renderLvsConfig, type LvsSettings } from "../render/lvs";
 import { AmphoraApiClient, AmphoraApiError, AmpConnectionRetry, API_VERSION, type AgentTls, type TimeoutDict } from "./client";
 
 /** What the agent's GET listeners calls its LVS listeners. */
 const AGENT_LVS_TYPES = ["UDP", "SCTP"];
 
-/** Where an amphora's network configuration comes from: the network driver's get_network_configs (Octavia's amphorae_network_config[amphora.id]). */
-export type NetworkConfigSource = Pick<NetworkDriver, "getNetworkConfigs">;
+/**
+ * Where an amphora's network configuration comes from: the network driver's get_network_configs (Octavia's
+ * amphorae_network_config[amphora.id]). Its takeVip, if it has one, says that the VIP does not follow
+ * keepalived's gratuitous ARP (createRestAmphoraDriver then sets keepalived's notify_master).
+ */
+export type NetworkConfigSource = Pick<NetworkDriver, "getNetworkConfigs" | "takeVip">;
+
+/**
+ * The script the amphora image installs (packages/aws/image/ottava-vrrp-master), which keepalived runs when
+ * its amphora becomes MASTER: it reports the promotion to the health managers, whose flow moves the VIP.
+ */
+export const VRRP_NOTIFY_MASTER_SCRIPT = "/usr/local/sbin/ottava-vrrp-master";
 
 export interface RestAmphoraDriverOptions {
   client: AmphoraApiClient;
@@ -343,6 +348,12 @@ export interface RestDriverSetup {
   certs?: CertGenerator;
   /** The CA certificate (PEM) the agents are checked against when neither OTTAVA_SERVER_CA nor OTTAVA_CA_CERTIFICATE is set (npm start's local CA). */
   caCertificate?: string | (() => Promise<string>);
+  /**
+   * keepalived's notify_master script on the amphorae (KeepalivedSettings.vrrpNotifyMaster). By default
+   * VRRP_NOTIFY_MASTER_SCRIPT when the network driver moves VIPs itself (it has takeVip: vpc), and none
+   * otherwise (the network follows gratuitous ARP: Octavia's file, unchanged). null: none.
+   */
+  vrrpNotifyMaster?: string | null;
   log?: Logger;
 }
 
@@ -377,10 +388,12 @@ export function createRestAmphoraDriver(
     lbNetworkInterface: config.lbNetworkInterface,
     ...(setup.log ? { log: setup.log } : {}),
   });
+  const notifyMaster = setup.vrrpNotifyMaster === undefined ? (network.takeVip ? VRRP_NOTIFY_MASTER_SCRIPT : null) : setup.vrrpNotifyMaster;
   return new HaproxyAmphoraLoadBalancerDriver({
     client,
     certManager,
     network,
+    ...(notifyMaster ? { keepalivedSettings: { vrrpNotifyMaster: notifyMaster } } : {}),
     ...(setup.log ? { log: setup.log } : {}),
   });
 }

@@ -3,4 +3,6 @@
 export * from "./ids";
 export * from "./tenancy";
 export * from "./rules";
+export * from "./ec2-query";
+export * from "./vpc";
 export * from "./lookups";

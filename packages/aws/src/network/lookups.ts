@@ -8,8 +8,10 @@ import type { CloudIdStore, Config } from "@ottava/core";
 import { xmlChild, xmlItems, xmlText, type AwsQueryCall, type XmlElement } from "@ottava/edge/aws-query";
 import { PROJECT_TAG_KEY, SHARED_TAG_KEY } from "../constants";
 import { ec2QueryClient } from "../profiles";
+import { gatewayOf, subnetHosts, tagOf, tagsOf } from "./ec2-query";
 import { AwsIds, apiRegion, awsUuid } from "./ids";
 import { mayUse, type AwsTags } from "./tenancy";
+import { VPC_MTU } from "./vpc";
 
 /** The collections answered, by their path under /v2.0. */
 export const NEUTRON_KINDS = ["subnets", "networks", "ports", "security-groups"] as const;
@@ -177,7 +179,6 @@ export class NeutronLookups {
   private async subnet(item: XmlElement): Promise<NeutronObject> {
     const tags = tagsOf(item);
     const cidr = xmlText(item, "cidrBlock") ?? "";
-    const { start, size } = range(cidr);
     const project = ownerOf(item, tags);
     return {
       id: await this.ids.uuid(xmlText(item, "subnetId") ?? ""),
@@ -188,8 +189,8 @@ export class NeutronLookups {
       ip_version: 4,
       cidr,
       // The VPC's router is the first host; AWS keeps the first four addresses and the last.
-      gateway_ip: toIp(start + 1),
-      allocation_pools: [{ start: toIp(start + 4), end: toIp(start + size - 2) }],
+      gateway_ip: gatewayOf(cidr),
+      allocation_pools: [subnetHosts(cidr)],
       enable_dhcp: true,
       dns_nameservers: [],
       host_routes: [],
@@ -223,8 +224,7 @@ export class NeutronLookups {
           status: "ACTIVE",
           admin_state_up: true,
           shared: tagOf(tags, SHARED_TAG_KEY) === "true",
-          // A VPC's MTU (jumbo frames within it).
-          mtu: 9001,
+          mtu: VPC_MTU,
           tenant_id: project,
           project_id: project,
           "router:external": false,
@@ -335,9 +335,6 @@ export class NeutronLookups {
 export const neutronLookups = (config: LookupSettings & Pick<Config, "ec2Endpoint">, cloudIds: CloudIdStore): NeutronLookups =>
   new NeutronLookups(ec2QueryClient(config), new AwsIds(apiRegion(), cloudIds), config);
 
-const tagsOf = (item: XmlElement): AwsTags =>
-  xmlItems(item, "tagSet").map((t) => ({ key: xmlText(t, "key") ?? "", value: xmlText(t, "value") ?? "" }));
-const tagOf = (tags: AwsTags, key: string) => tags.find((t) => t.key === key)?.value;
 /** Neutron's tags are strings: each AWS tag as "key=value". */
 const tagStrings = (tags: AwsTags) => tags.map((t) => `${t.key}=${t.value}`);
 /** The project a resource is tagged for, else the AWS account that owns it. */
@@ -357,11 +354,3 @@ function matches(value: unknown, values: string[]): boolean {
 /** `fields=`: only those (all when none). */
 const select = (o: NeutronObject, fields: string[]): NeutronObject =>
   fields.length ? Object.fromEntries(Object.entries(o).filter(([k]) => fields.includes(k))) : o;
-
-const toInt = (ip: string) => ip.split(".").reduce((n, o) => n * 256 + Number(o), 0);
-const toIp = (n: number) => [24, 16, 8, 0].map((s) => Math.floor(n / 2 ** s) % 256).join(".");
-function range(cidr: string): { start: number; size: number } {
-  const [base = "0.0.0.0", prefix = "32"] = cidr.split("/");
-  const size = 2 ** (32 - Number(prefix));
-  return { start: toInt(base) - (toInt(base) % size), size };
-}

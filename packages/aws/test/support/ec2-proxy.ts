@@ -9,10 +9,17 @@
 //   describes (moto: `running` at the first), so a flow's wait runs;
 // - faults on demand for named actions: throttling (RequestLimitExceeded, HTTP 503) and 500s, before
 //   moto sees the request or after it did (AWS did the work, the answer was lost).
+// - network interfaces: an attached ENI is refused deletion (InvalidNetworkInterface.InUse), a group any
+//   ENI uses too (DependencyViolation); an attach of an ENI already attached, across zones, or at a device
+//   index the instance already uses is refused; AssignPrivateIpAddresses of an address another ENI holds
+//   moves it with AllowReassignment=true (unassigned there first, as AWS does; moto leaves it on both)
+//   and is refused without it. The last assignment of each address is kept (vipHolder), for the test
+//   bed's routing of VIP traffic.
 // Every request is recorded with its parameters. Test support only: nothing of the product reaches it.
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { awsQueryClient, xmlChild, xmlItems, xmlText, type XmlElement } from "@ottava/edge/aws-query";
 
 /** A request the proxy saw: its Query API parameters and the HTTP status it was answered with. */
 export interface ProxiedCall {
@@ -75,7 +82,13 @@ export interface Ec2Proxy {
   clearFaults(): void;
   /** How instances launched from now on boot (default: NotFound never, `running` at once, as moto). */
   boot(behaviour: Partial<BootBehaviour>): void;
-  /** Forgets calls, faults, tokens, groups and boot behaviour (not moto's state: Moto.reset). */
+  /**
+   * The ENI the last successful AssignPrivateIpAddresses gave `address` to (explicitly, or picked by EC2
+   * for SecondaryPrivateIpAddressCount), while it holds it: undefined once it was unassigned or its ENI
+   * deleted. What the test bed routes VIP traffic by.
+   */
+  vipHolder(address: string): string | undefined;
+  /** Forgets calls, faults, tokens, groups and boot behaviour (not moto's state: Moto.reset; nor vipHolder, which follows moto's state). */
   reset(): void;
   stop(): Promise<void>;
 }
@@ -144,6 +157,31 @@ function mapInstances(xml: string, fn: (item: string) => string): string {
 const idOf = (item: string) => /<instanceId>([^<]+)<\/instanceId>/.exec(item)?.[1];
 const stateOf = (item: string) => /<instanceState><code>\d+<\/code><name>([^<]+)<\/name><\/instanceState>/.exec(item)?.[1];
 
+/** An ENI as the proxy reads it from moto. */
+interface Nic {
+  id: string;
+  zone: string;
+  primary: string;
+  secondaries: string[];
+  groups: string[];
+  attachment: { id: string; instanceId: string; deviceIndex: string } | undefined;
+}
+
+function nicOf(item: XmlElement): Nic {
+  const att = xmlChild(item, "attachment");
+  const addresses = xmlItems(item, "privateIpAddressesSet");
+  return {
+    id: xmlText(item, "networkInterfaceId") ?? "",
+    zone: xmlText(item, "availabilityZone") ?? "",
+    primary: xmlText(item, "privateIpAddress") ?? "",
+    secondaries: addresses.filter((a) => xmlText(a, "primary") !== "true").map((a) => xmlText(a, "privateIpAddress") ?? ""),
+    groups: xmlItems(item, "groupSet").map((g) => xmlText(g, "groupId") ?? ""),
+    attachment: xmlText(att, "attachmentId")
+      ? { id: xmlText(att, "attachmentId")!, instanceId: xmlText(att, "instanceId") ?? "", deviceIndex: xmlText(att, "deviceIndex") ?? "" }
+      : undefined,
+  };
+}
+
 function readBody(req: IncomingMessage): Promise<string> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
@@ -173,6 +211,116 @@ export async function startEc2Proxy(motoEndpoint: string): Promise<Ec2Proxy> {
     "content-type": "application/x-www-form-urlencoded; charset=utf-8",
     authorization: "AWS4-HMAC-SHA256 Credential=testing/20260101/us-east-1/ec2/aws4_request, SignedHeaders=host, Signature=0",
   };
+
+  /** moto's EC2 through the Query client, for the proxy's own reads and fix-ups (ENIs, instances). */
+  const motoEc2 = awsQueryClient(
+    { signingName: "ec2", version: "2016-11-15" },
+    { endpoint: motoEndpoint, region: "us-east-1", credentials: async () => ({ accessKeyId: "testing", secretAccessKey: "testing" }) },
+  );
+  /** address → the ENI the last AssignPrivateIpAddresses gave it to. */
+  const holders = new Map<string, string>();
+  const refuse = (code: string, message: string) => ({ status: 400, body: errorXml(code, message) });
+
+  async function nics(params: Record<string, string> = {}): Promise<Nic[]> {
+    return xmlItems(await motoEc2("DescribeNetworkInterfaces", params, "proxy: DescribeNetworkInterfaces"), "networkInterfaceSet").map(
+      nicOf,
+    );
+  }
+  async function nic(id: string): Promise<Nic | undefined> {
+    try {
+      return (await nics({ "NetworkInterfaceId.1": id }))[0];
+    } catch {
+      return undefined; // moto answers the request itself with its NotFound
+    }
+  }
+  async function instance(id: string): Promise<{ zone: string; state: string } | undefined> {
+    try {
+      const out = await motoEc2("DescribeInstances", { "InstanceId.1": id }, "proxy: DescribeInstances");
+      const item = xmlItems(xmlItems(out, "reservationSet")[0], "instancesSet")[0];
+      if (!item) return undefined;
+      return {
+        zone: xmlText(xmlChild(item, "placement"), "availabilityZone") ?? "",
+        state: xmlText(xmlChild(item, "instanceState"), "name") ?? "",
+      };
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** What AWS refuses of ENIs and security groups and moto does not; null: moto answers. */
+  async function interfaceCall(action: string, p: Record<string, string>, forward: () => Promise<{ status: number; body: string }>) {
+    if (action === "DeleteNetworkInterface") {
+      const id = p.NetworkInterfaceId ?? "";
+      const n = await nic(id);
+      if (n?.attachment) {
+        // AWS detaches an ENI from an instance that terminated; moto keeps it attached (in-use).
+        if ((await instance(n.attachment.instanceId))?.state !== "terminated")
+          return refuse("InvalidNetworkInterface.InUse", `The network interface '${id}' is currently in use.`);
+        await motoEc2("DetachNetworkInterface", { AttachmentId: n.attachment.id, Force: "true" }, "proxy: DetachNetworkInterface");
+      }
+      const out = await forward();
+      if (out.status === 200) for (const [address, eni] of holders) if (eni === id) holders.delete(address);
+      return out;
+    }
+    if (action === "DeleteSecurityGroup") {
+      const id = p.GroupId ?? "";
+      if (id && (await nics()).some((n) => n.groups.includes(id)))
+        return refuse("DependencyViolation", `resource ${id} has a dependent object`);
+      return forward();
+    }
+    if (action === "AttachNetworkInterface") {
+      const id = p.NetworkInterfaceId ?? "";
+      const instanceId = p.InstanceId ?? "";
+      const n = await nic(id);
+      const i = await instance(instanceId);
+      if (!n || !i) return forward();
+      if (n.attachment) return refuse("InvalidNetworkInterface.InUse", `Interface: [${id}] in use.`);
+      if (n.zone !== i.zone)
+        return refuse(
+          "InvalidParameterCombination",
+          "You may not attach a network interface to an instance if they are not in the same availability zone",
+        );
+      if ((await nics()).some((o) => o.attachment?.instanceId === instanceId && o.attachment.deviceIndex === p.DeviceIndex))
+        return refuse(
+          "InvalidParameterValue",
+          `Instance '${instanceId}' already has an interface attached at device index '${p.DeviceIndex}'.`,
+        );
+      return forward();
+    }
+    if (action === "AssignPrivateIpAddresses") {
+      const target = p.NetworkInterfaceId ?? "";
+      const wanted = list(p, "PrivateIpAddress");
+      const before = await nic(target);
+      if (!before) return forward();
+      const all = await nics();
+      for (const address of wanted) {
+        const holder = all.find((n) => n.id !== target && (n.primary === address || n.secondaries.includes(address)));
+        if (!holder) continue;
+        if (p.AllowReassignment !== "true" || holder.primary === address)
+          return refuse("InvalidIPAddress.InUse", "The specified address is already in use.");
+      }
+      // AWS moves the address: it leaves the ENI that held it (moto would leave it on both).
+      for (const address of wanted) {
+        const holder = all.find((n) => n.id !== target && n.secondaries.includes(address));
+        if (holder)
+          await motoEc2(
+            "UnassignPrivateIpAddresses",
+            { NetworkInterfaceId: holder.id, "PrivateIpAddress.1": address },
+            "proxy: UnassignPrivateIpAddresses",
+          );
+      }
+      const out = await forward();
+      if (out.status !== 200) return out;
+      const after = (await nic(target))?.secondaries ?? [];
+      for (const address of wanted.length ? wanted : after.filter((a) => !before.secondaries.includes(a))) holders.set(address, target);
+      return out;
+    }
+    // UnassignPrivateIpAddresses
+    const out = await forward();
+    if (out.status === 200)
+      for (const address of list(p, "PrivateIpAddress")) if (holders.get(address) === p.NetworkInterfaceId) holders.delete(address);
+    return out;
+  }
 
   /** The states moto gives these instances (an instance it does not know: absent). */
   async function statesOf(ids: string[]): Promise<Map<string, string>> {
@@ -312,6 +460,8 @@ export async function startEc2Proxy(motoEndpoint: string): Promise<Ec2Proxy> {
     else if (/^(Create|Delete)PlacementGroup$|^DescribePlacementGroups$/.test(action)) answer = await placementGroupCall(action, params);
     else if (action === "RunInstances") answer = await runInstances(params, forward);
     else if (action === "DescribeInstances") answer = await describeInstances(params, forward);
+    else if (/^(Delete|Attach)NetworkInterface$|^DeleteSecurityGroup$|^(Assign|Unassign)PrivateIpAddresses$/.test(action))
+      answer = await interfaceCall(action, params, forward);
     else answer = await forward();
     if (fault?.after) answer = { status: fault.status, body: errorXml(fault.code, fault.message) };
     calls.push({ action, params, status: answer.status });
@@ -339,6 +489,7 @@ export async function startEc2Proxy(motoEndpoint: string): Promise<Ec2Proxy> {
     },
     clearFaults: () => faults.clear(),
     boot: (b) => void (behaviour = { ...behaviour, ...b }),
+    vipHolder: (address) => holders.get(address),
     reset: () => {
       calls.length = 0;
       faults.clear();

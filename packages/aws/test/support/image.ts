@@ -1,7 +1,7 @@
 // What the tests of the amphora image scripts (packages/aws/image/) share: where the scripts are, and an amphora's secret made in moto as the EC2 compute driver makes it (the boot contract).
 import { fileURLToPath } from "node:url";
 
-/** packages/aws/image/: install.sh, ottava-amphora-configure, amphora-agent.service. */
+/** packages/aws/image/: install.sh, ottava-amphora-configure, ottava-vrrp-master, amphora-agent.service. */
 export const IMAGE_DIR = fileURLToPath(new URL("../../image/", import.meta.url));
 
 /** The SecretString of an amphora's secret: the agent's certificate and key, and its amphora-agent.conf. */

@@ -16,6 +16,17 @@ export const amphoraConfig: FlowSpec = {
   onFailure: "logAmphoraFlowFailure",
 };
 
+/**
+ * Moves the VIP to the amphora keepalived promoted to MASTER (the health manager took its report). Takes no
+ * lock, as amphora-config: waiting for a change of the LB (a lock held for minutes) would leave the VIP on an
+ * amphora that no longer serves it, and its one task writes no record.
+ */
+export const amphoraVipPromote: FlowSpec = {
+  comment: "Ottava: move the VIP to the amphora keepalived promoted to MASTER",
+  steps: [{ name: "PromoteAmphoraVip", task: "promoteAmphoraVip" }],
+  onFailure: "logAmphoraFlowFailure",
+};
+
 /** Deletes a READY or ERROR amphora (the API moved it to PENDING_DELETE). */
 export const amphoraDelete: FlowSpec = {
   comment: "Ottava: delete an amphora's instance and record",

@@ -6,7 +6,7 @@ import { loadBalancerDelete } from "./loadbalancer-delete";
 import { loadBalancerFailover } from "./loadbalancer-failover";
 import { loadBalancerUpdate } from "./loadbalancer-update";
 import { CHILD_FLOWS } from "./children";
-import { amphoraConfig, amphoraDelete, amphoraFailover } from "./amphora";
+import { amphoraConfig, amphoraDelete, amphoraFailover, amphoraVipPromote } from "./amphora";
 import { memberCrossPoolUpdate } from "./member-cross-pool";
 import { loadBalancerResize } from "./loadbalancer-resize";
 import { healthManagerRefresh } from "./healthmanager-refresh";
@@ -23,6 +23,7 @@ export const FLOWS: Record<string, FlowSpec> = {
   "amphora-failover": amphoraFailover,
   "amphora-config": amphoraConfig,
   "amphora-delete": amphoraDelete,
+  "amphora-vip-promote": amphoraVipPromote,
   ...CHILD_FLOWS,
   "member-cross-pool-update": memberCrossPoolUpdate,
   "loadbalancer-resize": loadBalancerResize,

@@ -18,12 +18,14 @@ if (!config.stateMachineArnPrefix) throw new Error("OTTAVA_STATE_MACHINE_ARN_PRE
 if (!config.heartbeatKey)
   throw new Error("OTTAVA_HEARTBEAT_KEY must be set (the SST secret HeartbeatKey, given to the task from its SSM parameter)");
 const log = createLogger({ service: "ottava-health" }, config.logLevel);
-const { store, trail, catalog } = createStores(config);
+const { store, trail, catalog, cloudIds } = createStores(config);
 const engine = new StepFunctionsEngine(config.stateMachineArnPrefix);
 const receiver = (await startHeartbeatReceiver(config, {
-  compute: createDrivers(config, { log, decorateAwsClient: classifyUnavailable }).compute,
+  compute: createDrivers(config, { log, decorateAwsClient: classifyUnavailable, cloudIds }).compute,
   log,
   metrics,
+  // VRRP promotion reports start amphora-vip-promote flows.
+  promotions: { engine, store },
 }))!;
 const checker = new HealthChecker(
   {

@@ -6,12 +6,21 @@
 // its changes are written in one batch: operating statuses, the amphora's last_heartbeat and its
 // listener counters. Heartbeats of one amphora are processed in order, several amphorae at once.
 // Its counters are logged every logIntervalMs (and at stop), their increase emitted as metrics then.
+// It also takes Ottava's VRRP promotion reports (ottava-vrrp-master, in the same envelope with the same
+// key): a verified, fresh, first report of an ALLOCATED amphora of an ACTIVE_STANDBY load balancer, sent from
+// the amphora's management address, starts the amphora-vip-promote flow, which moves the VIP to it.
 import { createSocket, type Socket } from "node:dgram";
 import {
+  AMPHORA_VIP_PROMOTE_FLOW,
   HEARTBEAT_INTERVAL,
+  PROMOTION_WINDOW_MS,
   HeartbeatRejected,
   RecentPairs,
+  isPromotionMessage,
+  promotionExecutionName,
+  promotionRefusal,
   readHeartbeat,
+  readPromotion,
   unwrapEnvelope,
   updateHealth,
   updateStats,
@@ -19,8 +28,11 @@ import {
   type Config,
   type HealthStore,
   type HeartbeatMessage,
+  type LoadBalancerStore,
   type Logger,
   type Metrics,
+  type PromotionMessage,
+  type WorkflowEngine,
 } from "@ottava/core";
 import { DynamoHealthStore, createClients, type ClientDecorator } from "@ottava/db";
 
@@ -44,6 +56,18 @@ export interface HeartbeatCounters {
   zombies: number;
   /** Heartbeats from amphorae Ottava does not know. */
   unknown: number;
+  /** VRRP promotion reports that started (or found already started) their amphora-vip-promote flow. */
+  promotions: number;
+  /** Verified promotion reports refused: stale, a copy already taken, superseded, or not of an amphora that may take its VIP. */
+  promotionsRefused: number;
+}
+
+/** What the receiver needs to act on VRRP promotion reports. */
+export interface PromotionDeps {
+  /** Starts the amphora-vip-promote flows. */
+  engine: Pick<WorkflowEngine, "start">;
+  /** Reads the reporting amphora and its load balancer. */
+  store: Pick<LoadBalancerStore, "getAmphora" | "getLoadBalancer">;
 }
 
 export interface HeartbeatReceiverOptions {
@@ -58,6 +82,10 @@ export interface HeartbeatReceiverOptions {
   log: Logger;
   /** Where the counters' increases go (emitMetrics). */
   metrics: Metrics;
+  /** Acts on VRRP promotion reports; without it they are refused (logged and counted). */
+  promotions?: PromotionDeps;
+  /** A promotion report further than this from the receiver's clock is stale (default PROMOTION_WINDOW_MS, 30 s). */
+  promotionWindowMs?: number;
   /** How long an (amphora id, seq) pair is remembered (default 30 s: three heartbeat intervals). */
   dedupWindowMs?: number;
   /** At most this many pairs are remembered (default 100,000). */
@@ -83,10 +111,17 @@ export class HeartbeatReceiver {
     failed: 0,
     zombies: 0,
     unknown: 0,
+    promotions: 0,
+    promotionsRefused: 0,
   };
   private socket: Socket | undefined;
   private timer: NodeJS.Timeout | undefined;
   private readonly recent: RecentPairs;
+  /** (amphora id, ts) of the promotion reports taken, for twice the window: a copy or replay within it is refused. */
+  private readonly recentPromotions: RecentPairs;
+  /** Per load balancer, the newest promotion taken (its ts) and when: an older report of the pair, arriving late, is refused. */
+  private readonly newestPromotion = new Map<string, { ts: number; at: number }>();
+  private readonly promotionWindowMs: number;
   private readonly now: () => number;
   /** The last heartbeat of each amphora in processing: the next one waits for it. */
   private readonly chains = new Map<string, Promise<void>>();
@@ -101,6 +136,8 @@ export class HeartbeatReceiver {
   constructor(private readonly opts: HeartbeatReceiverOptions) {
     if (!opts.key) throw new Error("the heartbeat receiver needs a heartbeat key");
     this.recent = new RecentPairs(opts.dedupWindowMs ?? 30_000, opts.dedupMax ?? 100_000);
+    this.promotionWindowMs = opts.promotionWindowMs ?? PROMOTION_WINDOW_MS;
+    this.recentPromotions = new RecentPairs(2 * this.promotionWindowMs, opts.dedupMax ?? 100_000);
     this.now = opts.now ?? Date.now;
   }
 
@@ -148,10 +185,13 @@ export class HeartbeatReceiver {
   receive(data: Buffer, from: string): void {
     this.counters.received++;
     const recvTime = this.now();
-    let msg: HeartbeatMessage;
+    let msg: HeartbeatMessage | undefined;
+    let promotion: PromotionMessage | undefined;
     try {
       if (data.length > UDP_MAX_SIZE) throw new HeartbeatRejected("malformed", "datagram too large");
-      msg = readHeartbeat(unwrapEnvelope(data, this.opts.key));
+      const obj = unwrapEnvelope(data, this.opts.key);
+      if (isPromotionMessage(obj)) promotion = readPromotion(obj);
+      else msg = readHeartbeat(obj);
     } catch (e) {
       this.counters.rejected++;
       const fields = { from, reason: e instanceof HeartbeatRejected ? e.reason : "error", error: (e as Error).message };
@@ -162,6 +202,8 @@ export class HeartbeatReceiver {
       } else this.opts.log.debug("heartbeat packet dropped", fields);
       return;
     }
+    if (promotion) return this.receivePromotion(promotion, recvTime, from);
+    if (!msg) return;
     if (msg.seq !== undefined && this.recent.check(msg.id, msg.seq, recvTime)) {
       this.counters.duplicates++;
       this.opts.log.debug("duplicate heartbeat dropped", { from, amphoraId: msg.id, seq: msg.seq });
@@ -180,6 +222,73 @@ export class HeartbeatReceiver {
       this.pending--;
       if (this.chains.get(msg.id) === next) this.chains.delete(msg.id);
     });
+  }
+
+  /**
+   * A verified promotion report: refused when stale (further than the window from this clock), when its
+   * (amphora, ts) was taken already within twice the window (the script's copies, or a replay), or when too
+   * many messages wait; else checked against the amphora and its load balancer, then its flow started.
+   */
+  private receivePromotion(m: PromotionMessage, recvTime: number, from: string): void {
+    const refuse = (reason: string, level: "warn" | "debug" = "warn") => {
+      this.counters.promotionsRefused++;
+      this.opts.log[level]("VRRP promotion report refused", { from, amphoraId: m.id, ts: m.ts, reason });
+    };
+    if (Math.abs(recvTime - m.ts) > this.promotionWindowMs)
+      return refuse(
+        `stale: its time is ${Math.round((recvTime - m.ts) / 1000)} s from the health manager's (window ${this.promotionWindowMs / 1000} s)`,
+      );
+    if (this.recentPromotions.check(m.id, m.ts, recvTime)) return refuse("a copy of a report already taken", "debug");
+    if (this.pending >= (this.opts.maxPending ?? 10_000)) {
+      this.counters.overloaded++;
+      return;
+    }
+    this.pending++;
+    const key = `promotion/${m.id}`;
+    const prev = this.chains.get(key) ?? Promise.resolve();
+    const next = prev.then(() => this.limited(() => this.promote(m, from, refuse)));
+    this.chains.set(key, next);
+    void next.finally(() => {
+      this.pending--;
+      if (this.chains.get(key) === next) this.chains.delete(key);
+    });
+  }
+
+  /** Starts the promotion's flow if its amphora may take its VIP now; never throws. */
+  private async promote(m: PromotionMessage, from: string, refuse: (reason: string) => void): Promise<void> {
+    const deps = this.opts.promotions;
+    if (!deps) return refuse("this receiver starts no flows");
+    try {
+      const amphora = await deps.store.getAmphora(m.id);
+      const lb = amphora ? (await deps.store.getLoadBalancer(amphora.loadbalancer_id))?.record : undefined;
+      const why = promotionRefusal(amphora, lb, from);
+      if (why) return refuse(why);
+      const lbId = amphora!.loadbalancer_id;
+      // Reports of one pair may arrive out of order (UDP, two flaps in a row): the newest wins.
+      const now = this.now();
+      for (const [id, p] of this.newestPromotion) {
+        if (p.at > now - 2 * this.promotionWindowMs) break;
+        this.newestPromotion.delete(id); // oldest first: entries are re-inserted when they change
+      }
+      const newest = this.newestPromotion.get(lbId);
+      if (newest && newest.ts > m.ts) return refuse(`superseded by a newer promotion in load balancer ${lbId}`);
+      this.newestPromotion.delete(lbId);
+      this.newestPromotion.set(lbId, { ts: m.ts, at: now });
+      const name = promotionExecutionName(m);
+      await deps.engine.start(AMPHORA_VIP_PROMOTE_FLOW, name, { lbId, amphoraId: m.id, promotedAt: m.ts });
+      this.counters.promotions++;
+      this.opts.log.info("VRRP promotion: flow started", {
+        from,
+        amphoraId: m.id,
+        lbId,
+        ts: m.ts,
+        flow: AMPHORA_VIP_PROMOTE_FLOW,
+        execution: name,
+      });
+    } catch (e) {
+      this.counters.failed++;
+      this.opts.log.error("VRRP promotion report could not be acted on", { from, amphoraId: m.id, ts: m.ts, error: String(e) });
+    }
   }
 
   private async limited(fn: () => Promise<void>): Promise<void> {
@@ -263,6 +372,8 @@ export class HeartbeatReceiver {
       ["rejected", "HeartbeatsRejected"],
       ["duplicates", "HeartbeatsDuplicate"],
       ["zombies", "ZombieAmphorae"],
+      ["promotions", "VrrpPromotions"],
+      ["promotionsRefused", "VrrpPromotionsRefused"],
     ];
     for (const [counter, metric] of names) {
       this.opts.metrics.count(metric, this.counters[counter] - this.lastEmitted[counter]);
@@ -282,7 +393,7 @@ export function createHealthStore(config: Config, decorate?: ClientDecorator): D
  */
 export async function startHeartbeatReceiver(
   config: Config,
-  deps: { compute: ComputeDriver; log: Logger; metrics: Metrics; store?: HealthStore },
+  deps: { compute: ComputeDriver; log: Logger; metrics: Metrics; store?: HealthStore; promotions?: PromotionDeps },
   options: Partial<HeartbeatReceiverOptions> = {},
 ): Promise<HeartbeatReceiver | undefined> {
   if (!config.heartbeatKey) {
@@ -297,6 +408,7 @@ export async function startHeartbeatReceiver(
     compute: deps.compute,
     log: deps.log,
     metrics: deps.metrics,
+    ...(deps.promotions ? { promotions: deps.promotions } : {}),
     ...options,
   });
   const port = await receiver.start();

@@ -123,6 +123,10 @@ export const computeCreate: TaskHandler = async (input, ctx) => {
   // As Octavia's flows store them: the flavor's and the zone's profile values; a resize builds with its new flavor.
   const flavorId = typeof input.newFlavorId === "string" ? input.newFlavorId : lb.flavor_id;
   const profile = await buildProfile(ctx.catalog, flavorId, lb.availability_zone);
+  // A network whose VIP ports attach only within a zone (vpc): the amphorae boot in the VIP subnet's
+  // (the API refused a compute_zone that differs from it).
+  const vipZone = (await ctx.drivers.network.vipZone?.(lb)) ?? null;
+  if (vipZone) profile.availabilityZone = vipZone;
   const agent = await currentHealthManagerConfig(ctx);
   const topologies = new Map([[lb.id, Promise.resolve(lb.topology)]]);
   for (const a of todo) {
@@ -311,11 +315,39 @@ export const removeOldAmphora: TaskHandler = async (input, ctx) => {
     );
     if (survivor && (await network.takeVip(lb, survivor))) ctx.log.info("VIP handed to the surviving amphora", { amphora: survivor.id });
   }
-  await network
-    .unplugVip(lb, old)
-    .catch((e) => ctx.log.warn("unplug of a failed amphora failed", { amphora: old.id, error: String(e) }));
+  await network.unplugVip(lb, old).catch((e) => ctx.log.warn("unplug of a failed amphora failed", { amphora: old.id, error: String(e) }));
   if (old.compute_id) await ctx.drivers.compute.delete(old.compute_id, old.id);
   await ctx.store.updateAmphora(lb.id, old.id, input.owner, { status: DELETED });
+  return null;
+};
+
+/**
+ * The amphora-vip-promote flow (the health manager took an amphora's VRRP promotion report): the LB's VIP
+ * moves to the amphora's VRRP port (the network driver's takeVip). No lock: a promotion must not wait for a
+ * change of the LB, and takeVip touches no record. Nothing is done when the network follows gratuitous ARP
+ * (no takeVip), when the amphora is no longer ALLOCATED with a VRRP port (failed over, deleted), or when its
+ * load balancer is gone, being deleted, or not ACTIVE_STANDBY.
+ */
+export const promoteAmphoraVip: TaskHandler = async (input, ctx) => {
+  const network = ctx.drivers.network;
+  const amphoraId = String(input.amphoraId);
+  const skip = (reason: string) => {
+    ctx.log.info("VRRP promotion: VIP not moved", { amphoraId, promotedAt: input.promotedAt, reason });
+    return null;
+  };
+  if (!network.takeVip) return skip("the network driver follows gratuitous ARP: nothing to move");
+  const a = await ctx.store.getAmphora(amphoraId);
+  if (!a || a.status !== AMPHORA_ALLOCATED || !a.vrrp_port_id)
+    return skip(`amphora is ${a ? `${a.status}${a.vrrp_port_id ? "" : " without a VRRP port"}` : "gone"}`);
+  const lb = (await ctx.store.getLoadBalancer(a.loadbalancer_id))?.record;
+  if (!lb || lb.provisioning_status === DELETED || lb.provisioning_status === PENDING_DELETE) return skip("load balancer is gone");
+  if (lb.topology !== TOPOLOGY_ACTIVE_STANDBY) return skip(`load balancer is ${lb.topology}`);
+  const moved = await network.takeVip(lb, a);
+  ctx.log.info(moved ? "VRRP promotion: VIP moved to the amphora" : "VRRP promotion: the amphora held the VIP already", {
+    amphoraId,
+    lbId: lb.id,
+    promotedAt: input.promotedAt,
+  });
   return null;
 };
 

@@ -67,7 +67,7 @@ export async function createLoadBalancer(
   }
   // The last of _validate_vip_request_object's checks: each security group exists.
   const sgIds = unique(body.vip_sg_ids ?? []);
-  await checkSecurityGroups(deps.network, sgIds);
+  await checkSecurityGroups(deps.network, sgIds, projectId);
 
   let topology: Topology = deps.config.loadbalancerTopology;
   let flavor: Record<string, unknown> = {};
@@ -224,7 +224,7 @@ export async function updateLoadBalancer(
     authorize(ctx, "os_load-balancer_api:loadbalancer:put", read.record.project_id);
     if (sgIds !== undefined) {
       authorize(ctx, "os_load-balancer_api:loadbalancer:put:vip_sg_ids", read.record.project_id);
-      await checkSecurityGroups(deps.network, sgIds);
+      await checkSecurityGroups(deps.network, sgIds, read.record.project_id);
       checkVnicType(read.record.vip_vnic_type ?? VNIC_TYPE_NORMAL, sgIds);
     }
   }
@@ -336,11 +336,14 @@ export async function loadBalancerStats(deps: LockDeps, ctx: RequestContext, id:
   };
 }
 
-/** validate.security_group_exists: any failure of the network driver's lookup is Octavia's InvalidSubresource. */
-async function checkSecurityGroups(network: NetworkDriver, sgIds: readonly string[]): Promise<void> {
+/**
+ * validate.security_group_exists, with the caller's project (Octavia's context): any failure of the
+ * network driver's lookup is Octavia's InvalidSubresource.
+ */
+async function checkSecurityGroups(network: NetworkDriver, sgIds: readonly string[], projectId: string): Promise<void> {
   for (const sgId of sgIds) {
     try {
-      await network.getSecurityGroup(sgId);
+      await network.getSecurityGroup(sgId, projectId);
     } catch {
       throw new Fault(400, `Security Group ${sgId} not found.`);
     }

@@ -17,6 +17,12 @@ export interface SweepDeps {
   log: Logger;
 }
 
+/**
+ * How long a resource made before its owner's record (CloudResource.createdAt) may wait for that record:
+ * longer than any API request that allocates a VIP then writes the load balancer.
+ */
+export const OWNER_WRITE_GRACE_MS = 15 * 60_000;
+
 export interface SweepResult {
   checked: number;
   removed: CloudResource[];
@@ -48,7 +54,8 @@ export async function sweepOrphans(deps: SweepDeps): Promise<SweepResult> {
       why = amphoraOrphanReason(r, await deps.store.getAmphora(r.amphoraId));
     } else if (r.loadBalancerId) {
       const lb = await deps.store.getLoadBalancer(r.loadBalancerId);
-      if (!lb) why = "its load balancer no longer exists";
+      const young = r.createdAt !== undefined && Date.now() - Date.parse(r.createdAt) < OWNER_WRITE_GRACE_MS;
+      if (!lb) why = young ? undefined : "its load balancer no longer exists";
       else if (lb.record.provisioning_status === DELETED) why = "its load balancer is DELETED";
     }
     if (!why) continue;
