@@ -140,7 +140,6 @@ export class VpcNetworkDriver implements NetworkDriver {
       const { subnet, vpc, userPort } = req.vip_port_id ? await this.userPortOf(req) : await this.subnetOf(req);
       await this.checkZones(req, subnet, zone);
       const vpcUuid = await this.ids.uuid(vpc.id);
-      checkValidNetworks(zone, vpc.id, vpcUuid);
       const subnetUuid = await this.ids.uuid(subnet.id);
       const vipGroups: string[] = [];
       for (const sg of req.vip_sg_ids)
@@ -751,11 +750,3 @@ function inCidr(ip: string, cidr: string): boolean {
   return isIPv4(ip) && Math.floor(toInt(ip) / size) === Math.floor(toInt(base) / size);
 }
 
-/** validate.network_allowed_by_config: an availability zone's valid_vip_networks (UUIDs, or VPC ids) hold the VIP's VPC. */
-function checkValidNetworks(zone: Record<string, unknown>, vpcId: string, vpcUuid: string): void {
-  const valid = zone.valid_vip_networks;
-  if (!Array.isArray(valid) || valid.length === 0) return;
-  const names = valid.map((v) => String(v).toLowerCase());
-  if (!names.includes(vpcUuid.toLowerCase()) && !names.includes(vpcId.toLowerCase()))
-    throw validation("Supplied VIP network_id is not allowed by the configuration of this deployment.");
-}

@@ -7,6 +7,8 @@
 //   deletion (InUse);
 // - eventual consistency: a new instance is InvalidInstanceID.NotFound once, then `pending` for the first
 //   describes (moto: `running` at the first), so a flow's wait runs;
+// - addresses: an ENI's or a secondary address that moto would pick at random (perhaps one another ENI
+//   holds) is pinned to a free one of the subnet;
 // - faults on demand for named actions: throttling (RequestLimitExceeded, HTTP 503) and 500s, before
 //   moto sees the request or after it did (AWS did the work, the answer was lost).
 // - network interfaces: an attached ENI is refused deletion (InvalidNetworkInterface.InUse), a group any
@@ -161,6 +163,7 @@ const stateOf = (item: string) => /<instanceState><code>\d+<\/code><name>([^<]+)
 interface Nic {
   id: string;
   zone: string;
+  subnetId: string;
   primary: string;
   secondaries: string[];
   groups: string[];
@@ -173,6 +176,7 @@ function nicOf(item: XmlElement): Nic {
   return {
     id: xmlText(item, "networkInterfaceId") ?? "",
     zone: xmlText(item, "availabilityZone") ?? "",
+    subnetId: xmlText(item, "subnetId") ?? "",
     primary: xmlText(item, "privateIpAddress") ?? "",
     secondaries: addresses.filter((a) => xmlText(a, "primary") !== "true").map((a) => xmlText(a, "privateIpAddress") ?? ""),
     groups: xmlItems(item, "groupSet").map((g) => xmlText(g, "groupId") ?? ""),
@@ -445,10 +449,46 @@ export async function startEc2Proxy(motoEndpoint: string): Promise<Ec2Proxy> {
     return { status: 200, body };
   }
 
+  /**
+   * `n` addresses of the subnet no ENI holds (as a primary or secondary address) and AWS does not reserve
+   * (the first four and the last), from the top of the range down: moto picks an ENI's address at random
+   * without looking at the others (and its instances' from the bottom up), so two ENIs could get one.
+   */
+  async function freeAddresses(subnetId: string, n: number): Promise<string[]> {
+    const subnet = xmlItems(await motoEc2("DescribeSubnets", { "SubnetId.1": subnetId }, "proxy: DescribeSubnets"), "subnetSet")[0];
+    const [base, prefix] = (xmlText(subnet, "cidrBlock") ?? "").split("/");
+    const toInt = (ip: string) => ip.split(".").reduce((v, o) => v * 256 + Number(o), 0);
+    const toIp = (v: number) => [v >>> 24, (v >>> 16) & 255, (v >>> 8) & 255, v & 255].join(".");
+    const held = new Set((await nics({ "Filter.1.Name": "subnet-id", "Filter.1.Value.1": subnetId })).flatMap((x) => [x.primary, ...x.secondaries]));
+    const first = toInt(base!);
+    const out: string[] = [];
+    for (let v = first + 2 ** (32 - Number(prefix)) - 2; v >= first + 4 && out.length < n; v--) if (!held.has(toIp(v))) out.push(toIp(v));
+    return out;
+  }
+
+  /** The request's parameters with the addresses moto would pick itself pinned to free ones (freeAddresses). */
+  async function pinAddresses(action: string, p: Record<string, string>): Promise<Record<string, string> | undefined> {
+    if (action === "CreateNetworkInterface" && p.SubnetId && !p.PrivateIpAddress && !p["PrivateIpAddresses.1.PrivateIpAddress"])
+      return { ...p, PrivateIpAddress: (await freeAddresses(p.SubnetId, 1))[0]! };
+    if (action === "AssignPrivateIpAddresses" && p.SecondaryPrivateIpAddressCount && p.NetworkInterfaceId) {
+      const subnetId = (await nic(p.NetworkInterfaceId))?.subnetId;
+      if (!subnetId) return undefined;
+      const { SecondaryPrivateIpAddressCount: count, ...rest } = p;
+      const pinned = await freeAddresses(subnetId, Number(count));
+      return { ...rest, ...Object.fromEntries(pinned.map((a, i) => [`PrivateIpAddress.${i + 1}`, a])) };
+    }
+    return undefined;
+  }
+
   async function handle(req: IncomingMessage, res: ServerResponse) {
-    const raw = await readBody(req);
-    const params = Object.fromEntries(new URLSearchParams(raw));
+    let raw = await readBody(req);
+    let params = Object.fromEntries(new URLSearchParams(raw));
     const action = params.Action ?? "";
+    const pinned = await pinAddresses(action, params).catch(() => undefined);
+    if (pinned) {
+      params = pinned;
+      raw = new URLSearchParams(pinned).toString();
+    }
     const headers: Record<string, string> = {};
     for (const [k, v] of Object.entries(req.headers))
       if (typeof v === "string" && !["host", "content-length", "connection"].includes(k)) headers[k] = v;
