@@ -222,9 +222,9 @@ describe("the VPC's data plane", () => {
     for (const p of servers) p.kill("SIGKILL");
   });
 
-  /** Runs a command in the instance's mount and network namespaces (as its own processes run it). */
+  /** Runs a command in the instance's mount, network and PID namespaces (as its own processes run it: its /proc is its PID namespace's). */
   const inInstance = (i: BedInstance, args: string[]) => {
-    const r = spawnSync("/usr/bin/nsenter", [`--target=${i.ns.pid()}`, "--mount", "--net", "--", ...args], { encoding: "utf8" });
+    const r = spawnSync("/usr/bin/nsenter", [`--target=${i.ns.pid()}`, "--mount", "--net", "--pid", "--", ...args], { encoding: "utf8" });
     if (r.status !== 0) throw new Error(`${args.join(" ")}: ${r.stderr}`);
     return r.stdout;
   };
@@ -237,7 +237,20 @@ describe("the VPC's data plane", () => {
   const host = (s: BedSubnet, n: number) => s.cidr.replace(/\.0\/\d+$/, `.${n}`);
   /** The body the client gets from url (waits out the bed's next sync). */
   const answers = async (url: string, body: string, from: BedNode = client) =>
-    vi.waitFor(() => expect(from.get(url)).toMatchObject({ status: 200, body }), { timeout: 10_000, interval: 200 });
+    vi.waitFor(
+      () => {
+        const got = from.get(url);
+        const why = () =>
+          [
+            `GET ${url} from ${from.address}: ${got.error}`,
+            a.router(["/usr/sbin/ip", "neigh"]),
+            a.router(["/usr/sbin/ip", "route"]),
+            a.errors.map(String).join("\n"),
+          ].join("\n");
+        expect(got, got.status === 200 ? undefined : why()).toMatchObject({ status: 200, body });
+      },
+      { timeout: 10_000, interval: 200 },
+    );
   const assignVip = (eni: string, allowReassignment?: boolean) =>
     a.ec2.send(
       new AssignPrivateIpAddressesCommand({

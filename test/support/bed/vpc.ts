@@ -114,10 +114,9 @@ const ROUTER_SYSCTLS = [
   "net.ipv4.conf.default.arp_accept=0",
   "net.ipv4.conf.all.send_redirects=0",
   "net.ipv4.conf.default.send_redirects=0",
-  "net.ipv4.neigh.default.mcast_solicit=0",
-  "net.ipv4.neigh.default.ucast_solicit=0",
-  "net.ipv4.neigh.default.app_solicit=0",
 ];
+/** A bridge's: the router never solicits (a network namespace has no neigh/default of its own to set once). */
+const noSolicit = (dev: string) => ["mcast_solicit", "ucast_solicit", "app_solicit"].map((k) => `net.ipv4.neigh.${dev}.${k}=0`);
 
 export function vpcPlane(): VpcPlane {
   const vpcs = new Map<string, Vpc>();
@@ -156,7 +155,10 @@ export function vpcPlane(): VpcPlane {
     if (vpc.bridges.has(subnet.id)) return;
     const name = `s${++seq}`;
     const ns = vpc.holder.nsenter;
-    ip(ns, "link", "add", name, "type", "bridge");
+    // A MAC of its own: a bridge that takes its ports' lowest one changes it as ports come, and the kernel
+    // then flushes the device's neighbour entries, permanent ones included.
+    ip(ns, "link", "add", name, "address", `02:0b:ed:00:${((seq >> 8) & 255).toString(16).padStart(2, "0")}:${(seq & 255).toString(16).padStart(2, "0")}`, "type", "bridge");
+    run("/usr/bin/nsenter", [ns, "--", "/usr/sbin/sysctl", "-q", "-w", ...noSolicit(name)]);
     ip(ns, "addr", "add", `${gatewayOf(subnet.cidr)}/${prefixOf(subnet.cidr)}`, "dev", name);
     ip(ns, "link", "set", name, "up");
     vpc.bridges.set(subnet.id, { name, subnet });
