@@ -221,9 +221,10 @@ while sys.stdin.buffer.read1(4096): pass
 const GET = `
 import json, socket, ssl, sys, urllib.parse
 url, ca, host = sys.argv[1], sys.argv[2], sys.argv[3]
+timeout = float(sys.argv[4]) if len(sys.argv) > 4 else 5
 u = urllib.parse.urlsplit(url)
 try:
-    conn = socket.create_connection((u.hostname, u.port), timeout=5)
+    conn = socket.create_connection((u.hostname, u.port), timeout=timeout)
     if u.scheme == "https":
         ctx = ssl.create_default_context(cafile=ca)
         conn = ctx.wrap_socket(conn, server_hostname=host or u.hostname)
@@ -255,9 +256,17 @@ export function serveHttp(nsenter: string, address: string, port: number, body: 
   });
 }
 
-/** GET <url> from the network namespace of `nsenter`: status and body (status 0 and `error` when it failed; a CA for HTTPS, `host` for its SNI and name check). */
-export function httpGet(nsenter: string, url: string, opts: { ca?: string; host?: string } = {}): { status: number; body: string; error?: string } {
-  const r = spawnSync("/usr/bin/nsenter", [nsenter, "--", "/usr/bin/python3", "-c", GET, url, opts.ca ?? "", opts.host ?? ""], {
+/**
+ * GET <url> from the network namespace of `nsenter`: status and body (status 0 and `error` when it failed; a
+ * CA for HTTPS, `host` for its SNI and name check; `timeoutS` for the connection and each read, default 5).
+ */
+export function httpGet(
+  nsenter: string,
+  url: string,
+  opts: { ca?: string; host?: string; timeoutS?: number } = {},
+): { status: number; body: string; error?: string } {
+  const args = [nsenter, "--", "/usr/bin/python3", "-c", GET, url, opts.ca ?? "", opts.host ?? "", String(opts.timeoutS ?? 5)];
+  const r = spawnSync("/usr/bin/nsenter", args, {
     encoding: "utf8",
     timeout: 15_000,
   });

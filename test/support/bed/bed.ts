@@ -179,7 +179,7 @@ export interface BedSubnet {
 /** A client or a backend: a namespace with an ENI's address on its subnet's bridge, the router as its default gateway. */
 export interface BedNode extends BedHost {
   /** GET <url> from the namespace (Python's sockets): status and body, or status 0 and `error`. */
-  get(url: string, opts?: { ca?: string; host?: string }): { status: number; body: string; error?: string };
+  get(url: string, opts?: { ca?: string; host?: string; timeoutS?: number }): { status: number; body: string; error?: string };
   /** Serves HTTP on its address:port, answering `body` to every GET. */
   serve(port: number, body: string): Promise<void>;
   /** Ends its servers, its namespace and its ENI. */
@@ -330,7 +330,10 @@ export async function startBed(opts: BedOptions): Promise<Bed> {
   }
 }
 
-type Parts = Omit<Bed, "instances" | "sync" | "instance" | "errors" | "instanceProfile" | "stop" | "subnet" | "vpc" | "client" | "backend" | "router"> & {
+type Parts = Omit<
+  Bed,
+  "instances" | "sync" | "instance" | "errors" | "instanceProfile" | "stop" | "subnet" | "vpc" | "client" | "backend" | "router"
+> & {
   opts: BedOptions;
   /** A client straight to moto: the bed's own calls (the proxy's recorder and boot behaviour are the tests'). */
   motoEc2: EC2Client;
@@ -363,7 +366,7 @@ function within(cidr: string, outer: string): boolean {
   const [b, q] = outer.split("/") as [string, string];
   if (Number(p) < Number(q)) return false;
   const mask = Number(q) === 0 ? 0 : (~0 << (32 - Number(q))) >>> 0;
-  return ((ipToInt(a) & mask) >>> 0) === ((ipToInt(b) & mask) >>> 0);
+  return (ipToInt(a) & mask) >>> 0 === (ipToInt(b) & mask) >>> 0;
 }
 
 async function watch(parts: Parts) {
@@ -548,7 +551,9 @@ async function watch(parts: Parts) {
   const subnetOf = async (subnetId: string): Promise<PlaneSubnet> => {
     const s = (await ec2.send(new DescribeSubnetsCommand({ SubnetIds: [subnetId] }))).Subnets![0]!;
     if (!within(s.CidrBlock!, range.cidr) || parts.managementSubnets.has(subnetId))
-      throw new Error(`${subnetId} (${s.CidrBlock}) is not a subnet of the bed's data plane: a management subnet, or outside ${range.cidr}`);
+      throw new Error(
+        `${subnetId} (${s.CidrBlock}) is not a subnet of the bed's data plane: a management subnet, or outside ${range.cidr}`,
+      );
     return { id: subnetId, vpcId: s.VpcId!, cidr: s.CidrBlock! };
   };
 
@@ -563,7 +568,8 @@ async function watch(parts: Parts) {
         }),
       )
     ).NetworkInterface!;
-    const deleteEni = () => ec2.send(new DeleteNetworkInterfaceCommand({ NetworkInterfaceId: eni.NetworkInterfaceId! })).catch(() => undefined);
+    const deleteEni = () =>
+      ec2.send(new DeleteNetworkInterfaceCommand({ NetworkInterfaceId: eni.NetworkInterfaceId! })).catch(() => undefined);
     let host: BedHost;
     try {
       host = await plane.plugHost(subnet, eni.NetworkInterfaceId!, eni.PrivateIpAddress!, eni.MacAddress!);

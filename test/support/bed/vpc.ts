@@ -157,7 +157,16 @@ export function vpcPlane(): VpcPlane {
     const ns = vpc.holder.nsenter;
     // A MAC of its own: a bridge that takes its ports' lowest one changes it as ports come, and the kernel
     // then flushes the device's neighbour entries, permanent ones included.
-    ip(ns, "link", "add", name, "address", `02:0b:ed:00:${((seq >> 8) & 255).toString(16).padStart(2, "0")}:${(seq & 255).toString(16).padStart(2, "0")}`, "type", "bridge");
+    ip(
+      ns,
+      "link",
+      "add",
+      name,
+      "address",
+      `02:0b:ed:00:${((seq >> 8) & 255).toString(16).padStart(2, "0")}:${(seq & 255).toString(16).padStart(2, "0")}`,
+      "type",
+      "bridge",
+    );
     run("/usr/bin/nsenter", [ns, "--", "/usr/sbin/sysctl", "-q", "-w", ...noSolicit(name)]);
     ip(ns, "addr", "add", `${gatewayOf(subnet.cidr)}/${prefixOf(subnet.cidr)}`, "dev", name);
     ip(ns, "link", "set", name, "up");
@@ -227,7 +236,21 @@ export function vpcPlane(): VpcPlane {
         attempt(`plug ${key}`, () => {
           const name = `e${++seq}`;
           const ns = vpc.holder.nsenter;
-          ip(ns, "link", "add", name, "type", "veth", "peer", "name", `eth${a.deviceIndex}`, "address", eni.mac, "netns", state.instances.get(a.instanceId)!);
+          ip(
+            ns,
+            "link",
+            "add",
+            name,
+            "type",
+            "veth",
+            "peer",
+            "name",
+            `eth${a.deviceIndex}`,
+            "address",
+            eni.mac,
+            "netns",
+            state.instances.get(a.instanceId)!,
+          );
           plugs.set(id, { key, vpcId: subnet.vpcId, name, instanceId: a.instanceId });
           ip(ns, "link", "set", name, "master", bridge.name, "up");
         });
@@ -257,7 +280,8 @@ export function vpcPlane(): VpcPlane {
           attempt(`neighbour ${vpcId} ${address} ${entry}`, () => {
             if (vpc.blackholes.delete(address)) ip(ns, "route", "del", "blackhole", `${address}/32`);
             const old = vpc.neighbours.get(address);
-            if (old && old.split(" ")[1] !== dev) run("/usr/bin/nsenter", [ns, "--", "/usr/sbin/ip", "neigh", "del", address, "dev", old.split(" ")[1]!], true);
+            if (old && old.split(" ")[1] !== dev)
+              run("/usr/bin/nsenter", [ns, "--", "/usr/sbin/ip", "neigh", "del", address, "dev", old.split(" ")[1]!], true);
             ip(ns, "neigh", "replace", address, "lladdr", mac, "dev", dev, "nud", "permanent");
             vpc.neighbours.set(address, entry);
           });
