@@ -212,6 +212,8 @@ export function vpcPlane(): VpcPlane {
           if (!subnets.has(id)) {
             run("/usr/bin/nsenter", [vpc.holder.nsenter, "--", "/usr/sbin/ip", "link", "del", b.name], true);
             vpc.bridges.delete(id);
+            // Its neighbour entries went with it.
+            for (const [address, entry] of vpc.neighbours) if (entry.endsWith(` ${b.name}`)) vpc.neighbours.delete(address);
           }
 
       // ENIs attached to running instances at DeviceIndex >= 1.
