@@ -2,17 +2,31 @@
 // /20, never seeing the other's instances), an instance's network namespace holding its moto address,
 // the IMDSv2 stand-in (401 without a token; id, placement, role credentials and user data per instance),
 // Debian's cloud-init applying each instance's own user data in its own namespaces, an instance's
-// namespaces gone once it is terminated, and nothing of the beds left on the host after stop().
-import { spawnSync } from "node:child_process";
+// namespaces gone once it is terminated, the VPC's data plane (ENIs as interfaces, the router between
+// subnets, VIPs routed to the ENI of the last AssignPrivateIpAddresses whatever ARP says, VPCs apart),
+// and nothing of the beds left on the host after stop().
+import { spawnSync, type ChildProcess } from "node:child_process";
 import { existsSync, readlinkSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { DescribeInstancesCommand, RunInstancesCommand, TerminateInstancesCommand } from "@aws-sdk/client-ec2";
+import {
+  AssignPrivateIpAddressesCommand,
+  AttachNetworkInterfaceCommand,
+  CreateNetworkInterfaceCommand,
+  DescribeInstancesCommand,
+  DescribeNetworkInterfacesCommand,
+  DetachNetworkInterfaceCommand,
+  RunInstancesCommand,
+  TerminateInstancesCommand,
+} from "@aws-sdk/client-ec2";
 import { STAGE_TAG_KEY } from "@ottava/aws";
 import { BED_SUPERNET, bedRange } from "./support/bed/range";
-import { bedUnavailable, startBed, type Bed, type BedInstance } from "./support/bed/bed";
+import { bedUnavailable, startBed, type Bed, type BedInstance, type BedNode, type BedSubnet } from "./support/bed/bed";
+import { httpGet, serveHttp } from "./support/agent/agent";
 
-const unavailable = bedUnavailable();
-if (unavailable) throw new Error(`test/bed.e2e.test.ts needs root, iproute2 and Debian's cloud-init and python3-octavia: ${unavailable}`);
+const unavailable =
+  bedUnavailable() ?? (existsSync("/usr/bin/arping") ? undefined : "/usr/bin/arping (Debian's iputils-arping) is missing");
+if (unavailable)
+  throw new Error(`test/bed.e2e.test.ts needs root, iproute2, Debian's cloud-init, python3-octavia and iputils-arping: ${unavailable}`);
 
 const STAGE = "bed-test";
 let a: Bed;
@@ -192,7 +206,217 @@ describe("two beds at once", () => {
     await vi.waitFor(() => expect(existsSync(`/proc/${pid}`)).toBe(false), { timeout: 10_000, interval: 250 });
     expect(b.instances.size).toBe(1);
   });
+});
 
+describe("the VPC's data plane", () => {
+  const PORT = 8080;
+  let vipNet: BedSubnet;
+  let clientNet: BedSubnet;
+  let memberNet: BedSubnet;
+  let client: BedNode;
+  /** The two instances with an ENI each in vipNet at DeviceIndex 1, by name. */
+  const amp: Record<"one" | "two", { instance: BedInstance; eni: string; mac: string; address: string; attachment: string }> = {} as never;
+  let vip: string;
+  const servers: ChildProcess[] = [];
+
+  afterAll(() => {
+    for (const p of servers) p.kill("SIGKILL");
+  });
+
+  /** Runs a command in the instance's mount, network and PID namespaces (as its own processes run it: its /proc is its PID namespace's). */
+  const inInstance = (i: BedInstance, args: string[]) => {
+    const r = spawnSync("/usr/bin/nsenter", [`--target=${i.ns.pid()}`, "--mount", "--net", "--pid", "--", ...args], { encoding: "utf8" });
+    if (r.status !== 0) throw new Error(`${args.join(" ")}: ${r.stderr}`);
+    return r.stdout;
+  };
+  /** nsenter's option for the instance's amphora-haproxy namespace (a file of its mount namespace). */
+  const haproxyNs = (i: BedInstance) => `--net=/proc/${i.ns.pid()}/root/run/netns/amphora-haproxy`;
+  const inHaproxy = (i: BedInstance, args: string[]) => inInstance(i, ["ip", "netns", "exec", "amphora-haproxy", ...args]);
+  /** The instance's interface with `mac` ("eth1"), or undefined: `ip -o link` of its namespace. */
+  const interfaceWith = (out: string, mac: string) => new RegExp(`^\\d+: ([^:@]+)[:@].* link/ether ${mac} `, "m").exec(out)?.[1];
+  /** The address of the subnet's nth host. */
+  const host = (s: BedSubnet, n: number) => s.cidr.replace(/\.0\/\d+$/, `.${n}`);
+  /** The body the client gets from url, once the bed has synced. */
+  const answers = async (url: string, body: string, from: BedNode = client) => {
+    await a.sync(); // a whole sync after what the test did in EC2
+    await vi.waitFor(
+      () => {
+        const got = from.get(url);
+        const why = () =>
+          [
+            `GET ${url} from ${from.address}: ${got.error}`,
+            a.router(["/usr/sbin/ip", "neigh"]),
+            a.router(["/usr/sbin/ip", "route"]),
+            a.errors.map(String).join("\n"),
+          ].join("\n");
+        expect(got, got.status === 200 ? undefined : why()).toMatchObject({ status: 200, body });
+      },
+      { timeout: 10_000, interval: 200 },
+    );
+  };
+  /** Whether a GET of url gets no answer within a second (unreachable, or dropped). */
+  const lost = (url: string, from: BedNode = client) => from.get(url, { timeoutS: 1 }).status === 0;
+  const assignVip = (eni: string, allowReassignment?: boolean) =>
+    a.ec2.send(
+      new AssignPrivateIpAddressesCommand({
+        NetworkInterfaceId: eni,
+        PrivateIpAddresses: [vip],
+        ...(allowReassignment ? { AllowReassignment: true } : {}),
+      }),
+    );
+  /** Gratuitous ARP for the VIP from the instance's VIP interface, as requests and as replies (keepalived sends them when it takes the VIP). */
+  const gratuitousArp = (i: BedInstance) => {
+    for (const mode of ["-U", "-A"]) inHaproxy(i, ["/usr/bin/arping", mode, "-c", "1", "-I", "eth1", vip]);
+  };
+  const routerNeighbour = () => a.router(["/usr/sbin/ip", "neigh", "show", vip]).trim();
+
+  beforeAll(async () => {
+    [vipNet, clientNet, memberNet] = await Promise.all([a.subnet(), a.subnet(), a.subnet()]);
+    vip = host(vipNet, 100);
+    client = await a.client(clientNet.id);
+  }, 60_000);
+
+  it("gives each subnet of the bed's VPC a bridge holding its first host address (the VPC router's), from the bed's /20", () => {
+    const addrs = a.router(["/usr/sbin/ip", "-4", "-o", "addr"]);
+    for (const s of [vipNet, clientNet, memberNet]) {
+      expect(s.cidr).toMatch(/^198\.1[89]\.\d+\.0\/24$/);
+      expect(s.gateway).toBe(host(s, 1));
+      expect(addrs).toContain(`inet ${s.gateway}/24 `);
+    }
+    // Within the bed's /20, past its management subnets (its first two /24s).
+    const [, second, third] = a.range.cidr.split(".").map(Number);
+    for (const s of [vipNet, clientNet, memberNet]) {
+      expect(Number(s.cidr.split(".")[1])).toBe(second);
+      expect(Number(s.cidr.split(".")[2]) - third!).toBeGreaterThanOrEqual(2);
+      expect(Number(s.cidr.split(".")[2]) - third!).toBeLessThan(15);
+    }
+    expect(a.router(["/usr/sbin/sysctl", "-n", "net.ipv4.ip_forward", "net.ipv4.conf.all.arp_accept"]).split("\n").slice(0, 2)).toEqual([
+      "1",
+      "0",
+    ]);
+    // The client: its ENI's address in its subnet, the router as its gateway.
+    expect(client.exec(["/usr/sbin/ip", "-4", "route", "show", "default"]).stdout).toContain(`default via ${clientNet.gateway} dev eth0`);
+  });
+
+  it("makes an ENI attached at DeviceIndex 1 the instance's eth1, with the ENI's MAC", async () => {
+    const ids = await Promise.all(["one", "two"].map((m) => launch(a, `vpc-${m}`)));
+    const instances = await Promise.all(ids.map((id) => a.instance(id)));
+    for (const [n, name] of (["one", "two"] as const).entries()) {
+      const eni = (await a.ec2.send(new CreateNetworkInterfaceCommand({ SubnetId: vipNet.id, PrivateIpAddress: host(vipNet, 11 + n) })))
+        .NetworkInterface!;
+      const attachment = (
+        await a.ec2.send(
+          new AttachNetworkInterfaceCommand({ NetworkInterfaceId: eni.NetworkInterfaceId, InstanceId: ids[n], DeviceIndex: 1 }),
+        )
+      ).AttachmentId!;
+      amp[name] = {
+        instance: instances[n]!,
+        eni: eni.NetworkInterfaceId!,
+        mac: eni.MacAddress!,
+        address: eni.PrivateIpAddress!,
+        attachment,
+      };
+    }
+    for (const { instance, mac } of Object.values(amp))
+      await vi.waitFor(() => expect(interfaceWith(instance.netExec(["/usr/sbin/ip", "-o", "link"]).stdout, mac)).toBe("eth1"), {
+        timeout: 10_000,
+        interval: 200,
+      });
+    // Not the other's.
+    expect(interfaceWith(amp.one.instance.netExec(["/usr/sbin/ip", "-o", "link"]).stdout, amp.two.mac)).toBeUndefined();
+    // As Octavia's agent plugs a VIP: the interface found by its MAC moves into amphora-haproxy, gets the
+    // ENI's address and the subnet's gateway; a server there answers the instance's name.
+    for (const [name, { instance, mac, address }] of Object.entries(amp)) {
+      const ifname = interfaceWith(inInstance(instance, ["ip", "-o", "link"]), mac)!;
+      inInstance(instance, ["ip", "netns", "add", "amphora-haproxy"]);
+      inInstance(instance, ["ip", "link", "set", ifname, "netns", "amphora-haproxy"]);
+      inHaproxy(instance, ["ip", "link", "set", "lo", "up"]);
+      inHaproxy(instance, ["ip", "addr", "add", `${address}/24`, "dev", ifname]);
+      inHaproxy(instance, ["ip", "link", "set", ifname, "up"]);
+      inHaproxy(instance, ["ip", "route", "add", "default", "via", vipNet.gateway]);
+      servers.push(await serveHttp(haproxyNs(instance), "0.0.0.0", PORT, name));
+    }
+  }, 60_000);
+
+  it("routes a client in another subnet to an ENI's primary address through the VPC router", async () => {
+    await answers(`http://${amp.one.address}:${PORT}/`, "one");
+    await answers(`http://${amp.two.address}:${PORT}/`, "two");
+    // From the instance's amphora-haproxy namespace to a member in a third subnet, through the router.
+    const member = await a.backend(memberNet.id, host(memberNet, 20), 8081, "member-1");
+    expect(member.exec(["/usr/sbin/ip", "-4", "route", "show", "default"]).stdout).toContain(`via ${memberNet.gateway}`);
+    expect(httpGet(haproxyNs(amp.one.instance), `http://${member.address}:8081/`)).toMatchObject({ status: 200, body: "member-1" });
+  });
+
+  it("routes a secondary address to the ENI of its last AssignPrivateIpAddresses, whatever the instances hold or announce", async () => {
+    await assignVip(amp.one.eni);
+    // Both instances hold the VIP on their interface (a keepalived that did not step down, a flow that did not move it).
+    for (const { instance } of Object.values(amp)) inHaproxy(instance, ["ip", "addr", "add", `${vip}/32`, "dev", "eth1"]);
+    await answers(`http://${vip}:${PORT}/`, "one");
+    expect(routerNeighbour()).toBe(`${vip} dev ${routerNeighbour().split(" ")[2]} lladdr ${amp.one.mac} PERMANENT`);
+    // Instance two announces it: nothing changes.
+    gratuitousArp(amp.two.instance);
+    for (let i = 0; i < 5; i++) expect(client.get(`http://${vip}:${PORT}/`)).toMatchObject({ status: 200, body: "one" });
+    expect(routerNeighbour()).toContain(`lladdr ${amp.one.mac} PERMANENT`);
+
+    // Moved with AllowReassignment: instance two gets it, while instance one still holds it and announces it.
+    await assignVip(amp.two.eni, true);
+    await answers(`http://${vip}:${PORT}/`, "two");
+    gratuitousArp(amp.one.instance);
+    for (let i = 0; i < 5; i++) expect(client.get(`http://${vip}:${PORT}/`)).toMatchObject({ status: 200, body: "two" });
+    expect(routerNeighbour()).toContain(`lladdr ${amp.two.mac} PERMANENT`);
+    // moto's answer lists the address on both ENIs (its gap): the bed follows the last assignment.
+    const described = (await a.ec2.send(new DescribeNetworkInterfacesCommand({ NetworkInterfaceIds: [amp.two.eni] })))
+      .NetworkInterfaces![0]!;
+    expect(described.PrivateIpAddresses!.map((p) => p.PrivateIpAddress)).toContain(vip);
+  });
+
+  it("keeps other VPCs apart: nothing of one is reachable from the other", async () => {
+    const other = await a.vpc();
+    const otherNet = await a.subnet({ vpcId: other });
+    expect(otherNet.cidr).toMatch(/\/26$/);
+    const stranger = await a.backend(otherNet.id, host(otherNet, 10), 8081, "stranger");
+    // Its own router, and no route of the bed's VPC in it.
+    expect(a.router(["/usr/sbin/ip", "-4", "-o", "addr"], other)).toContain(`inet ${otherNet.gateway}/26 `);
+    const otherRoutes = a.router(["/usr/sbin/ip", "-4", "route"], other);
+    for (const s of [vipNet, clientNet, memberNet]) expect(otherRoutes).not.toContain(s.cidr);
+    // Neither way.
+    for (const url of [`http://${vip}:${PORT}/`, `http://${amp.one.address}:${PORT}/`]) expect(lost(url, stranger)).toBe(true);
+    expect(lost(`http://${stranger.address}:8081/`)).toBe(true);
+    // Its own subnet's neighbour is reached from within it.
+    const neighbour = await a.client(otherNet.id);
+    expect(neighbour.get(`http://${stranger.address}:8081/`)).toMatchObject({ status: 200, body: "stranger" });
+  });
+
+  it("removes the interface once the ENI is detached, and traffic to its addresses is lost", async () => {
+    await a.ec2.send(new DetachNetworkInterfaceCommand({ AttachmentId: amp.two.attachment }));
+    // It had moved into amphora-haproxy: it goes from there.
+    await vi.waitFor(() => expect(interfaceWith(inHaproxy(amp.two.instance, ["ip", "-o", "link"]), amp.two.mac)).toBeUndefined(), {
+      timeout: 10_000,
+      interval: 200,
+    });
+    // The VIP is still ENI two's (detached): instance one, which holds it and announces it, gets nothing.
+    await a.sync();
+    gratuitousArp(amp.one.instance);
+    expect(lost(`http://${vip}:${PORT}/`)).toBe(true);
+    expect(lost(`http://${amp.two.address}:${PORT}/`)).toBe(true);
+    // Back to ENI one: reached again.
+    await assignVip(amp.one.eni, true);
+    await answers(`http://${vip}:${PORT}/`, "one");
+  });
+
+  it("removes an instance's ENI interfaces with the instance", async () => {
+    const bridge = new RegExp(`\\d+: (\\S+) +inet ${vipNet.gateway}/`).exec(a.router(["/usr/sbin/ip", "-o", "-4", "addr"]))![1]!;
+    /** The ENI ends on vipNet's bridge (an instance's ENI: e<n>; a client's: h<n>). */
+    const links = () => a.router(["/usr/sbin/ip", "-o", "link", "show", "master", bridge]);
+    expect(links()).toMatch(/: e\d+@/);
+    await a.ec2.send(new TerminateInstancesCommand({ InstanceIds: [amp.one.instance.id] }));
+    await vi.waitFor(() => expect(a.instances.has(amp.one.instance.id)).toBe(false), { timeout: 20_000, interval: 250 });
+    await vi.waitFor(() => expect(links()).not.toMatch(/: e\d+@/), { timeout: 10_000, interval: 250 });
+    expect(lost(`http://${vip}:${PORT}/`)).toBe(true);
+  });
+});
+
+describe("stop", () => {
   it("leaves nothing on the host once stopped", async () => {
     const [y] = [...b.instances.values()];
     const pid = y!.ns.pid();
@@ -203,5 +427,10 @@ describe("two beds at once", () => {
     for (const name of hostIfs) expect(existsSync(`/sys/class/net/${name}`)).toBe(false);
     expect(existsSync(`/proc/${pid}`)).toBe(false);
     await expect(fetch(`${a.moto.endpoint}/moto-api/`)).rejects.toThrow();
+    await expect(fetch(`${a.ec2Endpoint}/`)).rejects.toThrow();
+    // No namespace holder (the VPCs' routers, clients, backends, the management networks) nor server is left:
+    // every one was a child of this process.
+    const children = spawnSync("/usr/bin/pgrep", ["-a", "-P", String(process.pid)], { encoding: "utf8" }).stdout;
+    expect(children).not.toMatch(/unshare|nsenter/);
   });
 });

@@ -8,7 +8,8 @@
 //
 // The no-op network driver makes no VIP port, and the create flow's VIP plug (AmphoraePostVipPlug) needs
 // one: the REST driver is given the network configuration as test/agent.e2e.test.ts gives it, with the
-// MAC of the bed's stand-in VIP port (each instance's dummy eth1). The VIP's traffic is the next issue's.
+// MAC of the bed's stand-in VIP port (each instance's dummy eth1: vipStandIn). The product's EC2 calls go
+// through the bed's EC2 test proxy.
 import { createHash, randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
@@ -48,6 +49,7 @@ const sha256 = (s: string) => createHash("sha256").update(s).digest("hex");
 beforeAll(async () => {
   bed = await startBed({
     stage: STAGE,
+    vipStandIn: true,
     // The baked image: what install.sh installs beyond Debian's packages (this host has those).
     image: {
       "/usr/local/sbin/ottava-amphora-configure:755": readFileSync(`${IMAGE}ottava-amphora-configure`, "utf8"),
@@ -68,7 +70,7 @@ beforeAll(async () => {
     OTTAVA_COMPUTE_DRIVER: "ec2",
     OTTAVA_AMPHORA_DRIVER: "rest",
     OTTAVA_NETWORK_DRIVER: "noop",
-    OTTAVA_EC2_ENDPOINT: bed.moto.endpoint,
+    OTTAVA_EC2_ENDPOINT: bed.ec2Endpoint,
     OTTAVA_SECRETSMANAGER_ENDPOINT: bed.moto.endpoint,
     OTTAVA_AMP_IMAGE_TAG: bed.imageTag,
     OTTAVA_AMP_FLAVOR_ID: "t3.small",

@@ -221,9 +221,10 @@ while sys.stdin.buffer.read1(4096): pass
 const GET = `
 import json, socket, ssl, sys, urllib.parse
 url, ca, host = sys.argv[1], sys.argv[2], sys.argv[3]
+timeout = float(sys.argv[4]) if len(sys.argv) > 4 else 5
 u = urllib.parse.urlsplit(url)
 try:
-    conn = socket.create_connection((u.hostname, u.port), timeout=5)
+    conn = socket.create_connection((u.hostname, u.port), timeout=timeout)
     if u.scheme == "https":
         ctx = ssl.create_default_context(cafile=ca)
         conn = ctx.wrap_socket(conn, server_hostname=host or u.hostname)
@@ -237,6 +238,44 @@ except Exception as e:
     print(json.dumps({"status": 0, "body": "", "error": f"{type(e).__name__}: {e}"}))
 `;
 import { freePort } from "@ottava/amphora/free-port";
+
+/**
+ * An HTTP server in the network namespace of `nsenter` (nsenter's option, e.g. "--net=/proc/<pid>/ns/net") on
+ * address:port, answering `body` to every GET; it runs while this process holds its standard input (end it
+ * with stdin.end() or kill). Resolves once it listens.
+ */
+export function serveHttp(nsenter: string, address: string, port: number, body: string): Promise<ChildProcess> {
+  return new Promise<ChildProcess>((resolve, reject) => {
+    const p = spawn("/usr/bin/nsenter", [nsenter, "--", "/usr/bin/python3", "-c", MEMBER, address, String(port), body], {
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    let err = "";
+    p.stderr!.on("data", (d) => (err += d));
+    p.stdout!.once("data", () => resolve(p));
+    p.once("exit", (code) => reject(new Error(`the HTTP server ${address}:${port} (${body}) exited (${code}): ${err}`)));
+  });
+}
+
+/**
+ * GET <url> from the network namespace of `nsenter`: status and body (status 0 and `error` when it failed; a
+ * CA for HTTPS, `host` for its SNI and name check; `timeoutS` for the connection and each read, default 5).
+ */
+export function httpGet(
+  nsenter: string,
+  url: string,
+  opts: { ca?: string; host?: string; timeoutS?: number } = {},
+): { status: number; body: string; error?: string } {
+  const args = [nsenter, "--", "/usr/bin/python3", "-c", GET, url, opts.ca ?? "", opts.host ?? "", String(opts.timeoutS ?? 5)];
+  const r = spawnSync("/usr/bin/nsenter", args, {
+    encoding: "utf8",
+    timeout: 15_000,
+  });
+  try {
+    return JSON.parse(r.stdout) as { status: number; body: string; error?: string };
+  } catch {
+    return { status: 0, body: "", error: r.stderr || r.error?.message };
+  }
+}
 
 const HOLD = "import sys\nwhile sys.stdin.buffer.read1(4096): pass\n";
 
@@ -290,25 +329,8 @@ export async function clientNetwork(address: string, prefix: number): Promise<Cl
       const r = spawnSync("/usr/bin/nsenter", [nsenter, "--", ...args], { encoding: "utf8", timeout: timeoutMs });
       return { status: r.status, stdout: r.stdout, stderr: r.stderr };
     },
-    member: (addr, port, name) =>
-      new Promise<void>((resolve, reject) => {
-        const p = spawn("/usr/bin/nsenter", [nsenter, "--", "/usr/bin/python3", "-c", MEMBER, addr, String(port), name], {
-          stdio: ["pipe", "pipe", "pipe"],
-        });
-        members.push(p);
-        let err = "";
-        p.stderr!.on("data", (d) => (err += d));
-        p.stdout!.once("data", () => resolve());
-        p.once("exit", (code) => reject(new Error(`member ${name} exited (${code}): ${err}`)));
-      }),
-    get: (url, opts = {}) => {
-      const r = net.exec(["/usr/bin/python3", "-c", GET, url, opts.ca ?? "", opts.host ?? ""]);
-      try {
-        return JSON.parse(r.stdout) as { status: number; body: string; error?: string };
-      } catch {
-        return { status: 0, body: "", error: r.stderr };
-      }
-    },
+    member: async (addr, port, name) => void members.push(await serveHttp(nsenter, addr, port, name)),
+    get: (url, opts = {}) => httpGet(nsenter, url, opts),
     remove: () => {
       for (const m of members) {
         m.stdin?.end();

@@ -6,18 +6,35 @@
 // PrivateIpAddress, an IMDSv2 stand-in on 169.254.169.254:80 (./imds) serving its id, placement, role
 // credentials and user data (DescribeInstanceAttribute userData), and boots it: Debian's cloud-init
 // against that metadata service, which applies the user data as on EC2. The harness boots nothing
-// itself. An instance no longer running loses its namespaces. stop() removes everything, after a
-// failure too; every namespace is held by a process that ends with the test process, even when killed.
+// itself. An instance no longer running loses its namespaces. It also watches DescribeSubnets and
+// DescribeNetworkInterfaces and gives the VPCs of its /20 their data plane (./vpc.ts): a router namespace
+// a VPC, a bridge a subnet, an interface in the instance for each ENI attached to it, and each address
+// routed to the ENI that holds it (`addressOwners`). The product's EC2 calls go through the EC2 test proxy
+// (`ec2Endpoint`); the bed's own go to moto. Tests add subnets, clients and backends (subnet, client,
+// backend). stop() removes everything, after a failure too; every namespace is held by a process that
+// ends with the test process, even when killed.
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { DescribeInstanceAttributeCommand, DescribeInstancesCommand, type EC2Client, type Instance } from "@aws-sdk/client-ec2";
+import {
+  CreateNetworkInterfaceCommand,
+  CreateSubnetCommand,
+  CreateVpcCommand,
+  DeleteNetworkInterfaceCommand,
+  DescribeInstanceAttributeCommand,
+  DescribeInstancesCommand,
+  DescribeNetworkInterfacesCommand,
+  DescribeSubnetsCommand,
+  EC2Client,
+  type Instance,
+} from "@aws-sdk/client-ec2";
 import { STAGE_TAG_KEY } from "@ottava/aws";
-import { MOTO_CLIENT, ec2Bed, startMoto, type Moto } from "@ottava/aws/testing";
-import { agentUnavailable, startInstance, type AmphoraInstance } from "../agent/agent";
+import { MOTO_CLIENT, ec2Bed, startEc2Proxy, startMoto, type Ec2Proxy, type Moto, type ProxiedCall } from "@ottava/aws/testing";
+import { agentUnavailable, httpGet, serveHttp, startInstance, type AmphoraInstance } from "../agent/agent";
 import { allocateRange, type BedRange } from "./range";
 import { managementNetwork, type ManagementNetwork } from "./network";
+import { gatewayOf, intToIp, ipToInt, vpcPlane, type BedHost, type PlaneEni, type PlaneSubnet, type VpcPlane } from "./vpc";
 
 const HERE = new URL(".", import.meta.url).pathname;
 
@@ -117,7 +134,7 @@ export interface InstanceMetadata {
 export interface BedInstance {
   id: string;
   address: string;
-  /** The MAC of its second interface (eth1, ./network.ts plug): the VIP port the no-op network driver does not make, for the REST driver's networkConfig. */
+  /** With BedOptions.vipStandIn: the MAC of its stand-in VIP port (eth1, ./network.ts plug), for tests on the no-op network driver; else "". */
   vipMac: string;
   metadata: InstanceMetadata;
   /** The instance's namespaces: its files (read, exists), commands in its mount namespace (exec), logs. */
@@ -141,14 +158,48 @@ export interface BedOptions {
   agentPort?: number;
   /** How often moto is asked for instances (ms); default 250. */
   pollMs?: number;
+  /**
+   * Each instance gets a stand-in VIP port (eth1, down, joined to nothing) and BedInstance.vipMac: for
+   * tests on the no-op network driver, which attaches no ENI. Default false: eth1 is the ENI attached at
+   * DeviceIndex 1, if any.
+   */
+  vipStandIn?: boolean;
+}
+
+/** A subnet a test made in one of the bed's VPCs (with its bridge in the VPC's namespace). */
+export interface BedSubnet {
+  id: string;
+  vpcId: string;
+  cidr: string;
+  zone: string;
+  /** Its first host address: the VPC router's. */
+  gateway: string;
+}
+
+/** A client or a backend: a namespace with an ENI's address on its subnet's bridge, the router as its default gateway. */
+export interface BedNode extends BedHost {
+  /** GET <url> from the namespace (Python's sockets): status and body, or status 0 and `error`. */
+  get(url: string, opts?: { ca?: string; host?: string; timeoutS?: number }): { status: number; body: string; error?: string };
+  /** Serves HTTP on its address:port, answering `body` to every GET. */
+  serve(port: number, body: string): Promise<void>;
+  /** Ends its servers, its namespace and its ENI. */
+  remove(): Promise<void>;
 }
 
 export interface Bed {
   range: BedRange;
   /** The controller's address on the management network (moto and the heartbeat receiver listen there). */
   controllerIp: string;
+  /** The file's moto_server: Secrets Manager and IAM (and EC2 without the proxy's corrections). */
   moto: Moto;
+  /** The EC2 test proxy in front of moto (@ottava/aws/testing startEc2Proxy): its recorder and faults. */
+  proxy: Ec2Proxy;
+  /** The proxy's endpoint: OTTAVA_EC2_ENDPOINT, what the product's EC2 calls go through. */
+  ec2Endpoint: string;
+  /** An SDK client to the proxy (what the test does in EC2 is recorded there too). */
   ec2: EC2Client;
+  /** The bed's VPC: the /20. */
+  vpcId: string;
   /** The management subnet of zone us-east-1a (the bed's instances may be in us-east-1b's too): OTTAVA_AMP_BOOT_NETWORK_LIST. */
   subnetId: string;
   zone: string;
@@ -167,6 +218,20 @@ export interface Bed {
   instance(id: string, timeoutMs?: number): Promise<BedInstance>;
   /** Errors of the background syncs and of the instances the bed could not start (each tried once) so far. */
   errors: Error[];
+  /**
+   * A new subnet of the VPC `vpcId` (default the bed's) in `zone` (default us-east-1a), with its bridge and
+   * its router address: the next free /24 of the bed's /20 (the 3rd to the 15th: the first two are the
+   * management subnets, the last holds the controller), or the next /26 of another VPC's /24 (`vpc()`).
+   */
+  subnet(opts?: { zone?: string; vpcId?: string }): Promise<BedSubnet>;
+  /** A new VPC, a /24 of the bed's /20 the bed's VPC will not subnet: its id. It has a router of its own, and nothing joins it to another VPC. */
+  vpc(): Promise<string>;
+  /** A client: a namespace on the subnet's bridge with an ENI's address (moto picks it unless given). */
+  client(subnetId: string, address?: string): Promise<BedNode>;
+  /** A backend: a client serving HTTP on address:port, answering `body`. */
+  backend(subnetId: string, address: string, port: number, body: string): Promise<BedNode>;
+  /** Runs a command in the VPC's router namespace (default the bed's VPC), e.g. `ip neigh show`. */
+  router(args: string[], vpcId?: string): string;
   stop(): Promise<void>;
 }
 
@@ -224,14 +289,39 @@ export async function startBed(opts: BedOptions): Promise<Bed> {
     // The account as the flows find it (@ottava/aws/testing's ec2Bed): a VPC of the /20, management subnets
     // (its first two /24s, in two zones), a security group, and an AMI tagged as an amphora image.
     const account = await ec2Bed(moto, range.address(0));
-    const ec2 = account.ec2;
+    const motoEc2 = account.ec2;
+    cleanups.push(() => motoEc2.destroy());
+    const proxy = await startEc2Proxy(moto.endpoint);
+    cleanups.push(() => proxy.stop());
+    const ec2 = new EC2Client({ ...MOTO_CLIENT, endpoint: proxy.endpoint });
     cleanups.push(() => ec2.destroy());
     const zone = "us-east-1a";
     const subnetId = account.subnets[zone];
+    const vpcId = (await motoEc2.send(new DescribeSubnetsCommand({ SubnetIds: [subnetId] }))).Subnets![0]!.VpcId!;
     const securityGroupId = account.securityGroup;
     const imageTag = `bed-${range.index}`;
     const imageId = await account.taggedImage(imageTag);
-    const bed = await watch({ opts, range, controllerIp, network, moto, ec2, zone, subnetId, securityGroupId, imageId, imageTag });
+    const plane = vpcPlane();
+    cleanups.push(() => plane.stop());
+    const bed = await watch({
+      opts,
+      range,
+      controllerIp,
+      network,
+      moto,
+      proxy,
+      ec2Endpoint: proxy.endpoint,
+      ec2,
+      vpcId,
+      zone,
+      subnetId,
+      securityGroupId,
+      imageId,
+      imageTag,
+      motoEc2,
+      plane,
+      managementSubnets: new Set(Object.values(account.subnets)),
+    });
     cleanups.push(() => bed.stopInstances());
     return { ...bed, stop: stopAll };
   } catch (e) {
@@ -240,10 +330,47 @@ export async function startBed(opts: BedOptions): Promise<Bed> {
   }
 }
 
-type Parts = Omit<Bed, "instances" | "sync" | "instance" | "errors" | "instanceProfile" | "stop"> & { opts: BedOptions };
+type Parts = Omit<
+  Bed,
+  "instances" | "sync" | "instance" | "errors" | "instanceProfile" | "stop" | "subnet" | "vpc" | "client" | "backend" | "router"
+> & {
+  opts: BedOptions;
+  /** A client straight to moto: the bed's own calls (the proxy's recorder and boot behaviour are the tests'). */
+  motoEc2: EC2Client;
+  plane: VpcPlane;
+  managementSubnets: Set<string>;
+};
+
+/**
+ * Where the VPC sends each private address: the ENI that holds it. THE source of truth of VIP routing, one
+ * function to switch: today moto's DescribeNetworkInterfaces, where an address assigned again with
+ * AllowReassignment stays on the old ENI too (../shared/notes/aws-emulation.md), so that an address two
+ * ENIs list goes to the one named by the last successful AssignPrivateIpAddresses of it that went through
+ * the proxy (`assigned`, from its recorder: a proxy.reset() forgets it). Once the proxy records the last
+ * assignment per address (and makes moto's answer honest), this reads that record.
+ */
+export function addressOwners(enis: PlaneEni[], calls: ProxiedCall[]): Map<string, PlaneEni> {
+  const assigned = new Map<string, string>();
+  for (const c of calls)
+    if (c.action === "AssignPrivateIpAddresses" && c.status === 200)
+      for (const [k, v] of Object.entries(c.params)) if (/^PrivateIpAddress\.\d+$/.test(k)) assigned.set(v, c.params.NetworkInterfaceId!);
+  const owners = new Map<string, PlaneEni>();
+  for (const eni of enis)
+    for (const address of eni.addresses) if (!owners.has(address) || assigned.get(address) === eni.id) owners.set(address, eni);
+  return owners;
+}
+
+/** Whether `cidr` lies within `outer` (both IPv4). */
+function within(cidr: string, outer: string): boolean {
+  const [a, p] = cidr.split("/") as [string, string];
+  const [b, q] = outer.split("/") as [string, string];
+  if (Number(p) < Number(q)) return false;
+  const mask = Number(q) === 0 ? 0 : (~0 << (32 - Number(q))) >>> 0;
+  return (ipToInt(a) & mask) >>> 0 === (ipToInt(b) & mask) >>> 0;
+}
 
 async function watch(parts: Parts) {
-  const { opts, moto, ec2, network } = parts;
+  const { opts, moto, motoEc2: ec2, network, plane, range } = parts;
   const instances = new Map<string, BedInstance>();
   const starting = new Map<string, Promise<BedInstance | undefined>>();
   const errors: Error[] = [];
@@ -283,7 +410,7 @@ async function watch(parts: Parts) {
     let vipMac = "";
     const imdsLines: string[] = [];
     try {
-      vipMac = network.plug(ns.netns, metadata.local_ipv4, metadata.mac || undefined).vipMac;
+      vipMac = network.plug(ns.netns, metadata.local_ipv4, metadata.mac || undefined, opts.vipStandIn).vipMac;
       const file = join(ns.dir, "instance.json");
       writeFileSync(file, JSON.stringify(metadata));
       imds = spawn("/usr/bin/nsenter", [`--net=${ns.netns}`, "--", "/usr/bin/python3", join(HERE, "imds"), file], {
@@ -369,6 +496,38 @@ async function watch(parts: Parts) {
       instances.delete(id); // terminated (or stopped): its namespaces go
       await b.ns.stop();
     }
+    if (stopped) return;
+    // The VPCs' data plane: the subnets of the /20 (not the management subnets: those are ./network.ts's
+    // bridge), the ENIs, who holds each address.
+    const [subnetsOut, enisOut] = await Promise.all([
+      ec2.send(new DescribeSubnetsCommand({})),
+      ec2.send(new DescribeNetworkInterfacesCommand({})),
+    ]);
+    const subnets: PlaneSubnet[] = (subnetsOut.Subnets ?? [])
+      .filter((s) => s.CidrBlock && within(s.CidrBlock, range.cidr) && !parts.managementSubnets.has(s.SubnetId!))
+      .map((s) => ({ id: s.SubnetId!, vpcId: s.VpcId!, cidr: s.CidrBlock! }));
+    const inPlane = new Set(subnets.map((s) => s.id));
+    const enis: PlaneEni[] = (enisOut.NetworkInterfaces ?? [])
+      .filter((n) => inPlane.has(n.SubnetId!) && n.MacAddress)
+      .map((n) => ({
+        id: n.NetworkInterfaceId!,
+        subnetId: n.SubnetId!,
+        mac: n.MacAddress!,
+        addresses: [...(n.PrivateIpAddresses ?? [])]
+          .sort((x, y) => Number(y.Primary ?? false) - Number(x.Primary ?? false))
+          .map((a) => a.PrivateIpAddress!)
+          .filter(Boolean),
+        attachment: n.Attachment?.InstanceId
+          ? {
+              id: n.Attachment.AttachmentId!,
+              instanceId: n.Attachment.InstanceId,
+              deviceIndex: n.Attachment.DeviceIndex ?? 0,
+              status: n.Attachment.Status ?? "",
+            }
+          : undefined,
+      }));
+    const netns = new Map([...instances].map(([id, b]) => [id, b.ns.netns]));
+    errors.push(...(await plane.apply({ subnets, enis, owners: addressOwners(enis, parts.proxy.calls), instances: netns })));
   };
   // One sync at a time; a failed one (moto busy) leaves the next to run.
   const sync = () => {
@@ -381,12 +540,113 @@ async function watch(parts: Parts) {
     sync().catch((e: unknown) => errors.push(e as Error));
   }, opts.pollMs ?? 250);
 
+  // Address blocks for the tests' subnets: the /24s of the /20 after the management subnets' two and
+  // before the controller's (the bed's VPC's subnets from the bottom, other VPCs from the top), and in
+  // another VPC (a /24), its four /26s.
+  const free24 = Array.from({ length: 13 }, (_, i) => i + 2);
+  const otherVpcs = new Map<string, { base: string; free: number[] }>();
+  /** How to end each client and backend (servers, namespace) at stop. */
+  const nodeEnds = new Set<() => void>();
+
+  const subnetOf = async (subnetId: string): Promise<PlaneSubnet> => {
+    const s = (await ec2.send(new DescribeSubnetsCommand({ SubnetIds: [subnetId] }))).Subnets![0]!;
+    if (!within(s.CidrBlock!, range.cidr) || parts.managementSubnets.has(subnetId))
+      throw new Error(
+        `${subnetId} (${s.CidrBlock}) is not a subnet of the bed's data plane: a management subnet, or outside ${range.cidr}`,
+      );
+    return { id: subnetId, vpcId: s.VpcId!, cidr: s.CidrBlock! };
+  };
+
+  const client = async (subnetId: string, address?: string): Promise<BedNode> => {
+    const subnet = await subnetOf(subnetId);
+    const eni = (
+      await ec2.send(
+        new CreateNetworkInterfaceCommand({
+          SubnetId: subnetId,
+          ...(address ? { PrivateIpAddress: address } : {}),
+          Description: "ottava test bed: a client or backend namespace",
+        }),
+      )
+    ).NetworkInterface!;
+    const deleteEni = () =>
+      ec2.send(new DeleteNetworkInterfaceCommand({ NetworkInterfaceId: eni.NetworkInterfaceId! })).catch(() => undefined);
+    let host: BedHost;
+    try {
+      host = await plane.plugHost(subnet, eni.NetworkInterfaceId!, eni.PrivateIpAddress!, eni.MacAddress!);
+    } catch (e) {
+      await deleteEni();
+      throw e;
+    }
+    const servers: ChildProcess[] = [];
+    const end = () => {
+      nodeEnds.delete(end);
+      for (const p of servers) {
+        p.stdin?.end();
+        p.kill("SIGKILL");
+      }
+      host.remove();
+    };
+    const node: BedNode = {
+      ...host,
+      get: (url, o) => httpGet(host.nsenter, url, o),
+      serve: async (port, body) => void servers.push(await serveHttp(host.nsenter, host.address, port, body)),
+      remove: async () => {
+        end();
+        await deleteEni();
+      },
+    };
+    nodeEnds.add(end);
+    // The router learns its address at the next sync.
+    await sync();
+    return node;
+  };
+
   return {
     ...parts,
     instances,
     errors,
     instanceProfile: (profile: string, role: string) => iam(moto.endpoint, { op: "create", profile, role })!,
     sync,
+    subnet: async ({ zone = "us-east-1a", vpcId = parts.vpcId }: { zone?: string; vpcId?: string } = {}) => {
+      let cidr: string;
+      if (vpcId === parts.vpcId) {
+        const i = free24.shift();
+        if (i === undefined) throw new Error(`the bed's /20 has no free /24 left for a subnet`);
+        cidr = `${range.address(i * 256)}/24`;
+      } else {
+        const other = otherVpcs.get(vpcId);
+        if (!other) throw new Error(`${vpcId} is neither the bed's VPC nor one of bed.vpc()`);
+        const i = other.free.shift();
+        if (i === undefined) throw new Error(`${vpcId} has no free /26 left for a subnet`);
+        cidr = `${intToIp(ipToInt(other.base) + i * 64)}/26`;
+      }
+      const id = (await ec2.send(new CreateSubnetCommand({ VpcId: vpcId, CidrBlock: cidr, AvailabilityZone: zone }))).Subnet!.SubnetId!;
+      for (const started = Date.now(); !plane.hasBridge(vpcId, id); await new Promise((r) => setTimeout(r, 50))) {
+        if (Date.now() - started > 20_000) throw new Error(`no bridge for ${id} within 20 s: ${errors.map((e) => e.message).join("; ")}`);
+        await sync();
+      }
+      return { id, vpcId, cidr, zone, gateway: gatewayOf(cidr) };
+    },
+    vpc: async () => {
+      const i = free24.pop();
+      if (i === undefined) throw new Error(`the bed's /20 has no free /24 left for a VPC`);
+      const base = range.address(i * 256);
+      const id = (await ec2.send(new CreateVpcCommand({ CidrBlock: `${base}/24` }))).Vpc!.VpcId!;
+      otherVpcs.set(id, { base, free: [0, 1, 2, 3] });
+      return id;
+    },
+    client,
+    backend: async (subnetId: string, address: string, port: number, body: string) => {
+      const node = await client(subnetId, address);
+      try {
+        await node.serve(port, body);
+      } catch (e) {
+        await node.remove();
+        throw e;
+      }
+      return node;
+    },
+    router: (args: string[], vpcId = parts.vpcId) => plane.exec(vpcId, args),
     instance: async (id: string, timeoutMs = 30_000) => {
       for (const started = Date.now(); Date.now() - started < timeoutMs;) {
         const b = instances.get(id) ?? (await starting.get(id));
@@ -407,6 +667,8 @@ async function watch(parts: Parts) {
       await Promise.all([...starting.values()]);
       await Promise.all([...instances.values()].map((b) => b.ns.stop()));
       instances.clear();
+      // Clients and backends: their servers and namespaces (moto, and their ENIs, go next).
+      for (const end of [...nodeEnds]) end();
     },
     moto,
   };

@@ -15,12 +15,12 @@ export interface ManagementNetwork {
   /**
    * Plugs an instance into the bridge: a veth pair whose instance end is its eth0 (with `mac` and
    * `address`/prefix), in the network namespace `netns` (a /proc/<pid>/ns/net path); its lo holds
-   * 169.254.169.254 for its metadata service. Its eth1 is the VIP port's stand-in (the REST driver's VIP
-   * plug needs an interface with the VRRP port's MAC, which the no-op network driver does not make; the
-   * VPC driver's ENI, next issue): a veth pair whose other end stays down in the bridge's namespace. Answers
-   * the bridge end's name and eth1's MAC.
+   * 169.254.169.254 for its metadata service. With `vipStandIn`, its eth1 is a stand-in VIP port (for tests
+   * on the no-op network driver, which makes no ENI: the REST driver's VIP plug needs an interface with the
+   * VRRP port's MAC): a veth pair whose other end stays down in the bridge's namespace. The VPC's ENIs are
+   * ./vpc.ts's. Answers the bridge end's name and eth1's MAC ("" without the stand-in).
    */
-  plug(netns: string, address: string, mac: string | undefined): { bridgeIf: string; vipMac: string };
+  plug(netns: string, address: string, mac: string | undefined, vipStandIn?: boolean): { bridgeIf: string; vipMac: string };
   /** Runs a command in the bridge's namespace. */
   exec(args: string[]): string;
   remove(): void;
@@ -36,7 +36,7 @@ export async function managementNetwork(opts: { index: number; controllerIp: str
     hostIf,
     controllerIp: opts.controllerIp,
     prefix: opts.prefix,
-    plug: (netns, address, mac) => {
+    plug: (netns, address, mac, vipStandIn = false) => {
       const name = `i${process.pid % 10000}p${++plugs}`;
       const inInstance = (...args: string[]) => run("/usr/bin/nsenter", [`--net=${netns}`, "--", "/usr/sbin/ip", ...args]);
       inBridge("/usr/sbin/ip", "link", "add", name, "type", "veth", "peer", "name", "eth0", "netns", netns);
@@ -46,6 +46,7 @@ export async function managementNetwork(opts: { index: number; controllerIp: str
       if (mac) inInstance("link", "set", "eth0", "address", mac);
       inInstance("addr", "add", `${address}/${opts.prefix}`, "dev", "eth0");
       inInstance("link", "set", "eth0", "up");
+      if (!vipStandIn) return { bridgeIf: name, vipMac: "" };
       inBridge("/usr/sbin/ip", "link", "add", `${name}v`, "type", "veth", "peer", "name", "eth1", "netns", netns);
       const vipMac = /link\/ether ([0-9a-f:]{17})/.exec(inInstance("-o", "link", "show", "eth1"))![1]!;
       return { bridgeIf: name, vipMac };
