@@ -30,7 +30,7 @@ import {
   type Instance,
 } from "@aws-sdk/client-ec2";
 import { STAGE_TAG_KEY } from "@ottava/aws";
-import { MOTO_CLIENT, ec2Bed, startEc2Proxy, startMoto, type Ec2Proxy, type Moto, type ProxiedCall } from "@ottava/aws/testing";
+import { MOTO_CLIENT, ec2Bed, startEc2Proxy, startMoto, type Ec2Proxy, type Moto } from "@ottava/aws/testing";
 import { agentUnavailable, httpGet, serveHttp, startInstance, type AmphoraInstance } from "../agent/agent";
 import { allocateRange, type BedRange } from "./range";
 import { managementNetwork, type ManagementNetwork } from "./network";
@@ -342,21 +342,18 @@ type Parts = Omit<
 };
 
 /**
- * Where the VPC sends each private address: the ENI that holds it. THE source of truth of VIP routing, one
- * function to switch: today moto's DescribeNetworkInterfaces, where an address assigned again with
- * AllowReassignment stays on the old ENI too (../shared/notes/aws-emulation.md), so that an address two
- * ENIs list goes to the one named by the last successful AssignPrivateIpAddresses of it that went through
- * the proxy (`assigned`, from its recorder: a proxy.reset() forgets it). Once the proxy records the last
- * assignment per address (and makes moto's answer honest), this reads that record.
+ * Where the VPC sends each private address: the ENI that holds it. The source of truth of VIP routing is
+ * the EC2 test proxy's record of the last AssignPrivateIpAddresses of each address (`vipHolder`); the
+ * proxy also makes moto's DescribeNetworkInterfaces honest (an address moved with AllowReassignment leaves
+ * the old ENI), so an address the proxy never assigned (an ENI's primary) goes to the ENI that lists it.
  */
-export function addressOwners(enis: PlaneEni[], calls: ProxiedCall[]): Map<string, PlaneEni> {
-  const assigned = new Map<string, string>();
-  for (const c of calls)
-    if (c.action === "AssignPrivateIpAddresses" && c.status === 200)
-      for (const [k, v] of Object.entries(c.params)) if (/^PrivateIpAddress\.\d+$/.test(k)) assigned.set(v, c.params.NetworkInterfaceId!);
+export function addressOwners(enis: PlaneEni[], vipHolder: (address: string) => string | undefined): Map<string, PlaneEni> {
   const owners = new Map<string, PlaneEni>();
   for (const eni of enis)
-    for (const address of eni.addresses) if (!owners.has(address) || assigned.get(address) === eni.id) owners.set(address, eni);
+    for (const address of eni.addresses) {
+      const holder = vipHolder(address);
+      if (holder === undefined ? !owners.has(address) : holder === eni.id) owners.set(address, eni);
+    }
   return owners;
 }
 
@@ -527,7 +524,7 @@ async function watch(parts: Parts) {
           : undefined,
       }));
     const netns = new Map([...instances].map(([id, b]) => [id, b.ns.netns]));
-    errors.push(...(await plane.apply({ subnets, enis, owners: addressOwners(enis, parts.proxy.calls), instances: netns })));
+    errors.push(...(await plane.apply({ subnets, enis, owners: addressOwners(enis, (a) => parts.proxy.vipHolder(a)), instances: netns })));
   };
   // One sync at a time; a failed one (moto busy) leaves the next to run.
   const sync = () => {
