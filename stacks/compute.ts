@@ -91,12 +91,30 @@ export function createAmphoraCompute() {
 
   /**
    * What housekeeping's orphan sweep (sweepHandler, packages/aws/src/sweeper.ts) may do: list this stage's
-   * instances, amphora secrets and placement groups, and remove them.
+   * instances, amphora secrets, placement groups, ENIs and load-balancer security groups (the vpc network
+   * driver's), and remove them.
    */
   const sweepPermissions = [
     // Neither Describe action nor ListSecrets takes a resource narrower than "*".
-    { actions: ["ec2:DescribeInstances", "ec2:DescribePlacementGroups", "secretsmanager:ListSecrets"], resources: ["*"] },
+    {
+      actions: [
+        "ec2:DescribeInstances",
+        "ec2:DescribePlacementGroups",
+        "ec2:DescribeNetworkInterfaces",
+        "ec2:DescribeSecurityGroups",
+        "secretsmanager:ListSecrets",
+      ],
+      resources: ["*"],
+    },
     { actions: ["ec2:TerminateInstances"], resources: [ec2("instance/*")], conditions: ofStage("aws:ResourceTag") },
+    // An ENI is detached from its instance first: the action names both.
+    {
+      actions: ["ec2:DetachNetworkInterface"],
+      resources: [ec2("network-interface/*"), ec2("instance/*")],
+      conditions: ofStage("aws:ResourceTag"),
+    },
+    { actions: ["ec2:DeleteNetworkInterface"], resources: [ec2("network-interface/*")], conditions: ofStage("aws:ResourceTag") },
+    { actions: ["ec2:DeleteSecurityGroup"], resources: [ec2("security-group/*")], conditions: ofStage("aws:ResourceTag") },
     { actions: ["ec2:DeletePlacementGroup"], resources: [ec2(`placement-group/ottava-${stage}-lb-*`)] },
     { actions: ["secretsmanager:DeleteSecret"], resources: [secrets] },
   ];

@@ -1,28 +1,36 @@
-// A load balancer on EC2 amphorae, end to end on the test bed (test/support/bed): OTTAVA_COMPUTE_DRIVER=ec2
-// against the file's moto, the REST amphora driver, the no-op network driver. The API creates the load
-// balancer; the real flows run RunInstances with the user data and the amphora's secret; the bed boots the
-// instance (Debian's cloud-init, the user data, packages/aws/image/ottava-amphora-configure fetching the
-// secret with the instance role's IMDSv2 credentials and starting Octavia's real agent); the REST driver
-// reaches the agent on the instance's management address over mutual TLS with the certificate from that
-// secret; the agent's heartbeats reach the health manager's receiver on the controller's address.
-//
-// The no-op network driver makes no VIP port, and the create flow's VIP plug (AmphoraePostVipPlug) needs
-// one: the REST driver is given the network configuration as test/agent.e2e.test.ts gives it, with the
-// MAC of the bed's stand-in VIP port (each instance's dummy eth1: vipStandIn). The product's EC2 calls go
-// through the bed's EC2 test proxy.
+// A load balancer on EC2 amphorae with its VIP in a VPC, end to end on the test bed (test/support/bed):
+// OTTAVA_COMPUTE_DRIVER=ec2 and OTTAVA_NETWORK_DRIVER=vpc against the file's moto (behind the bed's EC2
+// test proxy), the REST amphora driver. The API creates the load balancer and allocates its VIP (a
+// secondary address of a reservation ENI); the real flows run RunInstances with the user data and the
+// amphora's secret, and plug the VIP (an ENI attached to the instance, the VIP moved to it); the bed boots
+// the instance (Debian's cloud-init, the user data, packages/aws/image/ottava-amphora-configure fetching
+// the secret with the instance role's IMDSv2 credentials and starting Octavia's real agent), makes the
+// attached ENI its eth1, and routes the VIP to the ENI the last AssignPrivateIpAddresses named (ARP does
+// not move it). The REST driver reaches the agent on the instance's management address over mutual TLS;
+// the agent's heartbeats reach the health manager's receiver on the controller's address. A client in
+// another subnet of the VPC reaches the members, in a third subnet, through the VIP: after an amphora
+// failover, and after keepalived promotes an ACTIVE_STANDBY pair's BACKUP (ottava-vrrp-master reports it
+// to the receiver, whose flow moves the VIP).
 import { createHash, randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { NOOP_VIP_ADDRESS, type Amphora } from "@ottava/core";
+import {
+  CreateTagsCommand,
+  DescribeInstancesCommand,
+  DescribeNetworkInterfacesCommand,
+  DescribeSecurityGroupRulesCommand,
+  DescribeSecurityGroupsCommand,
+} from "@aws-sdk/client-ec2";
+import type { Amphora } from "@ottava/core";
 import { createLogger, metrics } from "@ottava/edge";
 import { DynamoHealthStore, createClients } from "@ottava/db";
-import { AmphoraApiClient, CLIENT_CERT_CN, createRestAmphoraDriver, freePort } from "@ottava/amphora";
+import { AmphoraApiClient, CLIENT_CERT_CN, freePort } from "@ottava/amphora";
 import { HeartbeatReceiver, LocalCertGenerator, createLocalCa } from "@ottava/controller";
-import { amphoraSecretName } from "@ottava/aws";
+import { LOAD_BALANCER_TAG_KEY, SHARED_TAG_KEY, STAGE_TAG_KEY, amphoraSecretName } from "@ottava/aws";
 import { MOTO_CLIENT, motoSecretsManager } from "@ottava/aws/testing";
-import { inProcessApp, SUBNET } from "@ottava/local/testing";
+import { inProcessApp } from "@ottava/local/testing";
 import { AGENT_CONFIG_PATH, AGENT_SERVER_PEM_PATH } from "./support/agent/agent";
-import { bedUnavailable, startBed, type Bed, type BedInstance } from "./support/bed/bed";
+import { bedUnavailable, startBed, type Bed, type BedInstance, type BedNode, type BedSubnet } from "./support/bed/bed";
 
 const unavailable = bedUnavailable();
 if (unavailable)
@@ -33,9 +41,14 @@ if (unavailable)
 const IMAGE = new URL("../packages/aws/image/", import.meta.url).pathname;
 const STAGE = `e2e${randomUUID().slice(0, 8)}`;
 const HEARTBEAT_KEY = `bed-heartbeat-key-${randomUUID()}`;
-const VIP = "198.51.100.10";
 
 let bed: Bed;
+/** The VIP subnet (shared: any project may use it), the members' subnet, the client's subnet: one VPC. */
+let vipSubnet: BedSubnet;
+let vipSubnetUuid: string;
+let client: BedNode;
+let members: BedNode[];
+let VIP: string;
 let app: Awaited<ReturnType<typeof inProcessApp>>;
 let receiver: HeartbeatReceiver;
 let caPem: string;
@@ -49,7 +62,6 @@ const sha256 = (s: string) => createHash("sha256").update(s).digest("hex");
 beforeAll(async () => {
   bed = await startBed({
     stage: STAGE,
-    vipStandIn: true,
     // The baked image: what install.sh installs beyond Debian's packages (this host has those).
     image: {
       "/usr/local/sbin/ottava-amphora-configure:755": readFileSync(`${IMAGE}ottava-amphora-configure`, "utf8"),
@@ -57,6 +69,13 @@ beforeAll(async () => {
       "/usr/lib/systemd/system/amphora-agent.service": readFileSync(`${IMAGE}amphora-agent.service`, "utf8"),
     },
   });
+  vipSubnet = await bed.subnet({ zone: bed.zone });
+  await bed.ec2.send(new CreateTagsCommand({ Resources: [vipSubnet.id], Tags: [{ Key: SHARED_TAG_KEY, Value: "true" }] }));
+  const memberSubnet = await bed.subnet({ zone: bed.zone });
+  const clientSubnet = await bed.subnet({ zone: bed.zone });
+  const memberAddress = (n: number) => memberSubnet.cidr.replace(/\.0\/\d+$/, `.${20 + n}`);
+  members = await Promise.all([1, 2].map((n) => bed.backend(memberSubnet.id, memberAddress(n), 8080, `member-${n}`)));
+  client = await bed.client(clientSubnet.id);
   const ca = await createLocalCa({ commonName: "Ottava EC2 bed CA" });
   caPem = ca.certificate;
   gen = new LocalCertGenerator(() => ca);
@@ -69,7 +88,7 @@ beforeAll(async () => {
     OTTAVA_STAGE: STAGE,
     OTTAVA_COMPUTE_DRIVER: "ec2",
     OTTAVA_AMPHORA_DRIVER: "rest",
-    OTTAVA_NETWORK_DRIVER: "noop",
+    OTTAVA_NETWORK_DRIVER: "vpc",
     OTTAVA_EC2_ENDPOINT: bed.ec2Endpoint,
     OTTAVA_SECRETSMANAGER_ENDPOINT: bed.moto.endpoint,
     OTTAVA_AMP_IMAGE_TAG: bed.imageTag,
@@ -88,18 +107,6 @@ beforeAll(async () => {
     OTTAVA_ACTIVE_CONNECTION_MAX_RETRIES: "5",
     OTTAVA_ACTIVE_CONNECTION_RETRY_INTERVAL: "1",
   });
-  // The VIP port the no-op network driver does not make: each instance's stand-in (see the header).
-  const network = {
-    getNetworkConfigs: async (_lb: unknown, amp: Amphora) => ({
-      vrrp_port: { mac_address: (await bed.instance(amp.compute_id!)).vipMac, mtu: 1500 },
-      vip_subnet: { cidr: "198.51.100.0/24", gateway_ip: "198.51.100.254", host_routes: [] },
-      additional_vip_data: [],
-    }),
-  };
-  app.tasks.drivers.amphora = createRestAmphoraDriver(app.config, app.tasks.drivers.certificates, network, {
-    certs: app.tasks.certs!,
-    log: app.tasks.log,
-  });
   receiver = new HeartbeatReceiver({
     key: HEARTBEAT_KEY,
     host: bed.controllerIp,
@@ -108,8 +115,14 @@ beforeAll(async () => {
     compute: app.tasks.drivers.compute,
     log: createLogger({ service: "bed-heartbeats" }, "error"),
     metrics,
+    // keepalived's promotion reports (ottava-vrrp-master) start the flow that moves the VIP.
+    promotions: { engine: app.engine, store: app.store },
   });
   await receiver.start();
+  // The VIP subnet's UUID, as a client finds it: the Neutron look-up by its AWS id.
+  const found = await app.call("GET", `/network/v2.0/subnets/${vipSubnet.id}`);
+  expect(found.status).toBe(200);
+  vipSubnetUuid = found.body.subnet.id;
 }, 180_000);
 
 afterAll(async () => {
@@ -118,6 +131,69 @@ afterAll(async () => {
   await bed?.stop();
   vi.unstubAllEnvs();
 });
+
+const inCidr = (ip: string, cidr: string) => {
+  const n = (a: string) => a.split(".").reduce((v, o) => v * 256 + Number(o), 0);
+  const [base, bits] = cidr.split("/");
+  return Math.floor(n(ip) / 2 ** (32 - Number(bits))) === Math.floor(n(base!) / 2 ** (32 - Number(bits)));
+};
+
+/** The ENI the vpc driver made for an amphora (its VRRP port), as EC2 describes it. */
+async function amphoraEni(amphoraId: string) {
+  const out = await bed.ec2.send(
+    new DescribeNetworkInterfacesCommand({ Filters: [{ Name: "tag:ottava:amphora-id", Values: [amphoraId] }] }),
+  );
+  expect(out.NetworkInterfaces).toHaveLength(1);
+  return out.NetworkInterfaces![0]!;
+}
+
+/** Waits for the load balancer to leave PENDING_*; it must be ACTIVE. */
+async function settled(id: string) {
+  await withLogs(async () => {
+    await vi.waitFor(
+      async () =>
+        expect((await app.call("GET", `/v2/lbaas/loadbalancers/${id}`)).body.loadbalancer.provisioning_status).not.toMatch(/^PENDING/),
+      { timeout: 240_000, interval: 1000 },
+    );
+    expect((await app.call("GET", `/v2/lbaas/loadbalancers/${id}`)).body.loadbalancer.provisioning_status).toBe("ACTIVE");
+  });
+}
+
+/** A load balancer in the VIP subnet with an HTTP listener on 80 and a round-robin pool of both members, fully populated; ACTIVE. */
+async function createLoadBalancer(name: string, extra: Record<string, unknown> = {}): Promise<string> {
+  const res = await app.call("POST", "/v2/lbaas/loadbalancers", {
+    loadbalancer: {
+      name,
+      vip_subnet_id: vipSubnetUuid,
+      ...extra,
+      listeners: [
+        {
+          protocol: "HTTP",
+          protocol_port: 80,
+          default_pool: {
+            protocol: "HTTP",
+            lb_algorithm: "ROUND_ROBIN",
+            members: members.map((m) => ({ address: m.address, protocol_port: 8080 })),
+          },
+        },
+      ],
+    },
+  });
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  await settled(res.body.loadbalancer.id);
+  return res.body.loadbalancer.id;
+}
+
+/** `n` GETs of the VIP from the client's subnet: how many each member answered (and failures). */
+function spread(n: number): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (let i = 0; i < n; i++) {
+    const r = client.get(`http://${VIP}/`, { timeoutS: 5 });
+    const key = r.status === 200 ? r.body.trim() : `status ${r.status}`;
+    counts[key] = (counts[key] ?? 0) + 1;
+  }
+  return counts;
+}
 
 /** Runs a step; on failure the instances' boot, agent and metadata logs come with the error. */
 async function withLogs<T>(fn: () => Promise<T>): Promise<T> {
@@ -131,26 +207,24 @@ async function withLogs<T>(fn: () => Promise<T>): Promise<T> {
 }
 
 describe("a load balancer on EC2 amphorae booted by the test bed", () => {
-  it("reaches ACTIVE through the real flows: RunInstances, the instance's boot, the agent reached over mutual TLS, the VIP plugged", async () => {
-    const res = await app.call("POST", "/v2/lbaas/loadbalancers", {
-      loadbalancer: { vip_subnet_id: SUBNET, vip_address: VIP, name: "on-ec2" },
-    });
-    expect(res.status).toBe(201);
-    lbId = res.body.loadbalancer.id;
-    await withLogs(async () => {
-      await vi.waitFor(
-        async () => {
-          const lb = (await app.call("GET", `/v2/lbaas/loadbalancers/${lbId}`)).body.loadbalancer;
-          expect(lb.provisioning_status).not.toMatch(/^PENDING/);
-        },
-        { timeout: 240_000, interval: 1000 },
-      );
-      expect((await app.call("GET", `/v2/lbaas/loadbalancers/${lbId}`)).body.loadbalancer.provisioning_status).toBe("ACTIVE");
-    });
+  it("reaches ACTIVE through the real flows: the VIP allocated in the VPC, RunInstances, the instance's boot, the agent reached over mutual TLS, the VIP plugged", async () => {
+    lbId = await createLoadBalancer("on-ec2");
+    const lb = (await app.call("GET", `/v2/lbaas/loadbalancers/${lbId}`)).body.loadbalancer;
+    VIP = lb.vip_address;
+    expect(lb).toMatchObject({ vip_subnet_id: vipSubnetUuid, vip_network_id: expect.any(String), vip_port_id: expect.any(String) });
+    expect(inCidr(VIP, vipSubnet.cidr)).toBe(true);
     const amphorae = (await app.call("GET", `/v2/octavia/amphorae?loadbalancer_id=${lbId}`)).body.amphorae;
     expect(amphorae).toHaveLength(1);
     amphora = (await app.store.getAmphora(amphorae[0].id))!;
-    expect(amphora).toMatchObject({ status: "ALLOCATED", vrrp_ip: NOOP_VIP_ADDRESS });
+    expect(amphora.status).toBe("ALLOCATED");
+    // Its VRRP port: an ENI in the VIP subnet, attached to the instance, holding the VIP (the proxy's record).
+    const eni = await amphoraEni(amphora.id);
+    expect(eni).toMatchObject({
+      SubnetId: vipSubnet.id,
+      PrivateIpAddress: amphora.vrrp_ip,
+      Attachment: { InstanceId: amphora.compute_id, DeviceIndex: 1 },
+    });
+    expect(bed.proxy.vipHolder(VIP)).toBe(eni.NetworkInterfaceId);
     instance = await bed.instance(amphora.compute_id!);
     // The management address the flow reached the agent on is the instance's, from moto, in the bed's subnet.
     expect(amphora.lb_network_ip).toBe(instance.address);
@@ -190,7 +264,7 @@ describe("a load balancer on EC2 amphorae booted by the test bed", () => {
     // Octavia's agent, started by the configure step through systemctl: the unit's process.
     expect(instance.ns.exec(["systemctl", "is-active", "amphora-agent"]).stdout.trim()).toBe("active");
     expect(instance.ns.exec(["pgrep", "-f", "/usr/bin/amphora-agent --config-file /etc/octavia/amphora-agent.conf"]).status).toBe(0);
-    // The flow's VIP plug reached the agent: the stand-in VIP port moved into its amphora-haproxy namespace with the VIP.
+    // The flow's VIP plug reached the agent: the ENI (the instance's eth1, found by its MAC) moved into its amphora-haproxy namespace with the VIP.
     expect(instance.ns.exec(["ip", "netns", "exec", "amphora-haproxy", "ip", "-4", "-o", "addr"]).stdout).toContain(`inet ${VIP}/`);
   });
 
@@ -242,4 +316,136 @@ describe("a load balancer on EC2 amphorae booted by the test bed", () => {
     expect(receiver.counters.rejected).toBe(0);
     expect(receiver.counters.unknown).toBe(0);
   });
+
+  it("serves the members through the VIP to a client in another subnet: 30 requests split by round robin", () => {
+    expect(spread(30)).toEqual({ "member-1": 15, "member-2": 15 });
+  });
+
+  it("holds Octavia's rules in the load balancer's security group: the listener's port from anywhere, the peer port", async () => {
+    const group = (
+      await bed.ec2.send(new DescribeSecurityGroupsCommand({ Filters: [{ Name: `tag:${LOAD_BALANCER_TAG_KEY}`, Values: [lbId] }] }))
+    ).SecurityGroups!;
+    expect(group).toHaveLength(1);
+    const rules = (
+      await bed.ec2.send(new DescribeSecurityGroupRulesCommand({ Filters: [{ Name: "group-id", Values: [group[0]!.GroupId!] }] }))
+    ).SecurityGroupRules!.filter((r) => !r.IsEgress);
+    expect(rules.map((r) => `${r.IpProtocol} ${r.FromPort}-${r.ToPort} ${r.CidrIpv4}`).sort()).toEqual([
+      "tcp 1025-1025 0.0.0.0/0",
+      "tcp 80-80 0.0.0.0/0",
+    ]);
+  });
+
+  it("fails the amphora over: the new amphora's ENI takes the VIP (AllowReassignment) before the old one goes; traffic resumes; the old instance and ENI are gone", async () => {
+    const oldEni = (await amphoraEni(amphora.id)).NetworkInterfaceId!;
+    const oldInstance = amphora.compute_id!;
+    bed.proxy.reset();
+    expect((await app.call("PUT", `/v2/octavia/amphorae/${amphora.id}/failover`)).status).toBe(202);
+    await settled(lbId);
+    const [replacement] = (await app.store.amphoraeOf(lbId)).filter((a) => a.status === "ALLOCATED");
+    expect(replacement!.id).not.toBe(amphora.id);
+    const newEni = (await amphoraEni(replacement!.id)).NetworkInterfaceId!;
+    // The VIP moved to the new ENI with AllowReassignment, before the old ENI was detached, and never back.
+    const calls = bed.proxy.calls.filter((c) => c.status === 200);
+    const move = calls.findIndex(
+      (c) => c.action === "AssignPrivateIpAddresses" && c.params.NetworkInterfaceId === newEni && c.params["PrivateIpAddress.1"] === VIP,
+    );
+    expect(move).toBeGreaterThanOrEqual(0);
+    expect(calls[move]!.params.AllowReassignment).toBe("true");
+    const detach = calls.findIndex((c) => c.action === "DetachNetworkInterface");
+    expect(detach).toBeGreaterThan(move);
+    expect(calls.filter((c) => c.action === "UnassignPrivateIpAddresses")).toEqual([]);
+    expect(bed.proxy.vipHolder(VIP)).toBe(newEni);
+    await bed.instance(replacement!.compute_id!);
+    await withLogs(async () =>
+      vi.waitFor(() => expect(spread(10)).toEqual({ "member-1": 5, "member-2": 5 }), { timeout: 60_000, interval: 1000 }),
+    );
+    // The old amphora's instance and ENI are gone.
+    const old = (
+      await bed.ec2.send(new DescribeNetworkInterfacesCommand({ Filters: [{ Name: "network-interface-id", Values: [oldEni] }] }))
+    ).NetworkInterfaces;
+    expect(old).toEqual([]);
+    await vi.waitFor(() => expect(bed.instances.has(oldInstance)).toBe(false), { timeout: 30_000, interval: 500 });
+    amphora = replacement!;
+  }, 300_000);
+
+  it("deletes the load balancer: nothing tagged with it remains (no ENI, group or instance)", async () => {
+    expect((await app.call("DELETE", `/v2/lbaas/loadbalancers/${lbId}?cascade=true`)).status).toBe(204);
+    await app.settle();
+    await vi.waitFor(async () => expect(await taggedWith(lbId)).toEqual({ enis: [], groups: [], instances: [] }), {
+      timeout: 60_000,
+      interval: 1000,
+    });
+  }, 120_000);
+});
+
+/** What EC2 holds tagged with the load balancer: ENIs, security groups, instances not terminated. */
+async function taggedWith(id: string) {
+  const filter = [
+    { Name: `tag:${LOAD_BALANCER_TAG_KEY}`, Values: [id] },
+    { Name: `tag:${STAGE_TAG_KEY}`, Values: [STAGE] },
+  ];
+  const enis = (await bed.ec2.send(new DescribeNetworkInterfacesCommand({ Filters: filter }))).NetworkInterfaces ?? [];
+  const groups = (await bed.ec2.send(new DescribeSecurityGroupsCommand({ Filters: filter }))).SecurityGroups ?? [];
+  const instances = (
+    await bed.ec2.send(
+      new DescribeInstancesCommand({
+        Filters: [...filter, { Name: "instance-state-name", Values: ["pending", "running", "stopping", "stopped"] }],
+      }),
+    )
+  ).Reservations!.flatMap((r) => r.Instances ?? []);
+  return {
+    enis: enis.map((e) => e.NetworkInterfaceId),
+    groups: groups.map((g) => g.GroupId),
+    instances: instances.map((i) => i.InstanceId),
+  };
+}
+
+describe("an ACTIVE_STANDBY pair in the VPC: keepalived's promotion moves the VIP", () => {
+  let pair: string;
+
+  it("serves through the MASTER, which holds the VIP", async () => {
+    const profile = await app.call("POST", "/v2/lbaas/flavorprofiles", {
+      flavorprofile: {
+        name: "act-stdby",
+        provider_name: "amphora",
+        flavor_data: JSON.stringify({ loadbalancer_topology: "ACTIVE_STANDBY" }),
+      },
+    });
+    expect(profile.status).toBe(201);
+    const flavor = await app.call("POST", "/v2/lbaas/flavors", {
+      flavor: { name: "act-stdby", flavor_profile_id: profile.body.flavorprofile.id },
+    });
+    expect(flavor.status).toBe(201);
+    pair = await createLoadBalancer("pair", { flavor_id: flavor.body.flavor.id });
+    VIP = (await app.call("GET", `/v2/lbaas/loadbalancers/${pair}`)).body.loadbalancer.vip_address;
+    const amphorae = await app.store.amphoraeOf(pair);
+    const master = amphorae.find((a) => a.role === "MASTER")!;
+    expect(bed.proxy.vipHolder(VIP)).toBe((await amphoraEni(master.id)).NetworkInterfaceId);
+    await withLogs(async () =>
+      vi.waitFor(() => expect(spread(10)).toEqual({ "member-1": 5, "member-2": 5 }), { timeout: 60_000, interval: 1000 }),
+    );
+  }, 300_000);
+
+  it("kills the MASTER's keepalived: the BACKUP's reports its promotion, the flow moves the VIP to its ENI, traffic resumes", async () => {
+    const amphorae = await app.store.amphoraeOf(pair);
+    const master = amphorae.find((a) => a.role === "MASTER")!;
+    const backup = amphorae.find((a) => a.role === "BACKUP")!;
+    const backupEni = (await amphoraEni(backup.id)).NetworkInterfaceId!;
+    const accepted = receiver.counters.promotions;
+    const masterInstance = await bed.instance(master.compute_id!);
+    expect(masterInstance.ns.exec(["pkill", "-KILL", "keepalived"]).status).toBe(0);
+    await withLogs(async () => {
+      await vi.waitFor(() => expect(bed.proxy.vipHolder(VIP)).toBe(backupEni), { timeout: 60_000, interval: 500 });
+      expect(receiver.counters.promotions).toBeGreaterThan(accepted);
+      const moved = bed.proxy.calls.filter((c) => c.action === "AssignPrivateIpAddresses" && c.params.NetworkInterfaceId === backupEni);
+      expect(moved.at(-1)!.params.AllowReassignment).toBe("true");
+      await vi.waitFor(() => expect(spread(10)).toEqual({ "member-1": 5, "member-2": 5 }), { timeout: 60_000, interval: 1000 });
+    });
+    expect((await app.call("DELETE", `/v2/lbaas/loadbalancers/${pair}?cascade=true`)).status).toBe(204);
+    await app.settle();
+    await vi.waitFor(async () => expect(await taggedWith(pair)).toEqual({ enis: [], groups: [], instances: [] }), {
+      timeout: 60_000,
+      interval: 1000,
+    });
+  }, 300_000);
 });

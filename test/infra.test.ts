@@ -146,6 +146,8 @@ const ACTIONS_ON_STAR_ONLY = new Set([
   "ec2:DescribeSubnets",
   // The orphan sweep's listings (stacks/compute.ts, sweepPermissions).
   "ec2:DescribePlacementGroups",
+  "ec2:DescribeNetworkInterfaces",
+  "ec2:DescribeSecurityGroups",
   "secretsmanager:ListSecrets",
   // X-Ray, should it be granted inline rather than by its managed policy.
   "xray:PutTraceSegments",
@@ -628,13 +630,34 @@ describe("the AWS deployment, synthesized offline from sst.config.ts", () => {
           expect(ordered(granted), w.name).toEqual(
             ordered([
               {
-                Action: ["ec2:DescribeInstances", "ec2:DescribePlacementGroups", "secretsmanager:ListSecrets"],
+                Action: [
+                  "ec2:DescribeInstances",
+                  "ec2:DescribeNetworkInterfaces",
+                  "ec2:DescribePlacementGroups",
+                  "ec2:DescribeSecurityGroups",
+                  "secretsmanager:ListSecrets",
+                ],
                 Resource: ["*"],
                 Condition: undefined,
               },
               {
                 Action: ["ec2:TerminateInstances"],
                 Resource: [ec2("instance/*")],
+                Condition: { StringEquals: { "aws:ResourceTag/ottava:stage": stage } },
+              },
+              {
+                Action: ["ec2:DetachNetworkInterface"],
+                Resource: [ec2("instance/*"), ec2("network-interface/*")],
+                Condition: { StringEquals: { "aws:ResourceTag/ottava:stage": stage } },
+              },
+              {
+                Action: ["ec2:DeleteNetworkInterface"],
+                Resource: [ec2("network-interface/*")],
+                Condition: { StringEquals: { "aws:ResourceTag/ottava:stage": stage } },
+              },
+              {
+                Action: ["ec2:DeleteSecurityGroup"],
+                Resource: [ec2("security-group/*")],
                 Condition: { StringEquals: { "aws:ResourceTag/ottava:stage": stage } },
               },
               { Action: ["ec2:DeletePlacementGroup"], Resource: [group], Condition: undefined },

@@ -53,11 +53,12 @@ export function createHousekeepingDeps(
 }
 
 /**
- * The orphan sweeper of OTTAVA_COMPUTE_DRIVER=ec2 (@ottava/aws, loaded on the first pass: the AWS SDK's
- * EC2 client stays a chunk of the jobs' bundle that no other setting loads); none for the other drivers.
+ * The orphan sweeper of OTTAVA_COMPUTE_DRIVER=ec2 or OTTAVA_NETWORK_DRIVER=vpc (@ottava/aws, loaded on the
+ * first pass: the AWS SDK's EC2 client stays a chunk of the jobs' bundle that no other setting loads);
+ * none for the other drivers.
  */
 function orphanSweeper(config: Config, log: Logger): OrphanSweeper | undefined {
-  if (config.computeDriver !== "ec2") return undefined;
+  if (config.computeDriver !== "ec2" && config.networkDriver !== "vpc") return undefined;
   let loaded: Promise<OrphanSweeper> | undefined;
   const load = () => (loaded ??= import("@ottava/aws/sweeper").then((aws) => aws.ec2OrphanSweeper(config, classifyUnavailable, log)));
   return {
