@@ -170,7 +170,11 @@ async function createLoadBalancer(name: string, extra: Record<string, unknown> =
         {
           protocol: "HTTP",
           protocol_port: 80,
+          // HAProxy raises its open-files limit to fit maxconn (50000 by default: 125029 files); this
+          // host's hard limit (20000) is the instance's, as test/agent.e2e.test.ts's listeners say too.
+          connection_limit: 1000,
           default_pool: {
+            name: `${name}-pool`,
             protocol: "HTTP",
             lb_algorithm: "ROUND_ROBIN",
             members: members.map((m) => ({ address: m.address, protocol_port: 8080 })),

@@ -156,6 +156,7 @@ describe("the create flow's wait for the amphora agent (AmphoraeConnectivityWait
       "AmphoraePostVipPlug",
       "MarkAmphoraeAllocated",
       "StartVrrp",
+      "UpdateAmphoraeConfig",
       "MarkLoadBalancerActive",
     ]);
     expect(ended).toBeGreaterThanOrEqual(1400);

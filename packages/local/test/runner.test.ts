@@ -256,6 +256,7 @@ describe("a runner that stops and starts again (the journal in the table)", () =
       "ReplacementAmphoraePostVipPlug",
       "ReplacementMarkAmphoraeAllocated",
       "RemoveOldAmphora",
+      "UpdateAmphoraeConfig",
       "RestartVrrp",
       "MarkLoadBalancerActive",
     ]);

@@ -36,6 +36,8 @@ export const loadBalancerCreate = lockedChangeFlow(
     { name: "CreateServerGroup", task: "createServerGroup", revert: "revertServerGroup" },
     ...buildAmphoraeSteps(""),
     { name: "StartVrrp", task: "startVrrp" },
+    // Octavia's create_all_listeners_flow (ListenersUpdate): a fully populated create's listeners, pools and members served.
+    { name: "UpdateAmphoraeConfig", task: "updateAmphoraeConfig" },
   ],
   "MarkLoadBalancerActive",
 );

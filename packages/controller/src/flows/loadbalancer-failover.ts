@@ -13,6 +13,8 @@ export const failoverAmphorae: MapStep = {
     { name: "PlanReplacement", task: "planReplacement", resultPath: "$.plan" },
     ...buildAmphoraeSteps("Replacement"),
     { name: "RemoveOldAmphora", task: "removeOldAmphora" },
+    // Octavia's AmphoraIndexListenerUpdate: the new amphora serves the LB's listeners (and the survivor learns its new peer).
+    { name: "UpdateAmphoraeConfig", task: "updateAmphoraeConfig" },
     { name: "RestartVrrp", task: "startVrrp" },
   ],
 };

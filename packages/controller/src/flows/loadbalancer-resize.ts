@@ -27,6 +27,8 @@ export const loadBalancerResize: FlowSpec = {
     resizeBuildAmphorae,
     { name: "ResizeCommit", task: "resizeCommit", resultPath: "$.commit" },
     { name: "ResizeRemoveOldAmphorae", task: "resizeRemoveOldAmphorae" },
+    // The new amphorae serve the LB's listeners (Octavia's failover: AmphoraIndexListenerUpdate).
+    { name: "ResizeUpdateAmphoraeConfig", task: "updateAmphoraeConfig" },
     { name: "ResizeRestartVrrp", task: "startVrrp" },
     { name: "ResizeSetFlavor", task: "resizeSetFlavor" },
     { name: "MarkLoadBalancerActive", task: "finishChange" },
