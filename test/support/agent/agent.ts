@@ -224,7 +224,7 @@ url, ca, host = sys.argv[1], sys.argv[2], sys.argv[3]
 timeout = float(sys.argv[4]) if len(sys.argv) > 4 else 5
 u = urllib.parse.urlsplit(url)
 try:
-    conn = socket.create_connection((u.hostname, u.port), timeout=timeout)
+    conn = socket.create_connection((u.hostname, u.port or (443 if u.scheme == "https" else 80)), timeout=timeout)
     if u.scheme == "https":
         ctx = ssl.create_default_context(cafile=ca)
         conn = ctx.wrap_socket(conn, server_hostname=host or u.hostname)
