@@ -155,6 +155,7 @@ describe("the create flow's wait for the amphora agent (AmphoraeConnectivityWait
       "PlugVip",
       "AmphoraePostVipPlug",
       "MarkAmphoraeAllocated",
+      "UpdateVip",
       "StartVrrp",
       "UpdateAmphoraeConfig",
       "MarkLoadBalancerActive",

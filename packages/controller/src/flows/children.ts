@@ -9,13 +9,18 @@ import { lockedChangeFlow, type FlowSpec } from "./builder";
 const ACTIONS = ["create", "update", "delete"] as const;
 /** The configuration pushed to the amphorae, then the change finished. */
 const PUSH_CONFIG = [{ name: "UpdateAmphoraeConfig", task: "updateAmphoraeConfig" }];
+/** A listener's change also changes the rules of the LB's security group (Octavia's UpdateVIP, UpdateVIPForDelete). */
+const LISTENER_STEPS = [...PUSH_CONFIG, { name: "UpdateVip", task: "updateVip" }];
 
 export const CHILD_FLOWS: Record<string, FlowSpec> = {
   ...Object.fromEntries(
     CHILD_KINDS.flatMap((kind) =>
       ACTIONS.map((action) => [
         `${kind}-${action}`,
-        lockedChangeFlow(`Ottava: ${action} a ${kind} and apply the load balancer's configuration to its amphorae`, PUSH_CONFIG),
+        lockedChangeFlow(
+          `Ottava: ${action} a ${kind} and apply the load balancer's configuration to its amphorae`,
+          kind === "listener" ? LISTENER_STEPS : PUSH_CONFIG,
+        ),
       ]),
     ),
   ),

@@ -35,6 +35,8 @@ export const loadBalancerCreate = lockedChangeFlow(
     // Octavia's NovaServerGroupCreate + UpdateLBServerGroupInDB (anti-affinity, ACTIVE_STANDBY only; else nothing).
     { name: "CreateServerGroup", task: "createServerGroup", revert: "revertServerGroup" },
     ...buildAmphoraeSteps(""),
+    // Octavia's plug_vip: the LB's security group gets the rules of its listeners (and VRRP's).
+    { name: "UpdateVip", task: "updateVip" },
     { name: "StartVrrp", task: "startVrrp" },
     // Octavia's create_all_listeners_flow (ListenersUpdate): a fully populated create's listeners, pools and members served.
     { name: "UpdateAmphoraeConfig", task: "updateAmphoraeConfig" },

@@ -5,6 +5,8 @@ export const loadBalancerUpdate = lockedChangeFlow(
   "Ottava: push a load balancer's new settings to its amphorae and mark it ACTIVE",
   [
     { name: "UpdateVipSecurityGroups", task: "updateVipSecurityGroups" },
+    // vip_sg_ids decide whether the listeners' rules are made (Octavia's update_vip_sg, then the rules).
+    { name: "UpdateVip", task: "updateVip" },
     { name: "UpdateAmphoraeConfig", task: "updateAmphoraeConfig" },
   ],
   "MarkLoadBalancerActive",

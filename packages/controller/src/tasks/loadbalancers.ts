@@ -16,6 +16,15 @@ export const updateVipSecurityGroups: TaskHandler = async ({ lbId }, ctx) => {
   return null;
 };
 
+/**
+ * Octavia's UpdateVIP (update_vip: _update_security_group_rules): the rules of the LB's security group
+ * follow its listeners as they are served; a network driver without groups does nothing.
+ */
+export const updateVip: TaskHandler = async ({ lbId }, ctx) => {
+  await ctx.drivers.network.updateVip(await servedTree(ctx, lbId));
+  return null;
+};
+
 export const deallocateVip: TaskHandler = async ({ lbId }, ctx) => {
   await ctx.drivers.network.deallocateVip(await loadBalancer(ctx, lbId));
   return null;
