@@ -26,9 +26,10 @@ export function createApiDrivers(config: Config, cloudIds?: CloudIdStore, log?: 
  */
 export function vpcNetwork(config: Config, cloudIds: CloudIdStore | undefined, log?: Logger): NetworkDriver {
   if (!cloudIds) throw new Error("OTTAVA_NETWORK_DRIVER=vpc needs the table's cloud ids (createStores(...).cloudIds)");
-  let driver: Promise<Required<NetworkDriver>> | undefined;
+  let driver: Promise<Required<Omit<NetworkDriver, "limits">>> | undefined;
   const load = () => (driver ??= import("@ottava/aws/network").then((m) => m.vpcNetworkDriver(config, cloudIds, log)));
   return {
+    limits: { rulesPerSecurityGroup: config.vpcRulesPerSecurityGroup, securityGroupsPerInterface: config.vpcSecurityGroupsPerInterface },
     allocateVip: async (req) => (await load()).allocateVip(req),
     deallocateVip: async (lb) => (await load()).deallocateVip(lb),
     getSecurityGroup: async (sgId, projectId) => (await load()).getSecurityGroup(sgId, projectId),

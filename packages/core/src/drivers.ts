@@ -157,7 +157,17 @@ export interface AmphoraNetworkConfig {
   additional_vip_data: { ip_address: string; subnet: VipSubnetConfig }[];
 }
 
+/** A network driver's quotas that the API checks changes against (vpc: AWS's, OTTAVA_VPC_*). */
+export interface NetworkLimits {
+  /** Ingress rules of the LB's security group (vipSecurityGroupRules). */
+  rulesPerSecurityGroup: number;
+  /** Security groups on a VIP port: the LB's own and the vip_sg_ids. */
+  securityGroupsPerInterface: number;
+}
+
 export interface NetworkDriver {
+  /** Quotas the API checks a change against, with a 400 before anything is written; absent: none. */
+  readonly limits?: NetworkLimits | undefined;
   /** Allocates the VIP port (the API calls this before answering a create). */
   allocateVip(req: VipRequest): Promise<Vip>;
   deallocateVip(lb: LoadBalancer): Promise<void>;

@@ -74,7 +74,7 @@ export const VPC_MTU = 9001;
 
 export type VpcNetworkSettings = Pick<
   Config,
-  "stage" | "ampBootNetworkList" | "allowInvisibleResourceUsage" | "vpcSecurityGroupsPerInterface"
+  "stage" | "ampBootNetworkList" | "allowInvisibleResourceUsage"
 >;
 
 export interface VpcNetworkOptions {
@@ -131,11 +131,6 @@ export class VpcNetworkDriver implements NetworkDriver {
           "The vpc network driver does not support additional_vips: an amphora serves all its VIPs on one port, and an EC2 network interface holds addresses of its own subnet only.",
         );
       if (req.vip_address !== null && !isIPv4(req.vip_address)) throw ipv6Refused();
-      if (1 + req.vip_sg_ids.length > this.settings.vpcSecurityGroupsPerInterface)
-        throw new Fault(
-          400,
-          `Too many VIP security groups: an EC2 network interface has at most ${this.settings.vpcSecurityGroupsPerInterface} security groups, and the load balancer's own group is one of them.`,
-        );
       const zone = req.zone ?? {};
       const { subnet, vpc, userPort } = req.vip_port_id ? await this.userPortOf(req) : await this.subnetOf(req);
       await this.checkZones(req, subnet, zone);

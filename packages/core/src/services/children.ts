@@ -17,6 +17,8 @@ import { displayName } from "../resources/kinds";
 import { resolveTlsRefs } from "../resources/tls-refs";
 import { lockedStart, type LockDeps } from "./lock";
 import { charge, createdBy } from "./quota";
+import { checkRuleQuota } from "./security-group-rules";
+import type { Listener } from "../resources/listener";
 
 /** The LB id an object hangs from (404 if the object is unknown or DELETED). */
 export async function lbOf(deps: LockDeps, ref: ChildRef): Promise<string> {
@@ -199,6 +201,7 @@ export async function createChild<T extends TreeRecord, Post>(
     const flavor = res.readsFlavor?.(body) ? await flavorMetadata(deps, tree.lb.flavor_id) : {};
     const certs = await resolveTlsRefs(deps.certificates, tree.lb.project_id, res.tlsRefs?.({ action: "create", body }));
     let record = res.create({ body, tree, ctx, id, now: new Date().toISOString(), params, flavor, certs });
+    if (kind === "listener") checkRuleQuota(deps.network?.limits, tree.lb, [...tree.of<Listener>("listener"), record as unknown as Listener]);
     record = {
       ...record,
       project_id: tree.lb.project_id,
@@ -243,6 +246,12 @@ export async function updateChild<T extends TreeRecord, Put>(
     const certs = await resolveTlsRefs(deps.certificates, tree.lb.project_id, res.tlsRefs?.({ action: "update", body, record }));
     const set = { ...res.update({ body, record, tree, ctx, certs }), provisioning_status: PENDING_UPDATE };
     const updated = { ...record, ...set };
+    if (kind === "listener")
+      checkRuleQuota(
+        deps.network?.limits,
+        tree.lb,
+        tree.of<Listener>("listener").map((l) => (l.id === id ? (updated as unknown as Listener) : l)),
+      );
     return {
       flow: `${kind}-update`,
       subject: { kind, id },

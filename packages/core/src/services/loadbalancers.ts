@@ -37,6 +37,8 @@ import { loadBalancerDescriptor } from "../resources/loadbalancer";
 import { listItem } from "../resources/descriptor";
 import { checkProfileData, profileData } from "./profiles";
 import { loadBalancerStatistics, providerStats, type StatsAmphora } from "../health/stats";
+import { checkGroupQuota, checkRuleQuota } from "./security-group-rules";
+import type { Listener } from "../resources/listener";
 
 export interface LoadBalancerDeps extends LockDeps {
   network: NetworkDriver;
@@ -153,6 +155,11 @@ export async function createLoadBalancer(
     if (lb.vip_network_id !== body.vip_network_id) checkVipNetwork(deps.config, zone, lb.vip_network_id);
     const certs = await resolveTlsRefs(deps.certificates, projectId, graphTlsRefs(body.listeners, body.pools));
     graph = buildGraph(lb, ctx, body.listeners, body.pools, flavor, certs);
+    checkRuleQuota(
+      deps.network.limits,
+      lb,
+      graph.filter((i) => i.kind === "listener").map((i) => i.record as unknown as Listener),
+    );
   } catch (e) {
     await deps.network.deallocateVip(lb);
     throw e;
@@ -341,6 +348,7 @@ export async function loadBalancerStats(deps: LockDeps, ctx: RequestContext, id:
  * network driver's lookup is Octavia's InvalidSubresource.
  */
 async function checkSecurityGroups(network: NetworkDriver, sgIds: readonly string[], projectId: string): Promise<void> {
+  checkGroupQuota(network.limits, sgIds);
   for (const sgId of sgIds) {
     try {
       await network.getSecurityGroup(sgId, projectId);

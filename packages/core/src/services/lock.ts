@@ -22,7 +22,7 @@ import {
 } from "../ports";
 import { isUnavailable } from "../unavailable";
 import type { CatalogStore } from "../catalog";
-import type { CertManager, ProfileValidator } from "../drivers";
+import type { CertManager, NetworkDriver, ProfileValidator } from "../drivers";
 import type { LoadBalancer } from "../resources/loadbalancer";
 import type { ChildRef } from "../resources/child";
 import { quotaFault, type QuotaLimits } from "./quota";
@@ -45,6 +45,8 @@ export interface LockDeps {
   certificates?: CertManager;
   /** Checks what a flavor's or zone's profile names against the cloud (the EC2 compute driver's); absent, nothing is checked. */
   profiles?: ProfileValidator | undefined;
+  /** The network driver, for its quotas (a listener's rules); absent, none are checked. */
+  network?: Pick<NetworkDriver, "limits"> | undefined;
 }
 
 /**

@@ -2,6 +2,8 @@
 // rules of a load balancer's security group, from its listeners. No I/O: a network driver with security
 // groups (vpc) makes the cloud's group hold exactly these; the API counts them against the cloud's quota.
 import { ipVersion } from "../compat/ipaddress";
+import type { NetworkLimits } from "../drivers";
+import { Fault } from "../faults";
 import type { LoadBalancer } from "../resources/loadbalancer";
 import type { Listener } from "../resources/listener";
 
@@ -78,4 +80,27 @@ export function vipSecurityGroupRules(lb: LoadBalancer, listeners: readonly List
     for (const protocol of [VRRP_PROTOCOL, AH_PROTOCOL]) rules.push({ protocol, port: null, cidr: null, ethertype: primary, fromGroup: true });
   }
   return rules;
+}
+
+/**
+ * Refuses (400) listeners whose rules would not fit in the LB's security group: the network driver's
+ * quota (vpc: AWS's 60 inbound rules a group, OTTAVA_VPC_RULES_PER_SECURITY_GROUP). No limits: nothing to check.
+ */
+export function checkRuleQuota(limits: NetworkLimits | undefined, lb: LoadBalancer, listeners: readonly Listener[]): void {
+  if (!limits) return;
+  const n = vipSecurityGroupRules(lb, listeners).length;
+  if (n > limits.rulesPerSecurityGroup)
+    throw new Fault(
+      400,
+      `The load balancer's security group would need ${n} rules (a rule per listener port and allowed CIDR, and the peer ports); the network allows ${limits.rulesPerSecurityGroup} (OTTAVA_VPC_RULES_PER_SECURITY_GROUP).`,
+    );
+}
+
+/** Refuses (400) more vip_sg_ids than fit on a VIP port beside the LB's own group (vpc: AWS's 5 groups a network interface). */
+export function checkGroupQuota(limits: NetworkLimits | undefined, sgIds: readonly string[]): void {
+  if (limits && 1 + sgIds.length > limits.securityGroupsPerInterface)
+    throw new Fault(
+      400,
+      `Too many VIP security groups: a VIP port holds at most ${limits.securityGroupsPerInterface} security groups (OTTAVA_VPC_SECURITY_GROUPS_PER_INTERFACE), and the load balancer's own group is one of them.`,
+    );
 }
