@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 
 const HERE = new URL(".", import.meta.url).pathname;
-const SCAFFOLDING = ["systemd", "service", "systemctl", "noop"];
+const SCAFFOLDING = ["systemd", "service", "systemctl", "sysctl", "noop"];
 
 /** Why the real agent cannot run here, or undefined when it can. */
 export function agentUnavailable(): string | undefined {
