@@ -12,7 +12,7 @@
 // failover, and after keepalived promotes an ACTIVE_STANDBY pair's BACKUP (ottava-vrrp-master reports it
 // to the receiver, whose flow moves the VIP).
 import { createHash, randomUUID } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { readFileSync, readdirSync, readlinkSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import {
   CreateTagsCommand,
@@ -441,7 +441,19 @@ describe("an ACTIVE_STANDBY pair in the VPC: keepalived's promotion moves the VI
     const backupEni = (await amphoraEni(backup.id)).NetworkInterfaceId!;
     const accepted = receiver.counters.promotions;
     const masterInstance = await bed.instance(master.compute_id!);
-    expect(masterInstance.ns.exec(["pkill", "-KILL", "keepalived"]).status).toBe(0);
+    // Its keepalived: the processes in the instance's PID namespace (as the host numbers them) running it.
+    const pidNs = readlinkSync(`/proc/${masterInstance.ns.pid()}/ns/pid`);
+    const keepalived = readdirSync("/proc")
+      .filter((p) => /^\d+$/.test(p))
+      .filter((p) => {
+        try {
+          return readlinkSync(`/proc/${p}/ns/pid`) === pidNs && readFileSync(`/proc/${p}/cmdline`, "utf8").startsWith("/usr/sbin/keepalived");
+        } catch {
+          return false; // gone meanwhile
+        }
+      });
+    expect(keepalived.length).toBeGreaterThan(0);
+    for (const p of keepalived) process.kill(Number(p), "SIGKILL");
     await withLogs(async () => {
       await vi.waitFor(() => expect(bed.proxy.vipHolder(VIP)).toBe(backupEni), { timeout: 60_000, interval: 500 });
       expect(receiver.counters.promotions).toBeGreaterThan(accepted);
