@@ -447,7 +447,9 @@ describe("an ACTIVE_STANDBY pair in the VPC: keepalived's promotion moves the VI
       .filter((p) => /^\d+$/.test(p))
       .filter((p) => {
         try {
-          return readlinkSync(`/proc/${p}/ns/pid`) === pidNs && readFileSync(`/proc/${p}/cmdline`, "utf8").startsWith("/usr/sbin/keepalived");
+          return (
+            readlinkSync(`/proc/${p}/ns/pid`) === pidNs && readFileSync(`/proc/${p}/cmdline`, "utf8").startsWith("/usr/sbin/keepalived")
+          );
         } catch {
           return false; // gone meanwhile
         }

@@ -106,7 +106,8 @@ export class Ec2OrphanSweeper implements OrphanSweeper {
       }
       await this.ec2.send(new DeleteNetworkInterfaceCommand({ NetworkInterfaceId: id }));
     } catch (e) {
-      if (errorName(e) === "InvalidNetworkInterface.InUse") this.log?.info("network interface still in use; swept next time", { networkInterface: id });
+      if (errorName(e) === "InvalidNetworkInterface.InUse")
+        this.log?.info("network interface still in use; swept next time", { networkInterface: id });
       else if (errorName(e) !== "InvalidNetworkInterfaceID.NotFound") throw e;
     }
   }

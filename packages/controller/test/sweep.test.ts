@@ -184,18 +184,24 @@ describe("the orphan sweep (OTTAVA_COMPUTE_DRIVER=ec2)", () => {
 });
 
 describe("the orphan sweep of the vpc network driver's ENIs and security groups", () => {
-  const tags = (over: Record<string, string>): Tag[] => Object.entries({ [STAGE_TAG_KEY]: STAGE, ...over }).map(([Key, Value]) => ({ Key, Value }));
+  const tags = (over: Record<string, string>): Tag[] =>
+    Object.entries({ [STAGE_TAG_KEY]: STAGE, ...over }).map(([Key, Value]) => ({ Key, Value }));
   const longAgo = new Date(Date.now() - 3_600_000).toISOString();
   const subnet = () => fx.subnets["us-east-1a"]!;
   const eni = async (over: Record<string, string>) =>
     (
       await ec2.send(
-        new CreateNetworkInterfaceCommand({ SubnetId: subnet(), TagSpecifications: [{ ResourceType: "network-interface", Tags: tags(over) }] }),
+        new CreateNetworkInterfaceCommand({
+          SubnetId: subnet(),
+          TagSpecifications: [{ ResourceType: "network-interface", Tags: tags(over) }],
+        }),
       )
     ).NetworkInterface!.NetworkInterfaceId!;
   const eniExists = async (id: string) =>
-    ((await ec2.send(new DescribeNetworkInterfacesCommand({ Filters: [{ Name: "network-interface-id", Values: [id] }] }))).NetworkInterfaces ?? [])
-      .length > 0;
+    (
+      (await ec2.send(new DescribeNetworkInterfacesCommand({ Filters: [{ Name: "network-interface-id", Values: [id] }] })))
+        .NetworkInterfaces ?? []
+    ).length > 0;
 
   it("removes a gone amphora's ENI (detached first), a gone load balancer's reservation ENI and group; leaves a young one whose load balancer is still being written", async () => {
     const vpcId = (await ec2.send(new DescribeSecurityGroupsCommand({ GroupIds: [fx.securityGroup] }))).SecurityGroups![0]!.VpcId!;
@@ -208,7 +214,9 @@ describe("the orphan sweep of the vpc network driver's ENIs and security groups"
             GroupName: `ottava-${STAGE}-lb-${lb}`,
             Description: "test",
             VpcId: vpcId,
-            TagSpecifications: [{ ResourceType: "security-group", Tags: tags({ [LOAD_BALANCER_TAG_KEY]: lb, [CREATED_AT_TAG_KEY]: createdAt }) }],
+            TagSpecifications: [
+              { ResourceType: "security-group", Tags: tags({ [LOAD_BALANCER_TAG_KEY]: lb, [CREATED_AT_TAG_KEY]: createdAt }) },
+            ],
           }),
         )
       ).GroupId!;
@@ -235,8 +243,9 @@ describe("the orphan sweep of the vpc network driver's ENIs and security groups"
     await sweep(deps);
     expect(await eniExists(amphoraEni)).toBe(false);
     expect(await eniExists(youngReservation)).toBe(true);
-    const groups = (await ec2.send(new DescribeSecurityGroupsCommand({ Filters: [{ Name: `tag:${STAGE_TAG_KEY}`, Values: [STAGE] }] })))
-      .SecurityGroups!.map((g) => g.GroupId);
+    const groups = (
+      await ec2.send(new DescribeSecurityGroupsCommand({ Filters: [{ Name: `tag:${STAGE_TAG_KEY}`, Values: [STAGE] }] }))
+    ).SecurityGroups!.map((g) => g.GroupId);
     expect(groups).toEqual([youngGroup]);
   }, 120_000);
 });

@@ -208,7 +208,12 @@ export async function agentDriver(
   });
   return {
     client,
-    driver: new HaproxyAmphoraLoadBalancerDriver({ client, certManager: noopDrivers().certificates, network: noopDrivers().network, ...over }),
+    driver: new HaproxyAmphoraLoadBalancerDriver({
+      client,
+      certManager: noopDrivers().certificates,
+      network: noopDrivers().network,
+      ...over,
+    }),
   };
 }
 

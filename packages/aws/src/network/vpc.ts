@@ -72,10 +72,7 @@ export const VRRP_ROLE = "vrrp";
 /** A VPC's MTU (jumbo frames within the VPC). */
 export const VPC_MTU = 9001;
 
-export type VpcNetworkSettings = Pick<
-  Config,
-  "stage" | "ampBootNetworkList" | "allowInvisibleResourceUsage"
->;
+export type VpcNetworkSettings = Pick<Config, "stage" | "ampBootNetworkList" | "allowInvisibleResourceUsage">;
 
 export interface VpcNetworkOptions {
   ids: AwsIds;
@@ -744,4 +741,3 @@ function inCidr(ip: string, cidr: string): boolean {
   const size = 2 ** (32 - Number(prefix));
   return isIPv4(ip) && Math.floor(toInt(ip) / size) === Math.floor(toInt(base) / size);
 }
-

@@ -459,7 +459,9 @@ export async function startEc2Proxy(motoEndpoint: string): Promise<Ec2Proxy> {
     const [base, prefix] = (xmlText(subnet, "cidrBlock") ?? "").split("/");
     const toInt = (ip: string) => ip.split(".").reduce((v, o) => v * 256 + Number(o), 0);
     const toIp = (v: number) => [v >>> 24, (v >>> 16) & 255, (v >>> 8) & 255, v & 255].join(".");
-    const held = new Set((await nics({ "Filter.1.Name": "subnet-id", "Filter.1.Value.1": subnetId })).flatMap((x) => [x.primary, ...x.secondaries]));
+    const held = new Set(
+      (await nics({ "Filter.1.Name": "subnet-id", "Filter.1.Value.1": subnetId })).flatMap((x) => [x.primary, ...x.secondaries]),
+    );
     const first = toInt(base!);
     const out: string[] = [];
     for (let v = first + 2 ** (32 - Number(prefix)) - 2; v >= first + 4 && out.length < n; v--) if (!held.has(toIp(v))) out.push(toIp(v));

@@ -201,7 +201,8 @@ export async function createChild<T extends TreeRecord, Post>(
     const flavor = res.readsFlavor?.(body) ? await flavorMetadata(deps, tree.lb.flavor_id) : {};
     const certs = await resolveTlsRefs(deps.certificates, tree.lb.project_id, res.tlsRefs?.({ action: "create", body }));
     let record = res.create({ body, tree, ctx, id, now: new Date().toISOString(), params, flavor, certs });
-    if (kind === "listener") checkRuleQuota(deps.network?.limits, tree.lb, [...tree.of<Listener>("listener"), record as unknown as Listener]);
+    if (kind === "listener")
+      checkRuleQuota(deps.network?.limits, tree.lb, [...tree.of<Listener>("listener"), record as unknown as Listener]);
     record = {
       ...record,
       project_id: tree.lb.project_id,

@@ -51,7 +51,7 @@ export function vipSecurityGroupRules(lb: LoadBalancer, listeners: readonly List
   const key = (p: { port: number; protocol: string; cidr: string | null }) => `${p.port} ${p.protocol} ${p.cidr}`;
   const seen = new Set<string>();
   const add = (p: { port: number; protocol: string; cidr: string | null }) => {
-    if (!seen.has(key(p))) ports.push(p), seen.add(key(p));
+    if (!seen.has(key(p))) (ports.push(p), seen.add(key(p)));
   };
   const peerPorts: number[] = [];
   for (const l of listeners) {
@@ -73,11 +73,13 @@ export function vipSecurityGroupRules(lb: LoadBalancer, listeners: readonly List
   const rules: SecurityGroupRule[] = [];
   for (const p of ports) {
     for (const ethertype of ethertypes) {
-      if (p.cidr === null || ethertypeOf(p.cidr.split("/")[0]!) === ethertype) rules.push({ protocol: p.protocol, port: p.port, cidr: p.cidr, ethertype });
+      if (p.cidr === null || ethertypeOf(p.cidr.split("/")[0]!) === ethertype)
+        rules.push({ protocol: p.protocol, port: p.port, cidr: p.cidr, ethertype });
     }
   }
   if (lb.topology === "ACTIVE_STANDBY") {
-    for (const protocol of [VRRP_PROTOCOL, AH_PROTOCOL]) rules.push({ protocol, port: null, cidr: null, ethertype: primary, fromGroup: true });
+    for (const protocol of [VRRP_PROTOCOL, AH_PROTOCOL])
+      rules.push({ protocol, port: null, cidr: null, ethertype: primary, fromGroup: true });
   }
   return rules;
 }
