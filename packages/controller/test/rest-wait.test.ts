@@ -157,7 +157,7 @@ describe("the create flow's wait for the amphora agent (AmphoraeConnectivityWait
       "MarkAmphoraeAllocated",
       "UpdateVip",
       "StartVrrp",
-      "UpdateAmphoraeConfig",
+      "ListenersUpdate",
       "MarkLoadBalancerActive",
     ]);
     expect(ended).toBeGreaterThanOrEqual(1400);

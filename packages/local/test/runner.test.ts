@@ -256,7 +256,7 @@ describe("a runner that stops and starts again (the journal in the table)", () =
       "ReplacementAmphoraePostVipPlug",
       "ReplacementMarkAmphoraeAllocated",
       "RemoveOldAmphora",
-      "UpdateAmphoraeConfig",
+      "ListenersUpdate",
       "RestartVrrp",
       "MarkLoadBalancerActive",
     ]);

@@ -39,7 +39,7 @@ export const loadBalancerCreate = lockedChangeFlow(
     { name: "UpdateVip", task: "updateVip" },
     { name: "StartVrrp", task: "startVrrp" },
     // Octavia's create_all_listeners_flow (ListenersUpdate): a fully populated create's listeners, pools and members served.
-    { name: "UpdateAmphoraeConfig", task: "updateAmphoraeConfig" },
+    { name: "ListenersUpdate", task: "updateListeners" },
   ],
   "MarkLoadBalancerActive",
 );

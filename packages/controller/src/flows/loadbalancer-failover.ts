@@ -14,7 +14,7 @@ export const failoverAmphorae: MapStep = {
     ...buildAmphoraeSteps("Replacement"),
     { name: "RemoveOldAmphora", task: "removeOldAmphora" },
     // Octavia's AmphoraIndexListenerUpdate: the new amphora serves the LB's listeners (and the survivor learns its new peer).
-    { name: "UpdateAmphoraeConfig", task: "updateAmphoraeConfig" },
+    { name: "ListenersUpdate", task: "updateListeners" },
     { name: "RestartVrrp", task: "startVrrp" },
   ],
 };

@@ -28,7 +28,7 @@ export const loadBalancerResize: FlowSpec = {
     { name: "ResizeCommit", task: "resizeCommit", resultPath: "$.commit" },
     { name: "ResizeRemoveOldAmphorae", task: "resizeRemoveOldAmphorae" },
     // The new amphorae serve the LB's listeners (Octavia's failover: AmphoraIndexListenerUpdate).
-    { name: "ResizeUpdateAmphoraeConfig", task: "updateAmphoraeConfig" },
+    { name: "ResizeListenersUpdate", task: "updateListeners" },
     { name: "ResizeRestartVrrp", task: "startVrrp" },
     { name: "ResizeSetFlavor", task: "resizeSetFlavor" },
     { name: "MarkLoadBalancerActive", task: "finishChange" },

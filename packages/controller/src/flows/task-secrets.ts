@@ -15,6 +15,7 @@ export const AGENT_TASKS = [
   "postVipPlug",
   "startVrrp",
   "updateAmphoraeConfig",
+  "updateListeners",
   "restoreCrossPoolMembers",
   "updateAmphoraAgentConfig",
   "refreshAgentConfigPage",

@@ -1,14 +1,29 @@
 // Load-balancer tasks: pushing configuration to the amphorae, releasing the VIP.
-import { AMPHORA_ALLOCATED } from "@ottava/core";
-import { loadBalancer, servedTree, type TaskHandler } from "./context";
+import { AMPHORA_ALLOCATED, type Tree } from "@ottava/core";
+import { loadBalancer, servedTree, type TaskContext, type TaskHandler } from "./context";
 
 /** Pushes the LB's configuration (admin state and the rest) to its amphorae. */
 export const updateAmphoraeConfig: TaskHandler = async ({ lbId }, ctx) => {
-  const tree = await servedTree(ctx, lbId);
-  const live = (await ctx.store.amphoraeOf(lbId)).filter((a) => a.status === AMPHORA_ALLOCATED);
-  await ctx.drivers.amphora.update(tree, live);
+  await pushConfig(ctx, await servedTree(ctx, lbId));
   return null;
 };
+
+/**
+ * Octavia's ListenersUpdate of the flows that build amphorae (create: create_all_listeners_flow; failover
+ * and resize: AmphoraIndexListenerUpdate): the LB's configuration pushed to its live amphorae, the new
+ * ones among them, when it has listeners; with none there is nothing to serve yet (Octavia's
+ * update_amphora_listeners returns at once).
+ */
+export const updateListeners: TaskHandler = async ({ lbId }, ctx) => {
+  const tree = await servedTree(ctx, lbId);
+  if (tree.of("listener").length > 0) await pushConfig(ctx, tree);
+  return null;
+};
+
+async function pushConfig(ctx: TaskContext, tree: Tree): Promise<void> {
+  const live = (await ctx.store.amphoraeOf(tree.lb.id)).filter((a) => a.status === AMPHORA_ALLOCATED);
+  await ctx.drivers.amphora.update(tree, live);
+}
 
 /** Octavia's UpdateVIPSecurityGroup: the VIP port's security groups as the LB now has them (vip_sg_ids, v2.29). */
 export const updateVipSecurityGroups: TaskHandler = async ({ lbId }, ctx) => {
