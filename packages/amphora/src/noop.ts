@@ -62,7 +62,6 @@ const network: NetworkDriver = {
     return { id: sgId };
   },
   async updateVipSecurityGroups() {},
-  async updateVip() {},
   // The amphora's ports are derived from its id: plugging again answers the same ports.
   async plugVip(_lb, a) {
     return {

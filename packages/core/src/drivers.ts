@@ -183,9 +183,9 @@ export interface NetworkDriver {
   /**
    * Octavia's update_vip (_update_security_group_rules): the rules of the LB's security group follow its
    * listeners (`tree`: the LB with its listeners as they will be served; PENDING_DELETE and DELETED
-   * listeners have none). Drivers without security groups do nothing.
+   * listeners have none). Absent: the driver has no security groups (noop, local), and the flows read nothing for it.
    */
-  updateVip(tree: Tree): Promise<void>;
+  updateVip?(tree: Tree): Promise<void>;
   /**
    * Plugs the VIP into an amphora; answers the amphora's VRRP and HA ports. `holdVip`: the amphora is
    * to serve the VIP now (a STANDALONE amphora, or the MASTER of a new ACTIVE_STANDBY pair), so a driver

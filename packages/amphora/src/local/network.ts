@@ -121,9 +121,6 @@ export class LocalNetworkDriver implements NetworkDriver {
   /** Loopback addresses have no security groups to apply. */
   async updateVipSecurityGroups(): Promise<void> {}
 
-  /** Nor rules to follow the listeners. */
-  async updateVip(): Promise<void> {}
-
   /** get_network_configs: the range is the VIP subnet; loopback has no gateway and no MAC. */
   async getNetworkConfigs(lb: LoadBalancer): Promise<AmphoraNetworkConfig> {
     const subnet = { cidr: this.range.cidr, gateway_ip: null, host_routes: [] };

@@ -36,7 +36,8 @@ export const updateVipSecurityGroups: TaskHandler = async ({ lbId }, ctx) => {
  * follow its listeners as they are served; a network driver without groups does nothing.
  */
 export const updateVip: TaskHandler = async ({ lbId }, ctx) => {
-  await ctx.drivers.network.updateVip(await servedTree(ctx, lbId));
+  const network = ctx.drivers.network;
+  if (network.updateVip) await network.updateVip(await servedTree(ctx, lbId));
   return null;
 };
 
