@@ -111,4 +111,38 @@ describe("the network driver's quotas, checked before anything is written", () =
       ).vip_sg_ids,
     ).toHaveLength(2);
   });
+
+  it("clearing vip_sg_ids gives the listeners' ports rules again: refused if they would not fit, the LB unchanged", async () => {
+    // With vip_sg_ids the listeners' ports have no rules (nor allowed_cidrs): three listeners need their 3 peer ports.
+    const sg = crypto.randomUUID();
+    const lb = (await activeLb(t, { fields: { vip_sg_ids: [sg] } })).id;
+    for (const port of [80, 81, 82]) {
+      await createChild(deps, ctx, listenerResource, listenerPost({ loadbalancer_id: lb, protocol: "TCP", protocol_port: port }));
+      await t.settle();
+    }
+    for (const vip_sg_ids of [[], null]) {
+      const put = parseRoot("loadbalancer", "loadbalancer", LoadBalancerPut, { loadbalancer: { vip_sg_ids } });
+      expect(await refusal(updateLoadBalancer(deps, ctx, lb, put))).toMatch(/^400 The load balancer's security group would need 6 rules/);
+    }
+    expect((await t.store.getLoadBalancer(lb))!.record).toMatchObject({ vip_sg_ids: [sg], provisioning_status: "ACTIVE" });
+  });
+
+  it("a listener update that leaves allowed_cidrs alone is not counted (a quota lowered since)", async () => {
+    const lb = (await activeLb(t)).id;
+    const { record } = await createChild(
+      deps,
+      ctx,
+      listenerResource,
+      listenerPost({ loadbalancer_id: lb, protocol: "HTTP", protocol_port: 80, allowed_cidrs: cidrs.slice(0, 3) }),
+    );
+    await t.settle();
+    const lowered = { ...deps, network: { ...deps.network, limits: { ...LIMITS, rulesPerSecurityGroup: 2 } } };
+    const rename = parseRoot("listener", "listener", ListenerPut, { listener: { name: "renamed" } });
+    expect((await updateChild(lowered, ctx, listenerResource, record.id, rename)).record).toMatchObject({ name: "renamed" });
+    await t.settle();
+    const narrow = parseRoot("listener", "listener", ListenerPut, { listener: { allowed_cidrs: cidrs.slice(0, 2) } });
+    expect(await refusal(updateChild(lowered, ctx, listenerResource, record.id, narrow))).toMatch(
+      /^400 The load balancer's security group would need 3 rules/,
+    );
+  });
 });

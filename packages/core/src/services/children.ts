@@ -247,7 +247,8 @@ export async function updateChild<T extends TreeRecord, Put>(
     const certs = await resolveTlsRefs(deps.certificates, tree.lb.project_id, res.tlsRefs?.({ action: "update", body, record }));
     const set = { ...res.update({ body, record, tree, ctx, certs }), provisioning_status: PENDING_UPDATE };
     const updated = { ...record, ...set };
-    if (kind === "listener")
+    // Only a change of allowed_cidrs changes the rules: other fields change whatever the count (a quota lowered since).
+    if (kind === "listener" && "allowed_cidrs" in set)
       checkRuleQuota(
         deps.network?.limits,
         tree.lb,

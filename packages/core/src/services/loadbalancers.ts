@@ -233,6 +233,11 @@ export async function updateLoadBalancer(
       authorize(ctx, "os_load-balancer_api:loadbalancer:put:vip_sg_ids", read.record.project_id);
       await checkSecurityGroups(deps.network, sgIds, read.record.project_id);
       checkVnicType(read.record.vip_vnic_type ?? VNIC_TYPE_NORMAL, sgIds);
+      // Without vip_sg_ids the listeners' ports get rules again: they must fit in the LB's group.
+      if (sgIds.length === 0 && deps.network.limits) {
+        const { lb, items } = await deps.store.readParts(id, { structure: true });
+        if (lb) checkRuleQuota(deps.network.limits, { ...lb.record, vip_sg_ids: [] }, new Tree(lb.record, items).of<Listener>("listener"));
+      }
     }
   }
   const set: Partial<LoadBalancer> = {};
