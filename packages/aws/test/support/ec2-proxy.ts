@@ -21,7 +21,8 @@
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { awsQueryClient, xmlChild, xmlItems, xmlText, type XmlElement } from "@ottava/edge/aws-query";
+import { awsQueryClient, xmlChild, xmlItems, xmlText } from "@ottava/edge/aws-query";
+import { interfaceOf, type Ec2Interface } from "../../src/network/ec2-query";
 
 /** A request the proxy saw: its Query API parameters and the HTTP status it was answered with. */
 export interface ProxiedCall {
@@ -159,33 +160,6 @@ function mapInstances(xml: string, fn: (item: string) => string): string {
 const idOf = (item: string) => /<instanceId>([^<]+)<\/instanceId>/.exec(item)?.[1];
 const stateOf = (item: string) => /<instanceState><code>\d+<\/code><name>([^<]+)<\/name><\/instanceState>/.exec(item)?.[1];
 
-/** An ENI as the proxy reads it from moto. */
-interface Nic {
-  id: string;
-  zone: string;
-  subnetId: string;
-  primary: string;
-  secondaries: string[];
-  groups: string[];
-  attachment: { id: string; instanceId: string; deviceIndex: string } | undefined;
-}
-
-function nicOf(item: XmlElement): Nic {
-  const att = xmlChild(item, "attachment");
-  const addresses = xmlItems(item, "privateIpAddressesSet");
-  return {
-    id: xmlText(item, "networkInterfaceId") ?? "",
-    zone: xmlText(item, "availabilityZone") ?? "",
-    subnetId: xmlText(item, "subnetId") ?? "",
-    primary: xmlText(item, "privateIpAddress") ?? "",
-    secondaries: addresses.filter((a) => xmlText(a, "primary") !== "true").map((a) => xmlText(a, "privateIpAddress") ?? ""),
-    groups: xmlItems(item, "groupSet").map((g) => xmlText(g, "groupId") ?? ""),
-    attachment: xmlText(att, "attachmentId")
-      ? { id: xmlText(att, "attachmentId")!, instanceId: xmlText(att, "instanceId") ?? "", deviceIndex: xmlText(att, "deviceIndex") ?? "" }
-      : undefined,
-  };
-}
-
 function readBody(req: IncomingMessage): Promise<string> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
@@ -225,12 +199,12 @@ export async function startEc2Proxy(motoEndpoint: string): Promise<Ec2Proxy> {
   const holders = new Map<string, string>();
   const refuse = (code: string, message: string) => ({ status: 400, body: errorXml(code, message) });
 
-  async function nics(params: Record<string, string> = {}): Promise<Nic[]> {
+  async function nics(params: Record<string, string> = {}): Promise<Ec2Interface[]> {
     return xmlItems(await motoEc2("DescribeNetworkInterfaces", params, "proxy: DescribeNetworkInterfaces"), "networkInterfaceSet").map(
-      nicOf,
+      interfaceOf,
     );
   }
-  async function nic(id: string): Promise<Nic | undefined> {
+  async function nic(id: string): Promise<Ec2Interface | undefined> {
     try {
       return (await nics({ "NetworkInterfaceId.1": id }))[0];
     } catch {
@@ -284,7 +258,7 @@ export async function startEc2Proxy(motoEndpoint: string): Promise<Ec2Proxy> {
           "InvalidParameterCombination",
           "You may not attach a network interface to an instance if they are not in the same availability zone",
         );
-      if ((await nics()).some((o) => o.attachment?.instanceId === instanceId && o.attachment.deviceIndex === p.DeviceIndex))
+      if ((await nics()).some((o) => o.attachment?.instanceId === instanceId && String(o.attachment.deviceIndex) === p.DeviceIndex))
         return refuse(
           "InvalidParameterValue",
           `Instance '${instanceId}' already has an interface attached at device index '${p.DeviceIndex}'.`,
@@ -298,14 +272,14 @@ export async function startEc2Proxy(motoEndpoint: string): Promise<Ec2Proxy> {
       if (!before) return forward();
       const all = await nics();
       for (const address of wanted) {
-        const holder = all.find((n) => n.id !== target && (n.primary === address || n.secondaries.includes(address)));
+        const holder = all.find((n) => n.id !== target && (n.primaryIp === address || n.secondaryIps.includes(address)));
         if (!holder) continue;
-        if (p.AllowReassignment !== "true" || holder.primary === address)
+        if (p.AllowReassignment !== "true" || holder.primaryIp === address)
           return refuse("InvalidIPAddress.InUse", "The specified address is already in use.");
       }
       // AWS moves the address: it leaves the ENI that held it (moto would leave it on both).
       for (const address of wanted) {
-        const holder = all.find((n) => n.id !== target && n.secondaries.includes(address));
+        const holder = all.find((n) => n.id !== target && n.secondaryIps.includes(address));
         if (holder)
           await motoEc2(
             "UnassignPrivateIpAddresses",
@@ -315,8 +289,8 @@ export async function startEc2Proxy(motoEndpoint: string): Promise<Ec2Proxy> {
       }
       const out = await forward();
       if (out.status !== 200) return out;
-      const after = (await nic(target))?.secondaries ?? [];
-      for (const address of wanted.length ? wanted : after.filter((a) => !before.secondaries.includes(a))) holders.set(address, target);
+      const after = (await nic(target))?.secondaryIps ?? [];
+      for (const address of wanted.length ? wanted : after.filter((a) => !before.secondaryIps.includes(a))) holders.set(address, target);
       return out;
     }
     // UnassignPrivateIpAddresses
@@ -460,7 +434,7 @@ export async function startEc2Proxy(motoEndpoint: string): Promise<Ec2Proxy> {
     const toInt = (ip: string) => ip.split(".").reduce((v, o) => v * 256 + Number(o), 0);
     const toIp = (v: number) => [v >>> 24, (v >>> 16) & 255, (v >>> 8) & 255, v & 255].join(".");
     const held = new Set(
-      (await nics({ "Filter.1.Name": "subnet-id", "Filter.1.Value.1": subnetId })).flatMap((x) => [x.primary, ...x.secondaries]),
+      (await nics({ "Filter.1.Name": "subnet-id", "Filter.1.Value.1": subnetId })).flatMap((x) => [x.primaryIp, ...x.secondaryIps]),
     );
     const first = toInt(base!);
     const out: string[] = [];
