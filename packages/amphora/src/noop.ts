@@ -7,7 +7,18 @@
 // are derived from what they are asked for (the amphora, the load balancer), so asking twice answers
 // the same instance and ports, never a second one.
 import { NOOP_LB_NETWORK_IP, NOOP_VIP_ADDRESS, uuidOf } from "@ottava/core";
-import { CertificateError, type AmphoraDriver, type CertManager, type ComputeDriver, type Drivers, type NetworkDriver } from "@ottava/core";
+import {
+  CertificateError,
+  type Amphora,
+  type AmphoraDriver,
+  type CertManager,
+  type ComputeDriver,
+  type Drivers,
+  type LoadBalancer,
+  type NetworkDriver,
+  type NetworkPort,
+  type VipSubnetConfig,
+} from "@ottava/core";
 
 /**
  * The last server PEM (certificate and key) handed to the no-op drivers per amphora, for tests and
@@ -80,19 +91,82 @@ const network: NetworkDriver = {
       additional_vip_data: (lb.additional_vips ?? []).map((v) => ({ ip_address: v.ip_address, subnet: NOOP_VIP_SUBNET })),
     };
   },
+  // As Octavia's no-op get_subnet: every subnet exists; its network is derived from it (one network a subnet).
+  async getSubnet(subnetId) {
+    return { id: subnetId, network_id: noopNetworkOf(subnetId) };
+  },
+  async getPluggedNetworks(lb, a) {
+    return recordedPorts(lb, a, NOOP_VIP_SUBNET, noopVrrpMac(a.id));
+  },
+  // The port is derived from the amphora and the network: plugging again answers the same port.
+  async plugNetwork(_lb, a, networkId, subnetIds, vnicType) {
+    const id = uuidOf(`ottava-noop-member-port/${a.id}/${networkId}`);
+    return {
+      id,
+      network_id: networkId,
+      mac_address: macOf(`ottava-noop-member-mac/${id}`),
+      mtu: 1500,
+      vnic_type: vnicType,
+      fixed_ips: subnetIds.map((s) => noopFixedIp(id, s)),
+    };
+  },
+  async plugFixedIp(_lb, _a, port, subnetId) {
+    if (port.fixed_ips.some((ip) => ip.subnet_id === subnetId)) return port;
+    return { ...port, fixed_ips: [...port.fixed_ips, noopFixedIp(port.id, subnetId)] };
+  },
+  async unplugFixedIp(_lb, _a, port, subnetId) {
+    return { ...port, fixed_ips: port.fixed_ips.filter((ip) => ip.subnet_id !== subnetId) };
+  },
+  async unplugNetwork() {},
 };
+
+/** The network the no-op driver answers for a subnet. */
+export const noopNetworkOf = (subnetId: string) => uuidOf(`ottava-noop-network/${subnetId}`);
+
+/** A no-op fixed IP of a port on a subnet: an address of TEST-NET-3 derived from both, the subnet's a made-up /24 of it. */
+function noopFixedIp(portId: string, subnetId: string) {
+  const h = uuidOf(`ottava-noop-fixed-ip/${portId}/${subnetId}`).replace(/-/g, "");
+  const host = (parseInt(h.slice(0, 2), 16) % 253) + 1;
+  return {
+    subnet_id: subnetId,
+    ip_address: `203.0.113.${host}`,
+    subnet: { cidr: "203.0.113.0/24", gateway_ip: "203.0.113.254", host_routes: [] },
+  };
+}
+
+/**
+ * get_plugged_networks of a driver whose ports are in no cloud (noop, local): the amphora's VRRP port
+ * on the VIP's network and subnet (with the fixed IPs the flows added to it, which its record keeps
+ * among its member ports), and its member ports as its record keeps them.
+ */
+export function recordedPorts(lb: LoadBalancer, a: Amphora, vipSubnet: VipSubnetConfig, vrrpMac: string): NetworkPort[] {
+  const recorded = (a.member_ports ?? []).map(({ plugged_by: _, ...p }) => p);
+  if (!a.vrrp_port_id || recorded.some((p) => p.id === a.vrrp_port_id)) return recorded;
+  const vrrp: NetworkPort = {
+    id: a.vrrp_port_id,
+    network_id: lb.vip_network_id,
+    mac_address: vrrpMac,
+    mtu: 1500,
+    vnic_type: lb.vip_vnic_type ?? "normal",
+    fixed_ips: lb.vip_subnet_id && a.vrrp_ip ? [{ subnet_id: lb.vip_subnet_id, ip_address: a.vrrp_ip, subnet: vipSubnet }] : [],
+  };
+  return [vrrp, ...recorded];
+}
 
 /** The subnet the no-op driver's VIPs are on (NOOP_VIP_ADDRESS's: TEST-NET-2). */
 const NOOP_VIP_SUBNET = { cidr: "198.51.100.0/24", gateway_ip: "198.51.100.254", host_routes: [] };
 
 /** The MAC of an amphora's VRRP port as the no-op network driver answers it: Neutron's fa:16:3e prefix, then 3 bytes of a hash of the amphora id. */
-export function noopVrrpMac(amphoraId: string): string {
-  const h = uuidOf(`ottava-noop-vrrp-mac/${amphoraId}`).replace(/-/g, "");
+export const noopVrrpMac = (amphoraId: string): string => macOf(`ottava-noop-vrrp-mac/${amphoraId}`);
+
+const macOf = (seed: string) => {
+  const h = uuidOf(seed).replace(/-/g, "");
   return `fa:16:3e:${h.slice(0, 2)}:${h.slice(2, 4)}:${h.slice(4, 6)}`;
-}
+};
 
 const amphora: AmphoraDriver = {
   async postVipPlug() {},
+  async postNetworkPlug() {},
   async updateAgentConfig(_amphora, _agentConfig) {},
   async startVrrp() {},
   async update() {},

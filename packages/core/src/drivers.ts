@@ -157,6 +157,32 @@ export interface AmphoraNetworkConfig {
   additional_vip_data: { ip_address: string; subnet: VipSubnetConfig }[];
 }
 
+/**
+ * A port of an amphora on a network other than its management one (Octavia's network Port, with its
+ * network's MTU and its fixed IPs' subnets filled, as post_network_plug sends it to the amphora).
+ */
+export interface NetworkPort {
+  /** The port's id (vpc: its ENI's). */
+  id: string;
+  network_id: string;
+  mac_address: string;
+  mtu: number | null;
+  /** Octavia's VNIC type of the port: "normal", or "direct" (SR-IOV, v2.30). */
+  vnic_type: string;
+  fixed_ips: { subnet_id: string; ip_address: string; subnet: VipSubnetConfig }[];
+}
+
+/**
+ * What a network driver refuses at the API, before anything is written (the API answers 400 with the
+ * message): a member subnet it cannot plug into the load balancer's amphorae.
+ */
+export class NetworkRefused extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "NetworkRefused";
+  }
+}
+
 /** A network driver's quotas that the API checks changes against (vpc: AWS's, OTTAVA_VPC_*). */
 export interface NetworkLimits {
   /** Ingress rules of the LB's security group (vipSecurityGroupRules). */
@@ -210,6 +236,39 @@ export interface NetworkDriver {
    * attached); absent or null: the compute driver's choice, as before.
    */
   vipZone?(lb: LoadBalancer): Promise<string | null>;
+  /** Octavia's get_subnet, for what the network deltas need of it: the network a (member) subnet is on. */
+  getSubnet(subnetId: string): Promise<{ id: string; network_id: string }>;
+  /**
+   * Octavia's get_plugged_networks, without the management interface (Octavia filters
+   * amp_boot_network_list out): the amphora's VRRP port and its member ports. A driver whose ports are
+   * not in a cloud (noop, local) answers from the amphora's record (`member_ports`).
+   */
+  getPluggedNetworks(lb: LoadBalancer, amphora: Amphora): Promise<NetworkPort[]>;
+  /**
+   * Octavia's create_port then plug_port: a new port of the amphora on `networkId`, with a fixed IP on
+   * each of `subnetIds`, attached to its instance. Idempotent: asked again for the same amphora and
+   * network, it answers the port it made, never a second one.
+   */
+  plugNetwork(lb: LoadBalancer, amphora: Amphora, networkId: string, subnetIds: string[], vnicType: string): Promise<NetworkPort>;
+  /** Octavia's plug_fixed_ip: the port gets a fixed IP on `subnetId` (one it has already: answered as it is). */
+  plugFixedIp(lb: LoadBalancer, amphora: Amphora, port: NetworkPort, subnetId: string): Promise<NetworkPort>;
+  /** Octavia's unplug_fixed_ip: the port's fixed IP on `subnetId` goes (one it has not: answered as it is). */
+  unplugFixedIp(lb: LoadBalancer, amphora: Amphora, port: NetworkPort, subnetId: string): Promise<NetworkPort>;
+  /** Octavia's unplug_network then delete_port: the port is detached from the instance and deleted; what is gone is deleted. */
+  unplugNetwork(amphora: Amphora, port: { id: string; network_id: string }): Promise<void>;
+  /**
+   * True when a port on a network reaches every subnet of it (a VPC routes between all its subnets, in
+   * every zone): a member subnet then needs its network plugged and no fixed IP of its own, and the
+   * deltas have no subnet changes (no plugFixedIp, unplugFixedIp).
+   */
+  readonly subnetsRouted?: boolean;
+  /**
+   * Checks, at the API, that the amphorae of `lb` can be plugged into every subnet of `subnetIds` (the
+   * subnets its members will be on, those it has and those a request adds); throws NetworkRefused
+   * when not (vpc: a subnet that is not there, or not the project's; a VPC without a subnet in the
+   * amphorae's zone; more networks than an instance has interfaces for). Absent: nothing to check.
+   */
+  checkMemberSubnets?(lb: LoadBalancer, subnetIds: string[]): Promise<void>;
 }
 
 export interface AmphoraDriver {
@@ -223,6 +282,12 @@ export interface AmphoraDriver {
    * holds the heartbeat key): never log it.
    */
   updateAgentConfig(amphora: Amphora, agentConfig: string): Promise<void>;
+  /**
+   * Octavia's post_network_plug: the amphora configures a port just plugged or changed (its fixed IPs,
+   * routes and MTU); the VRRP port (`port.id` is the amphora's vrrp_port_id) with the VIP's `network`
+   * configuration as well. A port the amphora has already is updated.
+   */
+  postNetworkPlug(lb: LoadBalancer, amphora: Amphora, port: NetworkPort, network: AmphoraNetworkConfig): Promise<void>;
   /**
    * Pushes the load balancer's configuration (its listeners, pools, members, monitors, L7 policies and
    * rules as `tree` holds them) to its amphorae: Octavia's update_amphora_listeners.

@@ -1,5 +1,12 @@
 // The amphora resource (octavia/api/v2/types/amphora.py), read-only through the API.
+import type { NetworkPort } from "../drivers";
 import { apiTime, octaviaFilters, type ResourceDescriptor } from "./descriptor";
+
+/** A member port as the amphora's record keeps it. */
+export interface MemberPortRecord extends NetworkPort {
+  /** The execution that plugged it (its revert unplugs what it plugged). */
+  plugged_by: string;
+}
 
 export interface Amphora {
   id: string;
@@ -22,6 +29,12 @@ export interface Amphora {
   cached_zone: string | null;
   image_id: string | null;
   compute_flavor: string | null;
+  /**
+   * The ports the flows plugged into the amphora for its members' networks (Octavia's
+   * amphora_member_port table), each with the execution that plugged it: written under the LB's lock
+   * right after the plug, read by the deltas, unplugged when the amphora goes. Not shown by the API.
+   */
+  member_ports?: MemberPortRecord[];
   created_at: string;
   updated_at: string | null;
 }
