@@ -26,7 +26,7 @@ export function createApiDrivers(config: Config, cloudIds?: CloudIdStore, log?: 
  */
 export function vpcNetwork(config: Config, cloudIds: CloudIdStore | undefined, log?: Logger): NetworkDriver {
   if (!cloudIds) throw new Error("OTTAVA_NETWORK_DRIVER=vpc needs the table's cloud ids (createStores(...).cloudIds)");
-  let driver: Promise<Required<Omit<NetworkDriver, "limits">>> | undefined;
+  let driver: Promise<Required<Omit<NetworkDriver, "limits" | "subnetsRouted">>> | undefined;
   const load = () => (driver ??= import("@ottava/aws/network").then((m) => m.vpcNetworkDriver(config, cloudIds, log)));
   return {
     limits: { rulesPerSecurityGroup: config.vpcRulesPerSecurityGroup, securityGroupsPerInterface: config.vpcSecurityGroupsPerInterface },
@@ -40,6 +40,16 @@ export function vpcNetwork(config: Config, cloudIds: CloudIdStore | undefined, l
     getNetworkConfigs: async (lb, amphora) => (await load()).getNetworkConfigs(lb, amphora),
     takeVip: async (lb, amphora) => (await load()).takeVip(lb, amphora),
     vipZone: async (lb) => (await load()).vipZone(lb),
+    // A VPC routes between all its subnets (VpcNetworkDriver's own value, known before it is loaded).
+    subnetsRouted: true,
+    getSubnet: async (subnetId) => (await load()).getSubnet(subnetId),
+    getPluggedNetworks: async (lb, amphora) => (await load()).getPluggedNetworks(lb, amphora),
+    plugNetwork: async (lb, amphora, networkId, subnetIds, vnicType) =>
+      (await load()).plugNetwork(lb, amphora, networkId, subnetIds, vnicType),
+    plugFixedIp: async (lb, amphora, port, subnetId) => (await load()).plugFixedIp(lb, amphora, port, subnetId),
+    unplugFixedIp: async (lb, amphora, port, subnetId) => (await load()).unplugFixedIp(lb, amphora, port, subnetId),
+    unplugNetwork: async (amphora, port) => (await load()).unplugNetwork(amphora, port),
+    checkMemberSubnets: async (lb, subnetIds) => (await load()).checkMemberSubnets(lb, subnetIds),
   };
 }
 

@@ -141,3 +141,91 @@ describe("reads that do not grow with the tree", () => {
     expect(read[1]).toBe(read[0]);
   });
 });
+
+/**
+ * The flows' DynamoDB requests and capacity units of member changes that move no network (members with
+ * no subnet, or on the VIP's), measured with this same test at beb2914, before the member flows computed
+ * network deltas: the deltas cost nothing when nothing moves (they read what the configuration push reads).
+ */
+const BEFORE_DELTAS: Record<string, string[]> = {
+  "member create": [
+    "GetItem LB#/LB requests=3 read=3 write=0",
+    "Query LB# [pk = :pk AND begins_with(sk, :p)] requests=2 read=2 write=0",
+    "Query LB# [pk = :pk AND sk < :trail] requests=1 read=3 write=0",
+    "TransactWriteItems  requests=1 read=0 write=19",
+    "UpdateItem LB#/LB requests=1 read=0 write=8",
+    "UpdateItem LB#/~FLOW# requests=1 read=0 write=1",
+  ],
+  "member delete": [
+    "GetItem LB#/LB requests=3 read=3 write=0",
+    "Query LB# [pk = :pk AND begins_with(sk, :p)] requests=2 read=2 write=0",
+    "Query LB# [pk = :pk AND sk < :trail] requests=1 read=3 write=0",
+    "TransactWriteItems  requests=2 read=0 write=31",
+    "UpdateItem LB#/~FLOW# requests=1 read=0 write=1",
+  ],
+  "batch update": [
+    "GetItem LB#/LB requests=3 read=3 write=0",
+    "Query LB# [pk = :pk AND begins_with(sk, :p)] requests=2 read=2 write=0",
+    "Query LB# [pk = :pk AND sk < :trail] requests=1 read=3 write=0",
+    "TransactWriteItems  requests=2 read=0 write=37",
+    "UpdateItem LB#/~FLOW# requests=1 read=0 write=1",
+  ],
+  "cross-pool update": [
+    "DeleteItem LB#/CHANGESET# requests=1 read=0 write=2",
+    "GetItem LB#/CHANGESET# requests=2 read=2 write=0",
+    "GetItem LB#/LB requests=5 read=5 write=0",
+    "Query LB# [pk = :pk AND begins_with(sk, :p)] requests=3 read=3 write=0",
+    "Query LB# [pk = :pk AND sk < :trail] requests=1 read=4 write=0",
+    "TransactGetItems  requests=1 read=2 write=0",
+    "TransactWriteItems  requests=3 read=0 write=78",
+    "UpdateItem LB#/~FLOW# requests=1 read=0 write=1",
+  ],
+};
+
+describe("member changes that move no network", () => {
+  it("make the flow requests and use the capacity units they did before the network deltas", async () => {
+    const { lbId, poolId } = await tree(3);
+    const pools = (await t.call("GET", `/v2/lbaas/pools?loadbalancer_id=${lbId}`)).body.pools as { id: string }[];
+    const other = pools.find((p) => p.id !== poolId)!.id;
+    const rows = (use: { flow: MeterRow[] }) =>
+      use.flow
+        .map((r) => `${r.op} ${r.target} requests=${r.counts.requests} read=${r.counts.computedRead} write=${r.counts.computedWrite}`)
+        .sort();
+    const seen: Record<string, string[]> = {};
+    let memberId = "";
+    seen["member create"] = rows(
+      await metered(async () => {
+        const r = await t.call("POST", `/v2/lbaas/pools/${poolId}/members`, {
+          member: { address: "192.0.2.50", protocol_port: 80, subnet_id: SUBNET },
+        });
+        expect(r.status).toBe(201);
+        memberId = r.body.member.id;
+      }),
+    );
+    seen["member delete"] = rows(
+      await metered(async () => expect((await t.call("DELETE", `/v2/lbaas/pools/${poolId}/members/${memberId}`)).status).toBe(204)),
+    );
+    seen["batch update"] = rows(
+      await metered(async () =>
+        expect(
+          (await t.call("PUT", `/v2/lbaas/pools/${poolId}/members`, { members: [{ address: "192.0.2.60", protocol_port: 80 }] })).status,
+        ).toBe(202),
+      ),
+    );
+    seen["cross-pool update"] = rows(
+      await metered(async () =>
+        expect(
+          (
+            await t.call("PUT", "/v2/lbaas/pools/members", {
+              members: [
+                { pool_id: poolId, address: "192.0.2.61", protocol_port: 80 },
+                { pool_id: other, address: "192.0.2.62", protocol_port: 80 },
+              ],
+            })
+          ).status,
+        ).toBe(202),
+      ),
+    );
+    expect(seen).toEqual(BEFORE_DELTAS);
+  });
+});

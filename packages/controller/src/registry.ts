@@ -8,6 +8,7 @@ import * as resize from "./tasks/resize";
 import { HEALTHMANAGER_TASKS } from "./tasks/healthmanager";
 import * as certRotate from "./tasks/cert-rotate";
 import * as serverGroup from "./tasks/server-group";
+import { handleNetworkDeltas, revertNetworkDeltas } from "./tasks/networks";
 
 export const TASKS: Record<string, TaskHandler> = {
   ...amphorae,
@@ -19,6 +20,8 @@ export const TASKS: Record<string, TaskHandler> = {
   ...HEALTHMANAGER_TASKS,
   ...certRotate,
   ...serverGroup,
+  handleNetworkDeltas,
+  revertNetworkDeltas,
 };
 
 export const taskOfArn = (arn: string) => {

@@ -204,6 +204,19 @@ async function limited<T>(fn: () => Promise<T>): Promise<T> {
 
 // ---- the LB every scenario but the create starts from ----
 
+/**
+ * Member subnets other than the VIP's (one network each with the no-op driver): the flows plug and unplug
+ * their networks (the create plugs a, b and c; m10's delete unplugs a, the spare pool's delete c; the
+ * member create and the batch updates plug d; failover and resize plug them into the new amphorae, the
+ * LB's delete unplugs them all).
+ */
+const MEMBER_SUBNETS = {
+  a: "5b0c6a3e-0a1d-4c7e-9a51-000000000a0a",
+  b: "5b0c6a3e-0a1d-4c7e-9a51-000000000b0b",
+  c: "5b0c6a3e-0a1d-4c7e-9a51-000000000c0c",
+  d: "5b0c6a3e-0a1d-4c7e-9a51-000000000d0d",
+};
+
 const fullTree = (ha: boolean) => ({
   loadbalancer: {
     name: "full",
@@ -213,8 +226,8 @@ const fullTree = (ha: boolean) => ({
       webListener(
         {
           members: [
-            { name: "m10", address: "192.0.2.10", protocol_port: 8080 },
-            { name: "m11", address: "192.0.2.11", protocol_port: 8080, weight: 5 },
+            { name: "m10", address: "192.0.2.10", protocol_port: 8080, subnet_id: MEMBER_SUBNETS.a },
+            { name: "m11", address: "192.0.2.11", protocol_port: 8080, weight: 5, subnet_id: SUBNET },
           ],
           healthmonitor: { name: "hm", type: "HTTP", delay: 5, timeout: 3, max_retries: 3, url_path: "/health" },
         },
@@ -238,13 +251,13 @@ const fullTree = (ha: boolean) => ({
         name: "api",
         protocol: "HTTP",
         lb_algorithm: "LEAST_CONNECTIONS",
-        members: [{ name: "m20", address: "192.0.2.20", protocol_port: 9000 }],
+        members: [{ name: "m20", address: "192.0.2.20", protocol_port: 9000, subnet_id: MEMBER_SUBNETS.b }],
       },
       {
         name: "spare",
         protocol: "HTTP",
         lb_algorithm: "ROUND_ROBIN",
-        members: [{ name: "m30", address: "192.0.2.30", protocol_port: 80 }],
+        members: [{ name: "m30", address: "192.0.2.30", protocol_port: 80, subnet_id: MEMBER_SUBNETS.c }],
       },
     ],
   },
@@ -411,7 +424,7 @@ const SCENARIOS: Scenario[] = [
       void (await call(t, run, "PUT", `/v2/lbaas/pools/${run.ids["pool:web"]}/members`, {
         members: [
           { address: "192.0.2.10", protocol_port: 8080, weight: 3 },
-          { address: "192.0.2.12", protocol_port: 8080, name: "m12" },
+          { address: "192.0.2.12", protocol_port: 8080, name: "m12", subnet_id: MEMBER_SUBNETS.d },
         ],
       })),
     ...(f ? { failAt: "FinishChange" } : {}),
@@ -423,7 +436,7 @@ const SCENARIOS: Scenario[] = [
       void (await call(t, run, "PUT", "/v2/lbaas/pools/members", {
         members: [
           { pool_id: run.ids["pool:web"], address: "192.0.2.10", protocol_port: 8080, weight: 4 },
-          { pool_id: run.ids["pool:web"], address: "192.0.2.13", protocol_port: 8080, name: "m13" },
+          { pool_id: run.ids["pool:web"], address: "192.0.2.13", protocol_port: 8080, name: "m13", subnet_id: MEMBER_SUBNETS.d },
           { pool_id: run.ids["pool:api"], address: "192.0.2.21", protocol_port: 9000, name: "m21" },
         ],
       })),
@@ -450,7 +463,7 @@ const SCENARIOS: Scenario[] = [
   ...child("pool-delete", (t, run, id) => call(t, run, "DELETE", `/v2/lbaas/pools/${id("pool:spare")}`)),
   ...child("member-create", (t, run, id) =>
     call(t, run, "POST", `/v2/lbaas/pools/${id("pool:web")}/members`, {
-      member: { name: "m14", address: "192.0.2.14", protocol_port: 8080 },
+      member: { name: "m14", address: "192.0.2.14", protocol_port: 8080, subnet_id: MEMBER_SUBNETS.d },
     }),
   ),
   ...child("member-update", (t, run, id) =>

@@ -29,6 +29,7 @@ export * from "./services/children";
 export * from "./services/amphorae";
 export * from "./services/security-group-rules";
 export * from "./services/network-deltas";
+export * from "./services/member-networks";
 export * from "./services/graph";
 export * from "./resources/listener";
 export * from "./resources/pool";

@@ -13,9 +13,11 @@ import {
   type AmphoraPorts,
   type LoadBalancer,
   type NetworkDriver,
+  type NetworkPort,
   type Vip,
   type VipRequest,
 } from "@ottava/core";
+import { recordedPorts } from "../noop";
 
 /** Where allocations are recorded (packages/db's DynamoVipStore). */
 export interface VipAllocations {
@@ -26,6 +28,14 @@ export interface VipAllocations {
   /** Gives `address` back if `owner` holds it. */
   release(address: string, owner: string): Promise<void>;
 }
+
+/** Loopback has no MAC (the kernel's all-zero address). */
+const LOOPBACK_MAC = "00:00:00:00:00:00";
+const loopbackIp = (subnetId: string) => ({
+  subnet_id: subnetId,
+  ip_address: "127.0.0.1",
+  subnet: { cidr: "127.0.0.0/8", gateway_ip: null, host_routes: [] },
+});
 
 const toInt = (ip: string) => ip.split(".").reduce((n, o) => n * 256 + Number(o), 0);
 const toIp = (n: number) => [24, 16, 8, 0].map((s) => Math.floor(n / 2 ** s) % 256).join(".");
@@ -125,7 +135,7 @@ export class LocalNetworkDriver implements NetworkDriver {
   async getNetworkConfigs(lb: LoadBalancer): Promise<AmphoraNetworkConfig> {
     const subnet = { cidr: this.range.cidr, gateway_ip: null, host_routes: [] };
     return {
-      vrrp_port: { mac_address: "00:00:00:00:00:00", mtu: null },
+      vrrp_port: { mac_address: LOOPBACK_MAC, mtu: null },
       vip_subnet: subnet,
       additional_vip_data: (lb.additional_vips ?? []).map((v) => ({ ip_address: v.ip_address, subnet })),
     };
@@ -142,6 +152,50 @@ export class LocalNetworkDriver implements NetworkDriver {
   async unplugVip(_lb: LoadBalancer, amphora: Amphora): Promise<void> {
     if (amphora.vrrp_ip) await this.allocations.release(amphora.vrrp_ip, amphora.id);
   }
+
+  /**
+   * get_subnet: the range's subnet is on the range's network; any other subnet is a member subnet of
+   * this host, one network each (derived from it, as the no-op driver's).
+   */
+  async getSubnet(subnetId: string): Promise<{ id: string; network_id: string }> {
+    return {
+      id: subnetId,
+      network_id: subnetId === this.range.subnetId ? this.range.networkId : uuidOf(`ottava-local-network/${subnetId}`),
+    };
+  }
+
+  /** get_plugged_networks: the VRRP port on the range, and the member ports the amphora's record keeps. */
+  async getPluggedNetworks(lb: LoadBalancer, amphora: Amphora): Promise<NetworkPort[]> {
+    return recordedPorts(lb, amphora, { cidr: this.range.cidr, gateway_ip: null, host_routes: [] }, LOOPBACK_MAC);
+  }
+
+  /**
+   * create_port + plug_port: the local amphorae are HAProxy processes of this host, which reaches every
+   * member address through its own loopback: a member port is this host's loopback address on each subnet
+   * (derived from the amphora and network, so plugging again answers the same port).
+   */
+  async plugNetwork(_lb: LoadBalancer, amphora: Amphora, networkId: string, subnetIds: string[], vnicType: string): Promise<NetworkPort> {
+    return {
+      id: uuidOf(`ottava-local-member-port/${amphora.id}/${networkId}`),
+      network_id: networkId,
+      mac_address: LOOPBACK_MAC,
+      mtu: null,
+      vnic_type: vnicType,
+      fixed_ips: subnetIds.map(loopbackIp),
+    };
+  }
+
+  async plugFixedIp(_lb: LoadBalancer, _amphora: Amphora, port: NetworkPort, subnetId: string): Promise<NetworkPort> {
+    if (port.fixed_ips.some((ip) => ip.subnet_id === subnetId)) return port;
+    return { ...port, fixed_ips: [...port.fixed_ips, loopbackIp(subnetId)] };
+  }
+
+  async unplugFixedIp(_lb: LoadBalancer, _amphora: Amphora, port: NetworkPort, subnetId: string): Promise<NetworkPort> {
+    return { ...port, fixed_ips: port.fixed_ips.filter((ip) => ip.subnet_id !== subnetId) };
+  }
+
+  /** unplug_network + delete_port: a loopback port holds nothing to give back. */
+  async unplugNetwork(): Promise<void> {}
 
   /**
    * An address for `owner`: `wanted` if given (400 outside the range, 409 held by another owner), else

@@ -4,6 +4,7 @@
 // restores the members as they were (chunk by chunk) and re-pushes the configuration; the failure
 // handler then leaves everything ACTIVE (the touched members in ERROR only if the restore failed).
 import type { FlowSpec } from "./builder";
+import { NETWORK_DELTA_STEPS } from "./children";
 
 export const memberCrossPoolUpdate: FlowSpec = {
   comment: "Ottava: batch update members across the pools of a load balancer and apply its configuration to its amphorae",
@@ -16,7 +17,8 @@ export const memberCrossPoolUpdate: FlowSpec = {
       maxConcurrency: 4,
       steps: [{ name: "ApplyMemberChunk", task: "applyMemberChunk" }],
     },
-    { name: "UpdateAmphoraeConfig", task: "updateAmphoraeConfig" },
+    // The networks the members are on now plugged into the amphorae, then the configuration pushed.
+    ...NETWORK_DELTA_STEPS,
     { name: "FinishCrossPoolChange", task: "finishCrossPoolChange" },
   ],
   onFailure: "failCrossPoolChange",

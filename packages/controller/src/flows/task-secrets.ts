@@ -16,6 +16,7 @@ export const AGENT_TASKS = [
   "startVrrp",
   "updateAmphoraeConfig",
   "updateListeners",
+  "handleNetworkDeltas",
   "restoreCrossPoolMembers",
   "updateAmphoraAgentConfig",
   "refreshAgentConfigPage",

@@ -30,6 +30,7 @@ import {
   type TaskHandler,
 } from "./context";
 import { renderAmphoraAgentConfig } from "./healthmanager";
+import { unplugMemberPorts } from "./networks";
 
 const MASTER_PRIORITY = 100;
 const BACKUP_PRIORITY = 90;
@@ -154,6 +155,7 @@ export const computeCreate: TaskHandler = async (input, ctx) => {
 /** Revert of computeCreate: deletes the instances built for the planned amphorae. */
 export const computeDelete: TaskHandler = async (input, ctx) => {
   for (const a of await planned(ctx, input)) {
+    await unplugMemberPorts(ctx, a);
     if (a.compute_id) await ctx.drivers.compute.delete(a.compute_id, a.id);
     await ignoreLockLost(ctx, `amphora ${a.id}`, () => ctx.store.updateAmphora(input.lbId, a.id, input.owner, { status: ERROR }));
   }
@@ -316,6 +318,7 @@ export const removeOldAmphora: TaskHandler = async (input, ctx) => {
     if (survivor && (await network.takeVip(lb, survivor))) ctx.log.info("VIP handed to the surviving amphora", { amphora: survivor.id });
   }
   await network.unplugVip(lb, old).catch((e) => ctx.log.warn("unplug of a failed amphora failed", { amphora: old.id, error: String(e) }));
+  await unplugMemberPorts(ctx, old);
   if (old.compute_id) await ctx.drivers.compute.delete(old.compute_id, old.id);
   await ctx.store.updateAmphora(lb.id, old.id, input.owner, { status: DELETED });
   return null;
@@ -371,6 +374,7 @@ export const logAmphoraFlowFailure: TaskHandler = async (input, ctx) => {
 export const deleteAmphora: TaskHandler = async (input, ctx) => {
   const a = await ctx.store.getAmphora(String(input.amphoraId));
   if (!a || a.status !== PENDING_DELETE) return null;
+  await unplugMemberPorts(ctx, a);
   if (a.compute_id) await ctx.drivers.compute.delete(a.compute_id, a.id);
   await ctx.store.updateAmphoraIf(a.loadbalancer_id, a.id, [PENDING_DELETE], { status: DELETED });
   return null;
@@ -388,6 +392,7 @@ export const deleteAmphorae: TaskHandler = async ({ lbId, owner }, ctx) => {
   const lb = await loadBalancer(ctx, lbId);
   for (const a of await ctx.store.amphoraeOf(lbId)) {
     if (a.status === DELETED) continue;
+    await unplugMemberPorts(ctx, a);
     if (a.vrrp_port_id) await ctx.drivers.network.unplugVip(lb, a);
     if (a.compute_id) await ctx.drivers.compute.delete(a.compute_id, a.id);
     await ctx.store.updateAmphora(lbId, a.id, owner, { status: DELETED });

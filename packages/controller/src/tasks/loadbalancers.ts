@@ -1,5 +1,6 @@
 // Load-balancer tasks: pushing configuration to the amphorae, releasing the VIP.
-import { AMPHORA_ALLOCATED, type Tree } from "@ottava/core";
+import { AMPHORA_ALLOCATED, type Amphora, type Tree } from "@ottava/core";
+import { applyNetworkDeltas } from "./networks";
 import { loadBalancer, servedTree, type TaskContext, type TaskHandler } from "./context";
 
 /** Pushes the LB's configuration (admin state and the rest) to its amphorae. */
@@ -11,17 +12,21 @@ export const updateAmphoraeConfig: TaskHandler = async ({ lbId }, ctx) => {
 /**
  * Octavia's ListenersUpdate of the flows that build amphorae (create: create_all_listeners_flow; failover
  * and resize: AmphoraIndexListenerUpdate): the LB's configuration pushed to its live amphorae, the new
- * ones among them, when it has listeners; with none there is nothing to serve yet (Octavia's
+ * ones among them, when it has listeners, after the network deltas (the new amphorae plugged into its
+ * members' networks); with none there is nothing to serve yet (Octavia's
  * update_amphora_listeners returns at once).
  */
-export const updateListeners: TaskHandler = async ({ lbId }, ctx) => {
+export const updateListeners: TaskHandler = async ({ lbId, owner }, ctx) => {
   const tree = await servedTree(ctx, lbId);
-  if (tree.of("listener").length > 0) await pushConfig(ctx, tree);
+  const amphorae = await ctx.store.amphoraeOf(lbId);
+  // Octavia's CalculateAmphoraDelta and HandleNetworkDelta of the new amphorae (failover: every network the old one was on).
+  await applyNetworkDeltas(ctx, tree, amphorae, owner);
+  if (tree.of("listener").length > 0) await pushConfig(ctx, tree, amphorae);
   return null;
 };
 
-async function pushConfig(ctx: TaskContext, tree: Tree): Promise<void> {
-  const live = (await ctx.store.amphoraeOf(tree.lb.id)).filter((a) => a.status === AMPHORA_ALLOCATED);
+async function pushConfig(ctx: TaskContext, tree: Tree, amphorae?: Amphora[]): Promise<void> {
+  const live = (amphorae ?? (await ctx.store.amphoraeOf(tree.lb.id))).filter((a) => a.status === AMPHORA_ALLOCATED);
   await ctx.drivers.amphora.update(tree, live);
 }
 

@@ -19,6 +19,7 @@ import {
 } from "@ottava/core";
 import { failureWrites, finishChange } from "./changes";
 import { ignoreLockLost, servedTree, type TaskContext, type TaskHandler } from "./context";
+import { applyNetworkDeltas } from "./networks";
 
 async function chunkOf(ctx: TaskContext, lbId: string, owner: string, n: number): Promise<ChangeSetChunk> {
   const chunk = (await ctx.changeSets.getChangeSetChunk(lbId, owner, n)) as ChangeSetChunk | undefined;
@@ -106,8 +107,13 @@ export const restoreCrossPoolMembers: TaskHandler = async (input, ctx) => {
     await ctx.store.applyAsOwner(lbId, owner, writes);
   }
   const tree = await servedTree(ctx, lbId);
-  const live = (await ctx.store.amphoraeOf(lbId)).filter((a) => a.status === AMPHORA_ALLOCATED);
-  await ctx.drivers.amphora.update(tree, live);
+  const amphorae = await ctx.store.amphoraeOf(lbId);
+  // The networks of the members as they were (revertNetworkDeltas unplugged what the update plugged; what it unplugged comes back).
+  await applyNetworkDeltas(ctx, tree, amphorae, owner);
+  await ctx.drivers.amphora.update(
+    tree,
+    amphorae.filter((a) => a.status === AMPHORA_ALLOCATED),
+  );
   ctx.log.warn("cross-pool member update reverted", { lbId, execution: owner, error: input.error });
   return null;
 };

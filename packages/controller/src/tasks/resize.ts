@@ -3,6 +3,7 @@
 import { DELETED, LockLost, RESIZE_CANCEL, RESIZE_COMMITTED, ROLE_BACKUP, ROLE_MASTER, type Amphora } from "@ottava/core";
 import { failChange } from "./changes";
 import { deterministicId, ignoreLockLost, loadBalancer, type PlannedAmphora, type TaskContext, type TaskHandler } from "./context";
+import { unplugMemberPorts } from "./networks";
 
 interface ResizeState {
   oldFlavorId: string | null;
@@ -31,6 +32,7 @@ async function removeNewAmphorae(input: Record<string, unknown> & { lbId: string
       await ctx.drivers.network
         .unplugVip(lb, a)
         .catch((e) => ctx.log.warn("unplug of a new amphora failed", { amphora: a.id, error: String(e) }));
+    await unplugMemberPorts(ctx, a);
     if (a.compute_id) await ctx.drivers.compute.delete(a.compute_id, a.id);
     await ctx.store.updateAmphora(input.lbId, a.id, input.owner, { status: DELETED });
     removed++;
@@ -99,6 +101,7 @@ export const resizeRemoveOldAmphorae: TaskHandler = async (input, ctx) => {
     await ctx.drivers.network
       .unplugVip(lb, a)
       .catch((e) => ctx.log.warn("unplug of an old amphora failed", { amphora: a.id, error: String(e) }));
+    await unplugMemberPorts(ctx, a);
     if (a.compute_id) await ctx.drivers.compute.delete(a.compute_id, a.id);
     await ctx.store.updateAmphora(lb.id, a.id, input.owner, { status: DELETED });
   }

@@ -18,6 +18,7 @@ import { resolveTlsRefs } from "../resources/tls-refs";
 import { lockedStart, type LockDeps } from "./lock";
 import { charge, createdBy } from "./quota";
 import { checkRuleQuota } from "./security-group-rules";
+import { checkMemberNetworks } from "./member-networks";
 import type { Listener } from "../resources/listener";
 
 /** The LB id an object hangs from (404 if the object is unknown or DELETED). */
@@ -203,6 +204,8 @@ export async function createChild<T extends TreeRecord, Post>(
     let record = res.create({ body, tree, ctx, id, now: new Date().toISOString(), params, flavor, certs });
     if (kind === "listener")
       checkRuleQuota(deps.network?.limits, tree.lb, [...tree.of<Listener>("listener"), record as unknown as Listener]);
+    if (kind === "member")
+      await checkMemberNetworks(deps.network, deps.store, tree.lb, [(record as { subnet_id?: string | null }).subnet_id]);
     record = {
       ...record,
       project_id: tree.lb.project_id,

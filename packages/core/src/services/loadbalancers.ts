@@ -38,6 +38,7 @@ import { listItem } from "../resources/descriptor";
 import { checkProfileData, profileData } from "./profiles";
 import { loadBalancerStatistics, providerStats, type StatsAmphora } from "../health/stats";
 import { checkGroupQuota, checkRuleQuota } from "./security-group-rules";
+import { checkMemberNetworks } from "./member-networks";
 import type { Listener } from "../resources/listener";
 
 export interface LoadBalancerDeps extends LockDeps {
@@ -155,6 +156,14 @@ export async function createLoadBalancer(
     if (lb.vip_network_id !== body.vip_network_id) checkVipNetwork(deps.config, zone, lb.vip_network_id);
     const certs = await resolveTlsRefs(deps.certificates, projectId, graphTlsRefs(body.listeners, body.pools));
     graph = buildGraph(lb, ctx, body.listeners, body.pools, flavor, certs);
+    const members = graph.filter((i) => i.kind === "member").map((i) => i.record);
+    await checkMemberNetworks(
+      deps.network,
+      deps.store,
+      lb,
+      members.map((m) => m.subnet_id as string | null | undefined),
+      [],
+    );
     checkRuleQuota(
       deps.network.limits,
       lb,

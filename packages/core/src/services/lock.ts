@@ -45,8 +45,8 @@ export interface LockDeps {
   certificates?: CertManager;
   /** Checks what a flavor's or zone's profile names against the cloud (the EC2 compute driver's); absent, nothing is checked. */
   profiles?: ProfileValidator | undefined;
-  /** The network driver, for its quotas (a listener's rules); absent, none are checked. */
-  network?: Pick<NetworkDriver, "limits"> | undefined;
+  /** The network driver, for its quotas (a listener's rules) and its check of member subnets; absent, none are checked. */
+  network?: Pick<NetworkDriver, "limits" | "checkMemberSubnets"> | undefined;
 }
 
 /**

@@ -21,6 +21,7 @@ import {
 } from "../resources/member";
 import { flavorMetadata, lockedChange } from "./children";
 import type { LockDeps } from "./lock";
+import { checkMemberNetworks } from "./member-networks";
 
 export const MEMBER_BATCH_FLOW = "member-batch-update";
 
@@ -53,6 +54,12 @@ export async function batchUpdateMembers(
       const flavor = members.some((m) => m.request_sriov) ? await flavorMetadata(deps, tree.lb.flavor_id) : {};
       const plan = planPoolMembers(tree, pool, members, additiveOnly, flavor);
       if (plan.created.length === 0 && plan.updated.length === 0 && plan.deleted.length === 0) throw new NothingToDo();
+      await checkMemberNetworks(
+        deps.network,
+        deps.store,
+        tree.lb,
+        plan.created.map((m) => m.subnet_id),
+      );
       const writes: ChildWrite[] = [
         ...poolMemberWrites(plan, additiveOnly),
         ...memberParents(pool).map((p) => ({ kind: p.kind, id: p.id, set: { provisioning_status: PENDING_UPDATE } })),

@@ -14,6 +14,7 @@ import { MemberPost, memberParents, type Member } from "../resources/member";
 import { uuid } from "../validation";
 import { flavorMetadata, lbOf, lockedChange } from "./children";
 import type { LockDeps } from "./lock";
+import { checkMemberNetworks } from "./member-networks";
 import { planPoolMembers } from "./member-batch";
 
 export const MEMBER_CROSS_POOL_FLOW = "member-cross-pool-update";
@@ -111,6 +112,12 @@ export async function crossPoolUpdateMembers(
       for (const p of memberParents(pool))
         parents.set(`${p.kind}#${p.id}`, { kind: p.kind, id: p.id, set: { provisioning_status: PENDING_UPDATE } });
     }
+    await checkMemberNetworks(
+      deps.network,
+      deps.store,
+      tree.lb,
+      changes.flatMap((c) => (c.op === "create" ? [c.put.subnet_id] : [])),
+    );
     const chunks = toChunks(changes);
     // Only the pools and their listeners are written with the lock; the flow applies the member
     // changes. The new members are charged now (on the net increase, as the single-pool batch).

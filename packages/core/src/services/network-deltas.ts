@@ -86,8 +86,10 @@ export function calculateAmphoraDelta(
     if (pluggedSubnets.has(subnet_id)) continue;
     delta.add_subnets.push({ subnet_id, network_id: d.network_id, port_id: byNetwork.get(d.network_id)?.id ?? null });
   }
+  // A port that goes (delete_nics) takes its fixed IPs with it: Octavia removes them one by one first.
   for (const [subnet_id, p] of pluggedSubnets) {
-    if (!desired.has(subnet_id)) delta.delete_subnets.push({ subnet_id, network_id: p.network_id, port_id: p.id });
+    if (!desired.has(subnet_id) && desiredNetworks.has(p.network_id))
+      delta.delete_subnets.push({ subnet_id, network_id: p.network_id, port_id: p.id });
   }
   return delta;
 }

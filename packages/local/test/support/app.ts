@@ -1,7 +1,7 @@
 // The real app in process (app.request) over DynamoDB Local and the local workflow runner.
 import { randomUUID } from "node:crypto";
 import { createApp, createDeps } from "@ottava/api";
-import { MUTABLE_STATUSES, relationWrites, Tree, type ChildWrite } from "@ottava/core";
+import { MUTABLE_STATUSES, relationWrites, Tree, type ChildWrite, type Drivers } from "@ottava/core";
 import { createLogger } from "@ottava/edge";
 import { createTaskContext } from "@ottava/controller";
 import { createExecutionJournal, type ClientDecorator } from "@ottava/db";
@@ -14,14 +14,21 @@ import { freshTable, PROJECT } from "@ottava/db/testing";
  * OTTAVA_NOOP_LATENCY, OTTAVA_DYNAMODB_FAULTS), plugged in as npm start plugs them. `engine`: options of
  * the local runner (a test-only task decorator, retry intervals); `durable` journals its executions in
  * the table as `npm start` does (else in memory); `decorateClient` is done to the app's DynamoDB clients
- * (the stores', the tasks'; not the journal's) before their first request: a test's meter.
+ * (the stores', the tasks'; not the journal's) before their first request: a test's meter. `drivers`: the
+ * no-op drivers to run with (a test watching their calls), in place of those the settings make.
  */
 export async function inProcessApp(
   env: Record<string, string> = {},
-  engine_: Omit<LocalWorkflowEngineOptions, "journal" | "concurrency"> & { durable?: boolean; decorateClient?: ClientDecorator } = {},
+  engine_: Omit<LocalWorkflowEngineOptions, "journal" | "concurrency"> & {
+    durable?: boolean;
+    decorateClient?: ClientDecorator;
+    drivers?: Drivers;
+  } = {},
 ) {
-  const { durable, decorateClient, decorateTask, ...options } = engine_;
-  const { noopDrivers, dynamoFaults } = readInjected(env);
+  const { durable, decorateClient, decorateTask, drivers, ...options } = engine_;
+  const injected = readInjected(env);
+  const { dynamoFaults } = injected;
+  const noopDrivers = drivers ?? injected.noopDrivers;
   const { config, ...stores } = await freshTable(env, storesDecorator(dynamoFaults, decorateClient));
   const tasks = createTaskContext(config, stores, { noop: noopDrivers, decorateClient });
   const log = createLogger({ service: "test" }, "error");
