@@ -48,6 +48,20 @@ function haproxyMasters(): Map<string, { pid: number; config: string }> {
   return out;
 }
 
+/** A member subnet other than the VIP's: the flows plug its network into the amphorae (the local driver: a loopback port). */
+const MEMBER_SUBNET = "6c1e0f7a-2b44-4e52-9d1b-0000000000aa";
+
+/** The network deltas the stack logged for an amphora: the networks each added and removed. */
+function networkDeltas(amphoraId: string): { add: number; remove: number }[] {
+  return stack
+    .output()
+    .split("\n")
+    .filter((l) => l.includes('"network delta"'))
+    .map((l) => JSON.parse(l) as { amphora: string; delta: { add_nics: unknown[]; delete_nics: unknown[] } })
+    .filter((l) => l.amphora === amphoraId)
+    .map((l) => ({ add: l.delta.add_nics.length, remove: l.delta.delete_nics.length }));
+}
+
 async function api(method: string, path: string, body?: unknown) {
   return stack.call(method, path, body);
 }
@@ -360,16 +374,19 @@ describe("the local data plane with real traffic", () => {
     await distribution(lb.vip_address, 8080, 30, { b1: 10, b2: 10, b3: 10 });
   });
 
-  it("a cross-pool member update (PUT /v2/lbaas/pools/members) moves traffic to the new members", async () => {
+  it("a cross-pool member update (PUT /v2/lbaas/pools/members) moves traffic to the new members; one on a member subnet gets its network plugged", async () => {
     const r = await api("PUT", "/v2/lbaas/pools/members", {
       members: [
-        { pool_id: poolId, ...member(backends.b5!) },
+        { pool_id: poolId, ...member(backends.b5!, { subnet_id: MEMBER_SUBNET }) },
         { pool_id: poolId, ...member(backends.b6!) },
       ],
     });
     expect(r.status, JSON.stringify(r.body)).toBe(202);
     await settled(lb.id);
     await distribution(lb.vip_address, 8080, 20, { b5: 10, b6: 10 });
+    // The local network driver plugged the member's network (a loopback port) into the amphora.
+    const [amphora] = (await api("GET", `/v2/octavia/amphorae?loadbalancer_id=${lb.id}&status=ALLOCATED`)).body.amphorae;
+    expect(networkDeltas(amphora.id)).toEqual([{ add: 1, remove: 0 }]);
   });
 
   it("a listener port already taken by another process ends the change in ERROR, with HAProxy's reason in the flow trail", async () => {
@@ -481,6 +498,8 @@ describe("the local data plane with real traffic", () => {
     expect(masters.get(after.id)?.pid).not.toBe(oldMaster);
     expect(existsSync(`/proc/${oldMaster}`)).toBe(false);
     await distribution(lb.vip_address, 8080, 20, { b5: 10, b6: 10 });
+    // The new amphora is plugged into the network of the member on MEMBER_SUBNET, as its old one was.
+    expect(networkDeltas(after.id)).toEqual([{ add: 1, remove: 0 }]);
   });
 
   it("a second start brings back the load balancers that were ACTIVE; stopping Ottava stops their HAProxy", async () => {

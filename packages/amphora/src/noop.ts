@@ -107,12 +107,12 @@ const network: NetworkDriver = {
       mac_address: macOf(`ottava-noop-member-mac/${id}`),
       mtu: 1500,
       vnic_type: vnicType,
-      fixed_ips: subnetIds.map((s) => noopFixedIp(id, s)),
+      fixed_ips: subnetIds.map(noopFixedIp),
     };
   },
   async plugFixedIp(_lb, _a, port, subnetId) {
     if (port.fixed_ips.some((ip) => ip.subnet_id === subnetId)) return port;
-    return { ...port, fixed_ips: [...port.fixed_ips, noopFixedIp(port.id, subnetId)] };
+    return { ...port, fixed_ips: [...port.fixed_ips, noopFixedIp(subnetId)] };
   },
   async unplugFixedIp(_lb, _a, port, subnetId) {
     return { ...port, fixed_ips: port.fixed_ips.filter((ip) => ip.subnet_id !== subnetId) };
@@ -123,9 +123,9 @@ const network: NetworkDriver = {
 /** The network the no-op driver answers for a subnet. */
 export const noopNetworkOf = (subnetId: string) => uuidOf(`ottava-noop-network/${subnetId}`);
 
-/** A no-op fixed IP of a port on a subnet: an address of TEST-NET-3 derived from both, the subnet's a made-up /24 of it. */
-function noopFixedIp(portId: string, subnetId: string) {
-  const h = uuidOf(`ottava-noop-fixed-ip/${portId}/${subnetId}`).replace(/-/g, "");
+/** A no-op fixed IP on a subnet: an address of TEST-NET-3 derived from the subnet alone (every amphora gets the same one), the subnet a made-up /24 of it. */
+function noopFixedIp(subnetId: string) {
+  const h = uuidOf(`ottava-noop-fixed-ip/${subnetId}`).replace(/-/g, "");
   const host = (parseInt(h.slice(0, 2), 16) % 253) + 1;
   return {
     subnet_id: subnetId,

@@ -65,12 +65,12 @@ describe("network deltas", () => {
     expect(d.add_nics).toEqual([]);
   });
 
-  it("subnetsRouted (a VPC): networks alone count, a port's subnet is the first asked for", () => {
+  it("subnetsRouted (a VPC): networks alone count; a new port is given its network's subnets, sorted", () => {
     const plugged = [vrrp, port("p2", "n2", ["s2"])];
     const d = calculateAmphoraDelta("a", desired([active("s1b"), active("s1"), active("vip-other")]), plugged, true);
     expect(d).toEqual({
       amphora_id: "a",
-      add_nics: [{ network_id: "n1", subnet_ids: ["s1b"], vnic_type: "normal" }],
+      add_nics: [{ network_id: "n1", subnet_ids: ["s1", "s1b"], vnic_type: "normal" }],
       delete_nics: [{ network_id: "n2", port_id: "p2" }],
       add_subnets: [],
       delete_subnets: [],

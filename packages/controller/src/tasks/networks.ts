@@ -106,8 +106,9 @@ class AmphoraPorts {
     await this.write([...this.recorded.filter((p) => p.id !== port.id), entry]);
   }
 
+  /** Kept in the order of their networks' ids: the record does not depend on the order the members were read in. */
   private async write(ports: MemberPortRecord[]): Promise<void> {
-    this.recorded = ports;
+    this.recorded = ports.sort((x, y) => x.network_id.localeCompare(y.network_id));
     await this.ctx.store.updateAmphora(this.lb.id, this.amphora.id, this.owner, { member_ports: ports });
   }
 }

@@ -59,7 +59,8 @@ export function desiredSubnets(lb: LoadBalancer, members: DeltaMember[], network
 /**
  * Octavia's CalculateAmphoraDelta for one amphora, from the subnets it must be on and the ports it has
  * (get_plugged_networks, without the management one). `subnetsRouted` (the network driver's): a port
- * reaches every subnet of its network, so only networks are compared.
+ * reaches every subnet of its network, so only networks are compared (a new port is still given every
+ * subnet of its network that members are on: the driver picks the one it makes the port on).
  */
 export function calculateAmphoraDelta(
   amphoraId: string,
@@ -75,8 +76,8 @@ export function calculateAmphoraDelta(
   const add_nics = [...desiredNetworks]
     .filter((n) => !byNetwork.has(n))
     .map((network_id) => {
-      const subnets = [...desired].filter(([, d]) => d.network_id === network_id);
-      return { network_id, subnet_ids: subnetsRouted ? [subnets[0]![0]] : subnets.map(([s]) => s), vnic_type: subnets[0]![1].vnic_type };
+      const subnets = [...desired].filter(([, d]) => d.network_id === network_id).sort(([x], [y]) => x.localeCompare(y));
+      return { network_id, subnet_ids: subnets.map(([s]) => s), vnic_type: subnets[0]![1].vnic_type };
     });
   const delta: NetworkDelta = { amphora_id: amphoraId, add_nics, delete_nics, add_subnets: [], delete_subnets: [] };
   if (subnetsRouted) return delta;
