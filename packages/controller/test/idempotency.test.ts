@@ -503,16 +503,18 @@ const SCENARIOS: Scenario[] = [
 
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;
 const TIMESTAMP = /\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z/g;
+/** A MAC address: the no-op driver derives its ports' from their ids (as derived ids, numbered in order of appearance). */
+const MAC = /\b[0-9a-f]{2}(?::[0-9a-f]{2}){5}\b/g;
 /** When things happened and which write came last: not what the end state is. */
 const VOLATILE = new Set(["version", "created_at", "updated_at", "expires_at", "agent_config_at", "cert_busy_since"]);
 
 /**
- * Every uuid replaced by a placeholder: the ids of records numbered in a canonical order of the
+ * Every uuid (and MAC) replaced by a placeholder: the ids of records numbered in a canonical order of the
  * records (sorted by their content without ids and times), other uuids (derived ones) in order of
  * appearance; times replaced by "<ts>"; lists of ids sorted; the run's project named <project>.
  */
 function normalize(items: Record<string, unknown>[], project: string): unknown[] {
-  const blank = (v: unknown) => JSON.stringify(v).replaceAll(project, "<project>").replace(UUID, "?").replace(TIMESTAMP, "<ts>");
+  const blank = (v: unknown) => JSON.stringify(v).replaceAll(project, "<project>").replace(UUID, "?").replace(MAC, "?").replace(TIMESTAMP, "<ts>");
   // Index shards are derived from ids (FNV-1a): "<kind>#<shard>" keeps its kind only.
   const unshard = ([k, v]: [string, unknown]) => [k, /^gsi[2-5]pk$/.test(k) && typeof v === "string" ? v.replace(/#\d+$/, "#<shard>") : v];
   const cleaned = items.map((i) =>
@@ -530,7 +532,7 @@ function normalize(items: Record<string, unknown>[], project: string): unknown[]
   };
   for (const i of cleaned) if (typeof i.id === "string" && /^[0-9a-f-]{36}$/.test(i.id)) nameOf(i.id);
   const walk = (v: unknown): unknown => {
-    if (typeof v === "string") return v.replaceAll(project, "<project>").replace(UUID, nameOf).replace(TIMESTAMP, "<ts>");
+    if (typeof v === "string") return v.replaceAll(project, "<project>").replace(UUID, nameOf).replace(MAC, nameOf).replace(TIMESTAMP, "<ts>");
     if (v instanceof Set) return walk([...v]);
     if (Array.isArray(v)) {
       const out = v.map(walk);
