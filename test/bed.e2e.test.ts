@@ -3,8 +3,9 @@
 // the IMDSv2 stand-in (401 without a token; id, placement, role credentials and user data per instance),
 // Debian's cloud-init applying each instance's own user data in its own namespaces, an instance's
 // namespaces gone once it is terminated, the VPC's data plane (ENIs as interfaces, the router between
-// subnets, VIPs routed to the ENI of the last AssignPrivateIpAddresses whatever ARP says, VPCs apart),
-// and nothing of the beds left on the host after stop().
+// subnets, VIPs routed to the ENI of the last AssignPrivateIpAddresses whatever ARP says, VPCs apart, an
+// ENI of another VPC hot-plugged into a running instance and unplugged), and nothing of the beds left on
+// the host after stop().
 import { spawnSync, type ChildProcess } from "node:child_process";
 import { existsSync, readlinkSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
@@ -12,6 +13,7 @@ import {
   AssignPrivateIpAddressesCommand,
   AttachNetworkInterfaceCommand,
   CreateNetworkInterfaceCommand,
+  DeleteNetworkInterfaceCommand,
   DescribeInstancesCommand,
   DescribeNetworkInterfacesCommand,
   DetachNetworkInterfaceCommand,
@@ -20,6 +22,7 @@ import {
 } from "@aws-sdk/client-ec2";
 import { STAGE_TAG_KEY } from "@ottava/aws";
 import { BED_SUPERNET, bedRange } from "./support/bed/range";
+import { intToIp, ipToInt } from "./support/bed/vpc";
 import { bedUnavailable, startBed, type Bed, type BedInstance, type BedNode, type BedSubnet } from "./support/bed/bed";
 import { httpGet, serveHttp } from "./support/agent/agent";
 
@@ -218,6 +221,10 @@ describe("the VPC's data plane", () => {
   const amp: Record<"one" | "two", { instance: BedInstance; eni: string; mac: string; address: string; attachment: string }> = {} as never;
   let vip: string;
   const servers: ChildProcess[] = [];
+  /** A second VPC, its subnet in the instances' zone, and a backend there. */
+  let other: string;
+  let otherNet: BedSubnet;
+  let stranger: BedNode;
 
   afterAll(() => {
     for (const p of servers) p.kill("SIGKILL");
@@ -235,7 +242,7 @@ describe("the VPC's data plane", () => {
   /** The instance's interface with `mac` ("eth1"), or undefined: `ip -o link` of its namespace. */
   const interfaceWith = (out: string, mac: string) => new RegExp(`^\\d+: ([^:@]+)[:@].* link/ether ${mac} `, "m").exec(out)?.[1];
   /** The address of the subnet's nth host. */
-  const host = (s: BedSubnet, n: number) => s.cidr.replace(/\.0\/\d+$/, `.${n}`);
+  const host = (s: BedSubnet, n: number) => intToIp(ipToInt(s.cidr.split("/")[0]!) + n);
   /** The body the client gets from url, once the bed has synced. */
   const answers = async (url: string, body: string, from: BedNode = client) => {
     await a.sync(); // a whole sync after what the test did in EC2
@@ -283,12 +290,13 @@ describe("the VPC's data plane", () => {
       expect(s.gateway).toBe(host(s, 1));
       expect(addrs).toContain(`inet ${s.gateway}/24 `);
     }
-    // Within the bed's /20, past its management subnets (its first two /24s).
+    // Within the bed's VPC, the /20's first half, past its management subnets (its first two /24s).
     const [, second, third] = a.range.cidr.split(".").map(Number);
+    expect(a.vpcCidr).toBe(`${a.range.address(0)}/21`);
     for (const s of [vipNet, clientNet, memberNet]) {
       expect(Number(s.cidr.split(".")[1])).toBe(second);
       expect(Number(s.cidr.split(".")[2]) - third!).toBeGreaterThanOrEqual(2);
-      expect(Number(s.cidr.split(".")[2]) - third!).toBeLessThan(15);
+      expect(Number(s.cidr.split(".")[2]) - third!).toBeLessThan(8);
     }
     expect(a.router(["/usr/sbin/sysctl", "-n", "net.ipv4.ip_forward", "net.ipv4.conf.all.arp_accept"]).split("\n").slice(0, 2)).toEqual([
       "1",
@@ -371,10 +379,14 @@ describe("the VPC's data plane", () => {
   });
 
   it("keeps other VPCs apart: nothing of one is reachable from the other", async () => {
-    const other = await a.vpc();
-    const otherNet = await a.subnet({ vpcId: other });
+    other = await a.vpc();
+    otherNet = await a.subnet({ vpcId: other });
     expect(otherNet.cidr).toMatch(/\/26$/);
-    const stranger = await a.backend(otherNet.id, host(otherNet, 10), 8081, "stranger");
+    // In the /20's second half: outside the bed's VPC (the ranges of two VPCs never overlap).
+    const [, , third] = a.range.cidr.split(".").map(Number);
+    expect(Number(otherNet.cidr.split(".")[2]) - third!).toBeGreaterThanOrEqual(8);
+    expect(Number(otherNet.cidr.split(".")[2]) - third!).toBeLessThan(15);
+    stranger = await a.backend(otherNet.id, host(otherNet, 10), 8081, "stranger");
     // Its own router, and no route of the bed's VPC in it.
     expect(a.router(["/usr/sbin/ip", "-4", "-o", "addr"], other)).toContain(`inet ${otherNet.gateway}/26 `);
     const otherRoutes = a.router(["/usr/sbin/ip", "-4", "route"], other);
@@ -385,6 +397,74 @@ describe("the VPC's data plane", () => {
     // Its own subnet's neighbour is reached from within it.
     const neighbour = await a.client(otherNet.id);
     expect(neighbour.get(`http://${stranger.address}:8081/`)).toMatchObject({ status: 200, body: "stranger" });
+    // Nor from an instance's ENI of the bed's VPC (eth1, in amphora-haproxy, its default route the VPC's router).
+    expect(httpGet(haproxyNs(amp.one.instance), `http://${stranger.address}:8081/`, { timeoutS: 1 }).status).toBe(0);
+  });
+
+  it("hot-plugs an ENI of another VPC attached to a running instance: a new eth<N> with its MAC, that reaches its own VPC's subnets (all zones) through that VPC's router and nothing else; detached it goes, deleted nothing of it is left", async () => {
+    const { instance } = amp.one;
+    const errorsBefore = a.errors.length;
+    // The second VPC's other subnet, in another zone, with a backend: reached through the VPC's router.
+    const farNet = await a.subnet({ vpcId: other, zone: "us-east-1b" });
+    const far = await a.backend(farNet.id, host(farNet, 10), 8081, "far");
+    const eni = (await a.ec2.send(new CreateNetworkInterfaceCommand({ SubnetId: otherNet.id }))).NetworkInterface!;
+    const [mac, address, eniId] = [eni.MacAddress!, eni.PrivateIpAddress!, eni.NetworkInterfaceId!];
+    // Attached after the instance's boot, at DeviceIndex 2 (the VIP's ENI is at 1): a multi-VPC ENI.
+    const attachment = (
+      await a.ec2.send(new AttachNetworkInterfaceCommand({ NetworkInterfaceId: eniId, InstanceId: instance.id, DeviceIndex: 2 }))
+    ).AttachmentId!;
+    await vi.waitFor(() => expect(interfaceWith(instance.netExec(["/usr/sbin/ip", "-o", "link"]).stdout, mac)).toBe("eth2"), {
+      timeout: 10_000,
+      interval: 200,
+    });
+    // Down and without an address, as a hot-plugged NIC; its other end on the second VPC's bridge of its subnet.
+    expect(instance.netExec(["/usr/sbin/ip", "-o", "addr", "show", "dev", "eth2"]).stdout).not.toContain("inet ");
+    const otherBridge = new RegExp(`\\d+: (\\S+) +inet ${otherNet.gateway}/`).exec(
+      a.router(["/usr/sbin/ip", "-o", "-4", "addr"], other),
+    )![1]!;
+    expect(a.router(["/usr/sbin/ip", "-o", "link", "show", "master", otherBridge], other)).toMatch(/: e\d+@/);
+    // As Octavia's agent plugs a member network: found by its MAC, moved into amphora-haproxy under the
+    // next free name there (lo, eth1: eth2), its address and the VPC's range through the subnet's router.
+    inInstance(instance, ["ip", "link", "set", "eth2", "netns", "amphora-haproxy"]);
+    inHaproxy(instance, ["ip", "addr", "add", `${address}/26`, "dev", "eth2"]);
+    inHaproxy(instance, ["ip", "link", "set", "eth2", "up"]);
+    inHaproxy(instance, ["ip", "route", "add", `${otherNet.cidr.split("/")[0]}/24`, "via", otherNet.gateway]);
+    await a.sync();
+    const fromAmphora = (url: string, timeoutS = 5) => httpGet(haproxyNs(instance), url, { timeoutS });
+    await vi.waitFor(() => expect(fromAmphora(`http://${stranger.address}:8081/`)).toMatchObject({ status: 200, body: "stranger" }), {
+      timeout: 10_000,
+      interval: 200,
+    });
+    expect(fromAmphora(`http://${far.address}:8081/`)).toMatchObject({ status: 200, body: "far" });
+    // The second VPC's router reaches the ENI's address by its MAC; the bed's VPC's router knows nothing of it.
+    expect(a.router(["/usr/sbin/ip", "neigh", "show", address], other)).toContain(`lladdr ${mac} PERMANENT`);
+    expect(a.router(["/usr/sbin/ip", "neigh", "show", address])).toBe("");
+    // The bed's VPC is still reached through eth1; nothing of it through eth2: the instance's server (on
+    // every address of amphora-haproxy) answers a host of the second VPC on the ENI's address, and a client
+    // of the bed's VPC not at all.
+    expect(fromAmphora(`http://${host(memberNet, 20)}:8081/`)).toMatchObject({ status: 200, body: "member-1" });
+    expect(stranger.get(`http://${address}:${PORT}/`)).toMatchObject({ status: 200, body: "one" });
+    expect(lost(`http://${address}:${PORT}/`)).toBe(true);
+
+    // Detached: it leaves the instance (from amphora-haproxy, where it was moved), and the VPC is lost again.
+    await a.ec2.send(new DetachNetworkInterfaceCommand({ AttachmentId: attachment }));
+    await vi.waitFor(() => expect(interfaceWith(inHaproxy(instance, ["ip", "-o", "link"]), mac)).toBeUndefined(), {
+      timeout: 10_000,
+      interval: 200,
+    });
+    expect(fromAmphora(`http://${stranger.address}:8081/`, 1).status).toBe(0);
+    expect(a.router(["/usr/sbin/ip", "-o", "link", "show", "master", otherBridge], other)).not.toMatch(/: e\d+@/);
+    // Deleted: nothing of it is left; its address goes nowhere.
+    await a.ec2.send(new DeleteNetworkInterfaceCommand({ NetworkInterfaceId: eniId }));
+    await a.sync();
+    expect(a.router(["/usr/sbin/ip", "neigh", "show", address], other)).toBe("");
+    expect(a.router(["/usr/sbin/ip", "route", "show", `${address}/32`], other)).toContain("blackhole");
+    for (const ns of [instance.netExec(["/usr/sbin/ip", "-o", "link"]).stdout, inHaproxy(instance, ["ip", "-o", "link"])])
+      expect(interfaceWith(ns, mac)).toBeUndefined();
+    expect(lost(`http://${address}:${PORT}/`, stranger)).toBe(true);
+    // The instance's own ENI of the bed's VPC still serves.
+    await answers(`http://${amp.one.address}:${PORT}/`, "one");
+    expect(a.errors.slice(errorsBefore)).toEqual([]);
   });
 
   it("removes the interface once the ENI is detached, and traffic to its addresses is lost", async () => {

@@ -1,6 +1,6 @@
 // The EC2 test bed: moto plus Octavia's real agent. One bed a test file: its own moto_server on its own
-// port, its own /20 of 198.18.0.0/15 (./range.ts), a VPC and management subnets of that /20 in its moto, and
-// the management network (./network.ts) whose controller address moto listens on. It watches moto's
+// port, its own /20 of 198.18.0.0/15 (./range.ts), in its moto a VPC of the /20's first half (a /21) with
+// management subnets, and the management network (./network.ts) whose controller address moto listens on. It watches moto's
 // DescribeInstances (running, tagged with the bed's stage) and gives each instance a network namespace
 // of its own (with PID, mount and UTS namespaces: ../agent/agent.ts startInstance) holding its
 // PrivateIpAddress, an IMDSv2 stand-in on 169.254.169.254:80 (./imds) serving its id, placement, role
@@ -8,8 +8,11 @@
 // against that metadata service, which applies the user data as on EC2. The harness boots nothing
 // itself. An instance no longer running loses its namespaces. It also watches DescribeSubnets and
 // DescribeNetworkInterfaces and gives the VPCs of its /20 their data plane (./vpc.ts): a router namespace
-// a VPC, a bridge a subnet, an interface in the instance for each ENI attached to it, and each address
-// routed to the ENI that holds it (`addressOwners`). The product's EC2 calls go through the EC2 test proxy
+// a VPC, a bridge a subnet, an interface in the instance for each ENI attached to it (attached at boot or
+// later, of the instance's VPC or another: each wired to its own subnet's router; gone once detached),
+// and each address routed to the ENI that holds it (`addressOwners`). Other VPCs (vpc()) are /24s of the
+// /20's second half: no two VPCs overlap (an amphora routes each VPC's range through its own ENI), and
+// nothing routes between them. The product's EC2 calls go through the EC2 test proxy
 // (`ec2Endpoint`); the bed's own go to moto. Tests add subnets, clients and backends (subnet, client,
 // backend). stop() removes everything, after a failure too; every namespace is held by a process that
 // ends with the test process, even when killed.
@@ -47,7 +50,10 @@ export function bedUnavailable(): string | undefined {
   return undefined;
 }
 const REGION = MOTO_CLIENT.region;
+/** The management network's prefix: the whole /20 (the controller's address is its last /24's). */
 const PREFIX = 20;
+/** The bed's VPC: the /20's first half (its /24s 0-7); the second half (8-14) is for other VPCs, the last /24 the controller's. */
+const VPC_PREFIX = 21;
 
 /**
  * The bed's cloud-init (a drop-in of the instance's /etc/cloud/cloud.cfg.d): the Ec2 datasource (the
@@ -198,8 +204,10 @@ export interface Bed {
   ec2Endpoint: string;
   /** An SDK client to the proxy (what the test does in EC2 is recorded there too). */
   ec2: EC2Client;
-  /** The bed's VPC: the /20. */
+  /** The bed's VPC: the /20's first half. */
   vpcId: string;
+  /** Its range, a /21 (other VPCs, vpc(), lie outside it). */
+  vpcCidr: string;
   /** The management subnet of zone us-east-1a (the bed's instances may be in us-east-1b's too): OTTAVA_AMP_BOOT_NETWORK_LIST. */
   subnetId: string;
   zone: string;
@@ -220,11 +228,14 @@ export interface Bed {
   errors: Error[];
   /**
    * A new subnet of the VPC `vpcId` (default the bed's) in `zone` (default us-east-1a), with its bridge and
-   * its router address: the next free /24 of the bed's /20 (the 3rd to the 15th: the first two are the
-   * management subnets, the last holds the controller), or the next /26 of another VPC's /24 (`vpc()`).
+   * its router address: the next free /24 of the bed's VPC (its 3rd to 8th: the first two are the
+   * management subnets), or the next /26 of another VPC's /24 (`vpc()`).
    */
   subnet(opts?: { zone?: string; vpcId?: string }): Promise<BedSubnet>;
-  /** A new VPC, a /24 of the bed's /20 the bed's VPC will not subnet: its id. It has a router of its own, and nothing joins it to another VPC. */
+  /**
+   * A new VPC, a /24 of the /20's second half (the 9th to the 15th /24: outside the bed's VPC; the last
+   * holds the controller): its id. It has a router of its own, and nothing joins it to another VPC.
+   */
   vpc(): Promise<string>;
   /** A client: a namespace on the subnet's bridge with an ENI's address (moto picks it unless given). */
   client(subnetId: string, address?: string): Promise<BedNode>;
@@ -269,7 +280,7 @@ function credentialsOf(instanceId: string): InstanceMetadata["credentials"] {
 
 export async function startBed(opts: BedOptions): Promise<Bed> {
   const range = allocateRange();
-  // The /20's last host address: in the VPC, outside its subnets, so never an instance's.
+  // The /20's last host address: in its last /24, which no VPC holds, so never an instance's.
   const controllerIp = range.address(4094);
   const cleanups: (() => unknown)[] = [() => range.release()];
   const stopAll = async () => {
@@ -286,9 +297,10 @@ export async function startBed(opts: BedOptions): Promise<Bed> {
     cleanups.push(() => network.remove());
     const moto = await startMoto({ host: controllerIp });
     cleanups.push(() => moto.stop());
-    // The account as the flows find it (@ottava/aws/testing's ec2Bed): a VPC of the /20, management subnets
-    // (its first two /24s, in two zones), a security group, and an AMI tagged as an amphora image.
-    const account = await ec2Bed(moto, range.address(0));
+    // The account as the flows find it (@ottava/aws/testing's ec2Bed): a VPC of the /20's first half,
+    // management subnets (its first two /24s, in two zones), a security group, and an AMI tagged as an
+    // amphora image.
+    const account = await ec2Bed(moto, range.address(0), VPC_PREFIX);
     const motoEc2 = account.ec2;
     cleanups.push(() => motoEc2.destroy());
     const proxy = await startEc2Proxy(moto.endpoint);
@@ -313,6 +325,7 @@ export async function startBed(opts: BedOptions): Promise<Bed> {
       ec2Endpoint: proxy.endpoint,
       ec2,
       vpcId,
+      vpcCidr: `${range.address(0)}/${VPC_PREFIX}`,
       zone,
       subnetId,
       securityGroupId,
@@ -537,10 +550,10 @@ async function watch(parts: Parts) {
     sync().catch((e: unknown) => errors.push(e as Error));
   }, opts.pollMs ?? 250);
 
-  // Address blocks for the tests' subnets: the /24s of the /20 after the management subnets' two and
-  // before the controller's (the bed's VPC's subnets from the bottom, other VPCs from the top), and in
-  // another VPC (a /24), its four /26s.
-  const free24 = Array.from({ length: 13 }, (_, i) => i + 2);
+  // Address blocks for the tests' subnets: the bed's VPC's /24s after the management subnets' two; the
+  // /24s of the /20's second half but the controller's for other VPCs; in another VPC (a /24), its four /26s.
+  const free24 = Array.from({ length: 6 }, (_, i) => i + 2);
+  const freeVpc24 = Array.from({ length: 7 }, (_, i) => i + 8);
   const otherVpcs = new Map<string, { base: string; free: number[] }>();
   /** How to end each client and backend (servers, namespace) at stop. */
   const nodeEnds = new Set<() => void>();
@@ -608,7 +621,7 @@ async function watch(parts: Parts) {
       let cidr: string;
       if (vpcId === parts.vpcId) {
         const i = free24.shift();
-        if (i === undefined) throw new Error(`the bed's /20 has no free /24 left for a subnet`);
+        if (i === undefined) throw new Error(`the bed's VPC ${parts.vpcCidr} has no free /24 left for a subnet`);
         cidr = `${range.address(i * 256)}/24`;
       } else {
         const other = otherVpcs.get(vpcId);
@@ -625,7 +638,7 @@ async function watch(parts: Parts) {
       return { id, vpcId, cidr, zone, gateway: gatewayOf(cidr) };
     },
     vpc: async () => {
-      const i = free24.pop();
+      const i = freeVpc24.shift();
       if (i === undefined) throw new Error(`the bed's /20 has no free /24 left for a VPC`);
       const base = range.address(i * 256);
       const id = (await ec2.send(new CreateVpcCommand({ CidrBlock: `${base}/24` }))).Vpc!.VpcId!;

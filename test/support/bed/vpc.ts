@@ -6,7 +6,10 @@
 // - An ENI attached to a running instance of the bed at DeviceIndex >= 1 is a veth pair: eth<DeviceIndex>
 //   with the ENI's MAC in the instance's network namespace (down and without an address, as a hot-plugged
 //   NIC: Octavia's agent finds it by its MAC, configures it and moves it into amphora-haproxy), its other
-//   end on its subnet's bridge. Detached (or the instance gone), the pair goes.
+//   end on its subnet's bridge. So is one attached later to a running instance (the next sync plugs it),
+//   and one of another VPC than the instance's (a multi-VPC ENI): it joins its own subnet's bridge, in its
+//   own VPC's namespace, and reaches that VPC only. Detached (or the instance gone), the pair goes, from
+//   wherever the instance moved its end.
 // - The router never asks ARP (its solicitations are 0): it reaches each address of its subnets through a
 //   permanent neighbour entry naming the MAC of the ENI that holds the address (`owners`, bed.ts), which no
 //   ARP can change (arp_accept 0; a permanent entry ignores gratuitous ARP). An address no ENI holds any

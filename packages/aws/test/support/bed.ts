@@ -1,6 +1,6 @@
 // What the tests of EC2 profiles and flows build in their moto: the account of ./fixture.ts (a VPC of
-// the file's own /20 of 198.18.0.0/15, a management subnet in each of two zones, a security group,
-// tagged amphora AMIs), with its own client to the emulator.
+// the file's own /20 of 198.18.0.0/15, or of a part of it, a management subnet in each of two zones, a
+// security group, tagged amphora AMIs), with its own client to the emulator.
 import { DescribeInstancesCommand, EC2Client, type Instance } from "@aws-sdk/client-ec2";
 import { ec2Fixture } from "./fixture";
 import { MOTO_CLIENT, type Moto } from "./moto";
@@ -17,10 +17,14 @@ export interface Ec2Bed {
   instances(): Promise<Instance[]>;
 }
 
-/** Builds the bed in `moto`, in the /20 starting at `cidr` (e.g. "198.18.32.0"). */
-export async function ec2Bed(moto: Moto, cidr: string): Promise<Ec2Bed> {
+/**
+ * Builds the bed in `moto`, its VPC the /`prefix` (default a /20; at most a /23, for the two management
+ * subnets) starting at `cidr` (e.g. "198.18.32.0").
+ */
+export async function ec2Bed(moto: Moto, cidr: string, prefix = 20): Promise<Ec2Bed> {
+  if (prefix > 23) throw new Error(`ec2Bed: a /${prefix} cannot hold the two management /24s`);
   const ec2 = new EC2Client({ ...MOTO_CLIENT, endpoint: moto.endpoint });
-  const fx = await ec2Fixture(ec2, `${cidr}/20`);
+  const fx = await ec2Fixture(ec2, `${cidr}/${prefix}`);
   return {
     ec2,
     subnets: fx.subnets as Ec2Bed["subnets"],

@@ -23,7 +23,7 @@ export interface Ec2Fixture {
   taggedImage(tag: string, name: string): Promise<string>;
 }
 
-/** Makes the fixture in the VPC `cidr` (a /20 of 198.18.0.0/15: its first two /24s are the subnets). */
+/** Makes the fixture in the VPC `cidr` (a /20 of 198.18.0.0/15, or a part of one: its first two /24s are the subnets). */
 export async function ec2Fixture(ec2: EC2Client, cidr = "198.18.0.0/20"): Promise<Ec2Fixture> {
   const vpc = (await ec2.send(new CreateVpcCommand({ CidrBlock: cidr }))).Vpc!.VpcId!;
   const [a, b, c] = cidr.split("/")[0]!.split(".").map(Number) as [number, number, number];
