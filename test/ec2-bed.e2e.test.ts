@@ -10,7 +10,11 @@
 // the agent's heartbeats reach the health manager's receiver on the controller's address. A client in
 // another subnet of the VPC reaches the members, in a third subnet, through the VIP: after an amphora
 // failover, and after keepalived promotes an ACTIVE_STANDBY pair's BACKUP (ottava-vrrp-master reports it
-// to the receiver, whose flow moves the VIP).
+// to the receiver, whose flow moves the VIP). Member networks (Octavia's network deltas, the vpc driver's
+// ENIs): a member on another subnet of the VIP's VPC, in another zone, needs no new ENI; a member in a
+// second VPC, which the bed keeps apart from the first, is reached once the member create plugs an ENI
+// of that VPC into the amphora, through a failover (the new amphora gets its own), and its delete
+// removes the ENI.
 import { createHash, randomUUID } from "node:crypto";
 import { readFileSync, readdirSync, readlinkSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
@@ -26,11 +30,12 @@ import { createLogger, metrics } from "@ottava/edge";
 import { DynamoHealthStore, createClients } from "@ottava/db";
 import { AmphoraApiClient, CLIENT_CERT_CN, freePort } from "@ottava/amphora";
 import { HeartbeatReceiver, LocalCertGenerator, createLocalCa } from "@ottava/controller";
-import { LOAD_BALANCER_TAG_KEY, SHARED_TAG_KEY, STAGE_TAG_KEY, amphoraSecretName } from "@ottava/aws";
+import { AMPHORA_TAG_KEY, LOAD_BALANCER_TAG_KEY, SHARED_TAG_KEY, STAGE_TAG_KEY, amphoraSecretName } from "@ottava/aws";
 import { MOTO_CLIENT, motoSecretsManager } from "@ottava/aws/testing";
 import { inProcessApp } from "@ottava/local/testing";
-import { AGENT_CONFIG_PATH, AGENT_SERVER_PEM_PATH } from "./support/agent/agent";
+import { AGENT_CONFIG_PATH, AGENT_SERVER_PEM_PATH, httpGet } from "./support/agent/agent";
 import { bedUnavailable, startBed, type Bed, type BedInstance, type BedNode, type BedSubnet } from "./support/bed/bed";
+import { intToIp, ipToInt } from "./support/bed/vpc";
 
 const unavailable = bedUnavailable();
 if (unavailable)
@@ -56,6 +61,13 @@ let gen: LocalCertGenerator;
 let lbId: string;
 let amphora: Amphora;
 let instance: BedInstance;
+/** Member networks: a backend on another subnet of the VIP's VPC; a second VPC, its member backend and subnets. */
+let sameVpcMember: BedNode;
+let vpc2: string;
+let vpc2EniSubnet: BedSubnet;
+let vpc2MemberSubnet: BedSubnet;
+let vpc2Member: BedNode;
+let vpc2MemberId: string;
 
 const sha256 = (s: string) => createHash("sha256").update(s).digest("hex");
 
@@ -142,14 +154,58 @@ const inCidr = (ip: string, cidr: string) => {
   return Math.floor(n(ip) / 2 ** (32 - Number(bits))) === Math.floor(n(base!) / 2 ** (32 - Number(bits)));
 };
 
-/** The ENI the vpc driver made for an amphora (its VRRP port), as EC2 describes it. */
-async function amphoraEni(amphoraId: string) {
+/** The ENIs the vpc driver made for an amphora, as EC2 describes them. */
+async function amphoraEnis(amphoraId: string) {
   const out = await bed.ec2.send(
-    new DescribeNetworkInterfacesCommand({ Filters: [{ Name: "tag:ottava:amphora-id", Values: [amphoraId] }] }),
+    new DescribeNetworkInterfacesCommand({ Filters: [{ Name: `tag:${AMPHORA_TAG_KEY}`, Values: [amphoraId] }] }),
   );
-  expect(out.NetworkInterfaces).toHaveLength(1);
-  return out.NetworkInterfaces![0]!;
+  return out.NetworkInterfaces ?? [];
 }
+
+/** The ENI the vpc driver made for an amphora in the VIP subnet (its VRRP port), as EC2 describes it. */
+async function amphoraEni(amphoraId: string) {
+  const enis = (await amphoraEnis(amphoraId)).filter((e) => e.SubnetId === vipSubnet.id);
+  expect(enis).toHaveLength(1);
+  return enis[0]!;
+}
+
+/** The amphora's ENIs in the second VPC (its member port there), as EC2 describes them. */
+async function vpc2Enis(amphoraId: string) {
+  return (await amphoraEnis(amphoraId)).filter((e) => e.VpcId === vpc2);
+}
+
+/** An ENI by id, as EC2 describes it, or undefined once it is gone. */
+async function eniById(id: string) {
+  return (await bed.ec2.send(new DescribeNetworkInterfacesCommand({ Filters: [{ Name: "network-interface-id", Values: [id] }] })))
+    .NetworkInterfaces?.[0];
+}
+
+/** A subnet's UUID, as a client finds it: the Neutron look-up by its AWS id. */
+async function subnetUuid(awsId: string): Promise<string> {
+  const found = await app.call("GET", `/network/v2.0/subnets/${awsId}`);
+  expect(found.status, JSON.stringify(found.body)).toBe(200);
+  return found.body.subnet.id;
+}
+
+/** The subnet's nth host address. */
+const hostOf = (s: BedSubnet, n: number) => intToIp(ipToInt(s.cidr.split("/")[0]!) + n);
+
+/** The load balancer's pool (its only one). */
+async function poolOf(id: string): Promise<string> {
+  const pools = (await app.call("GET", `/v2/lbaas/pools?loadbalancer_id=${id}`)).body.pools;
+  expect(pools).toHaveLength(1);
+  return pools[0].id;
+}
+
+/** nsenter's option for the instance's amphora-haproxy namespace (a file of its mount namespace). */
+const haproxyNs = (i: BedInstance) => `--net=/proc/${i.ns.pid()}/root/run/netns/amphora-haproxy`;
+/** The instance's links (`ip -o link`) in its own network namespace and in amphora-haproxy. */
+const linksOf = (i: BedInstance) => ({
+  instance: i.netExec(["/usr/sbin/ip", "-o", "link"]).stdout,
+  haproxy: i.ns.exec(["ip", "netns", "exec", "amphora-haproxy", "ip", "-o", "link"]).stdout,
+});
+/** A GET of `url` from the instance's amphora-haproxy namespace, where HAProxy reaches its members from. */
+const fromAmphora = (i: BedInstance, url: string, timeoutS = 2) => httpGet(haproxyNs(i), url, { timeoutS });
 
 /** Waits for the load balancer to leave PENDING_*; it must be ACTIVE. */
 async function settled(id: string) {
@@ -343,8 +399,82 @@ describe("a load balancer on EC2 amphorae booted by the test bed", () => {
     ]);
   });
 
+  it("takes a member on another subnet of the VIP's VPC, in another zone: no new ENI (the VPC routes between its subnets), and the member is reached through the VIP", async () => {
+    const subnet = await bed.subnet({ zone: "us-east-1b" });
+    await bed.ec2.send(new CreateTagsCommand({ Resources: [subnet.id], Tags: [{ Key: SHARED_TAG_KEY, Value: "true" }] }));
+    sameVpcMember = await bed.backend(subnet.id, hostOf(subnet, 20), 8080, "member-3");
+    const enisBefore = (await amphoraEnis(amphora.id)).map((e) => e.NetworkInterfaceId);
+    const callsBefore = bed.proxy.calls.length;
+    const res = await app.call("POST", `/v2/lbaas/pools/${await poolOf(lbId)}/members`, {
+      member: { address: sameVpcMember.address, protocol_port: 8080, subnet_id: await subnetUuid(subnet.id) },
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    await settled(lbId);
+    // Nothing plugged: no ENI made or attached, the amphora's ENIs as they were, no new interface in the instance.
+    const calls = bed.proxy.calls.slice(callsBefore).map((c) => c.action);
+    expect(calls.filter((a) => /^(Create|Attach)NetworkInterface$/.test(a))).toEqual([]);
+    expect((await amphoraEnis(amphora.id)).map((e) => e.NetworkInterfaceId)).toEqual(enisBefore);
+    expect(linksOf(instance).haproxy).not.toMatch(/: eth2[:@]/);
+    expect((await app.store.getAmphora(amphora.id))!.member_ports ?? []).toEqual([]);
+    await withLogs(async () =>
+      vi.waitFor(() => expect(spread(30)).toEqual({ "member-1": 10, "member-2": 10, "member-3": 10 }), { timeout: 60_000, interval: 1000 }),
+    );
+  }, 120_000);
+
+  it("takes a member in a second VPC: unreachable from the amphora until the member create plugs an ENI of that VPC (in the amphora's zone) into it; then reached through the VIP", async () => {
+    vpc2 = await bed.vpc();
+    // The ENI's subnet in the amphora's zone; the member in the VPC's other zone, reached through the VPC's router.
+    vpc2EniSubnet = await bed.subnet({ vpcId: vpc2, zone: bed.zone });
+    vpc2MemberSubnet = await bed.subnet({ vpcId: vpc2, zone: "us-east-1b" });
+    await bed.ec2.send(
+      new CreateTagsCommand({ Resources: [vpc2EniSubnet.id, vpc2MemberSubnet.id], Tags: [{ Key: SHARED_TAG_KEY, Value: "true" }] }),
+    );
+    vpc2Member = await bed.backend(vpc2MemberSubnet.id, hostOf(vpc2MemberSubnet, 10), 8080, "member-vpc2");
+    const url = `http://${vpc2Member.address}:8080/`;
+    // The bed keeps the VPCs apart: from the amphora's amphora-haproxy namespace (its VIP ENI's) the
+    // member does not answer, and the VIP's VPC's router has no route to the second VPC.
+    expect(fromAmphora(instance, url)).toMatchObject({ status: 0 });
+    expect(bed.router(["/usr/sbin/ip", "-4", "route"])).not.toContain(vpc2MemberSubnet.cidr);
+    expect(await vpc2Enis(amphora.id)).toEqual([]);
+
+    const callsBefore = bed.proxy.calls.length;
+    const res = await app.call("POST", `/v2/lbaas/pools/${await poolOf(lbId)}/members`, {
+      member: { address: vpc2Member.address, protocol_port: 8080, subnet_id: await subnetUuid(vpc2MemberSubnet.id) },
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    vpc2MemberId = res.body.member.id;
+    await settled(lbId);
+    // One ENI of the second VPC, in its subnet of the amphora's zone, attached to the amphora's instance
+    // beside its management and VIP ones; on the amphora's record as its member port on that network.
+    const [eni, ...more] = await vpc2Enis(amphora.id);
+    expect(more).toEqual([]);
+    expect(eni).toMatchObject({ SubnetId: vpc2EniSubnet.id, Attachment: { InstanceId: amphora.compute_id, Status: "attached" } });
+    expect(eni!.Attachment!.DeviceIndex).toBeGreaterThanOrEqual(2);
+    const created = bed.proxy.calls.slice(callsBefore).filter((c) => c.action === "CreateNetworkInterface" && c.status === 200);
+    expect(created.map((c) => c.params.SubnetId)).toEqual([vpc2EniSubnet.id]);
+    const record = (await app.store.getAmphora(amphora.id))!;
+    expect(record.member_ports).toEqual([expect.objectContaining({ mac_address: eni!.MacAddress, network_id: expect.any(String) })]);
+    // The agent's plug_network found it by its MAC and moved it into amphora-haproxy with its address.
+    expect(linksOf(instance).haproxy).toContain(`link/ether ${eni!.MacAddress} `);
+    expect(instance.ns.exec(["ip", "netns", "exec", "amphora-haproxy", "ip", "-4", "-o", "addr"]).stdout).toContain(
+      `inet ${eni!.PrivateIpAddress}/`,
+    );
+    await withLogs(async () => {
+      await vi.waitFor(() => expect(fromAmphora(instance, url)).toMatchObject({ status: 200, body: "member-vpc2" }), {
+        timeout: 30_000,
+        interval: 500,
+      });
+      await vi.waitFor(() => expect(spread(40)).toEqual({ "member-1": 10, "member-2": 10, "member-3": 10, "member-vpc2": 10 }), {
+        timeout: 60_000,
+        interval: 1000,
+      });
+    });
+  }, 120_000);
+
   it("fails the amphora over: the new amphora's ENI takes the VIP (AllowReassignment) before the old one goes; traffic resumes; the old instance and ENI are gone", async () => {
     const oldEni = (await amphoraEni(amphora.id)).NetworkInterfaceId!;
+    const [oldVpc2Eni] = await vpc2Enis(amphora.id);
+    expect(oldVpc2Eni).toBeDefined();
     const oldInstance = amphora.compute_id!;
     bed.proxy.reset();
     expect((await app.call("PUT", `/v2/octavia/amphorae/${amphora.id}/failover`)).status).toBe(202);
@@ -363,18 +493,58 @@ describe("a load balancer on EC2 amphorae booted by the test bed", () => {
     expect(detach).toBeGreaterThan(move);
     expect(calls.filter((c) => c.action === "UnassignPrivateIpAddresses")).toEqual([]);
     expect(bed.proxy.vipHolder(VIP)).toBe(newEni);
-    await bed.instance(replacement!.compute_id!);
-    await withLogs(async () =>
-      vi.waitFor(() => expect(spread(10)).toEqual({ "member-1": 5, "member-2": 5 }), { timeout: 60_000, interval: 1000 }),
-    );
-    // The old amphora's instance and ENI are gone.
-    const old = (
-      await bed.ec2.send(new DescribeNetworkInterfacesCommand({ Filters: [{ Name: "network-interface-id", Values: [oldEni] }] }))
-    ).NetworkInterfaces;
-    expect(old).toEqual([]);
+    const replacementInstance = await bed.instance(replacement!.compute_id!);
+    // The member network goes with the amphora: the new one has its own ENI of the second VPC, plugged by
+    // its agent, and the member there is reached from it and through the VIP.
+    const [newVpc2Eni, ...more] = await vpc2Enis(replacement!.id);
+    expect(more).toEqual([]);
+    expect(newVpc2Eni).toMatchObject({ SubnetId: vpc2EniSubnet.id, Attachment: { InstanceId: replacement!.compute_id } });
+    expect(newVpc2Eni!.NetworkInterfaceId).not.toBe(oldVpc2Eni!.NetworkInterfaceId);
+    expect(linksOf(replacementInstance).haproxy).toContain(`link/ether ${newVpc2Eni!.MacAddress} `);
+    await withLogs(async () => {
+      await vi.waitFor(
+        () =>
+          expect(fromAmphora(replacementInstance, `http://${vpc2Member.address}:8080/`)).toMatchObject({
+            status: 200,
+            body: "member-vpc2",
+          }),
+        { timeout: 30_000, interval: 500 },
+      );
+      await vi.waitFor(() => expect(spread(40)).toEqual({ "member-1": 10, "member-2": 10, "member-3": 10, "member-vpc2": 10 }), {
+        timeout: 60_000,
+        interval: 1000,
+      });
+    });
+    // The old amphora's instance and ENIs (its VIP's and its member's) are gone.
+    expect(await eniById(oldEni)).toBeUndefined();
+    expect(await eniById(oldVpc2Eni!.NetworkInterfaceId!)).toBeUndefined();
     await vi.waitFor(() => expect(bed.instances.has(oldInstance)).toBe(false), { timeout: 30_000, interval: 500 });
     amphora = replacement!;
+    instance = replacementInstance;
   }, 300_000);
+
+  it("deletes the member in the second VPC: its ENI is detached and deleted (gone in EC2 and from the instance), and the amphora no longer reaches that VPC", async () => {
+    const [eni] = await vpc2Enis(amphora.id);
+    expect(eni).toBeDefined();
+    expect((await app.call("DELETE", `/v2/lbaas/pools/${await poolOf(lbId)}/members/${vpc2MemberId}`)).status).toBe(204);
+    await settled(lbId);
+    expect(await vpc2Enis(amphora.id)).toEqual([]);
+    expect(await eniById(eni!.NetworkInterfaceId!)).toBeUndefined();
+    expect((await app.store.getAmphora(amphora.id))!.member_ports ?? []).toEqual([]);
+    // The bed unplugs it at its next sync: from amphora-haproxy, where the agent had moved it.
+    await vi.waitFor(
+      () => {
+        const links = linksOf(instance);
+        expect(links.haproxy).not.toContain(eni!.MacAddress);
+        expect(links.instance).not.toContain(eni!.MacAddress);
+      },
+      { timeout: 10_000, interval: 250 },
+    );
+    expect(fromAmphora(instance, `http://${vpc2Member.address}:8080/`)).toMatchObject({ status: 0 });
+    await withLogs(async () =>
+      vi.waitFor(() => expect(spread(30)).toEqual({ "member-1": 10, "member-2": 10, "member-3": 10 }), { timeout: 60_000, interval: 1000 }),
+    );
+  }, 120_000);
 
   it("deletes the load balancer: nothing tagged with it remains (no ENI, group or instance)", async () => {
     expect((await app.call("DELETE", `/v2/lbaas/loadbalancers/${lbId}?cascade=true`)).status).toBe(204);
