@@ -40,6 +40,15 @@ export function vpcNetwork(config: Config, cloudIds: CloudIdStore | undefined, l
     getNetworkConfigs: async (lb, amphora) => (await load()).getNetworkConfigs(lb, amphora),
     takeVip: async (lb, amphora) => (await load()).takeVip(lb, amphora),
     vipZone: async (lb) => (await load()).vipZone(lb),
+    subnetsRouted: true,
+    getSubnet: async (subnetId) => (await load()).getSubnet(subnetId),
+    getPluggedNetworks: async (lb, amphora) => (await load()).getPluggedNetworks(lb, amphora),
+    plugNetwork: async (lb, amphora, networkId, subnetIds, vnicType) =>
+      (await load()).plugNetwork(lb, amphora, networkId, subnetIds, vnicType),
+    plugFixedIp: async (lb, amphora, port, subnetId) => (await load()).plugFixedIp(lb, amphora, port, subnetId),
+    unplugFixedIp: async (lb, amphora, port, subnetId) => (await load()).unplugFixedIp(lb, amphora, port, subnetId),
+    unplugNetwork: async (amphora, port) => (await load()).unplugNetwork(amphora, port),
+    checkMemberSubnets: async (lb, subnetIds) => (await load()).checkMemberSubnets(lb, subnetIds),
   };
 }
 
