@@ -1,11 +1,20 @@
-// The REST amphora driver (OTTAVA_AMPHORA_DRIVER=rest) end to end against Octavia's real amphora agent (/usr/bin/amphora-agent, Debian's python3-octavia) in its own PID and mount namespaces: mutual TLS with Ottava's CA, VIP plug, HAProxy configured, reloaded and serving in the amphora-haproxy namespace, certificates, agent configuration, VRRP, delete.
+// The REST amphora driver (OTTAVA_AMPHORA_DRIVER=rest) end to end against Octavia's real amphora agent (/usr/bin/amphora-agent, Debian's python3-octavia) in its own PID and mount namespaces: mutual TLS with Ottava's CA, VIP plug, member network plug (plug_network), HAProxy configured, reloaded and serving in the amphora-haproxy namespace, certificates, agent configuration, VRRP, delete.
 import { createHash, randomUUID } from "node:crypto";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { spawnSync } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadConfig, Tree, type Amphora, type AmphoraNetworkConfig, type Drivers, type LoadBalancer, type TreeItem } from "@ottava/core";
+import {
+  loadConfig,
+  Tree,
+  type Amphora,
+  type AmphoraNetworkConfig,
+  type Drivers,
+  type LoadBalancer,
+  type NetworkPort,
+  type TreeItem,
+} from "@ottava/core";
 import { createLogger } from "@ottava/edge";
 import {
   AmphoraApiClient,
@@ -25,6 +34,7 @@ import {
   AGENT_SERVER_PEM_PATH,
   agentUnavailable,
   clientNetwork,
+  httpGet,
   startAmphoraAgent,
   type AmphoraAgent,
   type ClientNetwork,
@@ -34,6 +44,22 @@ import { amphora as amphoraRecord, listener, loadBalancer, member, pool } from "
 const VIP = "198.51.100.10";
 const VRRP_IP = "198.51.100.11";
 const CLIENT_IP = "198.51.100.50";
+/** A member network: the amphora's port on it, a member there, a host route through it. */
+const MEMBER_SUBNET = {
+  cidr: "203.0.113.0/24",
+  gateway_ip: "203.0.113.1",
+  host_routes: [{ destination: "10.20.0.0/16", nexthop: "203.0.113.254" }],
+};
+const MEMBER_PORT_IP = "203.0.113.10";
+const MEMBER_IP = "203.0.113.50";
+/** A second subnet of the member network. */
+const MEMBER_SUBNET_2 = { cidr: "198.18.0.0/24", gateway_ip: null, host_routes: [] };
+/** A second subnet of the VIP network (a fixed IP of the VRRP port), with a host route. */
+const VIP_NET_SUBNET_2 = {
+  cidr: "192.0.2.0/24",
+  gateway_ip: "192.0.2.1",
+  host_routes: [{ destination: "10.30.0.0/16", nexthop: "192.0.2.254" }],
+};
 
 const unavailable = agentUnavailable();
 if (unavailable)
@@ -43,6 +69,7 @@ if (unavailable)
 
 let agent: AmphoraAgent;
 let net: ClientNetwork;
+let memberNet: ClientNetwork | undefined;
 let drivers: Drivers;
 let driver: HaproxyAmphoraLoadBalancerDriver;
 let client: AmphoraApiClient;
@@ -57,11 +84,20 @@ let items: TreeItem[];
 let httpsListenerId: string;
 
 const md5 = (s: string) => createHash("md5").update(s, "utf8").digest("hex");
+const VIP_SUBNET = { cidr: "198.51.100.0/24", gateway_ip: "198.51.100.1", host_routes: [] };
 const network: () => AmphoraNetworkConfig = () => ({
   vrrp_port: { mac_address: net.mac, mtu: 1500 },
-  vip_subnet: { cidr: "198.51.100.0/24", gateway_ip: "198.51.100.1", host_routes: [] },
+  vip_subnet: VIP_SUBNET,
   additional_vip_data: [],
 });
+/** A command in the amphora's amphora-haproxy namespace: its output (its stderr and the agent's logs when it fails). */
+const inHaproxyNs = (args: string[]) => {
+  const r = agent.exec(["/usr/sbin/ip", "netns", "exec", "amphora-haproxy", ...args]);
+  if (r.status !== 0) throw new Error(`${args.join(" ")}: ${r.stderr}\n${agent.logs()}`);
+  return r.stdout;
+};
+/** nsenter's option for the amphora's amphora-haproxy namespace (a file of its mount namespace). */
+const haproxyNs = () => `--net=/proc/${agent.pid()}/root/run/netns/amphora-haproxy`;
 
 /** GETs through the VIP from the client namespace, `n` times. */
 const bodies = (url: string, n: number, opts?: { ca?: string; host?: string }) => Array.from({ length: n }, () => net.get(url, opts));
@@ -120,6 +156,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   client?.close();
+  memberNet?.remove();
   net?.remove();
   await agent?.stop();
   if (certDir) rmSync(certDir, { recursive: true, force: true });
@@ -176,6 +213,86 @@ describe("the REST amphora driver against Octavia's amphora agent", () => {
     ).toContain(net.mac);
     expect(existsSync(`/sys/class/net/${net.hostIf}`)).toBe(false); // no longer in the host's namespace
     await driver.postVipPlug(lb, amp); // again: the agent answers 409, which is done
+  });
+
+  it("plugs a member network (plug_network): the port's interface moves into amphora-haproxy with its fixed IP, MTU and host routes, and reaches the member", async () => {
+    memberNet = await clientNetwork(MEMBER_IP, 24);
+    await memberNet.member(MEMBER_IP, 8080, "member-net");
+    const port: NetworkPort = {
+      id: randomUUID(),
+      network_id: randomUUID(),
+      mac_address: memberNet.mac,
+      mtu: 1400,
+      vnic_type: "normal",
+      fixed_ips: [{ subnet_id: randomUUID(), ip_address: MEMBER_PORT_IP, subnet: MEMBER_SUBNET }],
+    };
+    await withLogs(() => driver.postNetworkPlug(lb, amp, port, network()));
+
+    // Named by the agent after the links of the namespace (lo, eth1): eth2, found by the port's MAC.
+    expect(existsSync(`/sys/class/net/${memberNet.hostIf}`)).toBe(false);
+    expect(inHaproxyNs(["/usr/sbin/ip", "-o", "link", "show", "dev", "eth2"])).toMatch(
+      new RegExp(`mtu 1400 .*link/ether ${memberNet.mac}`),
+    );
+    const addrs = () => inHaproxyNs(["/usr/sbin/ip", "-o", "-4", "addr", "show", "dev", "eth2"]);
+    expect(addrs()).toContain(`inet ${MEMBER_PORT_IP}/24`);
+    const routes = () => inHaproxyNs(["/usr/sbin/ip", "-o", "route", "show", "dev", "eth2"]);
+    expect(routes()).toMatch(/10\.20\.0\.0\/16 via 203\.0\.113\.254 proto static onlink/);
+    // What the agent wrote of the port (its interface file, read again at the amphora's boot).
+    expect(JSON.parse(agent.read("/etc/octavia/interfaces/eth2.json") ?? "{}")).toMatchObject({
+      name: "eth2",
+      mtu: 1400,
+      addresses: [{ address: MEMBER_PORT_IP, prefixlen: 24 }],
+      routes: [{ dst: "10.20.0.0/16", gateway: "203.0.113.254", flags: ["onlink"] }],
+    });
+    expect(agent.read("/var/lib/octavia/plugged_interfaces")).toContain(`${memberNet.mac} eth2`);
+    // From the amphora-haproxy namespace, where HAProxy runs, the member answers through the new interface.
+    expect(httpGet(haproxyNs(), `http://${MEMBER_IP}:8080/`)).toMatchObject({ status: 200, body: "member-net" });
+
+    // Again (the port already plugged: a replayed task): the agent updates the interface it has, which stays as it was.
+    const before = { addrs: addrs(), routes: routes() };
+    await withLogs(() => driver.postNetworkPlug(lb, amp, port, network()));
+    expect({ addrs: addrs(), routes: routes() }).toEqual(before);
+
+    // A second subnet of the network on the same port (plug_fixed_ip then post_network_plug): both addresses.
+    const twoSubnets = {
+      ...port,
+      fixed_ips: [...port.fixed_ips, { subnet_id: randomUUID(), ip_address: "198.18.0.10", subnet: MEMBER_SUBNET_2 }],
+    };
+    await withLogs(() => driver.postNetworkPlug(lb, amp, twoSubnets, network()));
+    expect(addrs()).toContain(`inet ${MEMBER_PORT_IP}/24`);
+    expect(addrs()).toContain("inet 198.18.0.10/24");
+    // Still one interface of the port: no new one.
+    const links = [...inHaproxyNs(["/usr/sbin/ip", "-o", "link", "show"]).matchAll(/^\d+: ([^:@]+)/gm)].map((m) => m[1]);
+    expect(links).toEqual(["lo", "eth1", "eth2"]);
+  });
+
+  it("plugs a subnet on the VRRP port (plug_network with vip_net_info): the VIP interface is re-written with the new fixed IP and route, and keeps the VIP and VRRP addresses", async () => {
+    const vrrpPort: NetworkPort = {
+      id: amp.vrrp_port_id!,
+      network_id: randomUUID(),
+      mac_address: net.mac,
+      mtu: 1500,
+      vnic_type: "normal",
+      fixed_ips: [
+        { subnet_id: lb.vip_subnet_id!, ip_address: VRRP_IP, subnet: VIP_SUBNET },
+        { subnet_id: randomUUID(), ip_address: "192.0.2.10", subnet: VIP_NET_SUBNET_2 },
+      ],
+    };
+    await withLogs(() => driver.postNetworkPlug(lb, amp, vrrpPort, network()));
+    const addrs = inHaproxyNs(["/usr/sbin/ip", "-o", "-4", "addr", "show", "dev", "eth1"]);
+    expect(addrs).toContain(`inet ${VIP}/32`);
+    expect(addrs).toContain(`inet ${VRRP_IP}/24`);
+    expect(addrs).toContain("inet 192.0.2.10/24");
+    expect(inHaproxyNs(["/usr/sbin/ip", "-o", "route", "show", "dev", "eth1"])).toMatch(
+      /10\.30\.0\.0\/16 via 192\.0\.2\.254 proto static onlink/,
+    );
+    // The agent wrote the VIP interface from vip_net_info (the VRRP address, the VIP), then the port's fixed IPs.
+    const file = JSON.parse(agent.read("/etc/octavia/interfaces/eth1.json") ?? "{}") as { addresses: { address: string }[] };
+    expect(file.addresses.map((a) => a.address)).toEqual([VRRP_IP, VIP, VRRP_IP, "192.0.2.10"]);
+    // A member on the new subnet of the VIP network is reached through the VIP interface.
+    expect(net.exec(["/usr/sbin/ip", "addr", "add", "192.0.2.50/24", "dev", net.peerIf]).status).toBe(0);
+    await net.member("192.0.2.50", 8090, "vip-net-member");
+    expect(httpGet(haproxyNs(), "http://192.0.2.50:8090/")).toMatchObject({ status: 200, body: "vip-net-member" });
   });
 
   it("uploads the rendered haproxy.cfg of an HTTP and a TERMINATED_HTTPS listener and their pool of two members, reloads, and HAProxy serves through the VIP", async () => {

@@ -250,11 +250,80 @@ describe("HaproxyAmphoraLoadBalancerDriver: VIP plug, VRRP, agent configuration,
       mtu: 1450,
       host_routes: [{ nexthop: "198.51.100.254", destination: "203.0.113.0/24" }],
       additional_vips: [{ subnet_cidr: "2001:db8::/64", ip_address: "2001:db8::10", gateway: null, host_routes: [] }],
+      is_sriov: false,
     });
     await driver.postVipPlug(lb, amp); // the agent answers 409
     expect(lines.some((l) => l.level === "warn" && /already exists/.test(l.message))).toBe(true);
     await driver.postVipPlug(lb, { ...amp, status: "DELETED" });
     expect(agent.calls).toHaveLength(2);
+  });
+
+  it("post_network_plug: Octavia's port info; the VRRP port's with the VIP's net info; a 409 (an agent before Stein: already plugged) is done", async () => {
+    const lb = loadBalancer({ vip_vnic_type: "direct" });
+    const amp = amphora(lb);
+    const agent = await fakeAgent(amp.id);
+    agent.override = (c) => (c.path === "/1.0/plug/network" ? [202, { message: "OK" }] : undefined);
+    const { log, lines } = captureLog();
+    const driver = await driverFor(agent.port, { network: { getNetworkConfigs: async () => network }, log });
+    const subnet = {
+      cidr: "203.0.113.0/24",
+      gateway_ip: "203.0.113.1",
+      host_routes: [{ destination: "10.0.0.0/8", nexthop: "203.0.113.254" }],
+    };
+    const port = {
+      id: "member-port",
+      network_id: "member-net",
+      mac_address: "fa:16:3e:00:00:02",
+      mtu: 9000,
+      vnic_type: "direct",
+      fixed_ips: [{ subnet_id: "member-subnet", ip_address: "203.0.113.10", subnet }],
+    };
+    await driver.postNetworkPlug(lb, amp, port, network);
+    expect(calls(agent)).toEqual(["POST /1.0/plug/network"]);
+    expect(JSON.parse(agent.calls[0]!.body)).toEqual({
+      mac_address: "fa:16:3e:00:00:02",
+      fixed_ips: [
+        {
+          ip_address: "203.0.113.10",
+          subnet_cidr: "203.0.113.0/24",
+          host_routes: [{ nexthop: "203.0.113.254", destination: "10.0.0.0/8" }],
+          gateway: "203.0.113.1",
+        },
+      ],
+      mtu: 9000,
+      is_sriov: true,
+    });
+
+    // The VRRP port (a subnet added on the VIP network): the VIP's net info as post_vip_plug sends it, for this port, with the VIP.
+    const vrrpPort = { ...port, id: amp.vrrp_port_id!, mac_address: "fa:16:3e:12:34:56", mtu: 1450, vnic_type: "normal" };
+    await driver.postNetworkPlug(lb, amp, vrrpPort, network);
+    expect(JSON.parse(agent.calls[1]!.body)).toEqual({
+      mac_address: "fa:16:3e:12:34:56",
+      fixed_ips: [expect.objectContaining({ ip_address: "203.0.113.10" })],
+      mtu: 1450,
+      is_sriov: false,
+      vip_net_info: {
+        subnet_cidr: "198.51.100.0/24",
+        gateway: "198.51.100.1",
+        mac_address: "fa:16:3e:12:34:56",
+        vrrp_ip: "198.51.100.11",
+        mtu: 1450,
+        host_routes: [{ nexthop: "198.51.100.254", destination: "203.0.113.0/24" }],
+        additional_vips: [{ subnet_cidr: "2001:db8::/64", ip_address: "2001:db8::10", gateway: null, host_routes: [] }],
+        is_sriov: false,
+        vip: "198.51.100.10",
+      },
+    });
+
+    agent.override = (c) => (c.path === "/1.0/plug/network" ? [409, { message: "Interface already exists" }] : undefined);
+    await driver.postNetworkPlug(lb, amp, port, network);
+    expect(lines.filter((l) => l.level === "warn").map((l) => l.message)).toEqual([
+      "Network with MAC already exists on amphora, skipping post_network_plug",
+    ]);
+    agent.override = (c) => (c.path === "/1.0/plug/network" ? [400, { message: "Invalid network port" }] : undefined);
+    await expect(driver.postNetworkPlug(lb, amp, port, network)).rejects.toThrow(
+      /plug\/network answered 400 InvalidRequest: Invalid network port/,
+    );
   });
 
   it("plugs the VIP with the network driver's configuration (the no-op driver's: a MAC derived from the amphora)", async () => {

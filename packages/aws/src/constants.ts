@@ -42,10 +42,18 @@ export const instanceArn = (region: string, accountId: string, instanceId: strin
  */
 export const PROJECT_TAG_KEY = "ottava:project";
 export const SHARED_TAG_KEY = "ottava:shared";
-/** What an ENI made by the vpc driver is: "vip" (a load balancer's VIP reservation) or "vrrp" (an amphora's port in the VIP subnet). */
+/**
+ * What an ENI made by the vpc driver is: "vip" (a load balancer's VIP reservation), "vrrp" (an amphora's
+ * port in the VIP subnet) or "member" (an amphora's port on a member network: another VPC).
+ */
 export const ENI_ROLE_TAG_KEY = "ottava:eni-role";
 /** The security group of a load balancer's VIP ports (Octavia's "lb-<id>"). */
 export const lbSecurityGroupName = (stage: string, loadBalancerId: string) => `ottava-${stage}-lb-${loadBalancerId}`;
+/**
+ * The security group of a load balancer's amphorae's ports on a member network (a VPC other than the
+ * VIP's; one group per VPC, each of this name): no ingress rule, EC2's default egress (all).
+ */
+export const memberSecurityGroupName = (stage: string, loadBalancerId: string) => `ottava-${stage}-lb-${loadBalancerId}-members`;
 /**
  * When the vpc driver made a resource the API makes before the load balancer's record exists (its VIP
  * reservation ENI and security group: allocate_vip runs before the create is written), ISO 8601: the orphan

@@ -224,7 +224,7 @@ describe("network interfaces", () => {
     expect(await codeOf(ec2.send(new DeleteSecurityGroupCommand({ GroupId: group })))).toBe("ok");
   });
 
-  it("an attach is refused for an ENI already attached, an ENI of another zone, and a device index in use", async () => {
+  it("an attach is refused for an ENI already attached, an ENI of another zone, a device index in use, and past the instance type's interfaces", async () => {
     const n = await network(3);
     const second = (await run({ SubnetId: n.a })).Instances![0]!.InstanceId!;
     const eni = (await n.eni(n.a)).NetworkInterfaceId!;
@@ -235,6 +235,8 @@ describe("network interfaces", () => {
     expect(await attach(eni, n.instance, 2)).toBe("InvalidNetworkInterface.InUse 400");
     expect(await attach((await n.eni(n.b)).NetworkInterfaceId!, second)).toBe("InvalidParameterCombination 400");
     expect(await attach((await n.eni(n.a)).NetworkInterfaceId!, n.instance)).toBe("InvalidParameterValue 400");
+    // A t3.micro takes two: its own and one more.
+    expect(await attach((await n.eni(n.a)).NetworkInterfaceId!, n.instance, 2)).toBe("AttachmentLimitExceeded 400");
     expect(await attach((await n.eni(n.a)).NetworkInterfaceId!, second)).toBe("ok");
   });
 

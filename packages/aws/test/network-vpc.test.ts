@@ -16,11 +16,9 @@ import {
 } from "@aws-sdk/client-ec2";
 import { DriverError, Fault, type Amphora, type LoadBalancer, type Vip, type VipRequest } from "@ottava/core";
 import { freshTable } from "@ottava/db/testing";
-import { awsQueryClient } from "@ottava/edge/aws-query";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import {
   AMPHORA_TAG_KEY,
-  EC2_API_VERSION,
   ENI_ROLE_TAG_KEY,
   LOAD_BALANCER_TAG_KEY,
   PROJECT_TAG_KEY,
@@ -28,8 +26,19 @@ import {
   STAGE_TAG_KEY,
   lbSecurityGroupName,
 } from "../src";
-import { AwsIds, VpcNetworkDriver, awsUuid, type VpcNetworkSettings } from "../src/network";
-import { MOTO_CLIENT, ec2Fixture, startEc2Proxy, startMoto, type Ec2Fixture, type Ec2Proxy, type Moto } from "./support";
+import { AwsIds, awsUuid, type VpcNetworkSettings } from "../src/network";
+import {
+  MOTO_CLIENT,
+  ec2Fixture,
+  proxyWrites,
+  startEc2Proxy,
+  startMoto,
+  tagsOf,
+  vpcTestDriver,
+  type Ec2Fixture,
+  type Ec2Proxy,
+  type Moto,
+} from "./support";
 
 const STAGE = "vpc-test";
 const PROJECT = "project-p";
@@ -86,15 +95,10 @@ const settings = (over: Partial<VpcNetworkSettings> = {}): VpcNetworkSettings =>
   stage: STAGE,
   ampBootNetworkList: [fx.subnets["us-east-1a"]!, fx.subnets["us-east-1b"]!],
   allowInvisibleResourceUsage: false,
+  ampFlavorId: "t3.micro",
   ...over,
 });
-const queryClient = () =>
-  awsQueryClient(
-    { signingName: "ec2", version: EC2_API_VERSION },
-    { endpoint: proxy.endpoint, region: REGION, credentials: async () => MOTO_CLIENT.credentials },
-  );
-const driver = (over: Partial<VpcNetworkSettings> = {}) =>
-  new VpcNetworkDriver(queryClient(), settings(over), { ids, maxRetries: 3, retryIntervalMs: 20 });
+const driver = (over: Partial<VpcNetworkSettings> = {}) => vpcTestDriver(proxy, ids, settings(over));
 
 const uuid = (awsId: string) => awsUuid(REGION, awsId);
 const request = (over: Partial<VipRequest> = {}): VipRequest => ({
@@ -138,19 +142,12 @@ const tagged = async (lbId: string) => {
 const eniOf = async (id: string) =>
   (await ec2.send(new DescribeNetworkInterfacesCommand({ NetworkInterfaceIds: [id] }))).NetworkInterfaces![0]!;
 const secondaries = (eni: NetworkInterface) => eni.PrivateIpAddresses!.filter((a) => !a.Primary).map((a) => a.PrivateIpAddress!);
-type Tagged = { Tags?: { Key?: string; Value?: string }[]; TagSet?: { Key?: string; Value?: string }[] };
-/** An ENI's (TagSet) or a group's (Tags) tags. */
-const tagsOf = (r: Tagged) => Object.fromEntries((r.TagSet ?? r.Tags ?? []).map((t) => [t.Key, t.Value]));
 const faultOf = (p: Promise<unknown>) =>
   p.then(
     () => "ok",
     (e: unknown) => (e instanceof Fault ? `${e.status} ${e.message}` : `${(e as Error).name}: ${(e as Error).message}`),
   );
-/** The actions of the proxy's calls, each with the ENI or group it named (reads left out). */
-const writes = () =>
-  proxy.calls
-    .filter((c) => !c.action.startsWith("Describe"))
-    .map((c) => `${c.action} ${c.params.NetworkInterfaceId ?? c.params.AttachmentId ?? c.params.GroupId ?? ""} ${c.status}`.trim());
+const writes = () => proxyWrites(proxy);
 
 describe("allocateVip", () => {
   it("in a subnet: a reservation ENI holding the VIP as a secondary IP, in the LB's group; UUIDs answered; again: the same", async () => {

@@ -188,13 +188,16 @@ async function startNamespaces(dir: string, port: number, more: string[], log: s
 
 /**
  * A client network namespace with one end of a veth pair; the other end stays in the host namespace
- * for the agent to plug as the VIP interface. The namespace has no name: a process holds it while this
- * process holds its standard input, so nothing outlives the test, even when it is killed.
+ * for the agent to plug (as the VIP interface, or a member network's). The namespace has no name: a
+ * process holds it while this process holds its standard input, so nothing outlives the test, even
+ * when it is killed.
  */
 export interface ClientNetwork {
-  /** The host end: the amphora's VIP port. */
+  /** The host end: the amphora's port (its VIP port, or a member network's). */
   hostIf: string;
   mac: string;
+  /** The end in the client namespace. */
+  peerIf: string;
   /** Runs a command in the client namespace. */
   exec(args: string[], timeoutMs?: number): { status: number | null; stdout: string; stderr: string };
   /** A member: an HTTP server in the client namespace answering `name` to every GET. */
@@ -325,6 +328,7 @@ export async function clientNetwork(address: string, prefix: number): Promise<Cl
   const net: ClientNetwork = {
     hostIf,
     mac: "",
+    peerIf: peer,
     exec: (args, timeoutMs = 15_000) => {
       const r = spawnSync("/usr/bin/nsenter", [nsenter, "--", ...args], { encoding: "utf8", timeout: timeoutMs });
       return { status: r.status, stdout: r.stdout, stderr: r.stderr };

@@ -98,6 +98,9 @@ export class LocalAmphoraDriver implements AmphoraDriver {
     await this.apply(tree, amphora, amphorae);
   }
 
+  /** post_network_plug: nothing to configure: HAProxy runs on this host's loopback and reaches every member address already. */
+  async postNetworkPlug(): Promise<void> {}
+
   /** update_amphora_listeners: every amphora gets the configuration; those that serve reload (or start, or stop when no listener is left). */
   async update(tree: Tree, amphorae: Amphora[]): Promise<void> {
     for (const amphora of amphorae) await this.apply(tree, amphora, amphorae);

@@ -6,6 +6,7 @@ import {
   DELETED,
   DriverError,
   LVS_PROTOCOLS,
+  VNIC_TYPE_DIRECT,
   type Amphora,
   type AmphoraDriver,
   type AmphoraNetworkConfig,
@@ -17,8 +18,10 @@ import {
   type LoadBalancer,
   type Logger,
   type NetworkDriver,
+  type NetworkPort,
   type Pool,
   type Tree,
+  type VipSubnetConfig,
 } from "@ottava/core";
 import { buildPem, pemDigest, tlsContainer } from "../certs/local";
 import {
@@ -83,6 +86,37 @@ export interface AgentConnectivity {
 export const hasAgent = (driver: AmphoraDriver): driver is AmphoraDriver & AgentConnectivity =>
   typeof (driver as Partial<AgentConnectivity>).agentReachable === "function";
 
+const hostRoutes = (routes: VipSubnetConfig["host_routes"]) => routes.map((hr) => ({ nexthop: hr.nexthop, destination: hr.destination }));
+
+/**
+ * The VIP's net info of plug/vip and of plug/network's vip_net_info (Octavia's _build_net_info, with the
+ * additional VIPs post_vip_plug adds): the VIP subnet, the VRRP port's MAC and MTU (`port`), the
+ * amphora's VRRP address. Octavia's post_network_plug leaves additional_vips empty, and the agent then
+ * deletes those addresses from the VIP interface; here they stay, as post_vip_plug put them.
+ */
+function vipNetInfo(
+  amphora: Amphora,
+  port: { mac_address: string; mtu: number | null },
+  net: AmphoraNetworkConfig,
+  sriov: boolean,
+): Record<string, unknown> {
+  return {
+    subnet_cidr: net.vip_subnet.cidr,
+    gateway: net.vip_subnet.gateway_ip,
+    mac_address: port.mac_address,
+    vrrp_ip: amphora.vrrp_ip,
+    mtu: port.mtu,
+    host_routes: hostRoutes(net.vip_subnet.host_routes),
+    additional_vips: net.additional_vip_data.map((v) => ({
+      subnet_cidr: v.subnet.cidr,
+      ip_address: v.ip_address,
+      gateway: v.subnet.gateway_ip,
+      host_routes: hostRoutes(v.subnet.host_routes),
+    })),
+    is_sriov: sriov,
+  };
+}
+
 const md5 = (data: string) => createHash("md5").update(data, "utf8").digest("hex");
 
 /** The default VRRP group of an LB: see RestAmphoraDriverOptions.vrrpGroup. */
@@ -125,21 +159,7 @@ export class HaproxyAmphoraLoadBalancerDriver implements AmphoraDriver, AgentCon
   async postVipPlug(lb: LoadBalancer, amphora: Amphora): Promise<void> {
     if (amphora.status === DELETED) return;
     const net = await this.networkConfig(lb, amphora);
-    const routes = (r: { nexthop: string; destination: string }[]) => r.map((hr) => ({ nexthop: hr.nexthop, destination: hr.destination }));
-    const netInfo = {
-      subnet_cidr: net.vip_subnet.cidr,
-      gateway: net.vip_subnet.gateway_ip,
-      mac_address: net.vrrp_port.mac_address,
-      vrrp_ip: amphora.vrrp_ip,
-      mtu: net.vrrp_port.mtu,
-      host_routes: routes(net.vip_subnet.host_routes),
-      additional_vips: net.additional_vip_data.map((v) => ({
-        subnet_cidr: v.subnet.cidr,
-        ip_address: v.ip_address,
-        gateway: v.subnet.gateway_ip,
-        host_routes: routes(v.subnet.host_routes),
-      })),
-    };
+    const netInfo = vipNetInfo(amphora, net.vrrp_port, net, lb.vip_vnic_type === VNIC_TYPE_DIRECT);
     try {
       await this.client.plugVip(amphora, lb.vip_address, netInfo);
     } catch (e) {
@@ -147,6 +167,39 @@ export class HaproxyAmphoraLoadBalancerDriver implements AmphoraDriver, AgentCon
       this.opts.log?.warn("VIP with MAC already exists on amphora, skipping post_vip_plug", {
         amphoraId: amphora.id,
         mac: net.vrrp_port.mac_address,
+      });
+    }
+  }
+
+  /**
+   * Octavia's post_network_plug: POST plug/network with the port's MAC, fixed IPs (each with its
+   * subnet's CIDR, gateway and host routes), MTU and SR-IOV flag. The VRRP port (a member subnet added
+   * on the VIP network) carries the VIP's net info too, as post_vip_plug sends it, so the agent
+   * rewrites the VIP interface with the new fixed IPs and keeps the VIPs. A 409 (already plugged) is fine.
+   */
+  async postNetworkPlug(lb: LoadBalancer, amphora: Amphora, port: NetworkPort, network: AmphoraNetworkConfig): Promise<void> {
+    const portInfo: Record<string, unknown> = {
+      mac_address: port.mac_address,
+      fixed_ips: port.fixed_ips.map((ip) => ({
+        ip_address: ip.ip_address,
+        subnet_cidr: ip.subnet.cidr,
+        host_routes: hostRoutes(ip.subnet.host_routes),
+        gateway: ip.subnet.gateway_ip,
+      })),
+      mtu: port.mtu,
+      is_sriov: port.vnic_type === VNIC_TYPE_DIRECT,
+    };
+    if (port.id === amphora.vrrp_port_id) {
+      // Octavia's _build_net_info without its sriov argument (false): the agent reads the port's is_sriov.
+      portInfo.vip_net_info = { ...vipNetInfo(amphora, port, network, false), vip: lb.vip_address };
+    }
+    try {
+      await this.client.plugNetwork(amphora, portInfo);
+    } catch (e) {
+      if (!(e instanceof AmphoraApiError && e.status === 409)) throw e;
+      this.opts.log?.warn("Network with MAC already exists on amphora, skipping post_network_plug", {
+        amphoraId: amphora.id,
+        mac: port.mac_address,
       });
     }
   }

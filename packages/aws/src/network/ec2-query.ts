@@ -54,10 +54,18 @@ export const subnetOf = (item: XmlElement): Ec2Subnet => ({
 
 export interface Ec2Vpc {
   id: string;
+  /** Its IPv4 ranges: the primary one, and those associated since. */
+  cidrs: string[];
   tags: AwsTags;
 }
 
-export const vpcOf = (item: XmlElement): Ec2Vpc => ({ id: xmlText(item, "vpcId") ?? "", tags: tagsOf(item) });
+export function vpcOf(item: XmlElement): Ec2Vpc {
+  const associated = xmlItems(item, "cidrBlockAssociationSet")
+    .filter((a) => xmlText(xmlChild(a, "cidrBlockState"), "state") === "associated")
+    .map((a) => xmlText(a, "cidrBlock") ?? "");
+  const primary = xmlText(item, "cidrBlock");
+  return { id: xmlText(item, "vpcId") ?? "", cidrs: [...new Set([...(primary ? [primary] : []), ...associated])], tags: tagsOf(item) };
+}
 
 export interface Ec2Interface {
   id: string;
@@ -125,6 +133,20 @@ function range(cidr: string): { start: number; size: number } {
   const [base = "", prefix = "32"] = cidr.split("/");
   const size = 2 ** (32 - Number(prefix));
   return { start: toInt(base) - (toInt(base) % size), size };
+}
+
+/** Do two IPv4 ranges share an address? */
+export function cidrsOverlap(a: string, b: string): boolean {
+  const x = range(a);
+  const y = range(b);
+  return x.start < y.start + y.size && y.start < x.start + x.size;
+}
+
+/** Is IPv4 range `inner` within `outer`? */
+export function cidrWithin(inner: string, outer: string): boolean {
+  const i = range(inner);
+  const o = range(outer);
+  return i.start >= o.start && i.start + i.size <= o.start + o.size;
 }
 
 /** A VPC subnet's router: the first host of its range (AWS reserves it, the network address plus one). */

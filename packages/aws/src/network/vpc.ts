@@ -10,16 +10,18 @@
 //   IP is the amphora's vrrp_ip. The amphora that serves the VIP holds it (takeVip).
 // - unplug_vip: the VIP goes back to the reservation ENI first if the amphora's ENI holds it; then the
 //   ENI is detached, and deleted once EC2 shows it available.
-// - deallocate_vip: every ENI tagged with the load balancer, then its group.
+// - deallocate_vip: every ENI tagged with the load balancer, then its groups.
+// - member networks (members.ts): a member on another VPC than the VIP's is reached through a "member"
+//   ENI of that VPC on each amphora; any subnet of a VPC the amphora has an ENI in needs nothing more.
 //
 // Every id the API shows is a UUID (AwsIds); who may use a VPC, subnet, ENI or group is said by its tags
 // (tenancy.ts). Everything made is tagged with the stage and its load balancer (and amphora). It speaks
-// edge's minimal EC2 Query client only: the API loads it to allocate VIPs.
+// edge's minimal EC2 Query client only: the API loads it to allocate VIPs. What its parts share (EC2
+// reads, ENIs and groups made and deleted) is vpc-ec2.ts.
 import { isIPv4 } from "node:net";
 import {
   DriverError,
   Fault,
-  isUnavailable,
   validation,
   vipSecurityGroupRules,
   type Amphora,
@@ -31,85 +33,35 @@ import {
   type LoadBalancer,
   type Logger,
   type NetworkDriver,
+  type NetworkPort,
   type Tree,
   type Vip,
   type VipRequest,
 } from "@ottava/core";
-import { xmlChild, xmlItems, xmlText, type AwsQueryCall } from "@ottava/edge/aws-query";
-import {
-  AMPHORA_TAG_KEY,
-  CREATED_AT_TAG_KEY,
-  ENI_ROLE_TAG_KEY,
-  LOAD_BALANCER_TAG_KEY,
-  PROJECT_TAG_KEY,
-  STAGE_TAG_KEY,
-  lbSecurityGroupName,
-} from "../constants";
+import type { AwsQueryCall } from "@ottava/edge/aws-query";
+import { AMPHORA_TAG_KEY, CREATED_AT_TAG_KEY, ENI_ROLE_TAG_KEY, LOAD_BALANCER_TAG_KEY, lbSecurityGroupName } from "../constants";
 import { ec2QueryClient } from "../profiles";
-import {
-  filterParams,
-  gatewayOf,
-  interfaceOf,
-  isSubnetHost,
-  listParams,
-  securityGroupOf,
-  subnetOf,
-  tagOf,
-  tagSpecParams,
-  vpcOf,
-  type Ec2Interface,
-  type Ec2SecurityGroup,
-  type Ec2Subnet,
-  type Ec2Vpc,
-} from "./ec2-query";
+import { filterParams, gatewayOf, isSubnetHost, listParams, tagOf, type Ec2Interface, type Ec2Subnet, type Ec2Vpc } from "./ec2-query";
 import { AwsIds } from "./ids";
+import { VpcMemberNetworks } from "./members";
 import { syncSecurityGroupRules } from "./rules";
 import { mayUse } from "./tenancy";
+import { VIP_ROLE, VRRP_ROLE, VPC_MTU, VpcEc2, errorName, type VpcNetworkOptions, type VpcNetworkSettings } from "./vpc-ec2";
 
-/** The ENI roles (ENI_ROLE_TAG_KEY): a load balancer's VIP reservation, an amphora's port in the VIP subnet. */
-export const VIP_ROLE = "vip";
-export const VRRP_ROLE = "vrrp";
-/** A VPC's MTU (jumbo frames within the VPC). */
-export const VPC_MTU = 9001;
-
-export type VpcNetworkSettings = Pick<Config, "stage" | "ampBootNetworkList" | "allowInvisibleResourceUsage">;
-
-export interface VpcNetworkOptions {
-  ids: AwsIds;
-  log?: Logger | undefined;
-  /**
-   * [networking] max_retries and retry_interval (ms): how often, and how far apart, a group delete
-   * refused while an ENI still uses it, an ENI delete refused while it is still attached, and the wait
-   * for a detached ENI to become available are tried. Default 15 and 1000, as Octavia's.
-   */
-  maxRetries?: number;
-  retryIntervalMs?: number;
-}
-
-const errorName = (e: unknown) => String((e as { name?: unknown } | null)?.name ?? "");
-const notFound = (e: unknown) => /\.NotFound$/.test(errorName(e));
-const sleep = (ms: number) => new Promise((ok) => setTimeout(ok, ms));
+export { MEMBER_ROLE, VIP_ROLE, VRRP_ROLE, VPC_MTU, type VpcNetworkOptions, type VpcNetworkSettings } from "./vpc-ec2";
 
 /** Octavia's InvalidSubresource: "<resource> <id> not found." (400). */
 const invalidSubresource = (resource: string, id: string) => new Fault(400, `${resource} ${id} not found.`);
 
 export class VpcNetworkDriver implements NetworkDriver {
-  private readonly ids: AwsIds;
-  private readonly log: Logger | undefined;
-  private readonly maxRetries: number;
-  private readonly retryIntervalMs: number;
-  /** Subnets' zones, for ever (a subnet never moves). */
-  private readonly zones = new Map<string, string>();
+  /** A VPC routes between all its subnets, in every zone: a port on a VPC reaches each of them. */
+  readonly subnetsRouted = true;
+  private readonly net: VpcEc2;
+  private readonly members: VpcMemberNetworks;
 
-  constructor(
-    private readonly ec2: AwsQueryCall,
-    private readonly settings: VpcNetworkSettings,
-    options: VpcNetworkOptions,
-  ) {
-    this.ids = options.ids;
-    this.log = options.log;
-    this.maxRetries = options.maxRetries ?? 15;
-    this.retryIntervalMs = options.retryIntervalMs ?? 1000;
+  constructor(ec2: AwsQueryCall, settings: VpcNetworkSettings, options: VpcNetworkOptions) {
+    this.net = new VpcEc2(ec2, settings, options);
+    this.members = new VpcMemberNetworks(this.net);
   }
 
   // ---- allocate_vip -------------------------------------------------------------------------------
@@ -120,7 +72,7 @@ export class VpcNetworkDriver implements NetworkDriver {
    * group, the reservation ENI and the VIP on it. A refusal leaves nothing this call made.
    */
   async allocateVip(req: VipRequest): Promise<Vip> {
-    return this.guard("allocate the VIP", async () => {
+    return this.net.guard("allocate the VIP", async () => {
       if (req.vip_qos_policy_id) throw new Fault(400, "The vpc network driver has no QoS policies: vip_qos_policy_id cannot be set.");
       if (req.additional_vips.length > 0)
         throw new Fault(
@@ -131,26 +83,31 @@ export class VpcNetworkDriver implements NetworkDriver {
       const zone = req.zone ?? {};
       const { subnet, vpc, userPort } = req.vip_port_id ? await this.userPortOf(req) : await this.subnetOf(req);
       await this.checkZones(req, subnet, zone);
-      const vpcUuid = await this.ids.uuid(vpc.id);
-      const subnetUuid = await this.ids.uuid(subnet.id);
+      const vpcUuid = await this.net.ids.uuid(vpc.id);
+      const subnetUuid = await this.net.ids.uuid(subnet.id);
       const vipGroups: string[] = [];
       for (const sg of req.vip_sg_ids)
-        vipGroups.push((await this.ids.awsId(sg, "sg")) ?? throwFault(invalidSubresource("Security Group", sg)));
+        vipGroups.push((await this.net.ids.awsId(sg, "sg")) ?? throwFault(invalidSubresource("Security Group", sg)));
       if (req.vip_address !== null && !userPort && !isSubnetHost(req.vip_address, subnet.cidr!))
         throw new Fault(400, `IP address ${req.vip_address} is not a valid IP for the specified subnet.`);
 
       const made: { group?: string; eni?: string; address?: { eni: string; ip: string } } = {};
       try {
         // Made before the LB's record is written: the orphan sweep gives them time (CREATED_AT_TAG_KEY).
-        const lbTags = { ...this.lbTags(req.lbId, req.projectId), [CREATED_AT_TAG_KEY]: new Date().toISOString() };
-        const group = await this.ensureGroup(req.lbId, vpc.id, lbTags, made);
+        const lbTags = { ...this.net.lbTags(req.lbId, req.projectId), [CREATED_AT_TAG_KEY]: new Date().toISOString() };
+        const group = await this.net.ensureGroup(req.lbId, lbSecurityGroupName(this.net.settings.stage, req.lbId), vpc.id, lbTags, made);
         let holder: Ec2Interface;
         if (userPort) holder = userPort;
         else {
-          const found = await this.lbInterfaces(req.lbId, VIP_ROLE);
+          const found = await this.net.lbInterfaces(req.lbId, VIP_ROLE);
           holder =
             found[0] ??
-            (await this.createInterface(subnet.id, [group, ...vipGroups], { ...lbTags, [ENI_ROLE_TAG_KEY]: VIP_ROLE }, `vip-${req.lbId}`));
+            (await this.net.createInterface(
+              subnet.id,
+              [group, ...vipGroups],
+              { ...lbTags, [ENI_ROLE_TAG_KEY]: VIP_ROLE },
+              `vip-${req.lbId}`,
+            ));
           if (!found[0]) made.eni = holder.id;
         }
         let address = req.vip_address ?? holder.secondaryIps[0];
@@ -158,10 +115,10 @@ export class VpcNetworkDriver implements NetworkDriver {
           address = await this.assignNew(holder, req.vip_address, subnetUuid);
           made.address = { eni: holder.id, ip: address };
         }
-        this.log?.info("VIP allocated", { lbId: req.lbId, address, port: holder.id, subnet: subnet.id, group });
+        this.net.log?.info("VIP allocated", { lbId: req.lbId, address, port: holder.id, subnet: subnet.id, group });
         return {
           vip_address: address,
-          vip_port_id: await this.ids.uuid(holder.id),
+          vip_port_id: await this.net.ids.uuid(holder.id),
           vip_subnet_id: subnetUuid,
           vip_network_id: vpcUuid,
           additional_vips: [],
@@ -181,13 +138,13 @@ export class VpcNetworkDriver implements NetworkDriver {
       const subnet = await this.usableSubnet(req.vip_subnet_id, req.projectId, req.zone);
       if (vpc && subnet.vpcId !== vpc.id) throw invalidSubresource("Subnet", req.vip_subnet_id);
       if (!subnet.cidr) throw ipv6Refused();
-      return { subnet, vpc: vpc ?? (await this.vpcById(subnet.vpcId)) ?? throwFault(invalidSubresource("Subnet", req.vip_subnet_id)) };
+      return { subnet, vpc: vpc ?? (await this.net.vpcById(subnet.vpcId)) ?? throwFault(invalidSubresource("Subnet", req.vip_subnet_id)) };
     }
     // _validate_network_and_fill_or_validate_subnet: with an address, the subnet that holds it; else
     // the first subnet with enough free addresses (IPv4 only here). Those of zones the amphorae can
     // boot in come first (checkZones refuses the others).
-    const usable = (await this.describeSubnets({ ...filterParams({ "vpc-id": vpc!.id }) })).filter((s) =>
-      this.mayHoldVip(s, req.projectId, req.zone),
+    const usable = (await this.net.describeSubnets({ ...filterParams({ "vpc-id": vpc!.id }) })).filter((s) =>
+      this.net.mayHoldVip(s, req.projectId, req.zone),
     );
     const bootable = new Map<string, boolean>();
     for (const s of usable) bootable.set(s.id, await this.bootableZone(s.zone, req.zone ?? {}));
@@ -212,20 +169,24 @@ export class VpcNetworkDriver implements NetworkDriver {
    */
   private async userPortOf(req: VipRequest): Promise<{ subnet: Ec2Subnet; vpc: Ec2Vpc; userPort: Ec2Interface }> {
     const portId = req.vip_port_id!;
-    const eniId = await this.ids.awsId(portId, "eni");
-    const port = eniId ? await this.interfaceById(eniId) : undefined;
-    if (!port || !mayUse(port.tags, req.projectId, this.settings.allowInvisibleResourceUsage) || this.isManagement(port.subnetId, req.zone))
+    const eniId = await this.net.ids.awsId(portId, "eni");
+    const port = eniId ? await this.net.interfaceById(eniId) : undefined;
+    if (
+      !port ||
+      !mayUse(port.tags, req.projectId, this.net.settings.allowInvisibleResourceUsage) ||
+      this.net.isManagement(port.subnetId, req.zone)
+    )
       throw invalidSubresource("Port", portId);
     const device =
       port.attachment?.instanceId ?? (tagOf(port.tags, ENI_ROLE_TAG_KEY) ? `lb-${tagOf(port.tags, LOAD_BALANCER_TAG_KEY)}` : undefined);
     if (device) throw validation(`Port ${portId} is already used by device ${device} `);
-    const subnet = (await this.subnetById(port.subnetId)) ?? throwFault(invalidSubresource("Port", portId));
+    const subnet = (await this.net.subnetById(port.subnetId)) ?? throwFault(invalidSubresource("Port", portId));
     if (!subnet.cidr) throw ipv6Refused();
     if (req.vip_network_id) {
       const vpc = await this.usableVpc(req.vip_network_id, req.projectId);
       if (vpc.id !== port.vpcId) throw invalidSubresource("Port", portId);
     }
-    if (req.vip_subnet_id && (await this.ids.awsId(req.vip_subnet_id, "subnet")) !== port.subnetId) {
+    if (req.vip_subnet_id && (await this.net.ids.awsId(req.vip_subnet_id, "subnet")) !== port.subnetId) {
       await this.usableSubnet(req.vip_subnet_id, req.projectId, req.zone);
       throw validation("No VIP address found on the specified VIP port within the specified subnet.");
     }
@@ -237,33 +198,24 @@ export class VpcNetworkDriver implements NetworkDriver {
         );
       throw validation("Specified VIP address not found on the specified VIP port.");
     }
-    const vpc = (await this.vpcById(port.vpcId)) ?? throwFault(invalidSubresource("Port", portId));
+    const vpc = (await this.net.vpcById(port.vpcId)) ?? throwFault(invalidSubresource("Port", portId));
     return { subnet, vpc, userPort: port };
   }
 
   /** The VPC a network UUID names, if the project may use it; else Octavia's "Network <id> not found." */
   private async usableVpc(networkId: string, projectId: string): Promise<Ec2Vpc> {
-    const vpcId = await this.ids.awsId(networkId, "vpc");
-    const vpc = vpcId ? await this.vpcById(vpcId) : undefined;
-    if (!vpc || !mayUse(vpc.tags, projectId, this.settings.allowInvisibleResourceUsage)) throw invalidSubresource("Network", networkId);
+    const vpcId = await this.net.ids.awsId(networkId, "vpc");
+    const vpc = vpcId ? await this.net.vpcById(vpcId) : undefined;
+    if (!vpc || !mayUse(vpc.tags, projectId, this.net.settings.allowInvisibleResourceUsage)) throw invalidSubresource("Network", networkId);
     return vpc;
   }
 
   /** The subnet a UUID names, if the project may use it and it is no management subnet; else "Subnet <id> not found." */
   private async usableSubnet(subnetUuid: string, projectId: string, zone: Record<string, unknown> | undefined): Promise<Ec2Subnet> {
-    const subnetId = await this.ids.awsId(subnetUuid, "subnet");
-    const subnet = subnetId ? await this.subnetById(subnetId) : undefined;
-    if (!subnet || !this.mayHoldVip(subnet, projectId, zone)) throw invalidSubresource("Subnet", subnetUuid);
+    const subnetId = await this.net.ids.awsId(subnetUuid, "subnet");
+    const subnet = subnetId ? await this.net.subnetById(subnetId) : undefined;
+    if (!subnet || !this.net.mayHoldVip(subnet, projectId, zone)) throw invalidSubresource("Subnet", subnetUuid);
     return subnet;
-  }
-
-  /** The project may use it, and it is not a management subnet (those never hold VIPs). */
-  private mayHoldVip(subnet: Ec2Subnet, projectId: string, zone: Record<string, unknown> | undefined): boolean {
-    return mayUse(subnet.tags, projectId, this.settings.allowInvisibleResourceUsage) && !this.isManagement(subnet.id, zone);
-  }
-
-  private isManagement(subnetId: string, zone: Record<string, unknown> | undefined): boolean {
-    return this.settings.ampBootNetworkList.includes(subnetId) || zone?.management_network === subnetId;
   }
 
   /**
@@ -272,7 +224,7 @@ export class VpcNetworkDriver implements NetworkDriver {
    * amp_boot_network_list), and an availability zone's compute_zone must be that zone.
    */
   private async checkZones(req: VipRequest, subnet: Ec2Subnet, zone: Record<string, unknown>): Promise<void> {
-    const subnetName = req.vip_subnet_id ?? (await this.ids.uuid(subnet.id));
+    const subnetName = req.vip_subnet_id ?? (await this.net.ids.uuid(subnet.id));
     const computeZone = typeof zone.compute_zone === "string" && zone.compute_zone !== "" ? zone.compute_zone : undefined;
     if (computeZone && computeZone !== subnet.zone)
       throw new Fault(
@@ -292,62 +244,15 @@ export class VpcNetworkDriver implements NetworkDriver {
     const management =
       typeof zone.management_network === "string" && zone.management_network !== ""
         ? [zone.management_network]
-        : this.settings.ampBootNetworkList;
-    for (const id of management) if ((await this.zoneOf(id)) === az) return true;
+        : this.net.settings.ampBootNetworkList;
+    for (const id of management) if ((await this.net.zoneOf(id)) === az) return true;
     return false;
-  }
-
-  /** The load balancer's security group, found by its tags, else made in `vpcId` (recorded in `made`). */
-  private async ensureGroup(lbId: string, vpcId: string, tags: Record<string, string>, made: { group?: string }): Promise<string> {
-    const found = await this.lbGroup(lbId);
-    if (found) return found.id;
-    const name = lbSecurityGroupName(this.settings.stage, lbId);
-    try {
-      const out = await this.ec2(
-        "CreateSecurityGroup",
-        {
-          GroupName: name,
-          GroupDescription: `Ottava load balancer ${lbId}`,
-          VpcId: vpcId,
-          ...tagSpecParams("security-group", { ...tags, Name: name }),
-        },
-        `EC2 CreateSecurityGroup ${name}`,
-      );
-      const id = xmlText(out, "groupId");
-      if (!id) throw new DriverError(`EC2 CreateSecurityGroup ${name}: no groupId in the answer`);
-      made.group = id;
-      return id;
-    } catch (e) {
-      // Another call of the same allocation made it first.
-      if (errorName(e) !== "InvalidGroup.Duplicate") throw e;
-      const again = await this.lbGroup(lbId);
-      if (!again) throw e;
-      return again.id;
-    }
-  }
-
-  /** A new ENI in the subnet with these groups and tags; `token` makes a retried create answer the first one. */
-  private async createInterface(subnetId: string, groups: string[], tags: Record<string, string>, token: string): Promise<Ec2Interface> {
-    const out = await this.ec2(
-      "CreateNetworkInterface",
-      {
-        SubnetId: subnetId,
-        Description: `Ottava ${tags[ENI_ROLE_TAG_KEY]} port of load balancer ${tags[LOAD_BALANCER_TAG_KEY]}`,
-        ClientToken: token,
-        ...listParams("SecurityGroupId", groups),
-        ...tagSpecParams("network-interface", tags),
-      },
-      `EC2 CreateNetworkInterface in ${subnetId}`,
-    );
-    const item = xmlChild(out, "networkInterface");
-    if (!item) throw new DriverError(`EC2 CreateNetworkInterface in ${subnetId}: no networkInterface in the answer`);
-    return interfaceOf(item);
   }
 
   /** A new secondary IP on `eni`: `wanted`, else one EC2 picks. An address held by another ENI: Octavia's 409. */
   private async assignNew(eni: Ec2Interface, wanted: string | null, subnetUuid: string): Promise<string> {
     try {
-      await this.ec2(
+      await this.net.call(
         "AssignPrivateIpAddresses",
         { NetworkInterfaceId: eni.id, ...(wanted ? { "PrivateIpAddress.1": wanted } : { SecondaryPrivateIpAddressCount: "1" }) },
         `EC2 AssignPrivateIpAddresses to ${eni.id}`,
@@ -360,7 +265,7 @@ export class VpcNetworkDriver implements NetworkDriver {
       throw e;
     }
     if (wanted) return wanted;
-    const now = await this.interfaceById(eni.id);
+    const now = await this.net.interfaceById(eni.id);
     const fresh = now?.secondaryIps.find((ip) => !eni.secondaryIps.includes(ip));
     if (!fresh) throw new DriverError(`EC2 AssignPrivateIpAddresses to ${eni.id}: no new address on it`);
     return fresh;
@@ -370,15 +275,15 @@ export class VpcNetworkDriver implements NetworkDriver {
   private async undoAllocation(lbId: string, made: { group?: string; eni?: string; address?: { eni: string; ip: string } }) {
     try {
       if (made.address && made.address.eni !== made.eni)
-        await this.ec2(
+        await this.net.call(
           "UnassignPrivateIpAddresses",
           { NetworkInterfaceId: made.address.eni, "PrivateIpAddress.1": made.address.ip },
           `EC2 UnassignPrivateIpAddresses from ${made.address.eni}`,
         );
-      if (made.eni) await this.deleteInterface(made.eni);
-      if (made.group) await this.deleteGroup(made.group);
+      if (made.eni) await this.net.deleteInterface(made.eni);
+      if (made.group) await this.net.deleteGroup(made.group);
     } catch (e) {
-      this.log?.error("a refused VIP allocation left resources behind", { lbId, made, error: String(e) });
+      this.net.log?.error("a refused VIP allocation left resources behind", { lbId, made, error: String(e) });
     }
   }
 
@@ -386,21 +291,22 @@ export class VpcNetworkDriver implements NetworkDriver {
 
   /**
    * deallocate_vip: a user's port gets the VIP back if an amphora's ENI holds it; every ENI tagged with
-   * the load balancer (the reservation, the amphorae's) is detached and deleted; then its group
-   * (DependencyViolation retried while EC2 still sees an ENI in it). What is gone is deallocated.
+   * the load balancer (the reservation, the amphorae's "vrrp" and member ENIs) is detached and deleted;
+   * then its groups, its own and its member networks' (DependencyViolation retried while EC2 still sees
+   * an ENI in one). What is gone is deallocated.
    */
   async deallocateVip(lb: LoadBalancer): Promise<void> {
-    await this.guard("deallocate the VIP", async () => {
-      const enis = await this.lbInterfaces(lb.id);
-      const portId = lb.vip_port_id ? await this.ids.awsId(lb.vip_port_id, "eni") : undefined;
+    await this.net.guard("deallocate the VIP", async () => {
+      const enis = await this.net.lbInterfaces(lb.id);
+      const portId = lb.vip_port_id ? await this.net.ids.awsId(lb.vip_port_id, "eni") : undefined;
       if (portId && !enis.some((e) => e.id === portId) && enis.some((e) => e.secondaryIps.includes(lb.vip_address))) {
-        const port = await this.interfaceById(portId);
+        const port = await this.net.interfaceById(portId);
         if (port && !port.secondaryIps.includes(lb.vip_address)) await this.moveVip(lb.vip_address, port.id);
       }
-      for (const eni of enis) await this.removeInterface(eni);
-      const group = await this.lbGroup(lb.id);
-      if (group) await this.deleteGroup(group.id);
-      this.log?.info("VIP deallocated", { lbId: lb.id, interfaces: enis.map((e) => e.id), group: group?.id });
+      for (const eni of enis) await this.net.removeInterface(eni);
+      const groups = await this.net.lbGroups(lb.id);
+      for (const group of groups) await this.net.deleteGroup(group.id);
+      this.net.log?.info("VIP deallocated", { lbId: lb.id, interfaces: enis.map((e) => e.id), groups: groups.map((g) => g.id) });
     });
   }
 
@@ -411,10 +317,10 @@ export class VpcNetworkDriver implements NetworkDriver {
    * may use it; else it throws (the API answers "Security Group <id> not found.").
    */
   async getSecurityGroup(sgId: string, projectId?: string): Promise<{ id: string }> {
-    return this.guard("read a security group", async () => {
-      const groupId = await this.ids.awsId(sgId, "sg");
-      const group = groupId ? await this.groupById(groupId) : undefined;
-      if (!group || (projectId !== undefined && !mayUse(group.tags, projectId, this.settings.allowInvisibleResourceUsage)))
+    return this.net.guard("read a security group", async () => {
+      const groupId = await this.net.ids.awsId(sgId, "sg");
+      const group = groupId ? await this.net.groupById(groupId) : undefined;
+      if (!group || (projectId !== undefined && !mayUse(group.tags, projectId, this.net.settings.allowInvisibleResourceUsage)))
         throw invalidSubresource("Security Group", sgId);
       return { id: sgId };
     });
@@ -422,13 +328,13 @@ export class VpcNetworkDriver implements NetworkDriver {
 
   /** update_vip_sg: the LB's ENIs (reservation and amphorae) in its group plus vip_sg_ids' groups. */
   async updateVipSecurityGroups(lb: LoadBalancer): Promise<void> {
-    await this.guard("update the VIP's security groups", async () => {
-      const group = await this.lbGroup(lb.id);
+    await this.net.guard("update the VIP's security groups", async () => {
+      const group = await this.net.lbGroup(lb.id);
       if (!group) throw new DriverError(`the security group of load balancer ${lb.id} was not found`);
       const groups = [group.id, ...(await this.vipGroups(lb))];
-      for (const eni of await this.lbInterfaces(lb.id)) {
+      for (const eni of await this.net.lbInterfaces(lb.id)) {
         if (sameSet(eni.groups, groups)) continue;
-        await this.ec2(
+        await this.net.call(
           "ModifyNetworkInterfaceAttribute",
           { NetworkInterfaceId: eni.id, ...listParams("SecurityGroupId", groups) },
           `EC2 ModifyNetworkInterfaceAttribute of ${eni.id}`,
@@ -439,10 +345,10 @@ export class VpcNetworkDriver implements NetworkDriver {
 
   /** update_vip (_update_security_group_rules): the LB's group holds exactly Octavia's rules for its listeners. */
   async updateVip(tree: Tree): Promise<void> {
-    await this.guard("update the VIP's security group rules", async () => {
-      const group = await this.lbGroup(tree.lb.id);
+    await this.net.guard("update the VIP's security group rules", async () => {
+      const group = await this.net.lbGroup(tree.lb.id);
       if (!group) throw new DriverError(`the security group of load balancer ${tree.lb.id} was not found`);
-      await syncSecurityGroupRules(this.ec2, group.id, vipSecurityGroupRules(tree.lb, tree.of<Listener>("listener")));
+      await syncSecurityGroupRules(this.net.call, group.id, vipSecurityGroupRules(tree.lb, tree.of<Listener>("listener")));
     });
   }
 
@@ -454,17 +360,17 @@ export class VpcNetworkDriver implements NetworkDriver {
    * the VRRP port, the LB's VIP and VIP port as the HA port.
    */
   async plugVip(lb: LoadBalancer, amphora: Amphora, holdVip = false): Promise<AmphoraPorts> {
-    return this.guard(`plug the VIP into amphora ${amphora.id}`, async () => {
+    return this.net.guard(`plug the VIP into amphora ${amphora.id}`, async () => {
       if (!amphora.compute_id) throw new DriverError(`amphora ${amphora.id} has no instance to plug the VIP into`);
       let eni = await this.amphoraInterface(amphora.id);
       if (!eni) {
-        const subnetId = await this.vipSubnetId(lb);
-        const group = await this.lbGroup(lb.id);
+        const subnetId = await this.net.vipSubnetId(lb);
+        const group = await this.net.lbGroup(lb.id);
         if (!group) throw new DriverError(`the security group of load balancer ${lb.id} was not found`);
-        eni = await this.createInterface(
+        eni = await this.net.createInterface(
           subnetId,
           [group.id, ...(await this.vipGroups(lb))],
-          { ...this.lbTags(lb.id, lb.project_id), [AMPHORA_TAG_KEY]: amphora.id, [ENI_ROLE_TAG_KEY]: VRRP_ROLE },
+          { ...this.net.lbTags(lb.id, lb.project_id), [AMPHORA_TAG_KEY]: amphora.id, [ENI_ROLE_TAG_KEY]: VRRP_ROLE },
           `vrrp-${amphora.id}`,
         );
       }
@@ -473,14 +379,14 @@ export class VpcNetworkDriver implements NetworkDriver {
           `ENI ${eni.id} of amphora ${amphora.id} is attached to ${eni.attachment.instanceId}, not to ${amphora.compute_id}`,
         );
       if (!eni.attachment)
-        await this.ec2(
+        await this.net.call(
           "AttachNetworkInterface",
           { NetworkInterfaceId: eni.id, InstanceId: amphora.compute_id, DeviceIndex: "1" },
           `EC2 AttachNetworkInterface ${eni.id} to ${amphora.compute_id}`,
         );
       if (holdVip) await this.takeVipOn(lb, eni);
-      this.log?.info("VIP plugged", { lbId: lb.id, amphoraId: amphora.id, interface: eni.id, holdsVip: holdVip });
-      return { vrrp_ip: eni.primaryIp, vrrp_port_id: await this.ids.uuid(eni.id), ha_ip: lb.vip_address, ha_port_id: lb.vip_port_id };
+      this.net.log?.info("VIP plugged", { lbId: lb.id, amphoraId: amphora.id, interface: eni.id, holdsVip: holdVip });
+      return { vrrp_ip: eni.primaryIp, vrrp_port_id: await this.net.ids.uuid(eni.id), ha_ip: lb.vip_address, ha_port_id: lb.vip_port_id };
     });
   }
 
@@ -489,22 +395,22 @@ export class VpcNetworkDriver implements NetworkDriver {
    * never unassigned while the LB exists); then the ENI is detached, and deleted once available.
    */
   async unplugVip(lb: LoadBalancer, amphora: Amphora): Promise<void> {
-    await this.guard(`unplug the VIP from amphora ${amphora.id}`, async () => {
+    await this.net.guard(`unplug the VIP from amphora ${amphora.id}`, async () => {
       const eni = await this.amphoraInterface(amphora.id);
       if (!eni) return;
       if (eni.secondaryIps.includes(lb.vip_address)) {
-        const port = await this.ids.awsId(lb.vip_port_id, "eni");
+        const port = await this.net.ids.awsId(lb.vip_port_id, "eni");
         if (!port) throw new DriverError(`the VIP port ${lb.vip_port_id} of load balancer ${lb.id} is unknown`);
         await this.moveVip(lb.vip_address, port);
       }
-      await this.removeInterface(eni);
-      this.log?.info("VIP unplugged", { lbId: lb.id, amphoraId: amphora.id, interface: eni.id });
+      await this.net.removeInterface(eni);
+      this.net.log?.info("VIP unplugged", { lbId: lb.id, amphoraId: amphora.id, interface: eni.id });
     });
   }
 
   /** Moves the VIP to the amphora's ENI (AllowReassignment): true if it moved, false if the ENI held it already. */
   async takeVip(lb: LoadBalancer, amphora: Amphora): Promise<boolean> {
-    return this.guard(`move the VIP to amphora ${amphora.id}`, async () => {
+    return this.net.guard(`move the VIP to amphora ${amphora.id}`, async () => {
       const eni = await this.amphoraInterface(amphora.id);
       if (!eni) throw new DriverError(`amphora ${amphora.id} has no VIP port`);
       return this.takeVipOn(lb, eni);
@@ -514,28 +420,64 @@ export class VpcNetworkDriver implements NetworkDriver {
   private async takeVipOn(lb: LoadBalancer, eni: Ec2Interface): Promise<boolean> {
     if (eni.secondaryIps.includes(lb.vip_address)) return false;
     await this.moveVip(lb.vip_address, eni.id);
-    this.log?.info("VIP moved", { lbId: lb.id, address: lb.vip_address, interface: eni.id });
+    this.net.log?.info("VIP moved", { lbId: lb.id, address: lb.vip_address, interface: eni.id });
     return true;
   }
 
   /** AssignPrivateIpAddresses with AllowReassignment: the address leaves the ENI that held it. */
   private async moveVip(address: string, eniId: string): Promise<void> {
-    await this.ec2(
+    await this.net.call(
       "AssignPrivateIpAddresses",
       { NetworkInterfaceId: eniId, "PrivateIpAddress.1": address, AllowReassignment: "true" },
       `EC2 AssignPrivateIpAddresses ${address} to ${eniId}`,
     );
   }
 
+  // ---- member networks (members.ts) ---------------------------------------------------------------
+
+  getSubnet(subnetId: string): Promise<{ id: string; network_id: string }> {
+    return this.members.getSubnet(subnetId);
+  }
+
+  getPluggedNetworks(lb: LoadBalancer, amphora: Amphora): Promise<NetworkPort[]> {
+    return this.members.getPluggedNetworks(lb, amphora);
+  }
+
+  plugNetwork(lb: LoadBalancer, amphora: Amphora, networkId: string, subnetIds: string[], vnicType: string): Promise<NetworkPort> {
+    return this.members.plugNetwork(lb, amphora, networkId, subnetIds, vnicType);
+  }
+
+  unplugNetwork(amphora: Amphora, port: { id: string; network_id: string }): Promise<void> {
+    return this.members.unplugNetwork(amphora, port);
+  }
+
+  checkMemberSubnets(lb: LoadBalancer, subnetIds: string[]): Promise<void> {
+    return this.members.checkMemberSubnets(lb, subnetIds);
+  }
+
+  /**
+   * plug_fixed_ip: the port as it is. A port reaches every subnet of its VPC through the VPC's router
+   * (subnetsRouted), so a member subnet never needs an address of its own on it; the flows never call
+   * this with this driver.
+   */
+  async plugFixedIp(_lb: LoadBalancer, _amphora: Amphora, port: NetworkPort, _subnetId: string): Promise<NetworkPort> {
+    return port;
+  }
+
+  /** unplug_fixed_ip: the port as it is, as plugFixedIp. */
+  async unplugFixedIp(_lb: LoadBalancer, _amphora: Amphora, port: NetworkPort, _subnetId: string): Promise<NetworkPort> {
+    return port;
+  }
+
   // ---- configuration ------------------------------------------------------------------------------
 
   /** get_network_configs: the amphora's ENI's MAC, the VIP subnet's range and router, a VPC's MTU. */
   async getNetworkConfigs(lb: LoadBalancer, amphora: Amphora): Promise<AmphoraNetworkConfig> {
-    return this.guard(`read the network configuration of amphora ${amphora.id}`, async () => {
-      const byPort = amphora.vrrp_port_id ? await this.ids.awsId(amphora.vrrp_port_id, "eni") : undefined;
-      const eni = (byPort ? await this.interfaceById(byPort) : undefined) ?? (await this.amphoraInterface(amphora.id));
+    return this.net.guard(`read the network configuration of amphora ${amphora.id}`, async () => {
+      const byPort = amphora.vrrp_port_id ? await this.net.ids.awsId(amphora.vrrp_port_id, "eni") : undefined;
+      const eni = (byPort ? await this.net.interfaceById(byPort) : undefined) ?? (await this.amphoraInterface(amphora.id));
       if (!eni) throw new DriverError(`amphora ${amphora.id} has no VIP port`);
-      const subnet = await this.subnetById(eni.subnetId);
+      const subnet = await this.net.subnetById(eni.subnetId);
       if (!subnet?.cidr) throw new DriverError(`the VIP subnet ${eni.subnetId} of load balancer ${lb.id} was not found`);
       return {
         vrrp_port: { mac_address: eni.mac, mtu: VPC_MTU },
@@ -547,172 +489,24 @@ export class VpcNetworkDriver implements NetworkDriver {
 
   /** The VIP subnet's zone: the amphorae must boot there. */
   async vipZone(lb: LoadBalancer): Promise<string | null> {
-    return this.guard(`read the VIP zone of load balancer ${lb.id}`, async () => this.zoneOf(await this.vipSubnetId(lb)));
+    return this.net.guard(`read the VIP zone of load balancer ${lb.id}`, async () => this.net.zoneOf(await this.net.vipSubnetId(lb)));
   }
 
-  // ---- EC2 reads and deletes ----------------------------------------------------------------------
+  // ---- EC2 reads
 
-  private lbTags(lbId: string, projectId: string): Record<string, string> {
-    return { [STAGE_TAG_KEY]: this.settings.stage, [LOAD_BALANCER_TAG_KEY]: lbId, [PROJECT_TAG_KEY]: projectId };
-  }
-
-  private async vipSubnetId(lb: LoadBalancer): Promise<string> {
-    const subnetId = lb.vip_subnet_id ? await this.ids.awsId(lb.vip_subnet_id, "subnet") : undefined;
-    if (!subnetId) throw new DriverError(`the VIP subnet ${lb.vip_subnet_id} of load balancer ${lb.id} is unknown`);
-    return subnetId;
+  /** The amphora's "vrrp" ENI. */
+  private async amphoraInterface(amphoraId: string): Promise<Ec2Interface | undefined> {
+    return (await this.net.amphoraInterfaces(amphoraId, VRRP_ROLE))[0];
   }
 
   private async vipGroups(lb: LoadBalancer): Promise<string[]> {
     const groups: string[] = [];
     for (const sg of lb.vip_sg_ids ?? []) {
-      const id = await this.ids.awsId(sg, "sg");
+      const id = await this.net.ids.awsId(sg, "sg");
       if (!id) throw new DriverError(`security group ${sg} of load balancer ${lb.id} is unknown`);
       groups.push(id);
     }
     return groups;
-  }
-
-  private async zoneOf(subnetId: string): Promise<string | null> {
-    const known = this.zones.get(subnetId);
-    if (known) return known;
-    const subnet = await this.subnetById(subnetId);
-    if (!subnet) return null;
-    this.zones.set(subnetId, subnet.zone);
-    return subnet.zone;
-  }
-
-  private async describeSubnets(params: Record<string, string>): Promise<Ec2Subnet[]> {
-    const out = await this.ec2("DescribeSubnets", params, "EC2 DescribeSubnets");
-    const subnets = xmlItems(out, "subnetSet").map(subnetOf);
-    for (const s of subnets) this.zones.set(s.id, s.zone);
-    return subnets;
-  }
-
-  private async subnetById(id: string): Promise<Ec2Subnet | undefined> {
-    return (await this.absentIfNotFound(() => this.describeSubnets({ "SubnetId.1": id })))?.[0];
-  }
-
-  private async vpcById(id: string): Promise<Ec2Vpc | undefined> {
-    const out = await this.absentIfNotFound(() => this.ec2("DescribeVpcs", { "VpcId.1": id }, `EC2 DescribeVpcs of ${id}`));
-    return out ? xmlItems(out, "vpcSet").map(vpcOf)[0] : undefined;
-  }
-
-  private async interfaces(params: Record<string, string>): Promise<Ec2Interface[]> {
-    const out = await this.ec2("DescribeNetworkInterfaces", params, "EC2 DescribeNetworkInterfaces");
-    return xmlItems(out, "networkInterfaceSet").map(interfaceOf);
-  }
-
-  private async interfaceById(id: string): Promise<Ec2Interface | undefined> {
-    return (await this.absentIfNotFound(() => this.interfaces({ "NetworkInterfaceId.1": id })))?.[0];
-  }
-
-  /** The ENIs Ottava made for the load balancer (of one role, if given), in a stable order. */
-  private async lbInterfaces(lbId: string, role?: string): Promise<Ec2Interface[]> {
-    const filters: Record<string, string> = { [`tag:${STAGE_TAG_KEY}`]: this.settings.stage, [`tag:${LOAD_BALANCER_TAG_KEY}`]: lbId };
-    if (role) filters[`tag:${ENI_ROLE_TAG_KEY}`] = role;
-    return (await this.interfaces(filterParams(filters))).sort((a, b) => a.id.localeCompare(b.id));
-  }
-
-  private async amphoraInterface(amphoraId: string): Promise<Ec2Interface | undefined> {
-    const found = await this.interfaces(
-      filterParams({
-        [`tag:${STAGE_TAG_KEY}`]: this.settings.stage,
-        [`tag:${AMPHORA_TAG_KEY}`]: amphoraId,
-        [`tag:${ENI_ROLE_TAG_KEY}`]: VRRP_ROLE,
-      }),
-    );
-    return found.sort((a, b) => a.id.localeCompare(b.id))[0];
-  }
-
-  private async groupById(id: string): Promise<Ec2SecurityGroup | undefined> {
-    const out = await this.absentIfNotFound(() =>
-      this.ec2("DescribeSecurityGroups", { "GroupId.1": id }, `EC2 DescribeSecurityGroups of ${id}`),
-    );
-    return out ? xmlItems(out, "securityGroupInfo").map(securityGroupOf)[0] : undefined;
-  }
-
-  /** The load balancer's own group (by its stage and load balancer tags, and its name). */
-  private async lbGroup(lbId: string): Promise<Ec2SecurityGroup | undefined> {
-    const out = await this.ec2(
-      "DescribeSecurityGroups",
-      filterParams({
-        [`tag:${STAGE_TAG_KEY}`]: this.settings.stage,
-        [`tag:${LOAD_BALANCER_TAG_KEY}`]: lbId,
-        "group-name": lbSecurityGroupName(this.settings.stage, lbId),
-      }),
-      `EC2 DescribeSecurityGroups of load balancer ${lbId}`,
-    );
-    return xmlItems(out, "securityGroupInfo").map(securityGroupOf)[0];
-  }
-
-  /** Detaches the ENI if attached, waits until EC2 shows it available, and deletes it (InUse retried). */
-  private async removeInterface(eni: Ec2Interface): Promise<void> {
-    if (eni.attachment) {
-      try {
-        await this.ec2("DetachNetworkInterface", { AttachmentId: eni.attachment.id }, `EC2 DetachNetworkInterface ${eni.id}`);
-      } catch (e) {
-        if (!notFound(e)) throw e;
-      }
-      for (let attempt = 0; ; attempt++) {
-        const now = await this.interfaceById(eni.id);
-        if (!now) return;
-        if (now.status === "available" && !now.attachment) break;
-        if (attempt >= this.maxRetries) break; // the delete says why, and is retried as it says
-        await sleep(this.retryIntervalMs);
-      }
-    }
-    await this.deleteInterface(eni.id);
-  }
-
-  private async deleteInterface(id: string): Promise<void> {
-    await this.retrying(`EC2 DeleteNetworkInterface ${id}`, "InvalidNetworkInterface.InUse", () =>
-      this.ec2("DeleteNetworkInterface", { NetworkInterfaceId: id }, `EC2 DeleteNetworkInterface ${id}`),
-    );
-  }
-
-  /** _delete_vip_security_group: retried while EC2 still sees an ENI in it (DependencyViolation). */
-  private async deleteGroup(id: string): Promise<void> {
-    await this.retrying(`EC2 DeleteSecurityGroup ${id}`, "DependencyViolation", () =>
-      this.ec2("DeleteSecurityGroup", { GroupId: id }, `EC2 DeleteSecurityGroup ${id}`),
-    );
-  }
-
-  /** A delete: done when it succeeds or finds nothing; `retried` errors tried again up to maxRetries times. */
-  private async retrying(label: string, retried: string, call: () => Promise<unknown>): Promise<void> {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        await call();
-        return;
-      } catch (e) {
-        if (notFound(e)) return;
-        if (errorName(e) !== retried) throw e;
-        if (attempt >= this.maxRetries) throw new DriverError(`${label}: still ${retried} after ${attempt + 1} attempts`);
-        this.log?.warn("delete refused for now; retrying", { what: label, error: errorName(e), attempt: attempt + 1 });
-        await sleep(this.retryIntervalMs);
-      }
-    }
-  }
-
-  private async absentIfNotFound<T>(call: () => Promise<T>): Promise<T | undefined> {
-    try {
-      return await call();
-    } catch (e) {
-      if (notFound(e) || errorName(e).endsWith(".Malformed")) return undefined;
-      throw e;
-    }
-  }
-
-  /**
-   * Runs `fn`: Octavia's faults and driver errors as they are, EC2 being unavailable (throttling, 5xx,
-   * lost connections: edge marks them) as it is, any other EC2 refusal a DriverError naming what failed.
-   */
-  private async guard<T>(what: string, fn: () => Promise<T>): Promise<T> {
-    try {
-      return await fn();
-    } catch (e) {
-      if (e instanceof Fault || e instanceof DriverError || isUnavailable(e)) throw e;
-      throw new DriverError(`vpc network driver: could not ${what}: ${(e as Error).message ?? String(e)}`);
-    }
   }
 }
 

@@ -12,8 +12,8 @@
 // - faults on demand for named actions: throttling (RequestLimitExceeded, HTTP 503) and 500s, before
 //   moto sees the request or after it did (AWS did the work, the answer was lost).
 // - network interfaces: an attached ENI is refused deletion (InvalidNetworkInterface.InUse), a group any
-//   ENI uses too (DependencyViolation); an attach of an ENI already attached, across zones, or at a device
-//   index the instance already uses is refused; AssignPrivateIpAddresses of an address another ENI holds
+//   ENI uses too (DependencyViolation); an attach of an ENI already attached, across zones, at a device
+//   index the instance already uses, or past the interfaces its instance type takes is refused; AssignPrivateIpAddresses of an address another ENI holds
 //   moves it with AllowReassignment=true (unassigned there first, as AWS does; moto leaves it on both)
 //   and is refused without it. The last assignment of each address is kept (vipHolder), for the test
 //   bed's routing of VIP traffic.
@@ -211,7 +211,7 @@ export async function startEc2Proxy(motoEndpoint: string): Promise<Ec2Proxy> {
       return undefined; // moto answers the request itself with its NotFound
     }
   }
-  async function instance(id: string): Promise<{ zone: string; state: string } | undefined> {
+  async function instance(id: string): Promise<{ zone: string; state: string; type: string } | undefined> {
     try {
       const out = await motoEc2("DescribeInstances", { "InstanceId.1": id }, "proxy: DescribeInstances");
       const item = xmlItems(xmlItems(out, "reservationSet")[0], "instancesSet")[0];
@@ -219,7 +219,19 @@ export async function startEc2Proxy(motoEndpoint: string): Promise<Ec2Proxy> {
       return {
         zone: xmlText(xmlChild(item, "placement"), "availabilityZone") ?? "",
         state: xmlText(xmlChild(item, "instanceState"), "name") ?? "",
+        type: xmlText(item, "instanceType") ?? "",
       };
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** The network interfaces an instance type takes (its NetworkInfo.MaximumNetworkInterfaces), if moto knows the type. */
+  async function maxInterfaces(type: string): Promise<number | undefined> {
+    try {
+      const out = await motoEc2("DescribeInstanceTypes", { "InstanceType.1": type }, "proxy: DescribeInstanceTypes");
+      const max = Number(xmlText(xmlChild(xmlItems(out, "instanceTypeSet")[0], "networkInfo"), "maximumNetworkInterfaces"));
+      return Number.isInteger(max) && max > 0 ? max : undefined;
     } catch {
       return undefined;
     }
@@ -258,11 +270,15 @@ export async function startEc2Proxy(motoEndpoint: string): Promise<Ec2Proxy> {
           "InvalidParameterCombination",
           "You may not attach a network interface to an instance if they are not in the same availability zone",
         );
-      if ((await nics()).some((o) => o.attachment?.instanceId === instanceId && String(o.attachment.deviceIndex) === p.DeviceIndex))
+      const attached = (await nics()).filter((o) => o.attachment?.instanceId === instanceId);
+      if (attached.some((o) => String(o.attachment!.deviceIndex) === p.DeviceIndex))
         return refuse(
           "InvalidParameterValue",
           `Instance '${instanceId}' already has an interface attached at device index '${p.DeviceIndex}'.`,
         );
+      const max = await maxInterfaces(i.type);
+      if (max !== undefined && attached.length + 1 > max)
+        return refuse("AttachmentLimitExceeded", `Interface count ${attached.length + 1} exceeds the limit for ${i.type}`);
       return forward();
     }
     if (action === "AssignPrivateIpAddresses") {

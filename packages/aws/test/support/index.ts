@@ -6,3 +6,4 @@ export * from "./bed";
 export * from "./image";
 export * from "./ec2-proxy";
 export * from "./fixture";
+export * from "./vpc-driver";
