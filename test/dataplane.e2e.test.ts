@@ -22,6 +22,8 @@ const ENV = {
   OTTAVA_HEARTBEAT_INTERVAL: "1",
   // No automatic failover while the test runs (a listener left in ERROR makes heartbeats not count).
   OTTAVA_HEARTBEAT_TIMEOUT: "600",
+  // The flows' info lines: the network deltas are read from them.
+  OTTAVA_LOG_LEVEL: "info",
 };
 
 let dataDir: string;

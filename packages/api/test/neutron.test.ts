@@ -7,7 +7,7 @@ import { CreateSubnetCommand, CreateTagsCommand, CreateVpcCommand } from "@aws-s
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { awsUuid } from "@ottava/aws/network";
 import { MOTO_CLIENT, ec2Bed, startMoto, type Ec2Bed, type Moto } from "@ottava/aws/testing";
-import { fault, inProcessApp, pick } from "@ottava/local/testing";
+import { activeLb, fault, inProcessApp, pick } from "@ottava/local/testing";
 
 type App = Awaited<ReturnType<typeof inProcessApp>>;
 let moto: Moto;
@@ -137,5 +137,65 @@ describe("availability zone profiles' valid_vip_networks with the vpc network dr
     // The UUID the look-ups answered for the VPC (remembered then).
     await t.call("GET", `/network/v2.0/networks?id=${aws.vpc}`);
     expect((await zoneProfile({ valid_vip_networks: [uuid(aws.vpc!)], management_network: bed.subnets["us-east-1b"] })).status).toBe(201);
+  });
+});
+
+describe("member subnets with the vpc network driver, checked before anything is written", () => {
+  const web = { "x-project-id": "web-project" };
+  const NOWHERE = "8f2d6a51-3c0e-4b7a-9d11-0000000000ff";
+
+  it("a member create, a batch update and a fully populated create naming a subnet that is not there: 400, nothing written", async () => {
+    // An ACTIVE load balancer on the VPC's subnet, written as its create flow would (this app's instances never boot: no image).
+    const lbId = (
+      await activeLb(t.store, { fields: { project_id: "web-project", vip_subnet_id: uuid(aws.subnet!), vip_network_id: uuid(aws.vpc!) } })
+    ).id;
+    const pool = await t.call(
+      "POST",
+      "/v2/lbaas/pools",
+      { pool: { loadbalancer_id: lbId, protocol: "HTTP", lb_algorithm: "ROUND_ROBIN" } },
+      web,
+    );
+    expect(pool.status, JSON.stringify(pool.body)).toBe(201);
+    await t.settle();
+    const members = `/v2/lbaas/pools/${pool.body.pool.id}/members`;
+    const refused = fault(400, `Subnet ${NOWHERE} not found.`);
+    expect(
+      pick(await t.call("POST", members, { member: { address: "198.18.112.20", protocol_port: 80, subnet_id: NOWHERE } }, web)),
+    ).toEqual(refused);
+    expect(
+      pick(await t.call("PUT", members, { members: [{ address: "198.18.112.21", protocol_port: 80, subnet_id: NOWHERE }] }, web)),
+    ).toEqual(refused);
+    // Nothing was written: no member, and the load balancer is not locked.
+    expect((await t.call("GET", members, undefined, web)).body.members).toEqual([]);
+    expect((await t.call("GET", `/v2/lbaas/loadbalancers/${lbId}`, undefined, web)).body.loadbalancer.provisioning_status).toBe("ACTIVE");
+    // A member on another subnet of the VIP's VPC is accepted.
+    const ok = await t.call(
+      "POST",
+      members,
+      { member: { address: "198.18.112.22", protocol_port: 80, subnet_id: uuid(aws.subnet!) } },
+      web,
+    );
+    expect(ok.status, JSON.stringify(ok.body)).toBe(201);
+
+    const before = (await t.call("GET", "/v2/lbaas/loadbalancers", undefined, web)).body.loadbalancers.length;
+    const full = await t.call(
+      "POST",
+      "/v2/lbaas/loadbalancers",
+      {
+        loadbalancer: {
+          vip_subnet_id: uuid(aws.subnet!),
+          pools: [
+            {
+              protocol: "HTTP",
+              lb_algorithm: "ROUND_ROBIN",
+              members: [{ address: "198.18.112.23", protocol_port: 80, subnet_id: NOWHERE }],
+            },
+          ],
+        },
+      },
+      web,
+    );
+    expect(pick(full)).toEqual(refused);
+    expect((await t.call("GET", "/v2/lbaas/loadbalancers", undefined, web)).body.loadbalancers.length).toBe(before);
   });
 });

@@ -514,7 +514,8 @@ const VOLATILE = new Set(["version", "created_at", "updated_at", "expires_at", "
  * appearance; times replaced by "<ts>"; lists of ids sorted; the run's project named <project>.
  */
 function normalize(items: Record<string, unknown>[], project: string): unknown[] {
-  const blank = (v: unknown) => JSON.stringify(v).replaceAll(project, "<project>").replace(UUID, "?").replace(MAC, "?").replace(TIMESTAMP, "<ts>");
+  const blank = (v: unknown) =>
+    JSON.stringify(v).replaceAll(project, "<project>").replace(UUID, "?").replace(MAC, "?").replace(TIMESTAMP, "<ts>");
   // Index shards are derived from ids (FNV-1a): "<kind>#<shard>" keeps its kind only.
   const unshard = ([k, v]: [string, unknown]) => [k, /^gsi[2-5]pk$/.test(k) && typeof v === "string" ? v.replace(/#\d+$/, "#<shard>") : v];
   const cleaned = items.map((i) =>
@@ -532,7 +533,8 @@ function normalize(items: Record<string, unknown>[], project: string): unknown[]
   };
   for (const i of cleaned) if (typeof i.id === "string" && /^[0-9a-f-]{36}$/.test(i.id)) nameOf(i.id);
   const walk = (v: unknown): unknown => {
-    if (typeof v === "string") return v.replaceAll(project, "<project>").replace(UUID, nameOf).replace(MAC, nameOf).replace(TIMESTAMP, "<ts>");
+    if (typeof v === "string")
+      return v.replaceAll(project, "<project>").replace(UUID, nameOf).replace(MAC, nameOf).replace(TIMESTAMP, "<ts>");
     if (v instanceof Set) return walk([...v]);
     if (Array.isArray(v)) {
       const out = v.map(walk);
