@@ -15,6 +15,7 @@ import {
   type DeltaMember,
   type LoadBalancer,
   type MemberPortRecord,
+  type NetworkDelta,
   type NetworkPort,
   type Tree,
 } from "@ottava/core";
@@ -68,7 +69,7 @@ class AmphoraPorts {
     this.recorded = [...(amphora.member_ports ?? [])];
   }
 
-  async apply(delta: ReturnType<typeof calculateAmphoraDelta>): Promise<void> {
+  async apply(delta: NetworkDelta): Promise<void> {
     const { ctx, lb, amphora: a } = this;
     const network = ctx.drivers.network;
     for (const nic of delta.add_nics) {
