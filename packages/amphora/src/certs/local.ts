@@ -235,11 +235,27 @@ export class LocalCertManager implements CertManager {
 
 /**
  * [certificates] cert_manager as the settings pick it: OTTAVA_CERT_MANAGER=noop (the default: any
- * non-empty reference is accepted, nothing is read) or local (OTTAVA_CERT_STORAGE_PATH must be set).
+ * non-empty reference is accepted, nothing is read), local (OTTAVA_CERT_STORAGE_PATH must be set) or
+ * secretsmanager (Secrets Manager, OTTAVA_SECRETSMANAGER_ENDPOINT or the Region's: @ottava/aws/certs,
+ * a chunk loaded at the first read).
  */
-export function createCertManager(config: Pick<Config, "certManager" | "certStoragePath">, log?: Logger): CertManager {
+export function createCertManager(
+  config: Pick<Config, "certManager" | "certStoragePath" | "secretsmanagerEndpoint">,
+  log?: Logger,
+): CertManager {
   if (config.certManager === "noop") return noopCertManager;
+  if (config.certManager === "secretsmanager") return secretsManagerCerts(config, log);
   if (!config.certStoragePath)
     throw new Error("OTTAVA_CERT_STORAGE_PATH ([certificates] storage_path) must be set when OTTAVA_CERT_MANAGER is local");
   return new LocalCertManager({ storagePath: config.certStoragePath, log });
+}
+
+/** The Secrets Manager certificate manager (@ottava/aws/certs), loaded on its first call. */
+function secretsManagerCerts(config: Pick<Config, "secretsmanagerEndpoint">, log?: Logger): CertManager {
+  let manager: Promise<CertManager> | undefined;
+  const load = () => (manager ??= import("@ottava/aws/certs").then((m) => m.secretsManagerCertManager(config, log)));
+  return {
+    getCert: async (projectId, ref) => (await load()).getCert(projectId, ref),
+    getSecret: async (projectId, ref) => (await load()).getSecret(projectId, ref),
+  };
 }

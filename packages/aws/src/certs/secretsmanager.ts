@@ -1,0 +1,163 @@
+// The Secrets Manager certificate manager (OTTAVA_CERT_MANAGER=secretsmanager), in Barbican's place: Octavia's
+// BarbicanCertManager (octavia/certificates/manager/barbican.py) with cert_parser's checks
+// (octavia/common/tls_utils/cert_parser.py), over a Secrets Manager secret named by ARN or by name.
+//
+// A certificate secret holds either a PKCS#12 bundle in SecretBinary (what Octavia's Barbican manager
+// reads, no passphrase) or a JSON document of PEMs in SecretString with Octavia's field names
+// (certificate, private_key, intermediates, private_key_passphrase). A client CA or CRL secret holds the
+// PEM itself. Barbican's ACL becomes tags: a project may read a secret only if it is tagged as a
+// certificate (CERTIFICATE_TAG_KEY = "true") and with the project (PROJECT_TAG_KEY) or as shared
+// (SHARED_TAG_KEY = "true"); an amphora's own secret is never read. Anything else answers Octavia's
+// "Could not retrieve certificate: ['<ref>']". Secrets' contents are never logged.
+import { X509Certificate, createPrivateKey, type KeyObject } from "node:crypto";
+import { CertificateError, isUnavailable, type CertManager, type Logger, type TlsCertificate } from "@ottava/core";
+import { AMPHORA_TAG_KEY, CERTIFICATE_TAG_KEY, INSTANCE_ARN_TAG_KEY, PROJECT_TAG_KEY, SHARED_TAG_KEY } from "../constants";
+import type { SecretsManagerCall } from "../secretsmanager-client";
+import { Pkcs12Error, readPkcs12 } from "./pkcs12";
+
+/** Octavia's exceptions' messages (octavia/common/exceptions.py) that cert_parser raises. */
+export const UNREADABLE_CERT = "Could not read X509 from PEM";
+export const NEEDS_PASSPHRASE = "Passphrase needed to decrypt key but client did not provide one.";
+export const MISMATCHED_KEY = "Key and x509 certificate do not match";
+
+/** Python's repr of a str, as Octavia's CertificateRetrievalException prints a list of references. */
+const pyStr = (s: string) => (s.includes("'") && !s.includes('"') ? `"${s}"` : `'${s.replace(/\\/g, "\\\\").replace(/'/g, "\\'")}'`);
+/** Octavia's CertificateRetrievalException for one reference. */
+export const retrievalError = (ref: string) => new CertificateError(`Could not retrieve certificate: [${pyStr(ref)}]`);
+
+type Tags = { Key?: string; Value?: string }[];
+
+/** May `projectId` read a secret with these tags? A certificate's, the project's or shared, and no amphora's. */
+export function mayReadCertificate(tags: Tags, projectId: string): boolean {
+  const tag = (key: string) => tags.find((t) => t.Key === key)?.Value;
+  if (tag(AMPHORA_TAG_KEY) !== undefined || tag(INSTANCE_ARN_TAG_KEY) !== undefined) return false;
+  if (tag(CERTIFICATE_TAG_KEY) !== "true") return false;
+  return tag(PROJECT_TAG_KEY) === projectId || tag(SHARED_TAG_KEY) === "true";
+}
+
+const X509_BLOCK = /-----BEGIN CERTIFICATE-----\r?\n[\s\S]*?-----END CERTIFICATE-----/g;
+
+function readCertificate(pem: string): X509Certificate {
+  try {
+    return new X509Certificate(pem);
+  } catch {
+    throw new CertificateError(UNREADABLE_CERT);
+  }
+}
+
+/** cert_parser.get_intermediates_pems for PEM input: each certificate block, parsed and written again without its trailing newline. */
+export function intermediatePems(intermediates: string | readonly string[]): string[] {
+  const text = typeof intermediates === "string" ? intermediates : intermediates.join("\n");
+  const blocks = text.match(X509_BLOCK) ?? [];
+  if (blocks.length === 0 && text.trim() !== "") throw new CertificateError(UNREADABLE_CERT);
+  return blocks.map((b) => readCertificate(b).toString().trim());
+}
+
+/** cert_parser._read_private_key: the key, decrypted with its passphrase; NeedsPassphrase when it cannot be read. */
+function readPrivateKey(pem: string, passphrase: string | null): KeyObject {
+  try {
+    return createPrivateKey({ key: pem, format: "pem", ...(passphrase ? { passphrase } : {}) });
+  } catch {
+    throw new CertificateError(NEEDS_PASSPHRASE);
+  }
+}
+
+/** cert_parser.validate_cert: the certificate, the intermediates, and the key (with its passphrase) that is the certificate's. */
+export function validateCert(cert: TlsCertificate): void {
+  const x509 = readCertificate(cert.certificate);
+  const key = readPrivateKey(cert.private_key ?? "", cert.private_key_passphrase);
+  if (!x509.checkPrivateKey(key)) throw new CertificateError(MISMATCHED_KEY);
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+const optionalString = (v: unknown) => (typeof v === "string" && v !== "" ? v : null);
+
+/** The JSON format of a certificate secret (docs/data-plane.md), read into what get_cert answers. */
+export function readJsonCertificate(text: string): TlsCertificate {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch {
+    throw new CertificateError(
+      "The certificate secret is not a JSON document (expected certificate, private_key, intermediates, private_key_passphrase)",
+    );
+  }
+  if (!isObject(doc) || typeof doc.certificate !== "string" || typeof doc.private_key !== "string")
+    throw new CertificateError("The certificate secret must give certificate and private_key, each a PEM string");
+  const ints = doc.intermediates;
+  if (ints != null && typeof ints !== "string" && !(Array.isArray(ints) && ints.every((i) => typeof i === "string")))
+    throw new CertificateError("The certificate secret's intermediates must be a PEM string or a list of PEM strings");
+  if (doc.private_key_passphrase != null && typeof doc.private_key_passphrase !== "string")
+    throw new CertificateError("The certificate secret's private_key_passphrase must be a string");
+  return {
+    certificate: doc.certificate,
+    private_key: doc.private_key,
+    private_key_passphrase: optionalString(doc.private_key_passphrase),
+    intermediates: ints == null ? [] : intermediatePems(ints as string | string[]),
+  };
+}
+
+export interface SecretsManagerCertManagerOptions {
+  /** Secrets Manager (secretsManagerClient). */
+  secrets: SecretsManagerCall;
+  log?: Logger | undefined;
+}
+
+/** Octavia's BarbicanCertManager behind Ottava's CertManager port, on Secrets Manager. */
+export class SecretsManagerCertManager implements CertManager {
+  private readonly sm: SecretsManagerCall;
+  private readonly log: Logger | undefined;
+
+  constructor(opts: SecretsManagerCertManagerOptions) {
+    this.sm = opts.secrets;
+    this.log = opts.log;
+  }
+
+  /** The secret's value, once its tags allow `projectId` to read it; Octavia's retrieval error otherwise. */
+  private async value(projectId: string, ref: string): Promise<{ text?: string; binary?: Buffer }> {
+    if (!ref) throw retrievalError(ref);
+    let answer: Record<string, unknown>;
+    try {
+      const described = await this.sm("DescribeSecret", { SecretId: ref }, `Secrets Manager DescribeSecret of ${ref}`);
+      if (described.DeletedDate !== undefined || !mayReadCertificate((described.Tags ?? []) as Tags, projectId)) {
+        this.log?.info("Certificate secret refused: not tagged for the project as a certificate.", { ref, projectId });
+        throw retrievalError(ref);
+      }
+      // By the ARN DescribeSecret answered: the secret whose tags were read is the one read.
+      const arn = typeof described.ARN === "string" ? described.ARN : ref;
+      answer = await this.sm("GetSecretValue", { SecretId: arn }, `Secrets Manager GetSecretValue of ${ref}`);
+    } catch (e) {
+      if (e instanceof CertificateError || isUnavailable(e)) throw e;
+      this.log?.warn("Failed to load certificate secret.", { ref, error: (e as Error).name });
+      throw retrievalError(ref);
+    }
+    if (typeof answer.SecretBinary === "string") return { binary: Buffer.from(answer.SecretBinary, "base64") };
+    if (typeof answer.SecretString === "string") return { text: answer.SecretString };
+    throw retrievalError(ref);
+  }
+
+  /** get_cert: a PKCS#12 bundle (SecretBinary) or the JSON document (SecretString), checked as cert_parser.validate_cert. */
+  async getCert(projectId: string, ref: string): Promise<TlsCertificate> {
+    this.log?.info("Loading certificate secret from Secrets Manager.", { ref });
+    const { text, binary } = await this.value(projectId, ref);
+    let cert: TlsCertificate;
+    if (binary) {
+      try {
+        const p12 = readPkcs12(binary);
+        cert = { ...p12, private_key_passphrase: null };
+      } catch (e) {
+        if (e instanceof Pkcs12Error) throw new CertificateError(e.message);
+        throw e;
+      }
+    } else cert = readJsonCertificate(text!);
+    validateCert(cert);
+    return cert;
+  }
+
+  /** get_secret: a client CA or CRL, the PEM the secret holds. */
+  async getSecret(projectId: string, ref: string): Promise<string> {
+    this.log?.info("Loading secret from Secrets Manager.", { ref });
+    const { text, binary } = await this.value(projectId, ref);
+    return text ?? binary!.toString("utf8");
+  }
+}
