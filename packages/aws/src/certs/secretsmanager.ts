@@ -119,7 +119,7 @@ export class SecretsManagerCertManager implements CertManager {
     let answer: Record<string, unknown>;
     try {
       const described = await this.sm("DescribeSecret", { SecretId: ref }, `Secrets Manager DescribeSecret of ${ref}`);
-      if (described.DeletedDate !== undefined || !mayReadCertificate((described.Tags ?? []) as Tags, projectId)) {
+      if (described.DeletedDate != null || !mayReadCertificate((described.Tags ?? []) as Tags, projectId)) {
         this.log?.info("Certificate secret refused: not tagged for the project as a certificate.", { ref, projectId });
         throw retrievalError(ref);
       }
