@@ -202,7 +202,14 @@ describe("selection: OTTAVA_CERT_MANAGER and OTTAVA_CERT_STORAGE_PATH", () => {
     expect(local).toBeInstanceOf(LocalCertManager);
     expect((local as LocalCertManager).storagePath).toBe(join(dir, "sel"));
     expect(() => createCertManager(loadConfig({ OTTAVA_CERT_MANAGER: "local" }))).toThrow("OTTAVA_CERT_STORAGE_PATH");
-    expect(() => loadConfig({ OTTAVA_CERT_MANAGER: "barbican" })).toThrow("OTTAVA_CERT_MANAGER must be one of noop, local");
+    expect(() => loadConfig({ OTTAVA_CERT_MANAGER: "barbican" })).toThrow("OTTAVA_CERT_MANAGER must be one of noop, local, secretsmanager");
+  });
+
+  it("secretsmanager: a manager whose code (@ottava/aws/certs) is loaded at its first read, not before", () => {
+    const sm = createDrivers(loadConfig({ OTTAVA_CERT_MANAGER: "secretsmanager" })).certificates;
+    expect(sm.noop).toBeUndefined();
+    expect(sm).not.toBeInstanceOf(LocalCertManager);
+    expect(typeof sm.getCert).toBe("function");
   });
 
   it("the no-op manager accepts any non-empty reference and reads nothing", async () => {
