@@ -281,6 +281,10 @@ describe("npm run cert", () => {
       stdout: "",
     });
     expect(cert({}, "--help").stdout).toContain("Usage: npm run cert -- <command>");
+    // Owners are Secrets Manager's tags: the local manager has none to write.
+    expect(
+      cert({}, "store", "--project", "p", "--cert", f("server.pem"), "--key", f("server.key"), "--data-dir", f("data-2")).stderr,
+    ).toContain("--project and --shared are for OTTAVA_CERT_MANAGER=secretsmanager");
   });
 });
 
