@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MISMATCHED_KEY, NEEDS_PASSPHRASE, SecretsManagerCertManager, UNREADABLE_CERT } from "../src/certs";
 import { certificateSecretName } from "../src/certs/store";
 import { AMPHORA_TAG_KEY, CERTIFICATE_TAG_KEY, PROJECT_TAG_KEY, SHARED_TAG_KEY, STAGE_TAG_KEY, type SecretsManagerCall } from "../src";
+import { awsJsonClient } from "@ottava/edge";
 import { MOTO_CLIENT, startMoto, type Moto } from "./support/moto";
 import { motoSecretsManager } from "./support/secrets";
 
@@ -67,6 +68,10 @@ beforeAll(async () => {
   openssl("x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial", "-out", "server.pem", "-days", "2");
   openssl("pkey", "-in", "server.key", "-aes256", "-passout", "pass:s3cret", "-out", "server.enc.key");
   openssl("genpkey", "-algorithm", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", "other.key");
+  // PKCS#12 bundles: without a passphrase (what the manager reads), and with one (refused).
+  const p12 = ["pkcs12", "-export", "-inkey", "server.key", "-in", "server.pem", "-certfile", "ca.pem"];
+  openssl(...p12, "-passout", "pass:", "-out", "server.p12");
+  openssl(...p12, "-passout", "pass:s3cret", "-out", "server.pass.p12");
   writeFileSync(f("pass.txt"), "s3cret\n");
   writeFileSync(f("wrong-pass.txt"), "nope\n");
   writeFileSync(f("garbage.pem"), "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n");
@@ -139,6 +144,30 @@ describe("npm run cert -- store, OTTAVA_CERT_MANAGER=secretsmanager", () => {
     for (const project of [PROJECT, OTHER]) expect((await manager.getCert(project, arn)).certificate).toBe(text("server.pem"));
   });
 
+  it("--pkcs12: the bundle as it is, in SecretBinary, which the manager reads; --kms-key-id puts it under a customer-managed key", async () => {
+    const kms = awsJsonClient(
+      { signingName: "kms", targetPrefix: "TrentService", jsonVersion: "1.1" },
+      { endpoint: moto.endpoint, region: MOTO_CLIENT.region, credentials: async () => MOTO_CLIENT.credentials },
+    );
+    const keyArn = String(((await kms("CreateKey", { Description: "certificates" }, "test")).KeyMetadata as { Arn: string }).Arn);
+    const run = cert("store", "--project", PROJECT, "--pkcs12", f("server.p12"), "--kms-key-id", keyArn);
+    expect(run.status, run.stderr).toBe(0);
+    const arn = run.stdout.trim();
+    expect(arn).toContain(`:secret:ottava/${STAGE}/certificates/`);
+    const described = await sm("DescribeSecret", { SecretId: arn }, "test");
+    expect(described.KmsKeyId).toBe(keyArn);
+    expect(described.Tags).toEqual(expect.arrayContaining([{ Key: PROJECT_TAG_KEY, Value: PROJECT }]));
+    const value = await sm("GetSecretValue", { SecretId: arn }, "test");
+    expect(value.SecretString).toBeUndefined();
+    expect(Buffer.from(String(value.SecretBinary), "base64").equals(readFileSync(f("server.p12")))).toBe(true);
+    expect(await manager.getCert(PROJECT, arn)).toMatchObject({
+      certificate: text("server.pem").trim(),
+      intermediates: [text("ca.pem").trim()],
+      private_key_passphrase: null,
+    });
+    await expect(manager.getCert(OTHER, arn)).rejects.toThrow(refused(arn));
+  });
+
   it("store-secret: a client CA and a CRL, the PEM itself, for the project", async () => {
     for (const name of ["ca.pem", "ca.crl"]) {
       const run = cert("store-secret", "--project", PROJECT, "--file", f(name));
@@ -168,6 +197,13 @@ describe("npm run cert -- store, OTTAVA_CERT_MANAGER=secretsmanager", () => {
     );
     expect(cert("store-secret", "--project", PROJECT, "--file", f("server.key")).stderr).toBe(
       "Not stored: the file holds no PEM certificate or CRL",
+    );
+    // A bundle with a passphrase: Octavia's Barbican manager reads PKCS#12 without one.
+    const withPass = store("--pkcs12", f("server.pass.p12"));
+    expect(withPass.status).toBe(1);
+    expect(withPass.stderr).toMatch(/^Not stored: .*PKCS12/);
+    expect(store("--pkcs12", f("server.p12"), "--cert", f("server.pem")).stderr).toBe(
+      "store takes --pkcs12 or --cert and --key, not both (see --help)",
     );
     const noOwner = cert("store", "--cert", f("server.pem"), "--key", f("server.key"));
     expect({ status: noOwner.status, stderr: noOwner.stderr }).toEqual({

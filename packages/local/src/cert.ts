@@ -13,6 +13,9 @@ const USAGE = `Usage: npm run cert -- <command> [options]
   store --cert CERT.pem --key KEY.pem [--intermediates CHAIN.pem] [--passphrase-file FILE] [OWNER]
         stores a server certificate and its key (checked to match) and prints its reference:
         a listener's default_tls_container_ref or sni_container_refs, a pool's tls_container_ref
+  store --pkcs12 BUNDLE.p12 OWNER
+        (secretsmanager only) stores a PKCS#12 bundle without a passphrase as it is, in SecretBinary,
+        the format Octavia's Barbican manager reads: openssl pkcs12 -export -passout pass: ...
   store-secret --file CA_OR_CRL.pem [OWNER]
         stores a client CA or a CRL and prints its reference: a listener's client_ca_tls_container_ref
         or client_crl_container_ref, a pool's ca_tls_container_ref or crl_container_ref
@@ -31,6 +34,9 @@ stage OTTAVA_STAGE), named ottava/<stage>/certificates/<uuid>, and prints the se
 required there, says which projects may use it:
   --project ID      the project's (tag ottava:project = ID)
   --shared          every project's (tag ottava:shared = true)
+  --kms-key-id KEY  encrypt with this customer-managed KMS key (id, ARN or alias) instead of the account's
+                    aws/secretsmanager key; Ottava's functions then need kms:Decrypt on it
+                    (OTTAVA_CERT_KMS_KEY_ARNS at deploy)
 delete then schedules the secret's deletion (Secrets Manager's recovery window); Ottava refuses it at once.
 `;
 
@@ -57,6 +63,8 @@ async function main() {
       "passphrase-file": { type: "string" },
       file: { type: "string" },
       "data-dir": { type: "string" },
+      pkcs12: { type: "string" },
+      "kms-key-id": { type: "string" },
       project: { type: "string" },
       shared: { type: "boolean" },
       help: { type: "boolean", short: "h" },
@@ -72,15 +80,28 @@ async function main() {
   const secretsManager = config.certManager === "secretsmanager";
   if (!secretsManager && (values.project !== undefined || values.shared))
     fail("--project and --shared are for OTTAVA_CERT_MANAGER=secretsmanager: the local manager's certificates are every project's");
+  if (!secretsManager && (values.pkcs12 !== undefined || values["kms-key-id"] !== undefined))
+    fail("--pkcs12 and --kms-key-id are for OTTAVA_CERT_MANAGER=secretsmanager: the local manager keeps PEM files");
   const owner = (): CertificateOwner => {
     if (values.project !== undefined && values.shared) fail("give --project or --shared, not both");
     if (values.project) return { projectId: values.project };
     if (values.shared) return { shared: true };
     fail(`${command} needs --project ID or --shared with OTTAVA_CERT_MANAGER=secretsmanager (see --help)`);
   };
-  const store: Store = secretsManager ? await secretsManagerStore(config) : localStore(config, values["data-dir"]);
+  const store: Store = secretsManager ? await secretsManagerStore(config, values["kms-key-id"]) : localStore(config, values["data-dir"]);
 
-  if (command === "store") {
+  if (command === "store" && values.pkcs12 !== undefined) {
+    if (values.cert || values.key || values.intermediates || values["passphrase-file"])
+      fail("store takes --pkcs12 or --cert and --key, not both (see --help)");
+    const who = owner();
+    let der: Buffer;
+    try {
+      der = readFileSync(values.pkcs12);
+    } catch (e) {
+      fail(`Could not read the PKCS#12 bundle ${values.pkcs12}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    }
+    process.stdout.write(`${await store.storePkcs12(who, der)}\n`);
+  } else if (command === "store") {
     if (!values.cert || !values.key) fail("store needs --cert and --key (see --help)");
     const who = secretsManager ? owner() : null;
     const stored = {
@@ -112,6 +133,7 @@ type Material = Parameters<LocalCertManager["storeCert"]>[0];
 interface Store {
   storeCert(owner: CertificateOwner | null, material: Material): Promise<string>;
   storeSecret(owner: CertificateOwner | null, pem: string): Promise<string>;
+  storePkcs12(owner: CertificateOwner, der: Buffer): Promise<string>;
   delete(ref: string): Promise<void>;
 }
 
@@ -133,20 +155,25 @@ function localStore(config: Config, dataDirOption: string | undefined): Store {
       return manager.storeCert(material);
     },
     storeSecret: (_owner, pem) => manager.storeSecret(pem),
+    storePkcs12: () => fail("--pkcs12 is for OTTAVA_CERT_MANAGER=secretsmanager"),
     delete: (ref) => manager.deleteCert(ref),
   };
 }
 
 /** Secrets Manager (@ottava/aws/certs/store, loaded only here): the secret's ARN is the reference. */
-async function secretsManagerStore(config: Config): Promise<Store> {
-  const { certificateSecretJson, certificateSecretStore } = await import("@ottava/aws/certs/store");
-  const store = certificateSecretStore(config);
+async function secretsManagerStore(config: Config, kmsKeyId: string | undefined): Promise<Store> {
+  const { certificateSecretJson, certificateSecretStore, pkcs12SecretValue } = await import("@ottava/aws/certs/store");
+  const store = certificateSecretStore(config, kmsKeyId);
   return {
     storeCert: (owner, material) => {
       checked(() => certificateSecretJson(material));
       return store.storeCert(owner!, material);
     },
     storeSecret: (owner, pem) => store.storeSecret(owner!, pem),
+    storePkcs12: (owner, der) => {
+      checked(() => pkcs12SecretValue(der));
+      return store.storePkcs12(owner, der);
+    },
     delete: async (ref) => {
       try {
         await store.delete(ref);

@@ -8,6 +8,7 @@ import { randomUUID } from "node:crypto";
 import { CertificateError, type Config } from "@ottava/core";
 import { AMPHORA_TAG_KEY, CERTIFICATE_TAG_KEY, INSTANCE_ARN_TAG_KEY, PROJECT_TAG_KEY, SHARED_TAG_KEY, STAGE_TAG_KEY } from "../constants";
 import { secretsManagerClient, type SecretsManagerCall } from "../secretsmanager-client";
+import { Pkcs12Error, readPkcs12 } from "./pkcs12";
 import { readJsonCertificate, validateCert } from "./secretsmanager";
 
 /**
@@ -56,6 +57,20 @@ export function certificateSecretJson(m: CertificateMaterial): string {
   return json;
 }
 
+/**
+ * A PKCS#12 bundle's bytes (SecretBinary, what Octavia's Barbican manager reads), once the manager's own
+ * read of it (readPkcs12, no passphrase, then validate_cert) accepts it.
+ */
+export function pkcs12SecretValue(der: Buffer): Buffer {
+  try {
+    validateCert({ ...readPkcs12(der), private_key_passphrase: null });
+  } catch (e) {
+    if (e instanceof Pkcs12Error) throw new CertificateError(e.message);
+    throw e;
+  }
+  return der;
+}
+
 const PEM_SECRET = /-----BEGIN (CERTIFICATE|X509 CERTIFICATE|X509 CRL)-----/;
 
 /** A client CA or CRL secret's value: the PEM itself, which must hold a certificate or a CRL. */
@@ -68,18 +83,35 @@ const errorName = (e: unknown) => (e as { name?: unknown } | null)?.name;
 
 /** The operator's side of the certificate manager: stores and deletes certificate secrets of a stage. */
 export class CertificateSecretStore {
+  /**
+   * `kmsKeyId`: the KMS key the secrets are encrypted with (CreateSecret's KmsKeyId), a customer-managed
+   * key; the account's aws/secretsmanager key when unset. Readers of a secret under a customer-managed key
+   * need kms:Decrypt on it (docs/data-plane.md, "Encryption keys").
+   */
   constructor(
     private readonly sm: SecretsManagerCall,
     private readonly stage: string,
+    private readonly kmsKeyId?: string,
   ) {}
 
-  private async create(owner: CertificateOwner, SecretString: string, Description: string): Promise<string> {
+  private async create(
+    owner: CertificateOwner,
+    value: { SecretString: string } | { SecretBinary: Buffer },
+    Description: string,
+  ): Promise<string> {
     const id = randomUUID();
     const Name = certificateSecretName(this.stage, id);
     // The id as the version's token: a CreateSecret the client retries after a lost answer is the same request.
     const answer = await this.sm(
       "CreateSecret",
-      { Name, ClientRequestToken: id, SecretString, Description, Tags: certificateSecretTags(this.stage, owner) },
+      {
+        Name,
+        ClientRequestToken: id,
+        ...("SecretBinary" in value ? { SecretBinary: value.SecretBinary.toString("base64") } : value),
+        ...(this.kmsKeyId ? { KmsKeyId: this.kmsKeyId } : {}),
+        Description,
+        Tags: certificateSecretTags(this.stage, owner),
+      },
       `Secrets Manager CreateSecret of ${Name}`,
     );
     if (typeof answer.ARN !== "string") throw new Error(`Secrets Manager CreateSecret of ${Name} answered no ARN`);
@@ -88,12 +120,17 @@ export class CertificateSecretStore {
 
   /** store_cert: the certificate (checked as the manager will check it), its key, intermediates and passphrase; answers the ARN. */
   async storeCert(owner: CertificateOwner, material: CertificateMaterial): Promise<string> {
-    return this.create(owner, certificateSecretJson(material), "Ottava TLS certificate (npm run cert)");
+    return this.create(owner, { SecretString: certificateSecretJson(material) }, "Ottava TLS certificate (npm run cert)");
+  }
+
+  /** store_cert of a PKCS#12 bundle (no passphrase, checked as the manager will read it), kept as is in SecretBinary; answers the ARN. */
+  async storePkcs12(owner: CertificateOwner, der: Buffer): Promise<string> {
+    return this.create(owner, { SecretBinary: pkcs12SecretValue(der) }, "Ottava TLS certificate, PKCS#12 (npm run cert)");
   }
 
   /** store_secret: a client CA or CRL, the PEM itself; answers the ARN. */
   async storeSecret(owner: CertificateOwner, pem: string): Promise<string> {
-    return this.create(owner, pemSecretValue(pem), "Ottava client CA or CRL (npm run cert)");
+    return this.create(owner, { SecretString: pemSecretValue(pem) }, "Ottava client CA or CRL (npm run cert)");
   }
 
   /**
@@ -116,6 +153,6 @@ export class CertificateSecretStore {
   }
 }
 
-/** The store for the settings: OTTAVA_SECRETSMANAGER_ENDPOINT (else the Region's), OTTAVA_STAGE. */
-export const certificateSecretStore = (config: Pick<Config, "secretsmanagerEndpoint" | "stage">) =>
-  new CertificateSecretStore(secretsManagerClient(config), config.stage);
+/** The store for the settings: OTTAVA_SECRETSMANAGER_ENDPOINT (else the Region's), OTTAVA_STAGE; `kmsKeyId`, a customer-managed key. */
+export const certificateSecretStore = (config: Pick<Config, "secretsmanagerEndpoint" | "stage">, kmsKeyId?: string) =>
+  new CertificateSecretStore(secretsManagerClient(config), config.stage, kmsKeyId);
