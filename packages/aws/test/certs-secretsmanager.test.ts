@@ -9,10 +9,11 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "@ottava/core";
 import { MISMATCHED_KEY, NEEDS_PASSPHRASE, SecretsManagerCertManager, UNREADABLE_CERT, readPkcs12, unreadablePkcs12 } from "../src/certs";
-import { AMPHORA_TAG_KEY, CERTIFICATE_TAG_KEY, PROJECT_TAG_KEY, SHARED_TAG_KEY, type SecretsManagerCall } from "../src";
+import { AMPHORA_TAG_KEY, CERTIFICATE_TAG_KEY, PROJECT_TAG_KEY, SHARED_TAG_KEY, STAGE_TAG_KEY, type SecretsManagerCall } from "../src";
 import { startMoto, type Moto } from "./support/moto";
 import { motoSecretsManager } from "./support/secrets";
 
+const STAGE = "smcerts";
 const PROJECT = "p1";
 const OTHER = "p2";
 let moto: Moto;
@@ -48,7 +49,8 @@ function makePki() {
 }
 
 const tags = (t: Record<string, string>) => Object.entries(t).map(([Key, Value]) => ({ Key, Value }));
-const certificateTags = (project = PROJECT) => tags({ [CERTIFICATE_TAG_KEY]: "true", [PROJECT_TAG_KEY]: project });
+const certificateTags = (project = PROJECT, stage = STAGE) =>
+  tags({ [CERTIFICATE_TAG_KEY]: "true", [PROJECT_TAG_KEY]: project, [STAGE_TAG_KEY]: stage });
 /** Creates a secret and answers its ARN. */
 async function secret(name: string, value: { SecretString: string } | { SecretBinary: Buffer }, t = certificateTags()): Promise<string> {
   const body = "SecretBinary" in value ? { SecretBinary: value.SecretBinary.toString("base64") } : value;
@@ -63,7 +65,7 @@ beforeAll(async () => {
   makePki();
   moto = await startMoto();
   sm = motoSecretsManager(moto);
-  manager = new SecretsManagerCertManager({ secrets: sm });
+  manager = new SecretsManagerCertManager({ secrets: sm, stage: STAGE });
 }, 60_000);
 afterAll(async () => {
   await moto?.stop();
@@ -123,13 +125,19 @@ describe("get_cert", () => {
   });
 
   it("reads a shared secret for any project", async () => {
-    await secret("tls/shared", { SecretBinary: file("server.p12") }, tags({ [CERTIFICATE_TAG_KEY]: "true", [SHARED_TAG_KEY]: "true" }));
+    await secret(
+      "tls/shared",
+      { SecretBinary: file("server.p12") },
+      tags({ [CERTIFICATE_TAG_KEY]: "true", [SHARED_TAG_KEY]: "true", [STAGE_TAG_KEY]: STAGE }),
+    );
     expect((await manager.getCert(OTHER, "tls/shared")).certificate).toBe(text("server.pem").trim());
   });
 
-  it("refuses another project's secret, one not tagged as a certificate, an amphora's and a missing one, with Octavia's message", async () => {
+  it("refuses another project's secret, another stage's, one not tagged as a certificate, an amphora's and a missing one, with Octavia's message", async () => {
     await secret("tls/theirs", { SecretBinary: file("server.p12") });
     await expect(manager.getCert(OTHER, "tls/theirs")).rejects.toThrow(refused("tls/theirs"));
+    await secret("tls/other-stage", { SecretBinary: file("server.p12") }, certificateTags(PROJECT, "prod"));
+    await expect(manager.getCert(PROJECT, "tls/other-stage")).rejects.toThrow(refused("tls/other-stage"));
     await secret("tls/untagged", { SecretBinary: file("server.p12") }, []);
     await expect(manager.getCert(PROJECT, "tls/untagged")).rejects.toThrow(refused("tls/untagged"));
     await secret("tls/not-a-cert", { SecretBinary: file("server.p12") }, tags({ [PROJECT_TAG_KEY]: PROJECT }));

@@ -77,7 +77,7 @@ beforeAll(async () => {
   writeFileSync(f("garbage.pem"), "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n");
   moto = await startMoto();
   sm = motoSecretsManager(moto);
-  manager = new SecretsManagerCertManager({ secrets: sm });
+  manager = new SecretsManagerCertManager({ secrets: sm, stage: STAGE });
 }, 60_000);
 afterAll(async () => {
   await moto?.stop();
@@ -240,7 +240,7 @@ describe("npm run cert -- store, OTTAVA_CERT_MANAGER=secretsmanager", () => {
       expect(cert("delete", ref)).toEqual({
         status: 1,
         stdout: "",
-        stderr: `${ref} is not a certificate secret (tagged ${CERTIFICATE_TAG_KEY} = true): not deleted`,
+        stderr: `${ref} is not a certificate secret of stage ${STAGE} (tagged ${CERTIFICATE_TAG_KEY} = true, ${STAGE_TAG_KEY} = ${STAGE}): not deleted`,
       });
       expect((await sm("DescribeSecret", { SecretId: ref }, "test")).DeletedDate ?? null).toBeNull();
     }

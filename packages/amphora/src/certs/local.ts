@@ -240,7 +240,7 @@ export class LocalCertManager implements CertManager {
  * a chunk loaded at the first read).
  */
 export function createCertManager(
-  config: Pick<Config, "certManager" | "certStoragePath" | "secretsmanagerEndpoint">,
+  config: Pick<Config, "certManager" | "certStoragePath" | "secretsmanagerEndpoint" | "stage">,
   log?: Logger,
 ): CertManager {
   if (config.certManager === "noop") return noopCertManager;
@@ -251,7 +251,7 @@ export function createCertManager(
 }
 
 /** The Secrets Manager certificate manager (@ottava/aws/certs), loaded on its first call. */
-function secretsManagerCerts(config: Pick<Config, "secretsmanagerEndpoint">, log?: Logger): CertManager {
+function secretsManagerCerts(config: Pick<Config, "secretsmanagerEndpoint" | "stage">, log?: Logger): CertManager {
   let manager: Promise<CertManager> | undefined;
   const load = () => (manager ??= import("@ottava/aws/certs").then((m) => m.secretsManagerCertManager(config, log)));
   return {

@@ -7,6 +7,6 @@ import { SecretsManagerCertManager } from "./secretsmanager";
 export * from "./pkcs12";
 export * from "./secretsmanager";
 
-/** The manager for the settings (OTTAVA_SECRETSMANAGER_ENDPOINT, else the Region's endpoint). */
-export const secretsManagerCertManager = (config: Pick<Config, "secretsmanagerEndpoint">, log?: Logger) =>
-  new SecretsManagerCertManager({ secrets: secretsManagerClient(config), log });
+/** The manager for the settings (OTTAVA_SECRETSMANAGER_ENDPOINT, else the Region's endpoint; OTTAVA_STAGE). */
+export const secretsManagerCertManager = (config: Pick<Config, "secretsmanagerEndpoint" | "stage">, log?: Logger) =>
+  new SecretsManagerCertManager({ secrets: secretsManagerClient(config), stage: config.stage, log });

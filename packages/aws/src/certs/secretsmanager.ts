@@ -6,12 +6,13 @@
 // reads, no passphrase) or a JSON document of PEMs in SecretString with Octavia's field names
 // (certificate, private_key, intermediates, private_key_passphrase). A client CA or CRL secret holds the
 // PEM itself. Barbican's ACL becomes tags: a project may read a secret only if it is tagged as a
-// certificate (CERTIFICATE_TAG_KEY = "true") and with the project (PROJECT_TAG_KEY) or as shared
-// (SHARED_TAG_KEY = "true"); an amphora's own secret is never read. Anything else answers Octavia's
+// certificate (CERTIFICATE_TAG_KEY = "true") of this stage (STAGE_TAG_KEY, as the functions' IAM grant
+// requires too) and with the project (PROJECT_TAG_KEY) or as shared (SHARED_TAG_KEY = "true"); an
+// amphora's own secret is never read. Anything else answers Octavia's
 // "Could not retrieve certificate: ['<ref>']". Secrets' contents are never logged.
 import { X509Certificate, createPrivateKey, type KeyObject } from "node:crypto";
 import { CertificateError, isUnavailable, type CertManager, type Logger, type TlsCertificate } from "@ottava/core";
-import { AMPHORA_TAG_KEY, CERTIFICATE_TAG_KEY, INSTANCE_ARN_TAG_KEY, PROJECT_TAG_KEY, SHARED_TAG_KEY } from "../constants";
+import { AMPHORA_TAG_KEY, CERTIFICATE_TAG_KEY, INSTANCE_ARN_TAG_KEY, PROJECT_TAG_KEY, SHARED_TAG_KEY, STAGE_TAG_KEY } from "../constants";
 import type { SecretsManagerCall } from "../secretsmanager-client";
 import { Pkcs12Error, readPkcs12 } from "./pkcs12";
 
@@ -27,11 +28,11 @@ export const retrievalError = (ref: string) => new CertificateError(`Could not r
 
 type Tags = { Key?: string; Value?: string }[];
 
-/** May `projectId` read a secret with these tags? A certificate's, the project's or shared, and no amphora's. */
-export function mayReadCertificate(tags: Tags, projectId: string): boolean {
+/** May `projectId` of `stage` read a secret with these tags? A certificate's of the stage, the project's or shared, and no amphora's. */
+export function mayReadCertificate(tags: Tags, projectId: string, stage: string): boolean {
   const tag = (key: string) => tags.find((t) => t.Key === key)?.Value;
   if (tag(AMPHORA_TAG_KEY) !== undefined || tag(INSTANCE_ARN_TAG_KEY) !== undefined) return false;
-  if (tag(CERTIFICATE_TAG_KEY) !== "true") return false;
+  if (tag(CERTIFICATE_TAG_KEY) !== "true" || tag(STAGE_TAG_KEY) !== stage) return false;
   return tag(PROJECT_TAG_KEY) === projectId || tag(SHARED_TAG_KEY) === "true";
 }
 
@@ -100,16 +101,20 @@ export function readJsonCertificate(text: string): TlsCertificate {
 export interface SecretsManagerCertManagerOptions {
   /** Secrets Manager (secretsManagerClient). */
   secrets: SecretsManagerCall;
+  /** OTTAVA_STAGE: only certificate secrets tagged with it are read. */
+  stage: string;
   log?: Logger | undefined;
 }
 
 /** Octavia's BarbicanCertManager behind Ottava's CertManager port, on Secrets Manager. */
 export class SecretsManagerCertManager implements CertManager {
   private readonly sm: SecretsManagerCall;
+  private readonly stage: string;
   private readonly log: Logger | undefined;
 
   constructor(opts: SecretsManagerCertManagerOptions) {
     this.sm = opts.secrets;
+    this.stage = opts.stage;
     this.log = opts.log;
   }
 
@@ -119,8 +124,8 @@ export class SecretsManagerCertManager implements CertManager {
     let answer: Record<string, unknown>;
     try {
       const described = await this.sm("DescribeSecret", { SecretId: ref }, `Secrets Manager DescribeSecret of ${ref}`);
-      if (described.DeletedDate != null || !mayReadCertificate((described.Tags ?? []) as Tags, projectId)) {
-        this.log?.info("Certificate secret refused: not tagged for the project as a certificate.", { ref, projectId });
+      if (described.DeletedDate != null || !mayReadCertificate((described.Tags ?? []) as Tags, projectId, this.stage)) {
+        this.log?.info("Certificate secret refused: not tagged as a certificate of this stage for the project.", { ref, projectId });
         throw retrievalError(ref);
       }
       // By the ARN DescribeSecret answered: the secret whose tags were read is the one read.

@@ -135,7 +135,7 @@ export class CertificateSecretStore {
 
   /**
    * delete_cert: schedules the deletion of a certificate secret (Secrets Manager's default recovery
-   * window; the manager refuses it at once). Only a secret tagged as a certificate, and no amphora's.
+   * window; the manager refuses it at once). Only a secret tagged as a certificate of the stage, and no amphora's.
    */
   async delete(ref: string): Promise<void> {
     let described: Record<string, unknown>;
@@ -147,8 +147,11 @@ export class CertificateSecretStore {
     }
     const tags = (described.Tags ?? []) as { Key?: string; Value?: string }[];
     const tag = (key: string) => tags.find((t) => t.Key === key)?.Value;
-    if (tag(CERTIFICATE_TAG_KEY) !== "true" || tag(AMPHORA_TAG_KEY) !== undefined || tag(INSTANCE_ARN_TAG_KEY) !== undefined)
-      throw new CertificateError(`${ref} is not a certificate secret (tagged ${CERTIFICATE_TAG_KEY} = true): not deleted`);
+    const certificate = tag(CERTIFICATE_TAG_KEY) === "true" && tag(STAGE_TAG_KEY) === this.stage;
+    if (!certificate || tag(AMPHORA_TAG_KEY) !== undefined || tag(INSTANCE_ARN_TAG_KEY) !== undefined)
+      throw new CertificateError(
+        `${ref} is not a certificate secret of stage ${this.stage} (tagged ${CERTIFICATE_TAG_KEY} = true, ${STAGE_TAG_KEY} = ${this.stage}): not deleted`,
+      );
     await this.sm("DeleteSecret", { SecretId: String(described.ARN ?? ref) }, `Secrets Manager DeleteSecret of ${ref}`);
   }
 }
