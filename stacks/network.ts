@@ -7,9 +7,10 @@
 //   through OTTAVA_AMPHORA_MGMT_GATEWAY (again through SST's transform of the inline route tables), and
 //   the task functions that call agents (AGENT_TASKS) run in the private subnets with a security group of
 //   their own that lets them reach the agents' port there, DynamoDB through a gateway endpoint and SSM
-//   (their secrets) through an interface endpoint, and nothing else. The interface endpoint's private DNS
-//   takes every SSM call in the VPC, so it admits the whole VPC (the health manager's tasks read their
-//   key through it).
+//   (their secrets) through an interface endpoint, and nothing else; with OTTAVA_CERT_MANAGER=secretsmanager
+//   also Secrets Manager (the listeners' certificates, CERT_TASKS) through an interface endpoint of its own.
+//   An interface endpoint's private DNS takes every call to its service in the VPC, so each admits the
+//   whole VPC (the health manager's tasks read their key through SSM's).
 import { VPC_CIDR, type DeployPlan } from "./config";
 
 /** HTTPS, the port of AWS's APIs. */
@@ -68,7 +69,13 @@ function agentCallers(vpc: sst.aws.Vpc, plan: DeployPlan) {
         prefixListIds: [dynamodb.prefixListId],
         description: "DynamoDB, through the gateway endpoint",
       },
-      { protocol: "tcp", fromPort: HTTPS, toPort: HTTPS, cidrBlocks: [VPC_CIDR], description: "SSM, through the interface endpoint" },
+      {
+        protocol: "tcp",
+        fromPort: HTTPS,
+        toPort: HTTPS,
+        cidrBlocks: [VPC_CIDR],
+        description: "SSM (and Secrets Manager), through the interface endpoints",
+      },
     ],
   });
   // Its private DNS sends every SSM call made in the VPC to the endpoint, not only the agent callers': the
@@ -95,6 +102,30 @@ function agentCallers(vpc: sst.aws.Vpc, plan: DeployPlan) {
     securityGroupIds: [ssmEndpointGroup.id],
     privateDnsEnabled: true,
   });
+  if (plan.certManager === "secretsmanager") {
+    // The tasks that push the listeners' configuration read its certificates (stacks/certificates.ts).
+    const secretsManagerEndpointGroup = new aws.ec2.SecurityGroup("SecretsManagerEndpoint", {
+      vpcId: vpc.id,
+      description: "The Secrets Manager endpoint of the VPC (the certificates the agent callers upload)",
+      ingress: [
+        {
+          protocol: "tcp",
+          fromPort: HTTPS,
+          toPort: HTTPS,
+          cidrBlocks: [VPC_CIDR],
+          description: "Everything in the VPC: its private DNS sends every Secrets Manager call here",
+        },
+      ],
+    });
+    new aws.ec2.VpcEndpoint("SecretsManagerEndpoint", {
+      vpcId: vpc.id,
+      serviceName: $interpolate`com.amazonaws.${region}.secretsmanager`,
+      vpcEndpointType: "Interface",
+      subnetIds: vpc.privateSubnets,
+      securityGroupIds: [secretsManagerEndpointGroup.id],
+      privateDnsEnabled: true,
+    });
+  }
   return { securityGroups: [callers.id], privateSubnets: vpc.privateSubnets };
 }
 

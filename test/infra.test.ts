@@ -1031,6 +1031,20 @@ describe("the AWS deployment, synthesized offline from sst.config.ts", () => {
       }
       if (!d.variant.rest) expect(routes.filter((r) => r.cidrBlock === mgmt)).toEqual([]);
 
+      // The agent callers reach the AWS services they call through interface endpoints in their subnets:
+      // SSM (their secrets), and Secrets Manager when they upload certificates kept there.
+      const endpoints = ofType(d, "aws:ec2/vpcEndpoint:VpcEndpoint").filter((e) => e.inputs.vpcEndpointType === "Interface");
+      expect(endpoints.map((e) => e.inputs.serviceName).sort()).toEqual(
+        d.variant.rest
+          ? [`com.amazonaws.${REGION}.ssm`, ...(d.variant.certificates ? [`com.amazonaws.${REGION}.secretsmanager`] : [])].sort()
+          : [],
+      );
+      for (const e of endpoints) {
+        expect(e.inputs.privateDnsEnabled, e.inputs.serviceName).toBe(true);
+        for (const f of inVpc)
+          expect(e.inputs.subnetIds, `${e.inputs.serviceName}: ${f.name}`).toEqual(f.resource.inputs.vpcConfig.subnetIds);
+      }
+
       // An interface endpoint with private DNS takes every call to its service from anywhere in the VPC:
       // it admits HTTPS from every workload there (the health manager's tasks fetch their secret from SSM
       // as they start, through their own network interface).
