@@ -80,53 +80,41 @@ function agentCallers(vpc: sst.aws.Vpc, plan: DeployPlan) {
   });
   // Its private DNS sends every SSM call made in the VPC to the endpoint, not only the agent callers': the
   // health manager's tasks too (Fargate fetches the heartbeat key through the task's own network
-  // interface as the task starts). So it admits HTTPS from the whole VPC.
-  const ssmEndpointGroup = new aws.ec2.SecurityGroup("SsmEndpoint", {
+  // interface as the task starts).
+  interfaceEndpoint(vpc, "Ssm", "ssm", "SSM", "the agent callers' secrets, the health manager's key");
+  // The tasks that push the listeners' configuration read its certificates (stacks/certificates.ts).
+  if (plan.certManager === "secretsmanager")
+    interfaceEndpoint(vpc, "SecretsManager", "secretsmanager", "Secrets Manager", "the certificates the agent callers upload");
+  return { securityGroups: [callers.id], privateSubnets: vpc.privateSubnets };
+}
+
+export type Network = ReturnType<typeof createNetwork>;
+
+/**
+ * An interface endpoint of an AWS service in the VPC's private subnets, with private DNS: it takes every
+ * call to the service made in the VPC, so its security group admits HTTPS from the whole VPC. `name`
+ * names both resources (<name>Endpoint).
+ */
+function interfaceEndpoint(vpc: sst.aws.Vpc, name: string, service: string, title: string, callers: string) {
+  const group = new aws.ec2.SecurityGroup(`${name}Endpoint`, {
     vpcId: vpc.id,
-    description: "The SSM endpoint of the VPC (the agent callers' secrets, the health manager's key)",
+    description: `The ${title} endpoint of the VPC (${callers})`,
     ingress: [
       {
         protocol: "tcp",
         fromPort: HTTPS,
         toPort: HTTPS,
         cidrBlocks: [VPC_CIDR],
-        description: "Everything in the VPC: its private DNS sends every SSM call here",
+        description: `Everything in the VPC: its private DNS sends every ${title} call here`,
       },
     ],
   });
-  new aws.ec2.VpcEndpoint("SsmEndpoint", {
+  new aws.ec2.VpcEndpoint(`${name}Endpoint`, {
     vpcId: vpc.id,
-    serviceName: $interpolate`com.amazonaws.${region}.ssm`,
+    serviceName: $interpolate`com.amazonaws.${aws.getRegionOutput().region}.${service}`,
     vpcEndpointType: "Interface",
     subnetIds: vpc.privateSubnets,
-    securityGroupIds: [ssmEndpointGroup.id],
+    securityGroupIds: [group.id],
     privateDnsEnabled: true,
   });
-  if (plan.certManager === "secretsmanager") {
-    // The tasks that push the listeners' configuration read its certificates (stacks/certificates.ts).
-    const secretsManagerEndpointGroup = new aws.ec2.SecurityGroup("SecretsManagerEndpoint", {
-      vpcId: vpc.id,
-      description: "The Secrets Manager endpoint of the VPC (the certificates the agent callers upload)",
-      ingress: [
-        {
-          protocol: "tcp",
-          fromPort: HTTPS,
-          toPort: HTTPS,
-          cidrBlocks: [VPC_CIDR],
-          description: "Everything in the VPC: its private DNS sends every Secrets Manager call here",
-        },
-      ],
-    });
-    new aws.ec2.VpcEndpoint("SecretsManagerEndpoint", {
-      vpcId: vpc.id,
-      serviceName: $interpolate`com.amazonaws.${region}.secretsmanager`,
-      vpcEndpointType: "Interface",
-      subnetIds: vpc.privateSubnets,
-      securityGroupIds: [secretsManagerEndpointGroup.id],
-      privateDnsEnabled: true,
-    });
-  }
-  return { securityGroups: [callers.id], privateSubnets: vpc.privateSubnets };
 }
-
-export type Network = ReturnType<typeof createNetwork>;

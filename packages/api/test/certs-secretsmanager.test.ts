@@ -3,16 +3,15 @@
 // TERMINATED_HTTPS listener of that project's LB, which then goes ACTIVE with the no-op amphora driver;
 // another project's LB naming the same ARN, and a name no secret has, are refused with Octavia's
 // "Could not retrieve certificate: ['<ref>']". A CA stored with `store-secret` is a pool's ca_tls_container_ref.
-import { execFileSync, spawnSync } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { MOTO_CLIENT, startMoto, type Moto } from "@ottava/aws/testing";
+import { MOTO_CLIENT, runCertCommand, startMoto, type Moto } from "@ottava/aws/testing";
 import { activeLb, fault, inProcessApp, pick, PROJECT, SUBNET } from "@ottava/local/testing";
 
 type App = Awaited<ReturnType<typeof inProcessApp>>;
-const ROOT = join(import.meta.dirname, "../../..");
 const STAGE = "apicerts";
 const OTHER = "9f8e7d6c5b4a49382716a5b4c3d2e1f0";
 const LISTENERS = "/v2/lbaas/listeners";
@@ -22,23 +21,9 @@ let dir: string;
 const f = (name: string) => join(dir, name);
 const refused = (ref: string) => fault(400, `Could not retrieve certificate: ['${ref}']`);
 
-/** `npm run cert -- <args>` as an operator runs it: the settings and AWS credentials in its environment; the ARN it prints. */
+/** `npm run cert -- <args>` as an operator runs it: the ARN it prints. */
 function cert(...args: string[]): string {
-  const env: Record<string, string | undefined> = {
-    ...process.env,
-    OTTAVA_CERT_MANAGER: "secretsmanager",
-    OTTAVA_SECRETSMANAGER_ENDPOINT: moto.endpoint,
-    OTTAVA_STAGE: STAGE,
-    AWS_REGION: MOTO_CLIENT.region,
-    AWS_ACCESS_KEY_ID: MOTO_CLIENT.credentials.accessKeyId,
-    AWS_SECRET_ACCESS_KEY: MOTO_CLIENT.credentials.secretAccessKey,
-  };
-  for (const k of ["AWS_PROFILE", "AWS_SESSION_TOKEN", "OTTAVA_CERT_STORAGE_PATH"]) delete env[k];
-  const run = spawnSync(process.execPath, ["--import", "tsx", join(ROOT, "packages/local/src/cert.ts"), ...args], {
-    cwd: ROOT,
-    encoding: "utf8",
-    env,
-  });
+  const run = runCertCommand(moto, STAGE, ...args);
   expect(run.status, run.stderr).toBe(0);
   return run.stdout.trim();
 }

@@ -2,7 +2,7 @@
 // runs it (a child process, its settings in the environment): what it stores the Secrets Manager certificate
 // manager reads for the project and refuses for another; a shared secret is every project's; a CA and a CRL;
 // what the manager would refuse is not written; delete touches certificate secrets only.
-import { execFileSync, spawnSync } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -12,9 +12,9 @@ import { certificateSecretName } from "../src/certs/store";
 import { AMPHORA_TAG_KEY, CERTIFICATE_TAG_KEY, PROJECT_TAG_KEY, SHARED_TAG_KEY, STAGE_TAG_KEY, type SecretsManagerCall } from "../src";
 import { awsJsonClient } from "@ottava/edge";
 import { MOTO_CLIENT, startMoto, type Moto } from "./support/moto";
+import { runCertCommand } from "./support/cert-command";
 import { motoSecretsManager } from "./support/secrets";
 
-const ROOT = join(import.meta.dirname, "../../..");
 const STAGE = "certstore";
 const PROJECT = "p1";
 const OTHER = "p2";
@@ -26,25 +26,8 @@ const f = (name: string) => join(dir, name);
 const text = (name: string) => readFileSync(f(name), "utf8");
 const refused = (ref: string) => `Could not retrieve certificate: ['${ref}']`;
 
-/** `npm run cert -- <args>` as an operator runs it: the settings and AWS credentials in its environment. */
-function cert(...args: string[]) {
-  const env: Record<string, string | undefined> = {
-    ...process.env,
-    OTTAVA_CERT_MANAGER: "secretsmanager",
-    OTTAVA_SECRETSMANAGER_ENDPOINT: moto.endpoint,
-    OTTAVA_STAGE: STAGE,
-    AWS_REGION: MOTO_CLIENT.region,
-    AWS_ACCESS_KEY_ID: MOTO_CLIENT.credentials.accessKeyId,
-    AWS_SECRET_ACCESS_KEY: MOTO_CLIENT.credentials.secretAccessKey,
-  };
-  for (const k of ["AWS_PROFILE", "AWS_SESSION_TOKEN", "OTTAVA_CERT_STORAGE_PATH"]) delete env[k];
-  const run = spawnSync(process.execPath, ["--import", "tsx", join(ROOT, "packages/local/src/cert.ts"), ...args], {
-    cwd: ROOT,
-    encoding: "utf8",
-    env,
-  });
-  return { status: run.status, stdout: run.stdout, stderr: run.stderr.trim() };
-}
+/** `npm run cert -- <args>` as an operator runs it. */
+const cert = (...args: string[]) => runCertCommand(moto, STAGE, ...args);
 
 /** The names of the secrets moto holds. */
 async function secretNames(): Promise<string[]> {
