@@ -4,8 +4,8 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { CertificateError, loadConfig, type Config } from "@ottava/core";
-import { LocalCertManager, validateCertificate } from "@ottava/amphora";
+import { CertificateError, loadConfig, validateCert, type Config } from "@ottava/core";
+import { LocalCertManager } from "@ottava/amphora";
 import type { CertificateOwner } from "@ottava/aws/certs/store";
 
 const USAGE = `Usage: npm run cert -- <command> [options]
@@ -151,7 +151,7 @@ function localStore(config: Config, dataDirOption: string | undefined): Store {
   const manager = new LocalCertManager({ storagePath: config.certStoragePath ?? join(dataDir, "certificates") });
   return {
     storeCert: (_owner, material) => {
-      checked(() => validateCertificate(material));
+      checked(() => validateCert(material));
       return manager.storeCert(material);
     },
     storeSecret: (_owner, pem) => manager.storeSecret(pem),

@@ -10,16 +10,18 @@
 // requires too) and with the project (PROJECT_TAG_KEY) or as shared (SHARED_TAG_KEY = "true"); an
 // amphora's own secret is never read. Anything else answers Octavia's
 // "Could not retrieve certificate: ['<ref>']". Secrets' contents are never logged.
-import { X509Certificate, createPrivateKey, type KeyObject } from "node:crypto";
-import { CertificateError, isUnavailable, type CertManager, type Logger, type TlsCertificate } from "@ottava/core";
+import {
+  CertificateError,
+  intermediatePems,
+  isUnavailable,
+  validateCert,
+  type CertManager,
+  type Logger,
+  type TlsCertificate,
+} from "@ottava/core";
 import { AMPHORA_TAG_KEY, CERTIFICATE_TAG_KEY, INSTANCE_ARN_TAG_KEY, PROJECT_TAG_KEY, SHARED_TAG_KEY, STAGE_TAG_KEY } from "../constants";
 import type { SecretsManagerCall } from "../secretsmanager-client";
 import { Pkcs12Error, readPkcs12 } from "./pkcs12";
-
-/** Octavia's exceptions' messages (octavia/common/exceptions.py) that cert_parser raises. */
-export const UNREADABLE_CERT = "Could not read X509 from PEM";
-export const NEEDS_PASSPHRASE = "Passphrase needed to decrypt key but client did not provide one.";
-export const MISMATCHED_KEY = "Key and x509 certificate do not match";
 
 /** Python's repr of a str, as Octavia's CertificateRetrievalException prints a list of references. */
 const pyStr = (s: string) => (s.includes("'") && !s.includes('"') ? `"${s}"` : `'${s.replace(/\\/g, "\\\\").replace(/'/g, "\\'")}'`);
@@ -34,40 +36,6 @@ export function mayReadCertificate(tags: Tags, projectId: string, stage: string)
   if (tag(AMPHORA_TAG_KEY) !== undefined || tag(INSTANCE_ARN_TAG_KEY) !== undefined) return false;
   if (tag(CERTIFICATE_TAG_KEY) !== "true" || tag(STAGE_TAG_KEY) !== stage) return false;
   return tag(PROJECT_TAG_KEY) === projectId || tag(SHARED_TAG_KEY) === "true";
-}
-
-const X509_BLOCK = /-----BEGIN CERTIFICATE-----\r?\n[\s\S]*?-----END CERTIFICATE-----/g;
-
-function readCertificate(pem: string): X509Certificate {
-  try {
-    return new X509Certificate(pem);
-  } catch {
-    throw new CertificateError(UNREADABLE_CERT);
-  }
-}
-
-/** cert_parser.get_intermediates_pems for PEM input: each certificate block, parsed and written again without its trailing newline. */
-export function intermediatePems(intermediates: string | readonly string[]): string[] {
-  const text = typeof intermediates === "string" ? intermediates : intermediates.join("\n");
-  const blocks = text.match(X509_BLOCK) ?? [];
-  if (blocks.length === 0 && text.trim() !== "") throw new CertificateError(UNREADABLE_CERT);
-  return blocks.map((b) => readCertificate(b).toString().trim());
-}
-
-/** cert_parser._read_private_key: the key, decrypted with its passphrase; NeedsPassphrase when it cannot be read. */
-function readPrivateKey(pem: string, passphrase: string | null): KeyObject {
-  try {
-    return createPrivateKey({ key: pem, format: "pem", ...(passphrase ? { passphrase } : {}) });
-  } catch {
-    throw new CertificateError(NEEDS_PASSPHRASE);
-  }
-}
-
-/** cert_parser.validate_cert: the certificate, the intermediates, and the key (with its passphrase) that is the certificate's. */
-export function validateCert(cert: TlsCertificate): void {
-  const x509 = readCertificate(cert.certificate);
-  const key = readPrivateKey(cert.private_key ?? "", cert.private_key_passphrase);
-  if (!x509.checkPrivateKey(key)) throw new CertificateError(MISMATCHED_KEY);
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);

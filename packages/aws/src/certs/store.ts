@@ -5,11 +5,11 @@
 // manager's own checks of what it will read; its ARN is the reference. An entry of its own
 // (@ottava/aws/certs/store): the command needs it, the API's and task functions' bundles do not.
 import { randomUUID } from "node:crypto";
-import { CertificateError, type Config } from "@ottava/core";
+import { CertificateError, validateCert, type Config, type StoredCertificate } from "@ottava/core";
 import { AMPHORA_TAG_KEY, CERTIFICATE_TAG_KEY, INSTANCE_ARN_TAG_KEY, PROJECT_TAG_KEY, SHARED_TAG_KEY, STAGE_TAG_KEY } from "../constants";
 import { secretsManagerClient, type SecretsManagerCall } from "../secretsmanager-client";
 import { Pkcs12Error, readPkcs12 } from "./pkcs12";
-import { readJsonCertificate, validateCert } from "./secretsmanager";
+import { readJsonCertificate } from "./secretsmanager";
 
 /**
  * A certificate secret's name: ottava/<stage>/certificates/<uuid>. The stage keeps stages' certificates
@@ -34,19 +34,11 @@ export function certificateSecretTags(stage: string, owner: CertificateOwner): T
   ];
 }
 
-/** What the operator gives: PEM files' contents (the intermediates concatenated), the key's passphrase. */
-export interface CertificateMaterial {
-  certificate: string;
-  private_key: string;
-  intermediates?: string | null | undefined;
-  private_key_passphrase?: string | null | undefined;
-}
-
 /**
  * The JSON document of a certificate secret, once the manager's own read of it (readJsonCertificate,
  * then cert_parser's validate_cert) accepts it: a certificate the manager would refuse is never stored.
  */
-export function certificateSecretJson(m: CertificateMaterial): string {
+export function certificateSecretJson(m: StoredCertificate): string {
   const json = JSON.stringify({
     certificate: m.certificate,
     private_key: m.private_key,
@@ -119,7 +111,7 @@ export class CertificateSecretStore {
   }
 
   /** store_cert: the certificate (checked as the manager will check it), its key, intermediates and passphrase; answers the ARN. */
-  async storeCert(owner: CertificateOwner, material: CertificateMaterial): Promise<string> {
+  async storeCert(owner: CertificateOwner, material: StoredCertificate): Promise<string> {
     return this.create(owner, { SecretString: certificateSecretJson(material) }, "Ottava TLS certificate (npm run cert)");
   }
 
