@@ -14,6 +14,7 @@ import {
   CertificateError,
   intermediatePems,
   isUnavailable,
+  pyRepr,
   validateCert,
   type CertManager,
   type Logger,
@@ -23,10 +24,8 @@ import { AMPHORA_TAG_KEY, CERTIFICATE_TAG_KEY, INSTANCE_ARN_TAG_KEY, PROJECT_TAG
 import type { SecretsManagerCall } from "../secretsmanager-client";
 import { Pkcs12Error, readPkcs12 } from "./pkcs12";
 
-/** Python's repr of a str, as Octavia's CertificateRetrievalException prints a list of references. */
-const pyStr = (s: string) => (s.includes("'") && !s.includes('"') ? `"${s}"` : `'${s.replace(/\\/g, "\\\\").replace(/'/g, "\\'")}'`);
-/** Octavia's CertificateRetrievalException for one reference. */
-export const retrievalError = (ref: string) => new CertificateError(`Could not retrieve certificate: [${pyStr(ref)}]`);
+/** Octavia's CertificateRetrievalException for one reference (its list as Python prints it). */
+export const retrievalError = (ref: string) => new CertificateError(`Could not retrieve certificate: ${pyRepr([ref])}`);
 
 type Tags = { Key?: string; Value?: string }[];
 
