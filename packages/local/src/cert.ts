@@ -4,7 +4,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { CertificateError, loadConfig, validateCert, type Config } from "@ottava/core";
+import { CertificateError, loadConfig, validateCert, type Config, type StoredCertificate } from "@ottava/core";
 import { LocalCertManager } from "@ottava/amphora";
 import type { CertificateOwner } from "@ottava/aws/certs/store";
 
@@ -128,10 +128,9 @@ async function main() {
   }
 }
 
-type Material = Parameters<LocalCertManager["storeCert"]>[0];
 /** Where the command stores: the local manager's directory, or Secrets Manager for an owner. */
 interface Store {
-  storeCert(owner: CertificateOwner | null, material: Material): Promise<string>;
+  storeCert(owner: CertificateOwner | null, material: StoredCertificate): Promise<string>;
   storeSecret(owner: CertificateOwner | null, pem: string): Promise<string>;
   storePkcs12(owner: CertificateOwner, der: Buffer): Promise<string>;
   delete(ref: string): Promise<void>;
