@@ -3,6 +3,7 @@
 // password read from its SSM parameter; noauth only on a stage that opted in, and then the route takes
 // AWS_IAM authorization, so no anonymous caller from the internet is ever an admin.
 import { FLOW_NAMES } from "@ottava/controller/flows";
+import { certificateReadPermissions } from "./certificates";
 import { stateMachineName, type Flows } from "./flows";
 import type { Secrets } from "./secrets";
 import { LOG_RETENTION, NODEJS, RUNTIME, TRACING, deploy, sharedEnvironment, xrayPolicy } from "./settings";
@@ -42,6 +43,8 @@ export function createApi(table: Table, flows: Flows, secrets: Secrets) {
         resources: FLOW_NAMES.map((flow) => $interpolate`arn:aws:states:${region}:${accountId}:execution:${stateMachineName(flow)}:*`),
       },
       ...secrets.permissions(keystone ? ["KeystonePassword"] : []),
+      // The references listeners and pools name are checked against the certificate manager.
+      ...certificateReadPermissions(plan),
     ],
     logging: { retention: LOG_RETENTION },
     policies: xrayPolicy().apply((arn) => [arn]),

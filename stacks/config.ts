@@ -64,6 +64,10 @@ export interface DeployPlan {
   mgmtCidr: string;
   /** rest: the route from the VPC's private subnets to the management network, through OTTAVA_AMPHORA_MGMT_GATEWAY. */
   mgmtRoute: { cidrBlock: string; transitGatewayId?: string; gatewayId?: string; vpcPeeringConnectionId?: string } | undefined;
+  /** [certificates] cert_manager on AWS: noop, or secretsmanager (Secrets Manager, in Barbican's place). */
+  certManager: "noop" | "secretsmanager";
+  /** secretsmanager: customer-managed KMS keys certificate secrets may be encrypted with (OTTAVA_CERT_KMS_KEY_ARNS); the readers may decrypt with them through Secrets Manager. */
+  certKmsKeyArns: string[];
   /** An SNS topic the alarms notify (OTTAVA_ALARM_TOPIC); undefined: the stacks make one. */
   alarmTopic: string | undefined;
   /** Every SST secret this deploy reads. */
@@ -178,6 +182,24 @@ export function deployPlan(env: Env, stage: string, production: boolean): Deploy
     );
   }
 
+  // Certificates: the local manager's PEM files would be on a Lambda's passing disk.
+  const rawCertManager = setting(env, "OTTAVA_CERT_MANAGER") ?? "noop";
+  const certManager = rawCertManager === "secretsmanager" ? "secretsmanager" : "noop";
+  if (rawCertManager !== "noop" && rawCertManager !== "secretsmanager")
+    problems.push(
+      `OTTAVA_CERT_MANAGER on AWS must be noop or secretsmanager, not '${rawCertManager}'` +
+        (rawCertManager === "local" ? " (local keeps PEM files on one host's disk: on AWS, Secrets Manager keeps them)" : ""),
+    );
+  const certKmsKeyArns = (setting(env, "OTTAVA_CERT_KMS_KEY_ARNS") ?? "")
+    .split(",")
+    .map((k) => k.trim())
+    .filter((k) => k !== "");
+  for (const arn of certKmsKeyArns)
+    if (!/^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key\/[A-Za-z0-9-]+$/.test(arn))
+      problems.push(`OTTAVA_CERT_KMS_KEY_ARNS holds '${arn}', which is not a KMS key's ARN (arn:aws:kms:<region>:<account>:key/<id>)`);
+  if (certKmsKeyArns.length > 0 && certManager !== "secretsmanager")
+    problems.push("OTTAVA_CERT_KMS_KEY_ARNS is for OTTAVA_CERT_MANAGER=secretsmanager: the keys certificate secrets are encrypted with");
+
   const alarmTopic = setting(env, "OTTAVA_ALARM_TOPIC");
   if (alarmTopic !== undefined && !/^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}$/.test(alarmTopic)) {
     problems.push(
@@ -216,6 +238,8 @@ export function deployPlan(env: Env, stage: string, production: boolean): Deploy
     amphoraAgentPort,
     mgmtCidr,
     mgmtRoute,
+    certManager,
+    certKmsKeyArns,
     alarmTopic,
     secrets,
     stored: secrets.filter((n): n is StoredSecret => n in STORED_SECRETS),

@@ -11,6 +11,7 @@ import {
   tasksOf,
   type FlowName,
 } from "@ottava/controller/flows";
+import { certificateReadPermissions, readsCertificates } from "./certificates";
 import type { AmphoraCompute } from "./compute";
 import type { DeployPlan, StoredSecret } from "./config";
 import type { Network } from "./network";
@@ -78,7 +79,12 @@ export function createFlows(table: Table, network: Network, secrets: Secrets, co
             OTTAVA_TASK: task,
             OTTAVA_TABLE_NAME: table.name,
           },
-          permissions: [...secrets.permissions(stored), ...(compute.computes(task) ? compute.permissions : [])],
+          permissions: [
+            ...secrets.permissions(stored),
+            ...(compute.computes(task) ? compute.permissions : []),
+            // Those that push the listeners' configuration upload their certificates (stacks/certificates.ts).
+            ...(readsCertificates(task, plan) ? certificateReadPermissions(plan) : []),
+          ],
           ...(callsAgents ? { vpc: network.agentCallers } : {}),
           logging: { retention: LOG_RETENTION },
           policies: xrayPolicy().apply((arn) => [arn]),

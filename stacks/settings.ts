@@ -91,6 +91,8 @@ const PASSED_THROUGH = [
   "OTTAVA_EC2_ENDPOINT",
   // Secrets Manager's, where the amphorae's secrets are (and the amphorae read them: their user data says it).
   "OTTAVA_SECRETSMANAGER_ENDPOINT",
+  // [certificates] cert_manager: noop or secretsmanager (stacks/config.ts refuses local; stacks/certificates.ts grants the reads).
+  "OTTAVA_CERT_MANAGER",
   "OTTAVA_AMP_IMAGE_TAG",
   "OTTAVA_AMP_BASE_IMAGE_ID",
   "OTTAVA_AMP_FLAVOR_ID",

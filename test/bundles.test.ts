@@ -110,6 +110,11 @@ describe("the Lambda bundles", () => {
     expect(where("api", /packages\/aws\/src\/network\/lookups\.ts$/)).toEqual({ atStart: false, inChunks: true });
   });
 
+  it("carry the Secrets Manager certificate manager (OTTAVA_CERT_MANAGER=secretsmanager) and its PKCS#12 reader in a chunk loaded at the first read", () => {
+    for (const name of ["api", "task", "task (signing)"])
+      expect(where(name, /packages\/aws\/src\/certs\//), name).toEqual({ atStart: false, inChunks: true });
+  });
+
   it("answer their first request from the bundle alone (GET / for the API, a task that reads nothing)", async () => {
     const harness = writeHarness(dir);
     const answers: [LambdaFunction, unknown][] = [];

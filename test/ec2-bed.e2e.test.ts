@@ -14,9 +14,15 @@
 // ENIs): a member on another subnet of the VIP's VPC, in another zone, needs no new ENI; a member in a
 // second VPC, which the bed keeps apart from the first, is reached once the member create plugs an ENI
 // of that VPC into the amphora, through a failover (the new amphora gets its own), and its delete
-// removes the ENI.
+// removes the ENI. TLS (OTTAVA_CERT_MANAGER=secretsmanager, on the file's moto): a TERMINATED_HTTPS
+// listener serves its default certificate (a PKCS#12 secret) and, by SNI, a second one (a JSON secret)
+// to the client; a pool reaches its member over TLS, checked against a CA secret; both again after the
+// failover, whose new amphora got them from Secrets Manager.
+import { execFileSync } from "node:child_process";
 import { createHash, randomUUID } from "node:crypto";
-import { readFileSync, readdirSync, readlinkSync } from "node:fs";
+import { mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import {
   CreateTagsCommand,
@@ -31,6 +37,7 @@ import { DynamoHealthStore, createClients } from "@ottava/db";
 import { AmphoraApiClient, CLIENT_CERT_CN, freePort } from "@ottava/amphora";
 import { HeartbeatReceiver, LocalCertGenerator, createLocalCa } from "@ottava/controller";
 import { AMPHORA_TAG_KEY, LOAD_BALANCER_TAG_KEY, SHARED_TAG_KEY, STAGE_TAG_KEY, amphoraSecretName } from "@ottava/aws";
+import { CertificateSecretStore } from "@ottava/aws/certs/store";
 import { MOTO_CLIENT, motoSecretsManager } from "@ottava/aws/testing";
 import { inProcessApp } from "@ottava/local/testing";
 import { AGENT_CONFIG_PATH, AGENT_SERVER_PEM_PATH, httpGet } from "./support/agent/agent";
@@ -68,6 +75,13 @@ let vpc2EniSubnet: BedSubnet;
 let vpc2MemberSubnet: BedSubnet;
 let vpc2Member: BedNode;
 let vpc2MemberId: string;
+/** The members' subnet, and the nth address of it the file's backends use. */
+let memberSubnet: BedSubnet;
+const memberAddress = (n: number) => memberSubnet.cidr.replace(/\.0\/\d+$/, `.${20 + n}`);
+/** TLS: the test PKI's directory (makePki), its files' paths, the certificate secrets' store. */
+let pki: string;
+const tlsFile = (name: string) => join(pki, name);
+let certificates: CertificateSecretStore;
 
 const sha256 = (s: string) => createHash("sha256").update(s).digest("hex");
 
@@ -87,11 +101,12 @@ beforeAll(async () => {
   });
   vipSubnet = await bed.subnet({ zone: bed.zone });
   await bed.ec2.send(new CreateTagsCommand({ Resources: [vipSubnet.id], Tags: [{ Key: SHARED_TAG_KEY, Value: "true" }] }));
-  const memberSubnet = await bed.subnet({ zone: bed.zone });
+  memberSubnet = await bed.subnet({ zone: bed.zone });
   const clientSubnet = await bed.subnet({ zone: bed.zone });
-  const memberAddress = (n: number) => memberSubnet.cidr.replace(/\.0\/\d+$/, `.${20 + n}`);
   members = await Promise.all([1, 2].map((n) => bed.backend(memberSubnet.id, memberAddress(n), 8080, `member-${n}`)));
   client = await bed.client(clientSubnet.id);
+  pki = makePki(memberAddress(3), memberAddress(4));
+  certificates = new CertificateSecretStore(motoSecretsManager(bed.moto), STAGE);
   const ca = await createLocalCa({ commonName: "Ottava EC2 bed CA" });
   caPem = ca.certificate;
   gen = new LocalCertGenerator(() => ca);
@@ -107,6 +122,8 @@ beforeAll(async () => {
     OTTAVA_NETWORK_DRIVER: "vpc",
     OTTAVA_EC2_ENDPOINT: bed.ec2Endpoint,
     OTTAVA_SECRETSMANAGER_ENDPOINT: bed.moto.endpoint,
+    // Listeners' and pools' certificates: Secrets Manager secrets of the file's moto.
+    OTTAVA_CERT_MANAGER: "secretsmanager",
     OTTAVA_AMP_IMAGE_TAG: bed.imageTag,
     OTTAVA_AMP_FLAVOR_ID: "t3.small",
     OTTAVA_AMP_BOOT_NETWORK_LIST: bed.subnetId,
@@ -146,7 +163,34 @@ afterAll(async () => {
   await app?.settle();
   await bed?.stop();
   vi.unstubAllEnvs();
+  if (pki) rmSync(pki, { recursive: true, force: true });
 });
+
+/**
+ * The test PKI, in a new directory: a CA (ca.pem), and certificates it signs, EC P-256: www.a.test's
+ * (a.pem, a.key, and a.p12, a PKCS#12 bundle without a password), www.b.test's (b.pem, b.key), and the
+ * TLS backend's at `memberIp` (member.pem, member.key); and a self-signed one for `strangerIp`, which the
+ * CA does not sign (stranger.pem, stranger.key).
+ */
+function makePki(memberIp: string, strangerIp: string): string {
+  const dir = mkdtempSync(join(tmpdir(), "ottava-bed-tls-"));
+  const openssl = (...args: string[]) => execFileSync("openssl", args, { cwd: dir, stdio: "pipe" });
+  const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"];
+  openssl("req", "-x509", ...ec, "-keyout", "ca.key", "-out", "ca.pem", "-subj", "/CN=Bed TLS CA", "-days", "2");
+  const sign = (name: string, cn: string, san: string) => {
+    writeFileSync(join(dir, `${name}.ext`), `subjectAltName = ${san}\n`);
+    openssl("req", ...ec, "-keyout", `${name}.key`, "-out", `${name}.csr`, "-subj", `/CN=${cn}`);
+    const ca = ["-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial", "-days", "2"];
+    openssl("x509", "-req", "-in", `${name}.csr`, ...ca, "-extfile", `${name}.ext`, "-out", `${name}.pem`);
+  };
+  sign("a", "www.a.test", "DNS:www.a.test");
+  sign("b", "www.b.test", "DNS:www.b.test");
+  sign("member", memberIp, `IP:${memberIp}`);
+  const stranger = ["-subj", `/CN=${strangerIp}`, "-addext", `subjectAltName=IP:${strangerIp}`, "-days", "2"];
+  openssl("req", "-x509", ...ec, "-keyout", "stranger.key", "-out", "stranger.pem", ...stranger);
+  openssl("pkcs12", "-export", "-inkey", "a.key", "-in", "a.pem", "-passout", "pass:", "-out", "a.p12");
+  return dir;
+}
 
 const inCidr = (ip: string, cidr: string) => {
   const n = (a: string) => a.split(".").reduce((v, o) => v * 256 + Number(o), 0);
@@ -190,12 +234,23 @@ async function subnetUuid(awsId: string): Promise<string> {
 /** The subnet's nth host address. */
 const hostOf = (s: BedSubnet, n: number) => intToIp(ipToInt(s.cidr.split("/")[0]!) + n);
 
-/** The load balancer's pool (its only one). */
+/** The load balancer's pool of its HTTP listener on port 80 (createLoadBalancer's). */
 async function poolOf(id: string): Promise<string> {
-  const pools = (await app.call("GET", `/v2/lbaas/pools?loadbalancer_id=${id}`)).body.pools;
-  expect(pools).toHaveLength(1);
-  return pools[0].id;
+  const listeners = (await app.call("GET", `/v2/lbaas/listeners?loadbalancer_id=${id}&protocol_port=80`)).body.listeners;
+  expect(listeners).toHaveLength(1);
+  return listeners[0].default_pool_id;
 }
+
+/** Creates a child of the load balancer (`path`, `key`, `body`) through the API and waits for the LB to be ACTIVE again: its id. */
+async function create(path: string, key: string, body: Record<string, unknown>): Promise<string> {
+  const res = await app.call("POST", `/v2/lbaas/${path}`, { [key]: body });
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  await settled(lbId);
+  return res.body[key].id;
+}
+
+/** A GET of https://VIP/ from the client's subnet, trusting the test PKI's CA, for `host` (its SNI and name check). */
+const httpsGet = (host: string) => client.get(`https://${VIP}/`, { ca: tlsFile("ca.pem"), host, timeoutS: 5 });
 
 /** nsenter's option for the instance's amphora-haproxy namespace (a file of its mount namespace). */
 const haproxyNs = (i: BedInstance) => `--net=/proc/${i.ns.pid()}/root/run/netns/amphora-haproxy`;
@@ -471,6 +526,92 @@ describe("a load balancer on EC2 amphorae booted by the test bed", () => {
     });
   }, 120_000);
 
+  it("serves a TERMINATED_HTTPS listener with certificates from Secrets Manager: the default one (PKCS#12) to any name, the SNI one (JSON) to its own", async () => {
+    const owner = { projectId: (await app.call("GET", `/v2/lbaas/loadbalancers/${lbId}`)).body.loadbalancer.project_id };
+    const defaultRef = await certificates.storePkcs12(owner, readFileSync(tlsFile("a.p12")));
+    const sniRef = await certificates.storeCert(owner, {
+      certificate: readFileSync(tlsFile("b.pem"), "utf8"),
+      private_key: readFileSync(tlsFile("b.key"), "utf8"),
+    });
+    const listenerId = await create("listeners", "listener", {
+      loadbalancer_id: lbId,
+      protocol: "TERMINATED_HTTPS",
+      protocol_port: 443,
+      connection_limit: 1000,
+      default_tls_container_ref: defaultRef,
+      sni_container_refs: [sniRef],
+    });
+    const poolId = await create("pools", "pool", { listener_id: listenerId, protocol: "HTTP", lb_algorithm: "ROUND_ROBIN" });
+    const batch = await app.call("PUT", `/v2/lbaas/pools/${poolId}/members`, {
+      members: members.map((m) => ({ address: m.address, protocol_port: 8080 })),
+    });
+    expect(batch.status, JSON.stringify(batch.body)).toBe(202);
+    await settled(lbId);
+    // The agent keeps the PEMs it was sent under the LB's directory; the listener's crt-list names both.
+    const crtList = instance.ns.read(`/var/lib/octavia/certs/${lbId}/${listenerId}.pem`) ?? "";
+    const files = crtList
+      .trim()
+      .split("\n")
+      .map((line) => line.split(/\s+/)[0]!);
+    expect(files).toHaveLength(2);
+    const held = files.map((f) => instance.ns.read(f) ?? "").join("\n");
+    for (const name of ["a.pem", "b.pem"]) expect(held).toContain(readFileSync(tlsFile(name), "utf8").split("\n")[1]);
+    await withLogs(async () => {
+      await vi.waitFor(() => expect(httpsGet("www.a.test")).toMatchObject({ status: 200, body: expect.stringMatching(/^member-[12]$/) }), {
+        timeout: 30_000,
+        interval: 500,
+      });
+      expect(httpsGet("www.b.test")).toMatchObject({ status: 200, body: expect.stringMatching(/^member-[12]$/) });
+      // A name no certificate holds gets the default one, for www.a.test: the client's name check refuses it.
+      expect(httpsGet("www.c.test")).toMatchObject({ status: 0, error: expect.stringMatching(/match|hostname/i) });
+    });
+  }, 120_000);
+
+  it("reaches a pool's member over TLS, its certificate checked against a CA kept in Secrets Manager; a member the CA did not sign gets no request", async () => {
+    const tlsBackend = (n: number, name: string) =>
+      bed.backend(memberSubnet.id, memberAddress(n), 8443, `member-${name}`, { cert: tlsFile(`${name}.pem`), key: tlsFile(`${name}.key`) });
+    const [member, stranger] = await Promise.all([tlsBackend(3, "member"), tlsBackend(4, "stranger")]);
+    const owner = { projectId: (await app.call("GET", `/v2/lbaas/loadbalancers/${lbId}`)).body.loadbalancer.project_id };
+    const caRef = await certificates.storeSecret(owner, readFileSync(tlsFile("ca.pem"), "utf8"));
+    // Listener 8081's pool reaches the member the CA signed; 8082's the stranger.
+    for (const [port, backend] of [
+      [8081, member],
+      [8082, stranger],
+    ] as const) {
+      const listenerId = await create("listeners", "listener", {
+        loadbalancer_id: lbId,
+        protocol: "HTTP",
+        protocol_port: port,
+        connection_limit: 1000,
+      });
+      const pool = {
+        listener_id: listenerId,
+        protocol: "HTTP",
+        lb_algorithm: "ROUND_ROBIN",
+        tls_enabled: true,
+        ca_tls_container_ref: caRef,
+      };
+      const poolId = await create("pools", "pool", pool);
+      await create(`pools/${poolId}/members`, "member", { address: backend!.address, protocol_port: 8443 });
+    }
+    // Octavia's server line: ssl with the CA's file (HAProxy then verifies, its ssl-server-verify default).
+    const config = instance.ns.read(`/var/lib/octavia/${lbId}/haproxy.cfg`) ?? "";
+    const server = config.split("\n").find((l) => l.includes(`${member.address}:8443`)) ?? "";
+    const caFile = / ssl ca-file (\S+) /.exec(server)?.[1];
+    expect(server).not.toContain("verify none");
+    expect(instance.ns.read(caFile!)).toContain(readFileSync(tlsFile("ca.pem"), "utf8").split("\n")[1]);
+    await withLogs(async () => {
+      await vi.waitFor(
+        () => expect(client.get(`http://${VIP}:8081/`, { timeoutS: 5 })).toMatchObject({ status: 200, body: "member-member" }),
+        {
+          timeout: 30_000,
+          interval: 500,
+        },
+      );
+      expect(client.get(`http://${VIP}:8082/`, { timeoutS: 5 })).toMatchObject({ status: 503 });
+    });
+  }, 120_000);
+
   it("fails the amphora over: the new amphora's ENI takes the VIP (AllowReassignment) before the old one goes; traffic resumes; the old instance and ENI are gone", async () => {
     const oldEni = (await amphoraEni(amphora.id)).NetworkInterfaceId!;
     const [oldVpc2Eni] = await vpc2Enis(amphora.id);
@@ -514,6 +655,9 @@ describe("a load balancer on EC2 amphorae booted by the test bed", () => {
         timeout: 60_000,
         interval: 1000,
       });
+      // TLS too: the new amphora read the certificates from Secrets Manager.
+      expect(httpsGet("www.b.test")).toMatchObject({ status: 200 });
+      expect(client.get(`http://${VIP}:8081/`, { timeoutS: 5 })).toMatchObject({ status: 200, body: "member-member" });
     });
     // The old amphora's instance and ENIs (its VIP's and its member's) are gone.
     expect(await eniById(oldEni)).toBeUndefined();

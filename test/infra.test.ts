@@ -13,7 +13,16 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { SECRET_SETTINGS, healthCheck, loadConfig, readSecretSettings, type Amphora, type HealthCheckDeps } from "@ottava/core";
 import { createLogger } from "@ottava/edge";
 import { ensureTable } from "@ottava/db";
-import { AGENT_TASKS, CA_TASKS, COMPUTE_TASKS, FLOW_NAMES, FLOW_TASKS, HEARTBEAT_KEY_TASKS, definitionOf } from "@ottava/controller";
+import {
+  AGENT_TASKS,
+  CA_TASKS,
+  CERT_TASKS,
+  COMPUTE_TASKS,
+  FLOW_NAMES,
+  FLOW_TASKS,
+  HEARTBEAT_KEY_TASKS,
+  definitionOf,
+} from "@ottava/controller";
 import { captureOutput } from "@ottava/edge/testing";
 import { synthesize, type SynthResource, type Synthesis } from "./support/synth";
 
@@ -50,7 +59,12 @@ interface Variant {
   production: boolean;
   /** The CA key's passphrase is set. */
   passphrase: boolean;
+  /** OTTAVA_CERT_MANAGER=secretsmanager, and the customer-managed KMS keys of OTTAVA_CERT_KMS_KEY_ARNS. */
+  certificates: { kms: string[] } | undefined;
 }
+
+/** A customer-managed KMS key certificate secrets are encrypted with (the full deploy's OTTAVA_CERT_KMS_KEY_ARNS). */
+const CERT_KMS_KEY = `arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab`;
 
 // ─── Where settings go ──────────────────────────────────────────────────────────────────────────────
 // Every OTTAVA_* setting the configuration reads (loadConfig, derived below) goes from the deployer's
@@ -68,8 +82,7 @@ const LOCAL_ONLY = new Set([
   "OTTAVA_NETWORK_DRIVER",
   "OTTAVA_LOCAL_VIP_RANGE",
   "OTTAVA_HAPROXY_BINARY",
-  "OTTAVA_CERT_MANAGER", // the local certificate manager reads PEM files from the local disk
-  "OTTAVA_CERT_STORAGE_PATH",
+  "OTTAVA_CERT_STORAGE_PATH", // the local certificate manager's PEM files (stacks/config.ts refuses OTTAVA_CERT_MANAGER=local)
   "OTTAVA_CLEANUP_INTERVAL", // npm start's housekeeping timers; on AWS, the schedules in stacks/jobs.ts
   "OTTAVA_CERT_INTERVAL",
 ]);
@@ -241,6 +254,8 @@ const DEPLOYER_ENV: Record<string, string> = {
   OTTAVA_POLICY_FILE: policyFile,
   OTTAVA_AMPHORA_MGMT_CIDR: "172.16.0.0/12",
   OTTAVA_AMPHORA_MGMT_GATEWAY: "tgw-0123456789abcdef0",
+  OTTAVA_CERT_MANAGER: "secretsmanager",
+  OTTAVA_CERT_KMS_KEY_ARNS: CERT_KMS_KEY,
 };
 /** The settings passed through from the deployer's environment, with its values. */
 const PASSED = Object.keys(DEPLOYER_ENV).filter((n) => SETTINGS.has(n) && !isSecret(n) && !(n in SET_BY_STACKS));
@@ -248,7 +263,15 @@ const PASSED = Object.keys(DEPLOYER_ENV).filter((n) => SETTINGS.has(n) && !isSec
 const VARIANTS: Record<string, Variant> = {
   // Every optional part, on a test stage: Keystone, the REST driver (the agent callers in the VPC), every
   // setting, a policy file, the CA key's passphrase.
-  full: { stage: "synth", env: DEPLOYER_ENV, auth: "keystone", rest: true, production: false, passphrase: true },
+  full: {
+    stage: "synth",
+    env: DEPLOYER_ENV,
+    auth: "keystone",
+    rest: true,
+    production: false,
+    passphrase: true,
+    certificates: { kms: [CERT_KMS_KEY] },
+  },
   // The noauth opt-in of a private test stage, with the no-op amphora driver and nothing else set.
   noauth: {
     stage: "dev",
@@ -257,9 +280,11 @@ const VARIANTS: Record<string, Variant> = {
     rest: false,
     production: false,
     passphrase: true,
+    certificates: undefined,
   },
   // A production stage as an operator would set one up: keystone by default, the REST driver through a
-  // peering connection, the operator's own alarm topic, no optional setting, no passphrase.
+  // peering connection, the operator's own alarm topic, certificates in Secrets Manager under the account's
+  // key, no optional setting, no passphrase.
   production: {
     stage: "production",
     env: {
@@ -267,12 +292,14 @@ const VARIANTS: Record<string, Variant> = {
       OTTAVA_AMPHORA_MGMT_CIDR: "192.168.0.0/16",
       OTTAVA_AMPHORA_MGMT_GATEWAY: "pcx-0123abcd",
       OTTAVA_ALARM_TOPIC: "arn:aws:sns:us-east-1:123456789012:ops",
+      OTTAVA_CERT_MANAGER: "secretsmanager",
       SST_SECRET_CaPrivateKeyPassphrase: "",
     },
     auth: "keystone",
     rest: true,
     production: true,
     passphrase: false,
+    certificates: { kms: [] },
   },
 };
 
@@ -574,7 +601,8 @@ describe("the AWS deployment, synthesized offline from sst.config.ts", () => {
           ).toBe(true);
         const reads = ssm.flatMap((s) => asList(s.Resource));
         expect(reads.sort(), `${role.name} reads`).toEqual([...(wanted.get(role.state.arn) ?? [])].sort());
-        const decrypts = allowed.filter((s) => asList(s.Action).some((a) => a.startsWith("kms:")));
+        // (Decrypting certificate secrets through Secrets Manager is the next test's.)
+        const decrypts = allowed.filter((s) => asList(s.Action).some((a) => a.startsWith("kms:")) && !isCertificateDecrypt(s));
         expect(decrypts.length > 0, `${role.name} decrypts`).toBe(reads.length > 0);
         for (const s of decrypts) {
           expect({ Action: asList(s.Action), Resource: asList(s.Resource), Condition: s.Condition }, role.name).toEqual({
@@ -617,7 +645,8 @@ describe("the AWS deployment, synthesized offline from sst.config.ts", () => {
       const amphoraRole = ofType(d, "aws:iam/role:Role").find((r) =>
         isRole(r, ofType(d, "aws:iam/instanceProfile:InstanceProfile")[0]!.inputs.role),
       )!;
-      const COMPUTE = /^(ec2|secretsmanager):|^iam:PassRole$/;
+      // (Reading certificate secrets, DescribeSecret and GetSecretValue, is the next test's.)
+      const COMPUTE = /^ec2:|^secretsmanager:(?!DescribeSecret$|GetSecretValue$)|^iam:PassRole$/;
       const computing = d.functions.filter((f) => isTask(COMPUTE_TASKS)(f, d));
       expect(computing.map((f) => f.env.OTTAVA_TASK).sort()).toEqual([...COMPUTE_TASKS].sort());
       for (const w of d.functions) {
@@ -717,6 +746,45 @@ describe("the AWS deployment, synthesized offline from sst.config.ts", () => {
             },
           ]),
         );
+      }
+    });
+
+    it("lets the API, and with the REST driver the tasks that push the listeners' configuration, read the stage's certificate secrets, and decrypt them through Secrets Manager with the operator's keys", () => {
+      const certificates = d.variant.certificates;
+      const readers = d.functions.filter((f) => f === d.api || (d.variant.rest && isTask(CERT_TASKS)(f, d)));
+      if (certificates) expect(readers.length).toBe(1 + (d.variant.rest ? CERT_TASKS.length : 0));
+      const CERTS = /^secretsmanager:(DescribeSecret|GetSecretValue)$/;
+      for (const w of d.functions) {
+        const allowed = statementsOf(d, roleByArn(d, w.resource.inputs.role)).filter((s) => s.Effect === "Allow");
+        const granted = allowed
+          .filter((s) => asList(s.Action).some((a) => CERTS.test(a)) || isCertificateDecrypt(s))
+          .map((s) => ({ Action: asList(s.Action).sort(), Resource: asList(s.Resource), Condition: s.Condition }));
+        if (!certificates || !readers.includes(w)) {
+          expect(granted, `${w.name} reads no certificate`).toEqual([]);
+          continue;
+        }
+        expect(w.env.OTTAVA_CERT_MANAGER, w.name).toBe("secretsmanager");
+        expect(granted, w.name).toEqual([
+          {
+            Action: ["secretsmanager:DescribeSecret", "secretsmanager:GetSecretValue"],
+            Resource: [`arn:aws:secretsmanager:${REGION}:123456789012:secret:*`],
+            Condition: {
+              StringEquals: {
+                "secretsmanager:ResourceTag/ottava:certificate": "true",
+                "secretsmanager:ResourceTag/ottava:stage": d.variant.stage,
+              },
+            },
+          },
+          ...(certificates.kms.length > 0
+            ? [
+                {
+                  Action: ["kms:Decrypt"],
+                  Resource: certificates.kms,
+                  Condition: { StringEquals: { "kms:ViaService": `secretsmanager.${REGION}.amazonaws.com` } },
+                },
+              ]
+            : []),
+        ]);
       }
     });
 
@@ -963,6 +1031,20 @@ describe("the AWS deployment, synthesized offline from sst.config.ts", () => {
       }
       if (!d.variant.rest) expect(routes.filter((r) => r.cidrBlock === mgmt)).toEqual([]);
 
+      // The agent callers reach the AWS services they call through interface endpoints in their subnets:
+      // SSM (their secrets), and Secrets Manager when they upload certificates kept there.
+      const endpoints = ofType(d, "aws:ec2/vpcEndpoint:VpcEndpoint").filter((e) => e.inputs.vpcEndpointType === "Interface");
+      expect(endpoints.map((e) => e.inputs.serviceName).sort()).toEqual(
+        d.variant.rest
+          ? [`com.amazonaws.${REGION}.ssm`, ...(d.variant.certificates ? [`com.amazonaws.${REGION}.secretsmanager`] : [])].sort()
+          : [],
+      );
+      for (const e of endpoints) {
+        expect(e.inputs.privateDnsEnabled, e.inputs.serviceName).toBe(true);
+        for (const f of inVpc)
+          expect(e.inputs.subnetIds, `${e.inputs.serviceName}: ${f.name}`).toEqual(f.resource.inputs.vpcConfig.subnetIds);
+      }
+
       // An interface endpoint with private DNS takes every call to its service from anywhere in the VPC:
       // it admits HTTPS from every workload there (the health manager's tasks fetch their secret from SSM
       // as they start, through their own network interface).
@@ -1089,6 +1171,10 @@ function managedPoliciesOf(d: Deployment, role: SynthResource): string[] {
 }
 
 /** Whether a policy's `role` (the role's id or name) is that role. */
+/** A grant to decrypt certificate secrets (stacks/certificates.ts): kms:Decrypt through Secrets Manager. */
+const isCertificateDecrypt = (s: Statement) =>
+  asList(s.Action).includes("kms:Decrypt") && String(s.Condition?.StringEquals?.["kms:ViaService"] ?? "").startsWith("secretsmanager.");
+
 const isRole = (role: SynthResource, ref: string | undefined) => ref !== undefined && (ref === role.id || ref === role.state.name);
 
 /** Whether the role is allowed `action` on exactly `resource` (no wildcards: the stacks name what they grant). */

@@ -163,6 +163,23 @@ describe("deployPlan: the rest", () => {
     );
   });
 
+  it("keeps certificates in Secrets Manager or nowhere (noop), never on a function's disk; KMS keys only with Secrets Manager", () => {
+    expect(deployPlan(BASE, "dev", false)).toMatchObject({ certManager: "noop", certKmsKeyArns: [] });
+    const key = "arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab";
+    expect(
+      deployPlan({ ...BASE, OTTAVA_CERT_MANAGER: "secretsmanager", OTTAVA_CERT_KMS_KEY_ARNS: ` ${key} ,` }, "dev", false),
+    ).toMatchObject({ certManager: "secretsmanager", certKmsKeyArns: [key] });
+    expect(failure(() => deployPlan({ ...BASE, OTTAVA_CERT_MANAGER: "local" }, "dev", false))).toContain(
+      "OTTAVA_CERT_MANAGER on AWS must be noop or secretsmanager, not 'local' (local keeps PEM files on one host's disk",
+    );
+    expect(
+      failure(() => deployPlan({ ...BASE, OTTAVA_CERT_MANAGER: "secretsmanager", OTTAVA_CERT_KMS_KEY_ARNS: "alias/certs" }, "dev", false)),
+    ).toContain("OTTAVA_CERT_KMS_KEY_ARNS holds 'alias/certs', which is not a KMS key's ARN");
+    expect(failure(() => deployPlan({ ...BASE, OTTAVA_CERT_KMS_KEY_ARNS: key }, "dev", false))).toContain(
+      "OTTAVA_CERT_KMS_KEY_ARNS is for OTTAVA_CERT_MANAGER=secretsmanager",
+    );
+  });
+
   it("stores the CA key's passphrase when one is set", () => {
     expect(deployPlan(BASE, "dev", false).stored).not.toContain("CaPrivateKeyPassphrase");
     expect(deployPlan({ ...BASE, ...secrets("CaPrivateKeyPassphrase") }, "dev", false).stored).toContain("CaPrivateKeyPassphrase");

@@ -7,17 +7,8 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CertificateError, loadConfig } from "@ottava/core";
-import {
-  buildPem,
-  createCertManager,
-  createDrivers,
-  intermediatePems,
-  LocalCertManager,
-  noopCertManager,
-  tlsContainer,
-  validateCertificate,
-} from "../src";
+import { CertificateError, intermediatePems, loadConfig, NEEDS_PASSPHRASE, UNREADABLE_CERT, validateCert } from "@ottava/core";
+import { buildPem, createCertManager, createDrivers, LocalCertManager, noopCertManager, tlsContainer } from "../src";
 import { makePki } from "./support/pki";
 import { fault, inProcessApp, pick, SUBNET } from "@ottava/local/testing";
 
@@ -173,23 +164,21 @@ print(json.dumps(out))
     expect(ours.map((c) => c.private_key.split("\n")[0])).toEqual(["-----BEGIN EC PRIVATE KEY-----", "-----BEGIN RSA PRIVATE KEY-----"]);
     expect(() =>
       tlsContainer({ certificate: pem("server.pem"), private_key: pem("server.enc.key"), private_key_passphrase: null, intermediates: [] }),
-    ).toThrow("Passphrase required.");
+    ).toThrow(NEEDS_PASSPHRASE);
   });
 
-  it("validateCertificate (cert_parser.validate_cert): the key must be the certificate's, decrypted with its passphrase", () => {
-    expect(() => validateCertificate({ certificate: pem("server.pem"), private_key: pem("server.key") })).not.toThrow();
+  it("validateCert (cert_parser.validate_cert): the key must be the certificate's, decrypted with its passphrase", () => {
+    expect(() => validateCert({ certificate: pem("server.pem"), private_key: pem("server.key") })).not.toThrow();
     expect(() =>
-      validateCertificate({ certificate: pem("server.pem"), private_key: pem("server.enc.key"), private_key_passphrase: "s3cret" }),
+      validateCert({ certificate: pem("server.pem"), private_key: pem("server.enc.key"), private_key_passphrase: "s3cret" }),
     ).not.toThrow();
-    expect(() => validateCertificate({ certificate: pem("server.pem"), private_key: pem("server.enc.key") })).toThrow(
-      "Passphrase required.",
-    );
-    expect(() => validateCertificate({ certificate: pem("server.pem"), private_key: pem("ca/ca.key") })).toThrow(
+    expect(() => validateCert({ certificate: pem("server.pem"), private_key: pem("server.enc.key") })).toThrow(NEEDS_PASSPHRASE);
+    expect(() => validateCert({ certificate: pem("server.pem"), private_key: pem("ca/ca.key") })).toThrow(
       "Key and x509 certificate do not match",
     );
-    expect(() => validateCertificate({ certificate: "junk", private_key: pem("server.key") })).toThrow("Could not read X509 from PEM");
-    expect(() => validateCertificate({ certificate: pem("server.pem"), private_key: pem("server.key"), intermediates: "junk" })).toThrow(
-      /intermediates/,
+    expect(() => validateCert({ certificate: "junk", private_key: pem("server.key") })).toThrow("Could not read X509 from PEM");
+    expect(() => validateCert({ certificate: pem("server.pem"), private_key: pem("server.key"), intermediates: "junk" })).toThrow(
+      UNREADABLE_CERT,
     );
     expect(intermediatePems(`junk\r\n${pem("ca/ca.pem").replace(/\n/g, "\r\n")}`)).toEqual([pem("ca/ca.pem").trim()]);
   });
@@ -202,7 +191,14 @@ describe("selection: OTTAVA_CERT_MANAGER and OTTAVA_CERT_STORAGE_PATH", () => {
     expect(local).toBeInstanceOf(LocalCertManager);
     expect((local as LocalCertManager).storagePath).toBe(join(dir, "sel"));
     expect(() => createCertManager(loadConfig({ OTTAVA_CERT_MANAGER: "local" }))).toThrow("OTTAVA_CERT_STORAGE_PATH");
-    expect(() => loadConfig({ OTTAVA_CERT_MANAGER: "barbican" })).toThrow("OTTAVA_CERT_MANAGER must be one of noop, local");
+    expect(() => loadConfig({ OTTAVA_CERT_MANAGER: "barbican" })).toThrow("OTTAVA_CERT_MANAGER must be one of noop, local, secretsmanager");
+  });
+
+  it("secretsmanager: a manager whose code (@ottava/aws/certs) is loaded at its first read, not before", () => {
+    const sm = createDrivers(loadConfig({ OTTAVA_CERT_MANAGER: "secretsmanager" })).certificates;
+    expect(sm.noop).toBeUndefined();
+    expect(sm).not.toBeInstanceOf(LocalCertManager);
+    expect(typeof sm.getCert).toBe("function");
   });
 
   it("the no-op manager accepts any non-empty reference and reads nothing", async () => {
@@ -274,6 +270,10 @@ describe("npm run cert", () => {
       stdout: "",
     });
     expect(cert({}, "--help").stdout).toContain("Usage: npm run cert -- <command>");
+    // Owners are Secrets Manager's tags: the local manager has none to write.
+    expect(
+      cert({}, "store", "--project", "p", "--cert", f("server.pem"), "--key", f("server.key"), "--data-dir", f("data-2")).stderr,
+    ).toContain("--project and --shared are for OTTAVA_CERT_MANAGER=secretsmanager");
   });
 });
 

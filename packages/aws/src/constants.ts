@@ -60,3 +60,11 @@ export const memberSecurityGroupName = (stage: string, loadBalancerId: string) =
  * sweep leaves such a resource alone while it is young, since its owner may still be being written.
  */
 export const CREATED_AT_TAG_KEY = "ottava:created-at";
+
+/**
+ * What marks a Secrets Manager secret as a TLS certificate, CA or CRL that listeners and pools may name
+ * (OTTAVA_CERT_MANAGER=secretsmanager): the value "true". The certificate manager reads no other secret,
+ * so Ottava's own (the amphorae's) can never be named as a reference; PROJECT_TAG_KEY or SHARED_TAG_KEY
+ * then says which projects may use it, as Barbican's ACL does.
+ */
+export const CERTIFICATE_TAG_KEY = "ottava:certificate";

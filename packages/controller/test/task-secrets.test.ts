@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import {
   AGENT_TASKS,
   CA_TASKS,
+  CERT_TASKS,
   COMPUTE_TASKS,
   FLOW_NAMES,
   FLOW_TASKS,
@@ -22,7 +23,7 @@ const touching = (pattern: RegExp) => FLOW_TASKS.filter((t) => pattern.test(sour
 
 describe("the task functions' secrets", () => {
   it("are lists of tasks that exist", () => {
-    for (const task of [...CA_TASKS, ...AGENT_TASKS, ...HEARTBEAT_KEY_TASKS, ...COMPUTE_TASKS]) {
+    for (const task of [...CA_TASKS, ...AGENT_TASKS, ...HEARTBEAT_KEY_TASKS, ...COMPUTE_TASKS, ...CERT_TASKS]) {
       expect(FLOW_TASKS, task).toContain(task);
       expect(TASKS[task], task).toBeTypeOf("function");
     }
@@ -48,6 +49,12 @@ describe("the task functions' secrets", () => {
     expect(AGENT_TASKS).toEqual(expect.arrayContaining(HEARTBEAT_KEY_TASKS.filter((t) => t !== "computeCreate")));
   });
 
+  it("let exactly the tasks that push the listeners' configuration read certificates; those call the agents", () => {
+    const pushing = touching(/\.drivers\.amphora\.update\(|\bpushConfig\(/);
+    expect([...CERT_TASKS].sort()).toEqual(pushing.sort());
+    expect(AGENT_TASKS).toEqual(expect.arrayContaining([...CERT_TASKS]));
+  });
+
   it("let every task that calls the compute driver call EC2 (stacks/compute.ts), and no other", () => {
     const calling = touching(/\.drivers\.compute\b/);
     expect(calling).toContain("computeCreate");
@@ -55,9 +62,10 @@ describe("the task functions' secrets", () => {
   });
 
   it("are nothing for a task that only writes the table", () => {
-    expect(taskSecrets("finishChange")).toEqual({ ca: false, agent: false, heartbeatKey: false });
-    expect(taskSecrets("uploadAmphoraCert")).toEqual({ ca: true, agent: true, heartbeatKey: false });
-    expect(taskSecrets("refreshAgentConfigPage")).toEqual({ ca: false, agent: true, heartbeatKey: true });
+    expect(taskSecrets("finishChange")).toEqual({ ca: false, agent: false, heartbeatKey: false, certificates: false });
+    expect(taskSecrets("uploadAmphoraCert")).toEqual({ ca: true, agent: true, heartbeatKey: false, certificates: false });
+    expect(taskSecrets("refreshAgentConfigPage")).toEqual({ ca: false, agent: true, heartbeatKey: true, certificates: false });
+    expect(taskSecrets("updateListeners")).toEqual({ ca: false, agent: true, heartbeatKey: false, certificates: true });
   });
 });
 

@@ -82,7 +82,7 @@ export interface Config {
   caPrivateKeyPassphrase: string | undefined;
   /** [certificates] cert_validity_time: seconds an amphora certificate is valid. */
   certValidityTime: number;
-  /** [certificates] cert_manager: where listeners' and pools' TLS references are read: noop (any non-empty reference is accepted) or local (PEM files under certStoragePath; the default with the haproxy data plane, which serves them). */
+  /** [certificates] cert_manager: where listeners' and pools' TLS references are read: noop (any non-empty reference is accepted) local (PEM files under certStoragePath; the default with the haproxy data plane, which serves them) or secretsmanager (Secrets Manager secrets tagged as certificates for the project, Barbican's place on AWS: @ottava/aws/certs). */
   certManager: CertManagerName;
   /** [certificates] storage_path: the local certificate manager's directory; `npm start` and `npm run cert` default to <data dir>/certificates. */
   certStoragePath: string | undefined;
@@ -190,7 +190,7 @@ export const COMPUTE_DRIVERS = ["noop", "local", "ec2"] as const;
 export type ComputeDriverName = (typeof COMPUTE_DRIVERS)[number];
 export const NETWORK_DRIVERS = ["noop", "local", "vpc"] as const;
 export type NetworkDriverName = (typeof NETWORK_DRIVERS)[number];
-export const CERT_MANAGERS = ["noop", "local"] as const;
+export const CERT_MANAGERS = ["noop", "local", "secretsmanager"] as const;
 export type CertManagerName = (typeof CERT_MANAGERS)[number];
 
 export function loadConfig(env: Env = process.env): Config {

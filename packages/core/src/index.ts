@@ -61,5 +61,6 @@ export * from "./health/recent";
 export * from "./health/promotion";
 export * from "./services/repair";
 export * from "./certificates";
+export * from "./cert-parser";
 export * from "./services/housekeeping";
 export * from "./services/sweep";

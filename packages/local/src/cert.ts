@@ -1,16 +1,22 @@
 // `npm run cert`: stores certificates in the local certificate manager (Octavia's local_cert_manager, octavia/certificates/manager/local.py store_cert) and prints their references for listeners and pools.
+// With OTTAVA_CERT_MANAGER=secretsmanager it stores them in Secrets Manager instead, for a project (or
+// shared), as Barbican's store_cert does for a tenant: tenants have no AWS access, an operator stores them.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { loadConfig } from "@ottava/core";
-import { LocalCertManager, validateCertificate } from "@ottava/amphora";
+import { CertificateError, loadConfig, validateCert, type Config, type StoredCertificate } from "@ottava/core";
+import { LocalCertManager } from "@ottava/amphora";
+import type { CertificateOwner } from "@ottava/aws/certs/store";
 
 const USAGE = `Usage: npm run cert -- <command> [options]
 
-  store --cert CERT.pem --key KEY.pem [--intermediates CHAIN.pem] [--passphrase-file FILE]
+  store --cert CERT.pem --key KEY.pem [--intermediates CHAIN.pem] [--passphrase-file FILE] [OWNER]
         stores a server certificate and its key (checked to match) and prints its reference:
         a listener's default_tls_container_ref or sni_container_refs, a pool's tls_container_ref
-  store-secret --file CA_OR_CRL.pem
+  store --pkcs12 BUNDLE.p12 OWNER
+        (secretsmanager only) stores a PKCS#12 bundle without a passphrase as it is, in SecretBinary,
+        the format Octavia's Barbican manager reads: openssl pkcs12 -export -passout pass: ...
+  store-secret --file CA_OR_CRL.pem [OWNER]
         stores a client CA or a CRL and prints its reference: a listener's client_ca_tls_container_ref
         or client_crl_container_ref, a pool's ca_tls_container_ref or crl_container_ref
   delete REF
@@ -21,6 +27,17 @@ const USAGE = `Usage: npm run cert -- <command> [options]
   -h, --help        this text
 
 Ottava reads them when started with OTTAVA_CERT_MANAGER=local (and the same data directory).
+
+With OTTAVA_CERT_MANAGER=secretsmanager the command writes Secrets Manager secrets instead (the
+endpoint OTTAVA_SECRETSMANAGER_ENDPOINT, else AWS_REGION's; the credentials of the environment; the
+stage OTTAVA_STAGE), named ottava/<stage>/certificates/<uuid>, and prints the secret's ARN. OWNER,
+required there, says which projects may use it:
+  --project ID      the project's (tag ottava:project = ID)
+  --shared          every project's (tag ottava:shared = true)
+  --kms-key-id KEY  encrypt with this customer-managed KMS key (id, ARN or alias) instead of the account's
+                    aws/secretsmanager key; Ottava's functions then need kms:Decrypt on it
+                    (OTTAVA_CERT_KMS_KEY_ARNS at deploy)
+delete then schedules the secret's deletion (Secrets Manager's recovery window); Ottava refuses it at once.
 `;
 
 function fail(message: string): never {
@@ -46,6 +63,10 @@ async function main() {
       "passphrase-file": { type: "string" },
       file: { type: "string" },
       "data-dir": { type: "string" },
+      pkcs12: { type: "string" },
+      "kms-key-id": { type: "string" },
+      project: { type: "string" },
+      shared: { type: "boolean" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -56,11 +77,33 @@ async function main() {
     return;
   }
   const config = loadConfig();
-  const dataDir = values["data-dir"] ?? process.env.OTTAVA_DATA_DIR ?? ".ottava";
-  const manager = new LocalCertManager({ storagePath: config.certStoragePath ?? join(dataDir, "certificates") });
+  const secretsManager = config.certManager === "secretsmanager";
+  if (!secretsManager && (values.project !== undefined || values.shared))
+    fail("--project and --shared are for OTTAVA_CERT_MANAGER=secretsmanager: the local manager's certificates are every project's");
+  if (!secretsManager && (values.pkcs12 !== undefined || values["kms-key-id"] !== undefined))
+    fail("--pkcs12 and --kms-key-id are for OTTAVA_CERT_MANAGER=secretsmanager: the local manager keeps PEM files");
+  const owner = (): CertificateOwner => {
+    if (values.project !== undefined && values.shared) fail("give --project or --shared, not both");
+    if (values.project) return { projectId: values.project };
+    if (values.shared) return { shared: true };
+    fail(`${command} needs --project ID or --shared with OTTAVA_CERT_MANAGER=secretsmanager (see --help)`);
+  };
+  const store: Store = secretsManager ? await secretsManagerStore(config, values["kms-key-id"]) : localStore(config, values["data-dir"]);
 
-  if (command === "store") {
+  if (command === "store" && values.pkcs12 !== undefined) {
+    if (values.cert || values.key || values.intermediates || values["passphrase-file"])
+      fail("store takes --pkcs12 or --cert and --key, not both (see --help)");
+    const who = owner();
+    let der: Buffer;
+    try {
+      der = readFileSync(values.pkcs12);
+    } catch (e) {
+      fail(`Could not read the PKCS#12 bundle ${values.pkcs12}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    }
+    process.stdout.write(`${await store.storePkcs12(who, der)}\n`);
+  } else if (command === "store") {
     if (!values.cert || !values.key) fail("store needs --cert and --key (see --help)");
+    const who = secretsManager ? owner() : null;
     const stored = {
       certificate: readPem(values.cert, "certificate"),
       private_key: readPem(values.key, "private key"),
@@ -70,23 +113,75 @@ async function main() {
         ? readPem(values["passphrase-file"], "passphrase file").replace(/\r?\n$/, "")
         : null,
     };
-    try {
-      validateCertificate(stored);
-    } catch (e) {
-      fail(`Not stored: ${(e as Error).message}`);
-    }
-    process.stdout.write(`${await manager.storeCert(stored)}\n`);
+    process.stdout.write(`${await store.storeCert(who, stored)}\n`);
   } else if (command === "store-secret") {
     if (!values.file) fail("store-secret needs --file (see --help)");
+    const who = secretsManager ? owner() : null;
     const pem = readPem(values.file, "file");
     if (!/-----BEGIN (CERTIFICATE|X509 CERTIFICATE|X509 CRL)-----/.test(pem)) fail("Not stored: the file holds no PEM certificate or CRL");
-    process.stdout.write(`${await manager.storeSecret(pem)}\n`);
+    process.stdout.write(`${await store.storeSecret(who, pem)}\n`);
   } else if (command === "delete") {
     if (rest.length !== 1) fail("delete needs one reference (see --help)");
-    await manager.deleteCert(rest[0]!);
+    await store.delete(rest[0]!);
   } else {
     fail(`Unknown command '${command}' (see --help)`);
   }
+}
+
+/** Where the command stores: the local manager's directory, or Secrets Manager for an owner. */
+interface Store {
+  storeCert(owner: CertificateOwner | null, material: StoredCertificate): Promise<string>;
+  storeSecret(owner: CertificateOwner | null, pem: string): Promise<string>;
+  storePkcs12(owner: CertificateOwner, der: Buffer): Promise<string>;
+  delete(ref: string): Promise<void>;
+}
+
+/** A certificate the manager would refuse is not stored: the same checks, before anything is written. */
+const checked = <T>(check: () => T): T => {
+  try {
+    return check();
+  } catch (e) {
+    fail(`Not stored: ${(e as Error).message}`);
+  }
+};
+
+function localStore(config: Config, dataDirOption: string | undefined): Store {
+  const dataDir = dataDirOption ?? process.env.OTTAVA_DATA_DIR ?? ".ottava";
+  const manager = new LocalCertManager({ storagePath: config.certStoragePath ?? join(dataDir, "certificates") });
+  return {
+    storeCert: (_owner, material) => {
+      checked(() => validateCert(material));
+      return manager.storeCert(material);
+    },
+    storeSecret: (_owner, pem) => manager.storeSecret(pem),
+    storePkcs12: () => fail("--pkcs12 is for OTTAVA_CERT_MANAGER=secretsmanager"),
+    delete: (ref) => manager.deleteCert(ref),
+  };
+}
+
+/** Secrets Manager (@ottava/aws/certs/store, loaded only here): the secret's ARN is the reference. */
+async function secretsManagerStore(config: Config, kmsKeyId: string | undefined): Promise<Store> {
+  const { certificateSecretJson, certificateSecretStore, pkcs12SecretValue } = await import("@ottava/aws/certs/store");
+  const store = certificateSecretStore(config, kmsKeyId);
+  return {
+    storeCert: (owner, material) => {
+      checked(() => certificateSecretJson(material));
+      return store.storeCert(owner!, material);
+    },
+    storeSecret: (owner, pem) => store.storeSecret(owner!, pem),
+    storePkcs12: (owner, der) => {
+      checked(() => pkcs12SecretValue(der));
+      return store.storePkcs12(owner, der);
+    },
+    delete: async (ref) => {
+      try {
+        await store.delete(ref);
+      } catch (e) {
+        if (e instanceof CertificateError) fail(e.message);
+        throw e;
+      }
+    },
+  };
 }
 
 main().catch((e) => fail(`npm run cert failed: ${e instanceof Error ? e.message : String(e)}`));

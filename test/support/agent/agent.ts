@@ -208,7 +208,7 @@ export interface ClientNetwork {
 }
 
 const MEMBER = `
-import http.server, socketserver, sys, threading
+import http.server, socketserver, ssl, sys, threading
 address, port, name = sys.argv[1], int(sys.argv[2]), sys.argv[3].encode()
 class H(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
@@ -216,6 +216,10 @@ class H(http.server.BaseHTTPRequestHandler):
     def log_message(self, *a): pass
 socketserver.TCPServer.allow_reuse_address = True
 srv = http.server.ThreadingHTTPServer((address, port), H)
+if len(sys.argv) > 5:
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(sys.argv[4], sys.argv[5])
+    srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
 threading.Thread(target=srv.serve_forever, daemon=True).start()
 print("ready", flush=True)
 while sys.stdin.buffer.read1(4096): pass
@@ -242,14 +246,21 @@ except Exception as e:
 `;
 import { freePort } from "@ottava/amphora/free-port";
 
+/** A server's certificate and its key: PEM files' paths. */
+export interface ServerTls {
+  cert: string;
+  key: string;
+}
+
 /**
  * An HTTP server in the network namespace of `nsenter` (nsenter's option, e.g. "--net=/proc/<pid>/ns/net") on
- * address:port, answering `body` to every GET; it runs while this process holds its standard input (end it
- * with stdin.end() or kill). Resolves once it listens.
+ * address:port, answering `body` to every GET (over TLS with `tls`); it runs while this process holds its
+ * standard input (end it with stdin.end() or kill). Resolves once it listens.
  */
-export function serveHttp(nsenter: string, address: string, port: number, body: string): Promise<ChildProcess> {
+export function serveHttp(nsenter: string, address: string, port: number, body: string, tls?: ServerTls): Promise<ChildProcess> {
+  const args = [address, String(port), body, ...(tls ? [tls.cert, tls.key] : [])];
   return new Promise<ChildProcess>((resolve, reject) => {
-    const p = spawn("/usr/bin/nsenter", [nsenter, "--", "/usr/bin/python3", "-c", MEMBER, address, String(port), body], {
+    const p = spawn("/usr/bin/nsenter", [nsenter, "--", "/usr/bin/python3", "-c", MEMBER, ...args], {
       stdio: ["pipe", "pipe", "pipe"],
     });
     let err = "";

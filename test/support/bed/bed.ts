@@ -34,7 +34,7 @@ import {
 } from "@aws-sdk/client-ec2";
 import { STAGE_TAG_KEY } from "@ottava/aws";
 import { MOTO_CLIENT, ec2Bed, startEc2Proxy, startMoto, type Ec2Proxy, type Moto } from "@ottava/aws/testing";
-import { agentUnavailable, httpGet, serveHttp, startInstance, type AmphoraInstance } from "../agent/agent";
+import { agentUnavailable, httpGet, serveHttp, startInstance, type AmphoraInstance, type ServerTls } from "../agent/agent";
 import { allocateRange, type BedRange } from "./range";
 import { managementNetwork, type ManagementNetwork } from "./network";
 import { gatewayOf, intToIp, ipToInt, vpcPlane, type BedHost, type PlaneEni, type PlaneSubnet, type VpcPlane } from "./vpc";
@@ -186,8 +186,8 @@ export interface BedSubnet {
 export interface BedNode extends BedHost {
   /** GET <url> from the namespace (Python's sockets): status and body, or status 0 and `error`. */
   get(url: string, opts?: { ca?: string; host?: string; timeoutS?: number }): { status: number; body: string; error?: string };
-  /** Serves HTTP on its address:port, answering `body` to every GET. */
-  serve(port: number, body: string): Promise<void>;
+  /** Serves HTTP on its address:port (HTTPS with `tls`), answering `body` to every GET. */
+  serve(port: number, body: string, tls?: ServerTls): Promise<void>;
   /** Ends its servers, its namespace and its ENI. */
   remove(): Promise<void>;
 }
@@ -239,8 +239,8 @@ export interface Bed {
   vpc(): Promise<string>;
   /** A client: a namespace on the subnet's bridge with an ENI's address (moto picks it unless given). */
   client(subnetId: string, address?: string): Promise<BedNode>;
-  /** A backend: a client serving HTTP on address:port, answering `body`. */
-  backend(subnetId: string, address: string, port: number, body: string): Promise<BedNode>;
+  /** A backend: a client serving HTTP (HTTPS with `tls`) on address:port, answering `body`. */
+  backend(subnetId: string, address: string, port: number, body: string, tls?: ServerTls): Promise<BedNode>;
   /** Runs a command in the VPC's router namespace (default the bed's VPC), e.g. `ip neigh show`. */
   router(args: string[], vpcId?: string): string;
   stop(): Promise<void>;
@@ -599,7 +599,7 @@ async function watch(parts: Parts) {
     const node: BedNode = {
       ...host,
       get: (url, o) => httpGet(host.nsenter, url, o),
-      serve: async (port, body) => void servers.push(await serveHttp(host.nsenter, host.address, port, body)),
+      serve: async (port, body, tls) => void servers.push(await serveHttp(host.nsenter, host.address, port, body, tls)),
       remove: async () => {
         end();
         await deleteEni();
@@ -646,10 +646,10 @@ async function watch(parts: Parts) {
       return id;
     },
     client,
-    backend: async (subnetId: string, address: string, port: number, body: string) => {
+    backend: async (subnetId: string, address: string, port: number, body: string, tls?: ServerTls) => {
       const node = await client(subnetId, address);
       try {
-        await node.serve(port, body);
+        await node.serve(port, body, tls);
       } catch (e) {
         await node.remove();
         throw e;

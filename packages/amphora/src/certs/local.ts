@@ -7,87 +7,27 @@
 // they are random UUIDs, and whoever knows one may use it. Unlike Octavia's, a reference must be a
 // plain file name (letters, digits, ".", "_", "-", not starting with "."): no reference reads a file
 // outside the storage directory. PEM contents are never logged.
-import { createHash, createPrivateKey, randomUUID, X509Certificate, type KeyObject } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { CertificateError, type CertManager, type Config, type Logger, type TlsCertificate } from "@ottava/core";
+import {
+  CertificateError,
+  intermediatePems,
+  readCertificate,
+  readPrivateKey,
+  UNREADABLE_CERT,
+  type CertManager,
+  type Config,
+  type Logger,
+  type StoredCertificate,
+  type TlsCertificate,
+} from "@ottava/core";
 import { noopCertManager } from "../noop";
 
-/** What a certificate is stored with (Octavia's store_cert arguments). Secret: never log it. */
-export interface StoredCertificate {
-  /** The certificate, PEM. */
-  certificate: string;
-  /** Its private key, PEM (encrypted when `private_key_passphrase` is given). */
-  private_key: string;
-  /** The intermediates, PEM blocks concatenated in order. */
-  intermediates?: string | null | undefined;
-  private_key_passphrase?: string | null | undefined;
-}
-
 const REF = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,254}$/;
-const X509_BEGIN = "-----BEGIN CERTIFICATE-----";
-const X509_END = "-----END CERTIFICATE-----";
 
 /** The SHA-1 of a PEM, hex: the name of its file on the amphora (<digest>.pem), for a certificate (a TlsContainer's id) or a secret (_process_secret). */
 export const pemDigest = (pem: string): string => createHash("sha1").update(pem, "utf8").digest("hex");
-
-/** A PEM certificate, read; a CertificateError saying `message` when it is not one. */
-export function readCertificate(pem: string, message: string): X509Certificate {
-  try {
-    return new X509Certificate(pem);
-  } catch {
-    throw new CertificateError(message);
-  }
-}
-
-/** A PEM private key, decrypted with its passphrase when one is given; a CertificateError saying `message` when it cannot be read. */
-export function readPrivateKey(pem: string, passphrase: string | null | undefined, message: string): KeyObject {
-  try {
-    return createPrivateKey({ key: pem, format: "pem", ...(passphrase ? { passphrase } : {}) });
-  } catch {
-    throw new CertificateError(message);
-  }
-}
-
-/**
- * cert_parser.get_intermediates_pems for PEM input: each BEGIN/END CERTIFICATE block, parsed and
- * written again as PEM without its trailing newline (_prepare_x509_cert). Throws for a block that is
- * not a certificate, and for PKCS#7 bundles (which the local manager does not read).
- */
-export function intermediatePems(intermediates: string): string[] {
-  if (!intermediates.includes(X509_BEGIN))
-    throw new CertificateError("the intermediates are not PEM certificates (PKCS#7 bundles are not supported)");
-  const blocks: string[] = [];
-  let current: string[] | undefined;
-  for (const line of intermediates.replace(/\r/g, "").split("\n")) {
-    if (current) {
-      current.push(line);
-      if (line === X509_END) {
-        blocks.push(current.join("\n"));
-        current = undefined;
-      }
-    } else if (line === X509_BEGIN) current = [line];
-  }
-  return blocks.map((b) => new X509Certificate(b).toString().trim());
-}
-
-/**
- * cert_parser.validate_cert: the certificate is an X.509 PEM, the intermediates too, and the private
- * key (decrypted with the passphrase) is the certificate's. Throws a CertificateError saying which is wrong.
- */
-export function validateCertificate(c: StoredCertificate): void {
-  const cert = readCertificate(c.certificate, "Could not read X509 from PEM");
-  if (c.intermediates) {
-    try {
-      intermediatePems(c.intermediates);
-    } catch {
-      throw new CertificateError("Could not read the intermediates: each must be an X509 PEM certificate");
-    }
-  }
-  // Octavia's NeedsPassphrase: an unreadable or encrypted key.
-  const key = readPrivateKey(c.private_key, c.private_key_passphrase, "Passphrase required.");
-  if (!cert.checkPrivateKey(key)) throw new CertificateError("Key and x509 certificate do not match");
-}
 
 /** A certificate as the amphora driver writes it for HAProxy (Octavia's data_models.TLSContainer). Secret: never log it. */
 export interface TlsContainer {
@@ -106,10 +46,10 @@ export interface TlsContainer {
  * (prepare_private_key). Throws a CertificateError when the certificate or the key cannot be read.
  */
 export function tlsContainer(cert: TlsCertificate): TlsContainer {
-  const x509 = readCertificate(cert.certificate, "Could not read X509 from PEM");
+  const x509 = readCertificate(cert.certificate);
   const cn = /^CN=(.*)$/m.exec(x509.subject)?.[1];
-  if (cn === undefined) throw new CertificateError("Could not read X509 from PEM"); // get_host_names: no CN
-  const key = readPrivateKey(cert.private_key ?? "", cert.private_key_passphrase, "Passphrase required.");
+  if (cn === undefined) throw new CertificateError(UNREADABLE_CERT); // get_host_names: no CN
+  const key = readPrivateKey(cert.private_key ?? "", cert.private_key_passphrase);
   const type = key.asymmetricKeyType === "rsa" ? "pkcs1" : key.asymmetricKeyType === "ec" ? "sec1" : "pkcs8";
   return {
     id: pemDigest(cert.certificate),
@@ -235,11 +175,27 @@ export class LocalCertManager implements CertManager {
 
 /**
  * [certificates] cert_manager as the settings pick it: OTTAVA_CERT_MANAGER=noop (the default: any
- * non-empty reference is accepted, nothing is read) or local (OTTAVA_CERT_STORAGE_PATH must be set).
+ * non-empty reference is accepted, nothing is read), local (OTTAVA_CERT_STORAGE_PATH must be set) or
+ * secretsmanager (Secrets Manager, OTTAVA_SECRETSMANAGER_ENDPOINT or the Region's: @ottava/aws/certs,
+ * a chunk loaded at the first read).
  */
-export function createCertManager(config: Pick<Config, "certManager" | "certStoragePath">, log?: Logger): CertManager {
+export function createCertManager(
+  config: Pick<Config, "certManager" | "certStoragePath" | "secretsmanagerEndpoint" | "stage">,
+  log?: Logger,
+): CertManager {
   if (config.certManager === "noop") return noopCertManager;
+  if (config.certManager === "secretsmanager") return secretsManagerCerts(config, log);
   if (!config.certStoragePath)
     throw new Error("OTTAVA_CERT_STORAGE_PATH ([certificates] storage_path) must be set when OTTAVA_CERT_MANAGER is local");
   return new LocalCertManager({ storagePath: config.certStoragePath, log });
+}
+
+/** The Secrets Manager certificate manager (@ottava/aws/certs), loaded on its first call. */
+function secretsManagerCerts(config: Pick<Config, "secretsmanagerEndpoint" | "stage">, log?: Logger): CertManager {
+  let manager: Promise<CertManager> | undefined;
+  const load = () => (manager ??= import("@ottava/aws/certs").then((m) => m.secretsManagerCertManager(config, log)));
+  return {
+    getCert: async (projectId, ref) => (await load()).getCert(projectId, ref),
+    getSecret: async (projectId, ref) => (await load()).getSecret(projectId, ref),
+  };
 }

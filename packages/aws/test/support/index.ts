@@ -2,6 +2,7 @@
 // proxy in front of it that adds what moto lacks (idempotency, placement groups, booting, faults).
 export * from "./moto";
 export * from "./secrets";
+export * from "./cert-command";
 export * from "./bed";
 export * from "./image";
 export * from "./ec2-proxy";

@@ -11,8 +11,16 @@
 // The private keys never leave the task that makes them except to the driver: not in a flow's
 // state, not in a log line, not in the store.
 import { randomBytes, type KeyObject, type webcrypto } from "node:crypto";
-import { readCertificate, readPrivateKey } from "@ottava/amphora";
-import { CertificateError, type CaMaterial, type CertGenerator, type Config, type Logger, type ServerPem } from "@ottava/core";
+import {
+  CertificateError,
+  readCertificate,
+  readPrivateKey,
+  type CaMaterial,
+  type CertGenerator,
+  type Config,
+  type Logger,
+  type ServerPem,
+} from "@ottava/core";
 import { x509 } from "./x509";
 
 const LEAF_KEY: webcrypto.EcKeyGenParams = { name: "ECDSA", namedCurve: "P-256" };

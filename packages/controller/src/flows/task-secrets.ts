@@ -24,6 +24,13 @@ export const AGENT_TASKS = [
 ] as const;
 
 /**
+ * The tasks that push the listeners' configuration to the amphorae (the amphora driver's update): with
+ * the REST driver they read the listeners' and pools' certificates from the certificate manager, so with
+ * OTTAVA_CERT_MANAGER=secretsmanager only they, and the API, may read certificate secrets (stacks/certificates.ts).
+ */
+export const CERT_TASKS = ["handleNetworkDeltas", "restoreCrossPoolMembers", "updateAmphoraeConfig", "updateListeners"] as const;
+
+/**
  * The tasks that render the amphora agent's configuration, which carries the heartbeat key: those that
  * push it to the agents (postVipPlug, when the configuration changed since the build), and
  * computeCreate, which hands it to the compute driver for the new instance.
@@ -53,4 +60,5 @@ export const taskSecrets = (task: string) => ({
   ca: has(CA_TASKS, task),
   agent: has(AGENT_TASKS, task),
   heartbeatKey: has(HEARTBEAT_KEY_TASKS, task),
+  certificates: has(CERT_TASKS, task),
 });
