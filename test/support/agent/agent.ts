@@ -217,9 +217,10 @@ class H(http.server.BaseHTTPRequestHandler):
 socketserver.TCPServer.allow_reuse_address = True
 srv = http.server.ThreadingHTTPServer((address, port), H)
 if len(sys.argv) > 5:
+    # HTTPS: each connection's handshake in its own thread, at its first read, so no client holds up the others.
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.load_cert_chain(sys.argv[4], sys.argv[5])
-    srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
+    srv.socket = ctx.wrap_socket(srv.socket, server_side=True, do_handshake_on_connect=False)
 threading.Thread(target=srv.serve_forever, daemon=True).start()
 print("ready", flush=True)
 while sys.stdin.buffer.read1(4096): pass
