@@ -6,7 +6,10 @@
 // - the failover-storm stop: a metric filter on the health manager's log, counting the ERROR line the
 //   health check writes on every pass that stops failovers (`"alert": "amphora.failover.threshold"`);
 // - API 5xx: API Gateway's 5xx of the HTTP API;
-// - throttles: Lambda's Throttles, per function (API, tasks, jobs);
+// - throttles: Lambda's Throttles, per function (API, tasks, jobs). A job's only when it is throttled in
+//   JOB_THROTTLE_PERIODS periods running: its reserved concurrency of 1 throttles a run that is due while
+//   the last one still runs (stacks/jobs.ts), which is how a job waits its turn, not a fault. A job that
+//   throttles period after period cannot keep up with its schedule;
 // - dead letters: the age of the oldest message in the jobs' dead-letter queue.
 // Names: <app>-<stage>-<what>, e.g. ottava-production-flow-loadbalancer-create-failed.
 import { FAILOVER_THRESHOLD_ALERT } from "@ottava/core/constants";
@@ -26,6 +29,8 @@ export const FAILOVER_STORM_THRESHOLD = 1;
 export const API_5XX_THRESHOLD = 5;
 /** Throttled invocations of a function in a period. */
 export const THROTTLES_THRESHOLD = 1;
+/** A job's throttles alarm only in this many periods running (an overlap with its previous run is one period's). */
+export const JOB_THROTTLE_PERIODS = 3;
 /** A dead letter older than a minute: any dead letter (a job failed after its retries, or could not run) alarms within a period. */
 export const DEAD_LETTER_AGE_THRESHOLD_SECONDS = 60;
 /** The namespace of the metric the health manager's log filter makes (the same as Ottava's own metrics). */
@@ -40,13 +45,15 @@ export function createAlarms(flows: Flows, api: Api, jobs: Jobs, health: HealthM
   const topicArn: $util.Input<string> = plan.alarmTopic ?? new aws.sns.Topic("Alarms", { name: `${$app.name}-${$app.stage}-alarms` }).arn;
   const prefix = `${$app.name}-${$app.stage}`;
 
-  const alarm = (id: string, name: string, description: string, watched: Watched, threshold: number) =>
+  /** An alarm on `watched` reaching `threshold` in `periods` periods running (each of them). */
+  const alarm = (id: string, name: string, description: string, watched: Watched, threshold: number, periods = 1) =>
     new aws.cloudwatch.MetricAlarm(id, {
       name: `${prefix}-${name}`,
       alarmDescription: description,
       ...watched,
       period: ALARM_PERIOD_SECONDS,
-      evaluationPeriods: 1,
+      evaluationPeriods: periods,
+      datapointsToAlarm: periods,
       comparisonOperator: "GreaterThanOrEqualToThreshold",
       threshold,
       // No data (nothing ran, nothing failed) is not a problem.
@@ -102,13 +109,14 @@ export function createAlarms(flows: Flows, api: Api, jobs: Jobs, health: HealthM
     API_5XX_THRESHOLD,
   );
 
-  const throttles = (id: string, label: string, functionName: $util.Input<string>) =>
+  const throttles = (id: string, label: string, functionName: $util.Input<string>, periods = 1, why = "Lambda concurrency") =>
     alarm(
       `${id}Throttles`,
       `${label}-throttles`,
-      `Invocations of the ${label} function were throttled (Lambda concurrency).`,
+      `Invocations of the ${label} function were throttled (${why}).`,
       { namespace: "AWS/Lambda", metricName: "Throttles", dimensions: { FunctionName: functionName }, statistic: "Sum" },
       THROTTLES_THRESHOLD,
+      periods,
     );
   throttles("Api", "api", api.fn.name);
   for (const [task, fn] of Object.entries(flows.functions))
@@ -118,6 +126,8 @@ export function createAlarms(flows: Flows, api: Api, jobs: Jobs, health: HealthM
       `Job${name}`,
       `job-${name.replace(/[A-Z]/g, (c, i: number) => (i ? "-" : "") + c.toLowerCase())}`,
       cron.nodes.function.apply((f) => f.name),
+      JOB_THROTTLE_PERIODS,
+      `in ${JOB_THROTTLE_PERIODS} periods of ${ALARM_PERIOD_SECONDS / 60} minutes running: its runs keep overlapping, the job cannot keep up with its schedule`,
     );
 
   alarm(

@@ -32,6 +32,8 @@ const STEP_FUNCTIONS_ENGINE = "packages/controller/src/engine-sfn.ts";
 const HEALTH_MANAGER_ENTRY = "packages/controller/src/health/main.ts";
 /** The synthesis' region (test/support/synth/program.mjs). */
 const REGION = "us-east-1";
+/** The periods running in which a job's throttles alarm (stacks/alarms.ts, JOB_THROTTLE_PERIODS). */
+const JOB_THROTTLE_PERIODS = 3;
 /** How long every log is kept (stacks/settings.ts: a month). */
 const LOG_RETENTION_DAYS = 30;
 
@@ -923,6 +925,18 @@ describe("the AWS deployment, synthesized offline from sst.config.ts", () => {
         { namespace: filter.metricTransformation.namespace, metricName: filter.metricTransformation.name, dimensions: {} },
       ];
       expect(alarms.map((a) => JSON.stringify(watched(a))).sort()).toEqual(expected.map((w) => JSON.stringify(w)).sort());
+      // One period is enough, but for a job's throttles: an overlap with its previous run throttles it
+      // once (reserved concurrency 1, the way it waits its turn); only JOB_THROTTLE_PERIODS periods running alarm.
+      for (const a of alarms) {
+        const fn = d.functions.find((f) => f.resource.inputs.name === a.inputs.dimensions?.FunctionName);
+        const job = fn?.resource.inputs.handler.startsWith("packages/controller/src/jobs/") ?? false;
+        const periods = job && a.inputs.metricName === "Throttles" ? JOB_THROTTLE_PERIODS : 1;
+        expect({ evaluationPeriods: a.inputs.evaluationPeriods, datapointsToAlarm: a.inputs.datapointsToAlarm }, a.name).toEqual({
+          evaluationPeriods: periods,
+          datapointsToAlarm: periods,
+        });
+      }
+      expect(alarms.filter((a) => a.inputs.evaluationPeriods === JOB_THROTTLE_PERIODS).length).toBeGreaterThan(0);
       for (const w of expected)
         expect(
           Object.values(w.dimensions).every((v) => typeof v === "string" && v !== ""),
