@@ -17,8 +17,8 @@ export function createApi(table: Table, flows: Flows, secrets: Secrets) {
   // StepFunctionsEngine appends the flow name to this prefix: the state machines are named to match.
   const stateMachineArnPrefix = $interpolate`arn:aws:states:${region}:${accountId}:stateMachine:${$app.name}-${$app.stage}-`;
 
-  // An operator's policy file (OTTAVA_POLICY_FILE where `sst deploy` runs) ships in the bundle.
-  const policyFile = process.env.OTTAVA_POLICY_FILE;
+  // An operator's policy file (OTTAVA_POLICY_FILE where `sst deploy` runs, relative to the app's root: config.ts) ships in the bundle.
+  const policyFile = plan.policyFile;
   const fn = new sst.aws.Function("Api", {
     handler: "packages/api/src/lambda.handler",
     runtime: RUNTIME,

@@ -2,6 +2,8 @@
 // authentication the API takes, how it is reached, the amphora network, where alarms go, and which SST
 // secrets must be set. Pure (no SST globals), so test/stacks-config.test.ts runs it; every problem found
 // stops the deploy with one message that says what to set.
+import { statSync } from "node:fs";
+import { relative, resolve } from "node:path";
 import type { SecretSetting } from "@ottava/core/config";
 
 type Env = Record<string, string | undefined>;
@@ -68,6 +70,8 @@ export interface DeployPlan {
   certManager: "noop" | "secretsmanager";
   /** secretsmanager: customer-managed KMS keys certificate secrets may be encrypted with (OTTAVA_CERT_KMS_KEY_ARNS); the readers may decrypt with them through Secrets Manager. */
   certKmsKeyArns: string[];
+  /** The operator's policy file (OTTAVA_POLICY_FILE, absolute or relative to the app's root), as a path relative to that root (SST's copyFiles reads it so): the API's bundle carries it. */
+  policyFile: string | undefined;
   /** An SNS topic the alarms notify (OTTAVA_ALARM_TOPIC); undefined: the stacks make one. */
   alarmTopic: string | undefined;
   /** Every SST secret this deploy reads. */
@@ -120,7 +124,7 @@ const port = (env: Env, name: string, fallback: number, problems: string[]) => {
  * SST gives each secret set for the stage to that process as SST_SECRET_<Name>, which is where
  * sst.Secret itself reads it). Throws a DeployConfigError listing every problem.
  */
-export function deployPlan(env: Env, stage: string, production: boolean): DeployPlan {
+export function deployPlan(env: Env, stage: string, production: boolean, root: string = process.cwd()): DeployPlan {
   const problems: string[] = [];
 
   // Authentication: keystone unless noauth is asked for, and noauth only where the opt-in names this stage.
@@ -200,6 +204,19 @@ export function deployPlan(env: Env, stage: string, production: boolean): Deploy
   if (certKmsKeyArns.length > 0 && certManager !== "secretsmanager")
     problems.push("OTTAVA_CERT_KMS_KEY_ARNS is for OTTAVA_CERT_MANAGER=secretsmanager: the keys certificate secrets are encrypted with");
 
+  // The policy file ships in the API's bundle: it must be there, a file, where the deploy runs.
+  const rawPolicyFile = setting(env, "OTTAVA_POLICY_FILE");
+  let policyFile: string | undefined;
+  if (rawPolicyFile !== undefined) {
+    const absolute = resolve(root, rawPolicyFile);
+    const kind = statSync(absolute, { throwIfNoEntry: false });
+    if (!kind?.isFile())
+      problems.push(
+        `OTTAVA_POLICY_FILE '${rawPolicyFile}' is ${kind ? "not a file" : "missing"} (${absolute}): give the policy file's path, absolute or relative to ${root}`,
+      );
+    else policyFile = relative(root, absolute);
+  }
+
   const alarmTopic = setting(env, "OTTAVA_ALARM_TOPIC");
   if (alarmTopic !== undefined && !/^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}$/.test(alarmTopic)) {
     problems.push(
@@ -240,6 +257,7 @@ export function deployPlan(env: Env, stage: string, production: boolean): Deploy
     mgmtRoute,
     certManager,
     certKmsKeyArns,
+    policyFile,
     alarmTopic,
     secrets,
     stored: secrets.filter((n): n is StoredSecret => n in STORED_SECRETS),

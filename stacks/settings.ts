@@ -22,7 +22,7 @@ let plan: DeployPlan | undefined;
  * app protects (sst.config.ts).
  */
 export function deploy(): DeployPlan {
-  plan ??= deployPlan(process.env, $app.stage, $app.protect);
+  plan ??= deployPlan(process.env, $app.stage, $app.protect, $cli.paths.root);
   return plan;
 }
 

@@ -286,7 +286,7 @@ const VARIANTS: Record<string, Variant> = {
   },
   // A production stage as an operator would set one up: keystone by default, the REST driver through a
   // peering connection, the operator's own alarm topic, certificates in Secrets Manager under the account's
-  // key, no optional setting, no passphrase.
+  // key, a policy file, no optional setting, no passphrase.
   production: {
     stage: "production",
     env: {
@@ -295,6 +295,8 @@ const VARIANTS: Record<string, Variant> = {
       OTTAVA_AMPHORA_MGMT_GATEWAY: "pcx-0123abcd",
       OTTAVA_ALARM_TOPIC: "arn:aws:sns:us-east-1:123456789012:ops",
       OTTAVA_CERT_MANAGER: "secretsmanager",
+      // The policy file by its absolute path (the full deploy's is relative to the repository).
+      OTTAVA_POLICY_FILE: join(root, policyFile),
       SST_SECRET_CaPrivateKeyPassphrase: "",
     },
     auth: "keystone",
@@ -399,6 +401,13 @@ describe("the AWS deployment, synthesized offline from sst.config.ts", () => {
     let d: Deployment;
     beforeAll(() => {
       d = deployments[name]!;
+    });
+
+    it("ships the operator's policy file, named by an absolute path or one relative to the repository, in the API's bundle only", () => {
+      const given = d.variant.env.OTTAVA_POLICY_FILE;
+      // The synthesis ran SST's copyFiles, which reads the file where the deploy runs: a wrong path fails it.
+      for (const f of d.functions)
+        expect(f.env.OTTAVA_POLICY_FILE, f.name).toBe(given && f === d.api ? "/var/task/policy-overrides" : undefined);
     });
 
     it("builds every function's handler from a file that exists, exporting the handler", () => {

@@ -1,5 +1,8 @@
 // The deploy's decisions (stacks/config.ts), made before SST creates anything: safe by default, and a
 // message that says what to set when something is missing.
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { DeployConfigError, NOAUTH_OPT_IN, STORED_SECRETS, deployPlan, parseIpv4Cidr } from "../stacks/config";
 import { SECRET_SETTINGS } from "@ottava/core";
@@ -178,6 +181,26 @@ describe("deployPlan: the rest", () => {
     expect(failure(() => deployPlan({ ...BASE, OTTAVA_CERT_KMS_KEY_ARNS: key }, "dev", false))).toContain(
       "OTTAVA_CERT_KMS_KEY_ARNS is for OTTAVA_CERT_MANAGER=secretsmanager",
     );
+  });
+
+  it("takes the policy file by an absolute path or one relative to the app's root, as a path from that root; refuses a missing one or a directory", () => {
+    const root = mkdtempSync(join(tmpdir(), "ottava-deploy-"));
+    try {
+      mkdirSync(join(root, "app"));
+      writeFileSync(join(root, "policy.yaml"), '"load-balancer:read": "rule:admin_or_owner"\n');
+      const app = join(root, "app");
+      expect(deployPlan(BASE, "dev", false, app).policyFile).toBeUndefined();
+      expect(deployPlan({ ...BASE, OTTAVA_POLICY_FILE: join(root, "policy.yaml") }, "dev", false, app).policyFile).toBe("../policy.yaml");
+      expect(deployPlan({ ...BASE, OTTAVA_POLICY_FILE: "../policy.yaml" }, "dev", false, app).policyFile).toBe("../policy.yaml");
+      expect(failure(() => deployPlan({ ...BASE, OTTAVA_POLICY_FILE: "/nowhere/policy.yaml" }, "dev", false, app))).toContain(
+        `OTTAVA_POLICY_FILE '/nowhere/policy.yaml' is missing (/nowhere/policy.yaml): give the policy file's path, absolute or relative to ${app}`,
+      );
+      expect(failure(() => deployPlan({ ...BASE, OTTAVA_POLICY_FILE: root }, "dev", false, app))).toContain(
+        `OTTAVA_POLICY_FILE '${root}' is not a file`,
+      );
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 
   it("stores the CA key's passphrase when one is set", () => {
