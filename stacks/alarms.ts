@@ -10,9 +10,15 @@
 //   JOB_THROTTLE_PERIODS periods running: its reserved concurrency of 1 throttles a run that is due while
 //   the last one still runs (stacks/jobs.ts), which is how a job waits its turn, not a fault. A job that
 //   throttles period after period cannot keep up with its schedule;
-// - dead letters: the age of the oldest message in the jobs' dead-letter queue.
+// - dead letters: the age of the oldest message in the jobs' dead-letter queue;
+// - orphans swept: a metric filter on the orphan sweep's log, counting the WARN line it writes for each
+//   cloud resource it removes (`"alert": "cloud.orphan.swept"`): a crash left it behind;
+// - amphorae that failed to boot: metric filters on the logs of the two tasks that wait for a build
+//   (computeWait, amphoraeConnectivityWait), counting their line when they give up (`"alert":
+//   "amphora.boot.failed"`). A VIP move that fails fails its flow (amphora-vip-promote, a failover):
+//   the flows' alarms above.
 // Names: <app>-<stage>-<what>, e.g. ottava-production-flow-loadbalancer-create-failed.
-import { FAILOVER_THRESHOLD_ALERT } from "@ottava/core/constants";
+import { AMPHORA_BOOT_FAILED_ALERT, FAILOVER_THRESHOLD_ALERT, ORPHAN_SWEPT_ALERT } from "@ottava/core/constants";
 import type { Api } from "./api";
 import type { Flows } from "./flows";
 import type { HealthManager } from "./health";
@@ -37,6 +43,10 @@ export const DEAD_LETTER_AGE_THRESHOLD_SECONDS = 60;
 export const METRICS_NAMESPACE = "Ottava";
 /** One a health-check pass that stopped failovers (the EMF metric FailoverStormStops counts the amphorae stopped, only when some newly are). */
 export const FAILOVER_STORM_METRIC = "FailoverStormAlerts";
+/** One a cloud resource the orphan sweep removed (the EMF metric OrphansSwept counts them too, when metrics are on). */
+export const ORPHANS_SWEPT_METRIC = "OrphanSweepAlerts";
+/** One a build whose amphorae failed to boot. */
+export const AMPHORA_BOOT_METRIC = "AmphoraBootFailureAlerts";
 
 type Watched = { metricName: string; namespace: string; dimensions: Record<string, $util.Input<string>>; statistic: "Sum" | "Maximum" };
 
@@ -129,6 +139,36 @@ export function createAlarms(flows: Flows, api: Api, jobs: Jobs, health: HealthM
       JOB_THROTTLE_PERIODS,
       `in ${JOB_THROTTLE_PERIODS} periods of ${ALARM_PERIOD_SECONDS / 60} minutes running: its runs keep overlapping, the job cannot keep up with its schedule`,
     );
+
+  // Orphans swept: counted from the sweep's line for each resource it removes.
+  new aws.cloudwatch.LogMetricFilter("OrphansSwept", {
+    logGroupName: jobs.jobs.SweepOrphans.nodes.function.apply((f) => f.nodes.logGroup.apply((g) => g!.name)),
+    pattern: `{ $.alert = "${ORPHAN_SWEPT_ALERT}" }`,
+    metricTransformation: { namespace: METRICS_NAMESPACE, name: ORPHANS_SWEPT_METRIC, value: "1", unit: "Count" },
+  });
+  alarm(
+    "OrphansSwept",
+    "orphans-swept",
+    "The orphan sweep removed cloud resources (instances, ENIs, security groups, placement groups, secrets) whose load balancer or amphora is gone: a crash or a timeout interrupted a flow or an API request. Its log names each resource and why; look for the interrupted work.",
+    { namespace: METRICS_NAMESPACE, metricName: ORPHANS_SWEPT_METRIC, dimensions: {}, statistic: "Sum" },
+    1,
+  );
+
+  // Amphorae that failed to boot: counted from the two waits' lines when they give up.
+  for (const task of ["computeWait", "amphoraeConnectivityWait"] as const) {
+    new aws.cloudwatch.LogMetricFilter(`AmphoraBootFailures${task.charAt(0).toUpperCase()}${task.slice(1)}`, {
+      logGroupName: flows.functions[task]!.nodes.logGroup.apply((g) => g!.name),
+      pattern: `{ $.alert = "${AMPHORA_BOOT_FAILED_ALERT}" }`,
+      metricTransformation: { namespace: METRICS_NAMESPACE, name: AMPHORA_BOOT_METRIC, value: "1", unit: "Count" },
+    });
+  }
+  alarm(
+    "AmphoraBootFailures",
+    "amphora-boot-failed",
+    "Amphorae failed to boot: an instance never ran (capacity, the image) or its agent was never reached (the image, its user data, the management network). The task's log names the amphorae, their instances and why; the instances' console output says more.",
+    { namespace: METRICS_NAMESPACE, metricName: AMPHORA_BOOT_METRIC, dimensions: {}, statistic: "Sum" },
+    1,
+  );
 
   alarm(
     "JobsDeadLetters",

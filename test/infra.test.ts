@@ -10,7 +10,18 @@ import { fileURLToPath } from "node:url";
 import { ResourceNotFoundException, type DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { build } from "esbuild";
 import { beforeAll, describe, expect, it } from "vitest";
-import { SECRET_SETTINGS, healthCheck, loadConfig, readSecretSettings, type Amphora, type HealthCheckDeps } from "@ottava/core";
+import {
+  AMPHORA_BOOT_FAILED_ALERT,
+  SECRET_SETTINGS,
+  healthCheck,
+  loadConfig,
+  readSecretSettings,
+  sweepOrphans,
+  type Amphora,
+  type CloudResource,
+  type HealthCheckDeps,
+  type SweepDeps,
+} from "@ottava/core";
 import { createLogger } from "@ottava/edge";
 import { ensureTable } from "@ottava/db";
 import {
@@ -914,8 +925,9 @@ describe("the AWS deployment, synthesized offline from sst.config.ts", () => {
       const queues = ofType(d, "aws:sqs/queue:Queue");
       expect(queues).toHaveLength(1); // the jobs' dead-letter queue
       const filters = ofType(d, "aws:cloudwatch/logMetricFilter:LogMetricFilter");
-      expect(filters).toHaveLength(1); // the failover storms'
-      const filter = filters[0]!.inputs;
+      expect(filters).toHaveLength(4); // the failover storms', the orphan sweep's, the two boot waits'
+      const filter = filters.find((f) => f.name === "FailoverStormAlerts")!.inputs;
+      const orphans = filters.find((f) => f.name === "OrphansSwept")!.inputs;
       const expected = [
         ...stateMachines(d).flatMap((m) =>
           ["ExecutionsFailed", "ExecutionsTimedOut"].map((metricName) => ({
@@ -932,6 +944,8 @@ describe("the AWS deployment, synthesized offline from sst.config.ts", () => {
         })),
         { namespace: "AWS/SQS", metricName: "ApproximateAgeOfOldestMessage", dimensions: { QueueName: queues[0]!.state.name } },
         { namespace: filter.metricTransformation.namespace, metricName: filter.metricTransformation.name, dimensions: {} },
+        { namespace: orphans.metricTransformation.namespace, metricName: orphans.metricTransformation.name, dimensions: {} },
+        { namespace: "Ottava", metricName: "AmphoraBootFailureAlerts", dimensions: {} },
       ];
       expect(alarms.map((a) => JSON.stringify(watched(a))).sort()).toEqual(expected.map((w) => JSON.stringify(w)).sort());
       // One period is enough, but for a job's throttles: an overlap with its previous run throttles it
@@ -959,6 +973,25 @@ describe("the AWS deployment, synthesized offline from sst.config.ts", () => {
       const matches = lines.filter(jsonFilter(filter.pattern));
       expect(matches, `${filter.pattern} in:\n${lines.join("\n")}`).toHaveLength(1);
       expect(JSON.parse(matches[0]!)).toMatchObject({ level: "ERROR", service: "ottava-health" });
+
+      // The orphan sweep's filter reads the sweep job's log, and counts the line it writes for each
+      // resource it removes, and no other.
+      const sweepJob = d.functions.find((f) => f.resource.inputs.handler === "packages/controller/src/jobs/lambda.sweepHandler")!;
+      expect(orphans.logGroupName).toBe(sweepJob.resource.inputs.loggingConfig.logGroup);
+      const swept = await orphanSweepLog();
+      const orphanLines = swept.filter(jsonFilter(orphans.pattern));
+      expect(orphanLines, `${orphans.pattern} in:\n${swept.join("\n")}`).toHaveLength(2);
+      for (const line of orphanLines) expect(JSON.parse(line)).toMatchObject({ level: "WARN", message: "orphaned cloud resource removed" });
+
+      // Amphorae that failed to boot: the logs of the two tasks that wait for a build, their line when they
+      // give up (packages/controller/test/rest-wait.test.ts shows it written), into one metric.
+      const boot = filters.filter((f) => f.name.startsWith("AmphoraBootFailures"));
+      const waits = d.functions.filter((f) => ["computeWait", "amphoraeConnectivityWait"].includes(f.env.OTTAVA_TASK ?? ""));
+      expect(boot.map((f) => f.inputs.logGroupName).sort()).toEqual(waits.map((f) => f.resource.inputs.loggingConfig.logGroup).sort());
+      for (const f of boot) {
+        expect(f.inputs.pattern).toBe(`{ $.alert = "${AMPHORA_BOOT_FAILED_ALERT}" }`);
+        expect(f.inputs.metricTransformation).toMatchObject({ namespace: "Ottava", name: "AmphoraBootFailureAlerts", value: "1" });
+      }
     });
 
     it("runs each job one at a time, its failed runs and undelivered events in the dead-letter queue", () => {
@@ -1240,6 +1273,35 @@ async function failoverStormLog(): Promise<string[]> {
   log.info("health manager ready", { heartbeatPort: 5555 });
   const result = await healthCheck(deps, { heartbeatTimeout: 60, failoverThreshold: 2, failoverOnError: false }, new Date());
   expect(result.stopped).toEqual(["a", "b"]);
+  return lines;
+}
+
+/** The log of an orphan sweep pass (core's sweepOrphans) that removes two of three resources: their owners are gone. */
+async function orphanSweepLog(): Promise<string[]> {
+  const lines = captureOutput();
+  const log = createLogger({ service: "ottava-jobs" }, "info");
+  const removed: string[] = [];
+  const resources: CloudResource[] = [
+    { kind: "instance", id: "i-gone", amphoraId: "gone" },
+    { kind: "instance", id: "i-live", amphoraId: "live" },
+    { kind: "security-group", id: "sg-gone", loadBalancerId: "lb-gone", createdAt: "2020-01-01T00:00:00Z" },
+  ];
+  const result = await sweepOrphans({
+    log,
+    graceSec: 900,
+    store: {
+      getAmphora: async (id: string) => (id === "live" ? ({ id, status: "ALLOCATED", compute_id: "i-live" } as Amphora) : undefined),
+      getLoadBalancer: async () => undefined,
+    } as unknown as SweepDeps["store"],
+    sweeper: {
+      resources: async function* () {
+        yield* resources;
+      },
+      remove: async (r: CloudResource) => void removed.push(r.id),
+    },
+  });
+  expect(result.removed.map((r) => r.id)).toEqual(["i-gone", "sg-gone"]);
+  expect(removed).toEqual(["i-gone", "sg-gone"]);
   return lines;
 }
 

@@ -2,13 +2,25 @@
 import "@ottava/local/polyfill"; // aws-local-stepfunctions needs Promise.withResolvers (Node 20), as the local runner
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { StateMachine } from "aws-local-stepfunctions";
-import { ComputeBuildError, ComputeWaitTimeout, loadConfig, type Amphora } from "@ottava/core";
+import { AMPHORA_BOOT_FAILED_ALERT, ComputeBuildError, ComputeWaitTimeout, loadConfig, type Amphora } from "@ottava/core";
 import { createLogger } from "@ottava/edge";
+import { captureOutput } from "@ottava/edge/testing";
 import { freePort, noopDrivers, type AmphoraApiClient } from "@ottava/amphora";
 import { TASKS, definitionOf, localTaskArn, taskOfArn, taskStates, type TaskContext } from "@ottava/controller";
 import { agentDriver, amphora, loadBalancer, startFakeAgent, testPki, type FakeAgent, type TestPki } from "@ottava/amphora/testing";
 
 type JSONValue = Parameters<StateMachine["run"]>[0];
+
+/** The lines among `lines` that say amphorae failed to boot (AMPHORA_BOOT_FAILED_ALERT), parsed. */
+const bootFailures = (lines: string[]) =>
+  lines.flatMap((l) => {
+    try {
+      const o = JSON.parse(l) as Record<string, unknown>;
+      return o.alert === AMPHORA_BOOT_FAILED_ALERT && o.level === "ERROR" && o.message === "amphora failed to boot" ? [o] : [];
+    } catch {
+      return [];
+    }
+  });
 
 let pki: TestPki;
 const agents: FakeAgent[] = [];
@@ -165,6 +177,7 @@ describe("the create flow's wait for the amphora agent (AmphoraeConnectivityWait
   });
 
   it("gives up after connection_max_retries attempts: the amphora goes to ERROR and the flow runs the reverts", async () => {
+    const lines = captureOutput();
     const lb = loadBalancer();
     const amp = amphora(lb, { status: "BOOTING" });
     const r = await runCreate(amp, await restDriver(await freePort()), {
@@ -188,6 +201,10 @@ describe("the create flow's wait for the amphora agent (AmphoraeConnectivityWait
     expect(r.entered).toContain("CatchAmphoraeConnectivityWait");
     expect(r.amphora.status).toBe("ERROR");
     expect(r.ms).toBeLessThan(6000);
+    // The alarm's line (stacks/alarms.ts), once.
+    expect(bootFailures(lines)).toEqual([
+      expect.objectContaining({ amphorae: [amp.id], why: expect.stringContaining("agent was not reached") }),
+    ]);
   });
 });
 
@@ -221,6 +238,7 @@ describe("the create flow's wait for the instance (ComputeWait: Octavia's Comput
   });
 
   it("gives up after OTTAVA_AMP_ACTIVE_RETRIES looks: the step fails with ComputeWaitTimeout and the reverts run", async () => {
+    const lines = captureOutput();
     const lb = loadBalancer();
     const amp = amphora(lb, { compute_id: "i-1" });
     const r = await runCreate(
@@ -236,6 +254,9 @@ describe("the create flow's wait for the instance (ComputeWait: Octavia's Comput
     });
     // Three looks one second apart; ComputeWaitTimeout is not one of the errors the steps' Retry retries.
     expect(r.ran.filter((s) => s === "ComputeWait")).toHaveLength(3);
+    expect(bootFailures(lines)).toEqual([
+      expect.objectContaining({ amphorae: [amp.id], computeIds: ["i-1"], why: "its instance is not running after 3 looks" }),
+    ]);
     expect(r.ran.slice(r.ran.lastIndexOf("ComputeWait") + 1)).toEqual([
       "RevertComputeCreate",
       "RevertCreateAmphoraeInDB",
@@ -245,6 +266,7 @@ describe("the create flow's wait for the instance (ComputeWait: Octavia's Comput
   });
 
   it("fails at once for an instance that will never run (ComputeBuildError)", async () => {
+    const lines = captureOutput();
     const lb = loadBalancer();
     const amp = amphora(lb, { compute_id: "i-1" });
     const broken = {
@@ -258,5 +280,8 @@ describe("the create flow's wait for the instance (ComputeWait: Octavia's Comput
     expect(r.failure).toMatchObject({ Error: "ComputeBuildError" });
     expect(r.ran.filter((s) => s === "ComputeWait")).toHaveLength(1);
     expect(r.entered).not.toContain("ComputeWaitWait");
+    expect(bootFailures(lines)).toEqual([
+      expect.objectContaining({ amphorae: [amp.id], why: expect.stringContaining("Server.InsufficientInstanceCapacity") }),
+    ]);
   });
 });

@@ -247,6 +247,11 @@ describe("the orphan sweep of the vpc network driver's ENIs and security groups"
       await ec2.send(new DescribeSecurityGroupsCommand({ Filters: [{ Name: `tag:${STAGE_TAG_KEY}`, Values: [STAGE] }] }))
     ).SecurityGroups!.map((g) => g.GroupId);
     expect(groups).toEqual([youngGroup]);
+    // OTTAVA_ORPHAN_GRACE_SEC: once the young ones are older than it, they go too.
+    await new Promise((r) => setTimeout(r, 1100));
+    const late = (await sweep({ ...deps, config: { ...deps.config, orphanGraceSec: 1 } })).removed.map((r) => r.id);
+    expect(late.sort()).toEqual([youngGroup, youngReservation].sort());
+    expect(await eniExists(youngReservation)).toBe(false);
   }, 120_000);
 });
 

@@ -92,6 +92,11 @@ export interface Config {
   amphoraExpiryAge: number;
   /** [house_keeping] cleanup_interval: seconds between purges of DELETED load balancers and amphorae. */
   cleanupInterval: number;
+  /**
+   * Seconds a cloud resource made for a load balancer before the load balancer's record (a VIP's
+   * reservation ENI, say) may wait for that record before the orphan sweep removes it.
+   */
+  orphanGraceSec: number;
   /** [house_keeping] cert_interval: seconds between certificate rotation checks. */
   certInterval: number;
   /** [health_manager] heartbeat_timeout: seconds after an amphora's last heartbeat before it is failed over. */
@@ -304,6 +309,7 @@ export function loadConfig(env: Env = process.env): Config {
     amphoraExpiryAge: int("AMPHORA_EXPIRY_AGE", 604_800),
     cleanupInterval: int("CLEANUP_INTERVAL", 30, 1),
     certInterval: int("CERT_INTERVAL", 3600, 1),
+    orphanGraceSec: int("ORPHAN_GRACE_SEC", 900, 1),
     heartbeatTimeout: int("HEARTBEAT_TIMEOUT", 60, 1),
     healthCheckInterval: int("HEALTH_CHECK_INTERVAL", 3, 1),
     failoverThreshold: get("FAILOVER_THRESHOLD") === undefined ? undefined : int("FAILOVER_THRESHOLD", 0, 1),

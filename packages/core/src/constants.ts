@@ -30,6 +30,17 @@ export const AMPHORA_FAILOVER_STOPPED = "FAILOVER_STOPPED";
  * these lines and an alarm watches the count (stacks/alarms.ts).
  */
 export const FAILOVER_THRESHOLD_ALERT = "amphora.failover.threshold";
+/**
+ * The `alert` field of the WARN line the orphan sweep writes for each cloud resource it removes (one a
+ * crash left behind). On AWS a log metric filter counts these lines and an alarm watches the count.
+ */
+export const ORPHAN_SWEPT_ALERT = "cloud.orphan.swept";
+/**
+ * The `alert` field of the ERROR line a build writes when its amphorae failed to boot: the instance never
+ * ran (ComputeWait gave up, or the instance ended) or its agent was never reached (the connectivity wait
+ * gave up). On AWS a log metric filter counts these lines and an alarm watches the count.
+ */
+export const AMPHORA_BOOT_FAILED_ALERT = "amphora.boot.failed";
 export const AMPHORA_STATUSES = [
   AMPHORA_ALLOCATED,
   AMPHORA_BOOTING,

@@ -35,7 +35,10 @@ export type HousekeepingJobDeps = HousekeepingDeps & {
   pending: RepairStore;
   /** What the settings' cloud drivers made, for the orphan sweep; none for drivers that make nothing (noop, local). */
   sweeper?: OrphanSweeper | undefined;
-  config: Pick<Config, "loadBalancerExpiryAge" | "amphoraExpiryAge" | "certExpiryBuffer" | "cleanupInterval" | "certInterval">;
+  config: Pick<
+    Config,
+    "loadBalancerExpiryAge" | "amphoraExpiryAge" | "certExpiryBuffer" | "cleanupInterval" | "certInterval" | "orphanGraceSec"
+  >;
 };
 
 /** The jobs' stores, on their own clients (`decorate`d: the API benchmark's meter). */
@@ -90,8 +93,11 @@ export async function repair(deps: HousekeepingJobDeps, now = new Date()) {
 /** The orphan sweep: what the cloud drivers made for an owner that is gone is removed (core's services/sweep.ts). */
 export async function sweep(deps: HousekeepingJobDeps): Promise<SweepResult> {
   if (!deps.sweeper) return { checked: 0, removed: [] };
-  const result = await sweepOrphans({ store: deps.store, sweeper: deps.sweeper, log: deps.log });
-  if (result.removed.length) deps.log.info("housekeeping orphan sweep", { checked: result.checked, removed: result.removed.length });
+  const result = await sweepOrphans({ store: deps.store, sweeper: deps.sweeper, log: deps.log, graceSec: deps.config.orphanGraceSec });
+  if (result.removed.length) {
+    deps.log.info("housekeeping orphan sweep", { checked: result.checked, removed: result.removed.length });
+    deps.metrics.count("OrphansSwept", result.removed.length);
+  }
   return result;
 }
 

@@ -1,6 +1,7 @@
 // Amphora tasks, as Octavia's (controller/worker/v2/tasks: database, compute, network, amphora driver tasks).
 import {
   AMPHORA_ALLOCATED,
+  AMPHORA_BOOT_FAILED_ALERT,
   AMPHORA_BOOTING,
   DELETED,
   ERROR,
@@ -11,6 +12,7 @@ import {
   ROLE_STANDALONE,
   TOPOLOGY_ACTIVE_STANDBY,
   currentHealthManagerConfig,
+  ComputeBuildError,
   ComputeWaitTimeout,
   DriverError,
   buildProfile,
@@ -178,6 +180,8 @@ export const computeWait: TaskHandler = async (input, ctx) => {
     try {
       vm = await ctx.drivers.compute.getInstance(a.compute_id!);
     } catch (e) {
+      if (e instanceof ComputeBuildError || (e as Error)?.name === "ComputeBuildError")
+        bootFailed(ctx, [a], `its instance will never run: ${(e as Error).message}`);
       if (!(e instanceof ComputeWaitTimeout || (e as Error)?.name === "ComputeWaitTimeout")) throw e;
       pending.push(a);
       continue;
@@ -189,10 +193,23 @@ export const computeWait: TaskHandler = async (input, ctx) => {
       cached_zone: vm.cached_zone,
     });
   }
-  const state = activeWait(ctx, attempts, pending.length === 0, () => new ComputeWaitTimeout(pending.map((a) => a.compute_id).join(", ")));
+  const state = activeWait(ctx, attempts, pending.length === 0, () => {
+    bootFailed(ctx, pending, `its instance is not running after ${attempts} looks`);
+    return new ComputeWaitTimeout(pending.map((a) => a.compute_id).join(", "));
+  });
   if (state.waiting) ctx.log.info("amphora instance not running yet", { amphorae: pending.map((a) => a.id), attempts });
   return state;
 };
+
+/** The line an operator is alerted by (AMPHORA_BOOT_FAILED_ALERT; stacks/alarms.ts counts it): these amphorae failed to boot. */
+function bootFailed(ctx: TaskContext, amphorae: Amphora[], why: string): void {
+  ctx.log.error("amphora failed to boot", {
+    alert: AMPHORA_BOOT_FAILED_ALERT,
+    amphorae: amphorae.map((a) => a.id),
+    computeIds: amphorae.map((a) => a.compute_id),
+    why,
+  });
+}
 
 /** Where the agent wait stands, kept by the flow at $.agentWait between runs. */
 interface AgentWait {
@@ -224,6 +241,7 @@ export const amphoraeConnectivityWait: TaskHandler = async (input, ctx) => {
   const retryIn = Math.min(interval, 2 ** (attempts - 1));
   const elapsed = (Date.now() - Date.parse(since)) / 1000;
   if (attempts >= max || elapsed + retryIn > max * interval) {
+    bootFailed(ctx, pending, `its agent was not reached in ${attempts} attempts in ${Math.round(elapsed)} s`);
     for (const a of pending) await ctx.store.updateAmphora(input.lbId, a.id, input.owner, { status: ERROR });
     throw new DriverError(
       `Amphora compute instance failed to become reachable (${pending.map((a) => a.id).join(", ")}, ${attempts} attempts in ${Math.round(elapsed)} s). ` +

@@ -5,7 +5,7 @@
 // owner claims. It takes no lock: a resource is removed only when its owner's record says that no
 // flow will use it again, and removing twice is harmless (every driver's remove answers a resource
 // already gone as removed).
-import { DELETED, ERROR } from "../constants";
+import { DELETED, ERROR, ORPHAN_SWEPT_ALERT } from "../constants";
 import type { CloudResource, OrphanSweeper } from "../drivers";
 import type { Logger } from "../log";
 import type { LoadBalancerStore } from "../ports";
@@ -15,13 +15,12 @@ export interface SweepDeps {
   store: Pick<LoadBalancerStore, "getAmphora" | "getLoadBalancer">;
   sweeper: OrphanSweeper;
   log: Logger;
+  /**
+   * OTTAVA_ORPHAN_GRACE_SEC: how long a resource made before its owner's record (CloudResource.createdAt)
+   * may wait for that record; longer than any API request that allocates a VIP then writes the load balancer.
+   */
+  graceSec: number;
 }
-
-/**
- * How long a resource made before its owner's record (CloudResource.createdAt) may wait for that record:
- * longer than any API request that allocates a VIP then writes the load balancer.
- */
-export const OWNER_WRITE_GRACE_MS = 15 * 60_000;
 
 export interface SweepResult {
   checked: number;
@@ -54,13 +53,14 @@ export async function sweepOrphans(deps: SweepDeps): Promise<SweepResult> {
       why = amphoraOrphanReason(r, await deps.store.getAmphora(r.amphoraId));
     } else if (r.loadBalancerId) {
       const lb = await deps.store.getLoadBalancer(r.loadBalancerId);
-      const young = r.createdAt !== undefined && Date.now() - Date.parse(r.createdAt) < OWNER_WRITE_GRACE_MS;
+      const young = r.createdAt !== undefined && Date.now() - Date.parse(r.createdAt) < deps.graceSec * 1000;
       if (!lb) why = young ? undefined : "its load balancer no longer exists";
       else if (lb.record.provisioning_status === DELETED) why = "its load balancer is DELETED";
     }
     if (!why) continue;
     await deps.sweeper.remove(r);
-    deps.log.info("orphaned cloud resource removed", {
+    deps.log.warn("orphaned cloud resource removed", {
+      alert: ORPHAN_SWEPT_ALERT,
       kind: r.kind,
       id: r.id,
       amphoraId: r.amphoraId,
