@@ -93,6 +93,8 @@ const PASSED_THROUGH = [
   "OTTAVA_SECRETSMANAGER_ENDPOINT",
   // [certificates] cert_manager: noop or secretsmanager (stacks/config.ts refuses local; stacks/certificates.ts grants the reads).
   "OTTAVA_CERT_MANAGER",
+  // The orphan sweep's wait for a load balancer's record (housekeeping's SweepOrphans job).
+  "OTTAVA_ORPHAN_GRACE_SEC",
   "OTTAVA_AMP_IMAGE_TAG",
   "OTTAVA_AMP_BASE_IMAGE_ID",
   "OTTAVA_AMP_FLAVOR_ID",
