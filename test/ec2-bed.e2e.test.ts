@@ -167,7 +167,7 @@ afterAll(async () => {
 });
 
 /**
- * The test PKI, in a new directory: a CA (ca.pem), and certificates it signs, EC P-256: www.a.test's
+ * The test PKI, in a new directory: a CA (ca.pem) and its empty CRL (ca.crl), and certificates it signs, EC P-256: www.a.test's
  * (a.pem, a.key, and a.p12, a PKCS#12 bundle without a password), www.b.test's (b.pem, b.key), and the
  * TLS backend's at `memberIp` (member.pem, member.key); and a self-signed one for `strangerIp`, which the
  * CA does not sign (stranger.pem, stranger.key).
@@ -177,6 +177,13 @@ function makePki(memberIp: string, strangerIp: string): string {
   const openssl = (...args: string[]) => execFileSync("openssl", args, { cwd: dir, stdio: "pipe" });
   const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"];
   openssl("req", "-x509", ...ec, "-keyout", "ca.key", "-out", "ca.pem", "-subj", "/CN=Bed TLS CA", "-days", "2");
+  writeFileSync(join(dir, "index.txt"), "");
+  writeFileSync(join(dir, "crlnumber"), "01\n");
+  writeFileSync(
+    join(dir, "ca.cnf"),
+    "[ca]\ndefault_ca = d\n[d]\ndatabase = index.txt\ncrlnumber = crlnumber\ndefault_md = sha256\ndefault_crl_days = 2\n",
+  );
+  openssl("ca", "-gencrl", "-config", "ca.cnf", "-keyfile", "ca.key", "-cert", "ca.pem", "-out", "ca.crl");
   const sign = (name: string, cn: string, san: string) => {
     writeFileSync(join(dir, `${name}.ext`), `subjectAltName = ${san}\n`);
     openssl("req", ...ec, "-keyout", `${name}.key`, "-out", `${name}.csr`, "-subj", `/CN=${cn}`);
@@ -567,12 +574,13 @@ describe("a load balancer on EC2 amphorae booted by the test bed", () => {
     });
   }, 120_000);
 
-  it("reaches a pool's member over TLS, its certificate checked against a CA kept in Secrets Manager; a member the CA did not sign gets no request", async () => {
+  it("reaches a pool's member over TLS, its certificate checked against a CA and a CRL kept in Secrets Manager; a member the CA did not sign gets no request", async () => {
     const tlsBackend = (n: number, name: string) =>
       bed.backend(memberSubnet.id, memberAddress(n), 8443, `member-${name}`, { cert: tlsFile(`${name}.pem`), key: tlsFile(`${name}.key`) });
     const [member, stranger] = await Promise.all([tlsBackend(3, "member"), tlsBackend(4, "stranger")]);
     const owner = { projectId: (await app.call("GET", `/v2/lbaas/loadbalancers/${lbId}`)).body.loadbalancer.project_id };
     const caRef = await certificates.storeSecret(owner, readFileSync(tlsFile("ca.pem"), "utf8"));
+    const crlRef = await certificates.storeSecret(owner, readFileSync(tlsFile("ca.crl"), "utf8"));
     // Listener 8081's pool reaches the member the CA signed; 8082's the stranger.
     for (const [port, backend] of [
       [8081, member],
@@ -590,16 +598,17 @@ describe("a load balancer on EC2 amphorae booted by the test bed", () => {
         lb_algorithm: "ROUND_ROBIN",
         tls_enabled: true,
         ca_tls_container_ref: caRef,
+        crl_container_ref: crlRef,
       };
       const poolId = await create("pools", "pool", pool);
       await create(`pools/${poolId}/members`, "member", { address: backend!.address, protocol_port: 8443 });
     }
-    // Octavia's server line: ssl with the CA's file (HAProxy then verifies, its ssl-server-verify default).
+    // Octavia's server line: ssl with the CA's and the CRL's files, verify required.
     const config = instance.ns.read(`/var/lib/octavia/${lbId}/haproxy.cfg`) ?? "";
     const server = config.split("\n").find((l) => l.includes(`${member.address}:8443`)) ?? "";
-    const caFile = / ssl ca-file (\S+) /.exec(server)?.[1];
-    expect(server).not.toContain("verify none");
+    const [, caFile, crlFile] = / ssl ca-file (\S+) crl-file (\S+) verify required /.exec(server) ?? [];
     expect(instance.ns.read(caFile!)).toContain(readFileSync(tlsFile("ca.pem"), "utf8").split("\n")[1]);
+    expect(instance.ns.read(crlFile!)).toBe(readFileSync(tlsFile("ca.crl"), "utf8"));
     await withLogs(async () => {
       await vi.waitFor(
         () => expect(client.get(`http://${VIP}:8081/`, { timeoutS: 5 })).toMatchObject({ status: 200, body: "member-member" }),
