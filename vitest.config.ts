@@ -6,7 +6,7 @@ export default defineConfig({
     globalSetup: ["test/support/global-setup.ts"],
     // Most test time is spent waiting on DynamoDB Local, flows and child processes, not on CPU:
     // more workers than the machine's 2 cores keep it busy.
-    maxWorkers: 3,
+    maxWorkers: 4,
     // Metrics (EMF lines on stdout, one a data point) are off for the suite; tests that check them
     // turn them on (captureMetrics in packages/edge/test/support/output.ts). The stacks the e2e tests start inherit it.
     env: { POWERTOOLS_METRICS_DISABLED: "true" },
