@@ -29,8 +29,6 @@ import { deploy } from "./settings";
 export const ALARM_PERIOD_SECONDS = 300;
 /** Any failed or timed-out execution of a flow in a period. */
 export const FLOW_FAILURES_THRESHOLD = 1;
-/** Any failover-storm stop in a period. */
-export const FAILOVER_STORM_THRESHOLD = 1;
 /** 5xx answers of the API in a period (Keystone unreachable answers 503, as keystonemiddleware). */
 export const API_5XX_THRESHOLD = 5;
 /** Throttled invocations of a function in a period. */
@@ -94,22 +92,38 @@ export function createAlarms(flows: Flows, api: Api, jobs: Jobs, health: HealthM
     );
   }
 
+  /**
+   * An alarm on the log lines whose `alert` field is `alert`: a metric filter on each log group (id →
+   * its name) counts them into `metric`, and one of them in a period alarms.
+   */
+  const alertAlarm = (
+    id: string,
+    name: string,
+    description: string,
+    alert: string,
+    metric: string,
+    logGroups: Record<string, $util.Input<string>>,
+  ) => {
+    for (const [filter, logGroupName] of Object.entries(logGroups))
+      new aws.cloudwatch.LogMetricFilter(filter, {
+        logGroupName,
+        pattern: `{ $.alert = "${alert}" }`,
+        metricTransformation: { namespace: METRICS_NAMESPACE, name: metric, value: "1", unit: "Count" },
+      });
+    alarm(id, name, description, { namespace: METRICS_NAMESPACE, metricName: metric, dimensions: {}, statistic: "Sum" }, 1);
+  };
+
   // The failover-storm stop: counted from the health check's alert line (not under `sst dev`, where the
   // health manager has no log group in AWS).
-  if (health.logGroupName) {
-    new aws.cloudwatch.LogMetricFilter("FailoverStormAlerts", {
-      logGroupName: health.logGroupName,
-      pattern: `{ $.alert = "${FAILOVER_THRESHOLD_ALERT}" }`,
-      metricTransformation: { namespace: METRICS_NAMESPACE, name: FAILOVER_STORM_METRIC, value: "1", unit: "Count" },
-    });
-    alarm(
+  if (health.logGroupName)
+    alertAlarm(
       "FailoverStorm",
       "failover-storm",
       "The health check stopped every failover: as many amphorae as OTTAVA_FAILOVER_THRESHOLD are stale at once (FAILOVER_STOPPED). Look for a network or health-manager outage before anything else.",
-      { namespace: METRICS_NAMESPACE, metricName: FAILOVER_STORM_METRIC, dimensions: {}, statistic: "Sum" },
-      FAILOVER_STORM_THRESHOLD,
+      FAILOVER_THRESHOLD_ALERT,
+      FAILOVER_STORM_METRIC,
+      { FailoverStormAlerts: health.logGroupName },
     );
-  }
 
   alarm(
     "Api5xx",
@@ -141,33 +155,27 @@ export function createAlarms(flows: Flows, api: Api, jobs: Jobs, health: HealthM
     );
 
   // Orphans swept: counted from the sweep's line for each resource it removes.
-  new aws.cloudwatch.LogMetricFilter("OrphansSwept", {
-    logGroupName: jobs.jobs.SweepOrphans.nodes.function.apply((f) => f.nodes.logGroup.apply((g) => g!.name)),
-    pattern: `{ $.alert = "${ORPHAN_SWEPT_ALERT}" }`,
-    metricTransformation: { namespace: METRICS_NAMESPACE, name: ORPHANS_SWEPT_METRIC, value: "1", unit: "Count" },
-  });
-  alarm(
+  alertAlarm(
     "OrphansSwept",
     "orphans-swept",
     "The orphan sweep removed cloud resources (instances, ENIs, security groups, placement groups, secrets) whose load balancer or amphora is gone: a crash or a timeout interrupted a flow or an API request. Its log names each resource and why; look for the interrupted work.",
-    { namespace: METRICS_NAMESPACE, metricName: ORPHANS_SWEPT_METRIC, dimensions: {}, statistic: "Sum" },
-    1,
+    ORPHAN_SWEPT_ALERT,
+    ORPHANS_SWEPT_METRIC,
+    { OrphansSwept: jobs.jobs.SweepOrphans.nodes.function.apply((f) => f.nodes.logGroup.apply((g) => g!.name)) },
   );
 
   // Amphorae that failed to boot: counted from the two waits' lines when they give up.
-  for (const task of ["computeWait", "amphoraeConnectivityWait"] as const) {
-    new aws.cloudwatch.LogMetricFilter(`AmphoraBootFailures${task.charAt(0).toUpperCase()}${task.slice(1)}`, {
-      logGroupName: flows.functions[task]!.nodes.logGroup.apply((g) => g!.name),
-      pattern: `{ $.alert = "${AMPHORA_BOOT_FAILED_ALERT}" }`,
-      metricTransformation: { namespace: METRICS_NAMESPACE, name: AMPHORA_BOOT_METRIC, value: "1", unit: "Count" },
-    });
-  }
-  alarm(
+  const logGroupOf = (task: string) => flows.functions[task]!.nodes.logGroup.apply((g) => g!.name);
+  alertAlarm(
     "AmphoraBootFailures",
     "amphora-boot-failed",
     "Amphorae failed to boot: an instance never ran (capacity, the image) or its agent was never reached (the image, its user data, the management network). The task's log names the amphorae, their instances and why; the instances' console output says more.",
-    { namespace: METRICS_NAMESPACE, metricName: AMPHORA_BOOT_METRIC, dimensions: {}, statistic: "Sum" },
-    1,
+    AMPHORA_BOOT_FAILED_ALERT,
+    AMPHORA_BOOT_METRIC,
+    {
+      AmphoraBootFailuresComputeWait: logGroupOf("computeWait"),
+      AmphoraBootFailuresAmphoraeConnectivityWait: logGroupOf("amphoraeConnectivityWait"),
+    },
   );
 
   alarm(
