@@ -58,6 +58,14 @@ export function intermediatePems(intermediates: string | readonly string[]): str
   return blocks.map((b) => readCertificate(b).toString().trim());
 }
 
+const PEM_SECRET = /-----BEGIN (CERTIFICATE|X509 CERTIFICATE|X509 CRL)-----/;
+
+/** A client CA or CRL as it is stored (get_secret's value): the PEM itself, which must hold a certificate or a CRL. */
+export function pemSecret(pem: string): string {
+  if (!PEM_SECRET.test(pem)) throw new CertificateError("the file holds no PEM certificate or CRL");
+  return pem;
+}
+
 /** What a certificate is stored with (Octavia's store_cert arguments), PEMs. Secret: never log it. */
 export interface StoredCertificate {
   /** The certificate. */

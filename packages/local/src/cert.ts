@@ -4,7 +4,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { CertificateError, loadConfig, validateCert, type Config, type StoredCertificate } from "@ottava/core";
+import { CertificateError, loadConfig, pemSecret, validateCert, type Config, type StoredCertificate } from "@ottava/core";
 import { LocalCertManager } from "@ottava/amphora";
 import type { CertificateOwner } from "@ottava/aws/certs/store";
 
@@ -100,7 +100,7 @@ async function main() {
     } catch (e) {
       fail(`Could not read the PKCS#12 bundle ${values.pkcs12}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
     }
-    process.stdout.write(`${await store.storePkcs12(who, der)}\n`);
+    process.stdout.write(`${await notStored(store.storePkcs12(who, der))}\n`);
   } else if (command === "store") {
     if (!values.cert || !values.key) fail("store needs --cert and --key (see --help)");
     const who = secretsManager ? owner() : null;
@@ -113,13 +113,11 @@ async function main() {
         ? readPem(values["passphrase-file"], "passphrase file").replace(/\r?\n$/, "")
         : null,
     };
-    process.stdout.write(`${await store.storeCert(who, stored)}\n`);
+    process.stdout.write(`${await notStored(store.storeCert(who, stored))}\n`);
   } else if (command === "store-secret") {
     if (!values.file) fail("store-secret needs --file (see --help)");
     const who = secretsManager ? owner() : null;
-    const pem = readPem(values.file, "file");
-    if (!/-----BEGIN (CERTIFICATE|X509 CERTIFICATE|X509 CRL)-----/.test(pem)) fail("Not stored: the file holds no PEM certificate or CRL");
-    process.stdout.write(`${await store.storeSecret(who, pem)}\n`);
+    process.stdout.write(`${await notStored(store.storeSecret(who, readPem(values.file, "file")))}\n`);
   } else if (command === "delete") {
     if (rest.length !== 1) fail("delete needs one reference (see --help)");
     await store.delete(rest[0]!);
@@ -128,7 +126,7 @@ async function main() {
   }
 }
 
-/** Where the command stores: the local manager's directory, or Secrets Manager for an owner. */
+/** Where the command stores: the local manager's directory, or Secrets Manager for an owner. Each checks what it is given before it writes. */
 interface Store {
   storeCert(owner: CertificateOwner | null, material: StoredCertificate): Promise<string>;
   storeSecret(owner: CertificateOwner | null, pem: string): Promise<string>;
@@ -136,24 +134,25 @@ interface Store {
   delete(ref: string): Promise<void>;
 }
 
-/** A certificate the manager would refuse is not stored: the same checks, before anything is written. */
-const checked = <T>(check: () => T): T => {
+/** A store's answer; its refusal of what the manager would refuse (a CertificateError, nothing written) ends the command. */
+async function notStored<T>(write: Promise<T>): Promise<T> {
   try {
-    return check();
+    return await write;
   } catch (e) {
-    fail(`Not stored: ${(e as Error).message}`);
+    if (e instanceof CertificateError) fail(`Not stored: ${e.message}`);
+    throw e;
   }
-};
+}
 
 function localStore(config: Config, dataDirOption: string | undefined): Store {
   const dataDir = dataDirOption ?? process.env.OTTAVA_DATA_DIR ?? ".ottava";
   const manager = new LocalCertManager({ storagePath: config.certStoragePath ?? join(dataDir, "certificates") });
   return {
-    storeCert: (_owner, material) => {
-      checked(() => validateCert(material));
+    storeCert: async (_owner, material) => {
+      validateCert(material);
       return manager.storeCert(material);
     },
-    storeSecret: (_owner, pem) => manager.storeSecret(pem),
+    storeSecret: async (_owner, pem) => manager.storeSecret(pemSecret(pem)),
     storePkcs12: () => fail("--pkcs12 is for OTTAVA_CERT_MANAGER=secretsmanager"),
     delete: (ref) => manager.deleteCert(ref),
   };
@@ -161,18 +160,12 @@ function localStore(config: Config, dataDirOption: string | undefined): Store {
 
 /** Secrets Manager (@ottava/aws/certs/store, loaded only here): the secret's ARN is the reference. */
 async function secretsManagerStore(config: Config, kmsKeyId: string | undefined): Promise<Store> {
-  const { certificateSecretJson, certificateSecretStore, pkcs12SecretValue } = await import("@ottava/aws/certs/store");
+  const { certificateSecretStore } = await import("@ottava/aws/certs/store");
   const store = certificateSecretStore(config, kmsKeyId);
   return {
-    storeCert: (owner, material) => {
-      checked(() => certificateSecretJson(material));
-      return store.storeCert(owner!, material);
-    },
+    storeCert: (owner, material) => store.storeCert(owner!, material),
     storeSecret: (owner, pem) => store.storeSecret(owner!, pem),
-    storePkcs12: (owner, der) => {
-      checked(() => pkcs12SecretValue(der));
-      return store.storePkcs12(owner, der);
-    },
+    storePkcs12: (owner, der) => store.storePkcs12(owner, der),
     delete: async (ref) => {
       try {
         await store.delete(ref);

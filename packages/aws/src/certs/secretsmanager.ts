@@ -29,12 +29,28 @@ export const retrievalError = (ref: string) => new CertificateError(`Could not r
 
 type Tags = { Key?: string; Value?: string }[];
 
-/** May `projectId` of `stage` read a secret with these tags? A certificate's of the stage, the project's or shared, and no amphora's. */
+const tagOf = (tags: Tags, key: string) => tags.find((t) => t.Key === key)?.Value;
+
+/** Do these tags make a secret a certificate secret of `stage`: tagged as a certificate of the stage, and no amphora's? */
+export function isCertificateSecret(tags: Tags, stage: string): boolean {
+  if (tagOf(tags, AMPHORA_TAG_KEY) !== undefined || tagOf(tags, INSTANCE_ARN_TAG_KEY) !== undefined) return false;
+  return tagOf(tags, CERTIFICATE_TAG_KEY) === "true" && tagOf(tags, STAGE_TAG_KEY) === stage;
+}
+
+/** May `projectId` of `stage` read a secret with these tags? A certificate secret of the stage, the project's or shared. */
 export function mayReadCertificate(tags: Tags, projectId: string, stage: string): boolean {
-  const tag = (key: string) => tags.find((t) => t.Key === key)?.Value;
-  if (tag(AMPHORA_TAG_KEY) !== undefined || tag(INSTANCE_ARN_TAG_KEY) !== undefined) return false;
-  if (tag(CERTIFICATE_TAG_KEY) !== "true" || tag(STAGE_TAG_KEY) !== stage) return false;
-  return tag(PROJECT_TAG_KEY) === projectId || tag(SHARED_TAG_KEY) === "true";
+  if (!isCertificateSecret(tags, stage)) return false;
+  return tagOf(tags, PROJECT_TAG_KEY) === projectId || tagOf(tags, SHARED_TAG_KEY) === "true";
+}
+
+/** A PKCS#12 bundle read as get_cert answers it (no passphrase: its key comes out decrypted); Octavia's UnreadablePKCS12 as a CertificateError. */
+export function readPkcs12Certificate(der: Buffer): TlsCertificate {
+  try {
+    return { ...readPkcs12(der), private_key_passphrase: null };
+  } catch (e) {
+    if (e instanceof Pkcs12Error) throw new CertificateError(e.message);
+    throw e;
+  }
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
@@ -112,16 +128,7 @@ export class SecretsManagerCertManager implements CertManager {
   async getCert(projectId: string, ref: string): Promise<TlsCertificate> {
     this.log?.info("Loading certificate secret from Secrets Manager.", { ref });
     const { text, binary } = await this.value(projectId, ref);
-    let cert: TlsCertificate;
-    if (binary) {
-      try {
-        const p12 = readPkcs12(binary);
-        cert = { ...p12, private_key_passphrase: null };
-      } catch (e) {
-        if (e instanceof Pkcs12Error) throw new CertificateError(e.message);
-        throw e;
-      }
-    } else cert = readJsonCertificate(text!);
+    const cert = binary ? readPkcs12Certificate(binary) : readJsonCertificate(text!);
     validateCert(cert);
     return cert;
   }

@@ -5,11 +5,10 @@
 // manager's own checks of what it will read; its ARN is the reference. An entry of its own
 // (@ottava/aws/certs/store): the command needs it, the API's and task functions' bundles do not.
 import { randomUUID } from "node:crypto";
-import { CertificateError, validateCert, type Config, type StoredCertificate } from "@ottava/core";
-import { AMPHORA_TAG_KEY, CERTIFICATE_TAG_KEY, INSTANCE_ARN_TAG_KEY, PROJECT_TAG_KEY, SHARED_TAG_KEY, STAGE_TAG_KEY } from "../constants";
+import { CertificateError, pemSecret, validateCert, type Config, type StoredCertificate } from "@ottava/core";
+import { CERTIFICATE_TAG_KEY, PROJECT_TAG_KEY, SHARED_TAG_KEY, STAGE_TAG_KEY } from "../constants";
 import { secretsManagerClient, type SecretsManagerCall } from "../secretsmanager-client";
-import { Pkcs12Error, readPkcs12 } from "./pkcs12";
-import { readJsonCertificate } from "./secretsmanager";
+import { isCertificateSecret, readJsonCertificate, readPkcs12Certificate } from "./secretsmanager";
 
 /**
  * A certificate secret's name: ottava/<stage>/certificates/<uuid>. The stage keeps stages' certificates
@@ -38,7 +37,7 @@ export function certificateSecretTags(stage: string, owner: CertificateOwner): T
  * The JSON document of a certificate secret, once the manager's own read of it (readJsonCertificate,
  * then cert_parser's validate_cert) accepts it: a certificate the manager would refuse is never stored.
  */
-export function certificateSecretJson(m: StoredCertificate): string {
+function certificateSecretJson(m: StoredCertificate): string {
   const json = JSON.stringify({
     certificate: m.certificate,
     private_key: m.private_key,
@@ -53,22 +52,9 @@ export function certificateSecretJson(m: StoredCertificate): string {
  * A PKCS#12 bundle's bytes (SecretBinary, what Octavia's Barbican manager reads), once the manager's own
  * read of it (readPkcs12, no passphrase, then validate_cert) accepts it.
  */
-export function pkcs12SecretValue(der: Buffer): Buffer {
-  try {
-    validateCert({ ...readPkcs12(der), private_key_passphrase: null });
-  } catch (e) {
-    if (e instanceof Pkcs12Error) throw new CertificateError(e.message);
-    throw e;
-  }
+function pkcs12SecretValue(der: Buffer): Buffer {
+  validateCert(readPkcs12Certificate(der));
   return der;
-}
-
-const PEM_SECRET = /-----BEGIN (CERTIFICATE|X509 CERTIFICATE|X509 CRL)-----/;
-
-/** A client CA or CRL secret's value: the PEM itself, which must hold a certificate or a CRL. */
-export function pemSecretValue(pem: string): string {
-  if (!PEM_SECRET.test(pem)) throw new CertificateError("the file holds no PEM certificate or CRL");
-  return pem;
 }
 
 const errorName = (e: unknown) => (e as { name?: unknown } | null)?.name;
@@ -122,7 +108,7 @@ export class CertificateSecretStore {
 
   /** store_secret: a client CA or CRL, the PEM itself; answers the ARN. */
   async storeSecret(owner: CertificateOwner, pem: string): Promise<string> {
-    return this.create(owner, { SecretString: pemSecretValue(pem) }, "Ottava client CA or CRL (npm run cert)");
+    return this.create(owner, { SecretString: pemSecret(pem) }, "Ottava client CA or CRL (npm run cert)");
   }
 
   /**
@@ -137,10 +123,7 @@ export class CertificateSecretStore {
       if (errorName(e) === "ResourceNotFoundException") throw new CertificateError(`No certificate secret ${ref}`);
       throw e;
     }
-    const tags = (described.Tags ?? []) as { Key?: string; Value?: string }[];
-    const tag = (key: string) => tags.find((t) => t.Key === key)?.Value;
-    const certificate = tag(CERTIFICATE_TAG_KEY) === "true" && tag(STAGE_TAG_KEY) === this.stage;
-    if (!certificate || tag(AMPHORA_TAG_KEY) !== undefined || tag(INSTANCE_ARN_TAG_KEY) !== undefined)
+    if (!isCertificateSecret((described.Tags ?? []) as { Key?: string; Value?: string }[], this.stage))
       throw new CertificateError(
         `${ref} is not a certificate secret of stage ${this.stage} (tagged ${CERTIFICATE_TAG_KEY} = true, ${STAGE_TAG_KEY} = ${this.stage}): not deleted`,
       );
