@@ -60,6 +60,10 @@ export interface DeployPlan {
   apiIamAuth: boolean;
   /** [controller_worker] amphora_driver on AWS: noop, or rest (the agents on the management network). */
   amphoraDriver: "noop" | "rest";
+  /** [controller_worker] compute_driver on AWS: noop, or ec2 (each amphora an EC2 instance, packages/aws). */
+  computeDriver: "noop" | "ec2";
+  /** [controller_worker] network_driver on AWS: noop, or vpc (VIPs as secondary addresses of ENIs in the user's VPC). */
+  networkDriver: "noop" | "vpc";
   heartbeatPort: number;
   amphoraAgentPort: number;
   /** The amphora management network: heartbeats come from it, the REST driver calls into it. */
@@ -148,6 +152,15 @@ export function deployPlan(env: Env, stage: string, production: boolean, root: s
   const amphoraDriver = rawDriver === "rest" ? "rest" : "noop";
   if (rawDriver !== "noop" && rawDriver !== "rest")
     problems.push(`OTTAVA_AMPHORA_DRIVER on AWS must be noop or rest, not '${rawDriver}' (local runs only under npm start)`);
+
+  const rawCompute = setting(env, "OTTAVA_COMPUTE_DRIVER") ?? "noop";
+  const computeDriver = rawCompute === "ec2" ? "ec2" : "noop";
+  if (rawCompute !== "noop" && rawCompute !== "ec2")
+    problems.push(`OTTAVA_COMPUTE_DRIVER on AWS must be noop or ec2, not '${rawCompute}' (local runs only under npm start)`);
+  const rawNetwork = setting(env, "OTTAVA_NETWORK_DRIVER") ?? "noop";
+  const networkDriver = rawNetwork === "vpc" ? "vpc" : "noop";
+  if (rawNetwork !== "noop" && rawNetwork !== "vpc")
+    problems.push(`OTTAVA_NETWORK_DRIVER on AWS must be noop or vpc, not '${rawNetwork}' (local runs only under npm start)`);
 
   const heartbeatPort = port(env, "OTTAVA_HEARTBEAT_PORT", 5555, problems);
   const amphoraAgentPort = port(env, "OTTAVA_AMPHORA_AGENT_PORT", 9443, problems);
@@ -251,6 +264,8 @@ export function deployPlan(env: Env, stage: string, production: boolean, root: s
     authStrategy,
     apiIamAuth: authStrategy === "noauth",
     amphoraDriver,
+    computeDriver,
+    networkDriver,
     heartbeatPort,
     amphoraAgentPort,
     mgmtCidr,

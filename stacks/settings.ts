@@ -87,6 +87,9 @@ const PASSED_THROUGH = [
   "OTTAVA_ACTIVE_CONNECTION_RETRY_INTERVAL",
   "OTTAVA_SERVER_CA",
   "OTTAVA_LB_NETWORK_INTERFACE",
+  // [controller_worker] compute_driver and network_driver: noop, or ec2 and vpc (stacks/config.ts refuses local).
+  "OTTAVA_COMPUTE_DRIVER",
+  "OTTAVA_NETWORK_DRIVER",
   // The EC2 compute driver's (its endpoint: a VPC endpoint without private DNS).
   "OTTAVA_EC2_ENDPOINT",
   // Secrets Manager's, where the amphorae's secrets are (and the amphorae read them: their user data says it).

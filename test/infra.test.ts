@@ -91,8 +91,6 @@ const LOCAL_ONLY = new Set([
   "OTTAVA_DYNAMODB_ENDPOINT", // DynamoDB Local
   "OTTAVA_FLOW_CONCURRENCY", // the local flow runner
   "OTTAVA_DATAPLANE", // the local data plane and its drivers; on AWS the no-op drivers, the defaults
-  "OTTAVA_COMPUTE_DRIVER",
-  "OTTAVA_NETWORK_DRIVER",
   "OTTAVA_LOCAL_VIP_RANGE",
   "OTTAVA_HAPROXY_BINARY",
   "OTTAVA_CERT_STORAGE_PATH", // the local certificate manager's PEM files (stacks/config.ts refuses OTTAVA_CERT_MANAGER=local)
@@ -262,6 +260,8 @@ const DEPLOYER_ENV: Record<string, string> = {
   ),
   OTTAVA_AUTH_STRATEGY: "keystone",
   OTTAVA_AMPHORA_DRIVER: "rest",
+  OTTAVA_COMPUTE_DRIVER: "ec2",
+  OTTAVA_NETWORK_DRIVER: "vpc",
   OTTAVA_AMPHORA_AGENT_PORT: "9444",
   OTTAVA_HEARTBEAT_PORT: "5556",
   OTTAVA_POLICY_FILE: policyFile,

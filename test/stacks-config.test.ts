@@ -29,6 +29,8 @@ describe("deployPlan: authentication", () => {
       authStrategy: "keystone",
       apiIamAuth: false,
       amphoraDriver: "noop",
+      computeDriver: "noop",
+      networkDriver: "noop",
       heartbeatPort: 5555,
       mgmtCidr: "172.16.0.0/12",
       mgmtRoute: undefined,
@@ -145,9 +147,15 @@ describe("deployPlan: the amphora management network", () => {
     );
   });
 
-  it("refuses the local driver and bad ports", () => {
+  it("refuses the local drivers and bad ports", () => {
     expect(failure(() => deployPlan({ ...BASE, OTTAVA_AMPHORA_DRIVER: "local" }, "dev", false))).toContain(
       "local runs only under npm start",
+    );
+    expect(failure(() => deployPlan({ ...BASE, OTTAVA_COMPUTE_DRIVER: "local" }, "dev", false))).toContain(
+      "OTTAVA_COMPUTE_DRIVER on AWS must be noop or ec2, not 'local' (local runs only under npm start)",
+    );
+    expect(failure(() => deployPlan({ ...BASE, OTTAVA_NETWORK_DRIVER: "local" }, "dev", false))).toContain(
+      "OTTAVA_NETWORK_DRIVER on AWS must be noop or vpc, not 'local' (local runs only under npm start)",
     );
     expect(failure(() => deployPlan({ ...BASE, OTTAVA_HEARTBEAT_PORT: "0" }, "dev", false))).toContain(
       "OTTAVA_HEARTBEAT_PORT must be a port from 1 to 65535, not '0'",
