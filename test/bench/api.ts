@@ -37,8 +37,7 @@
 // The exit code is 1 when a budget is missed (after everything is printed); a retired target is printed, never fails.
 // The absolute time budgets (the list page's requests a second, the lookups' p50) are scaled to this machine (machineScale).
 import { randomUUID } from "node:crypto";
-import { subscribe } from "node:diagnostics_channel";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { request as httpRequest } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

@@ -106,7 +106,6 @@ interface Sample {
   counts: FlowCounts;
 }
 
-const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 const fixed = (x: number) => (Math.abs(x - Math.round(x)) < 0.05 ? String(Math.round(x)) : x.toFixed(1));
 
 /** The mean of the samples' counts. */
