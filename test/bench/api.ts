@@ -28,7 +28,7 @@
 // server (its Lambda's duration), each flow's Step Functions state transitions (states entered and
 // retries, from the local runner's event log of the real ASL: Map iterations included) and each task
 // invocation's time (a task Lambda's duration); with the DynamoDB units AWS would bill, it prices one
-// million calls and one flow at the list prices in PRICES (assumed, not measured), beside the
+// million calls and one flow at the list prices in PRICES (./cost.ts: assumed, not measured), beside the
 // always-on servers of an Octavia deployment.
 //
 //   npm run bench:api              # the issue's sizes (about 20 minutes on 2 cores today, most of it the lookups)
@@ -37,8 +37,7 @@
 // The exit code is 1 when a budget is missed (after everything is printed); a retired target is printed, never fails.
 // The absolute time budgets (the list page's requests a second, the lookups' p50) are scaled to this machine (machineScale).
 import { randomUUID } from "node:crypto";
-import { subscribe } from "node:diagnostics_channel";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { request as httpRequest } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -47,7 +46,33 @@ import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import type { ExecutionDescription } from "@ottava/core";
 import type { DynamoMeter, MeterCounts, MeterRow } from "@ottava/db/testing/metering";
 import type { Runtime, TaskDecorator } from "@ottava/local";
-import { benchStackSettings, checkLines, flag, listenersWithPools, machineScale, pct, sleep, SUBNET, type Check } from "./common";
+import {
+  benchStackSettings,
+  checkLines,
+  countFlows,
+  flag,
+  listenersWithPools,
+  machineScale,
+  noFlowUse,
+  pct,
+  sleep,
+  SUBNET,
+  timeServer,
+  type Check,
+  type FlowUse,
+} from "./common";
+import {
+  cents,
+  dollars,
+  flowDollars,
+  healthManagerMonthly,
+  lambdaMemory,
+  noCounts,
+  OCTAVIA_SERVERS,
+  PRICES,
+  serversMonthly,
+  type LambdaMemory,
+} from "./cost";
 
 // Before the app's modules load: no metric lines on stdout.
 process.env.POWERTOOLS_METRICS_DISABLED ??= "true";
@@ -109,39 +134,6 @@ const LOOKUP_TIMING: Timing = {
   cap: QUICK ? 2_000 : 10_000,
   countRuns: 1,
   stopWhenSlow: true,
-};
-
-// ---- prices: the cost model's assumptions (AWS list prices, not measured) -----------------------
-
-/**
- * On-demand list prices in us-east-1 as stated in issue 12 (November 2026; DynamoDB's since its
- * November 2024 cut), and the always-on servers an Octavia deployment needs. Not checked by the
- * bench: change them here.
- */
-const PRICES = {
-  date: "November 2026 (issue 12's figures; DynamoDB on-demand since the November 2024 price cut)",
-  region: "us-east-1",
-  /** DynamoDB on-demand, per request unit. */
-  dynamoWriteUnit: 0.625 / 1e6,
-  dynamoReadUnit: 0.125 / 1e6,
-  /** Lambda, x86_64: per request and per GB-second. */
-  lambdaRequest: 0.2 / 1e6,
-  lambdaGbSecond: 0.0000166667,
-  /** Step Functions Standard, per state transition. */
-  sfnTransition: 0.025 / 1000,
-  /** API Gateway HTTP API, per request (the first 300 million a month). */
-  apiRequest: 1.0 / 1e6,
-  hoursPerMonth: 730,
-  /** Octavia's always-on servers, per hour each. */
-  octavia: [
-    { what: "controllers (API, worker, health manager, housekeeping)", count: 3, instance: "EC2 m6i.large", hourly: 0.096 },
-    { what: "MySQL", count: 1, instance: "RDS db.m6i.large Multi-AZ", hourly: 0.342 },
-    { what: "RabbitMQ", count: 1, instance: "Amazon MQ mq.m5.large, single instance", hourly: 0.288 },
-  ],
-  /** Ottava's own always-on part (the heartbeat receiver, stacks/health.ts): Fargate (Linux, x86) and its Network Load Balancer. */
-  fargateVcpuHour: 0.04048,
-  fargateGbHour: 0.004445,
-  nlbHour: 0.0225,
 };
 
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/;
@@ -481,17 +473,6 @@ interface Run {
   wallMs: number;
 }
 
-/** A flow's use of Step Functions and of the task Lambdas (per request of the operation, mean of the counting runs). */
-interface FlowUse {
-  executions: number;
-  /** State transitions as Step Functions Standard bills them: states entered, and retries. */
-  transitions: number;
-  /** Task invocations (each a Lambda invocation on AWS), their time and their time rounded up per invocation to the ms (as Lambda bills). */
-  tasks: number;
-  taskMs: number;
-  taskBilledMs: number;
-}
-
 interface Measurement {
   op: string;
   size: string;
@@ -543,96 +524,10 @@ function useOf(rows: MeterRow[], scope: string, runs: number): Use {
   return u;
 }
 
-// ---- what the cost model needs besides DynamoDB: server time, state transitions, task time ----
-
-/** Server-side times of the API requests answered while set (the counting runs and the timed runs at 1 client). */
-let serverTimes: number[] | undefined;
-/** The flows started while set are counted into it (the counting runs). */
-let flowUse: FlowUse | undefined;
-
-/** Times every request the runtime's HTTP server answers (node:http's diagnostics channels). */
-function timeServer() {
-  const started = new WeakMap<object, bigint>();
-  subscribe("http.server.request.start", (msg) => {
-    if (serverTimes) started.set((msg as { response: object }).response, process.hrtime.bigint());
-  });
-  subscribe("http.server.response.finish", (msg) => {
-    const t0 = started.get((msg as { response: object }).response);
-    if (t0 !== undefined && serverTimes) serverTimes.push(Number(process.hrtime.bigint() - t0) / 1e6);
-  });
-}
-
-/**
- * Counts each flow execution of the local runner (the real ASL in aws-local-stepfunctions): the
- * states it enters and the retries, read from the execution's event log (a Map's iterations
- * included: they reach the root's log), and each Task's handler call and time (through the runner's
- * task decorator, below its journal: the journal is the local stand-in for Step Functions' history,
- * no Lambda's time). Only executions started while `flowUse` is set are counted, into it; the
- * execution ends once its log is read. Answers the decorator, for startRuntime.
- */
-async function countFlows(): Promise<TaskDecorator> {
-  const { StateMachine } = await import("aws-local-stepfunctions");
-  type RunFn = (
-    this: unknown,
-    input: unknown,
-    options?: Record<string, any>,
-  ) => { abort(): void; result: Promise<unknown>; eventLogs: AsyncGenerator<{ type: string }> };
-  const proto = StateMachine.prototype as unknown as { run: RunFn };
-  const run = proto.run;
-  proto.run = function (input, options) {
-    const use = flowUse;
-    // A Map iteration (run with its root's abort signal) is counted through its root's log.
-    if (!use || options?._rootAbortSignal) return run.call(this, input, options);
-    use.executions++;
-    const name = (options?.context as { Execution?: { Name?: string } } | undefined)?.Execution?.Name;
-    if (name) usesOf.set(name, use);
-    const out = run.call(this, input, options);
-    const read = (async () => {
-      for await (const e of out.eventLogs) if (e.type === "StateEntered" || e.type === "StateRetried") use.transitions++;
-    })();
-    const result = out.result.then(
-      (v) => read.then(() => v),
-      (e) => read.then(() => Promise.reject(e)),
-    );
-    return { ...out, result };
-  };
-  return (call, invoke) => async (input) => {
-    const use = usesOf.get(call.execution);
-    if (!use) return invoke(input);
-    const t0 = process.hrtime.bigint();
-    try {
-      return await invoke(input);
-    } finally {
-      const taken = Number(process.hrtime.bigint() - t0) / 1e6;
-      use.tasks++;
-      use.taskMs += taken;
-      use.taskBilledMs += Math.max(1, Math.ceil(taken));
-    }
-  };
-}
-/** The counts each execution's tasks go to (by execution name). */
-const usesOf = new Map<string, FlowUse>();
-
-/** The memory (MB) of the API's and of the task Lambdas as stacks/ declares it; SST's default (1024 MB) where it does not. */
-function lambdaMemory(): { api: number; task: number; note: string } {
-  const SST_DEFAULT = 1024;
-  const declared = (file: string) => {
-    try {
-      const text = readFileSync(new URL(`../../stacks/${file}`, import.meta.url), "utf8");
-      const m = /memory:\s*"(\d+)\s*(MB|GB)"/.exec(text);
-      return { mb: m ? Number(m[1]) * (m[2] === "GB" ? 1024 : 1) : undefined, arm: /architecture:\s*"arm64"/.test(text) };
-    } catch {
-      return { mb: undefined, arm: false };
-    }
-  };
-  const api = declared("api.ts");
-  const task = declared("flows.ts");
-  const note =
-    `API Lambda ${api.mb ?? SST_DEFAULT} MB (${api.mb ? "stacks/api.ts" : "SST's default: stacks/api.ts declares none"}), ` +
-    `task Lambdas ${task.mb ?? SST_DEFAULT} MB (${task.mb ? "stacks/flows.ts" : "SST's default: stacks/flows.ts declares none"})` +
-    (api.arm || task.arm ? "; the stacks declare arm64 but x86_64 prices are used" : ", x86_64");
-  return { api: api.mb ?? SST_DEFAULT, task: task.mb ?? SST_DEFAULT, note };
-}
+/** Server-side times of the API requests answered while `into` is set (the counting runs and the timed runs at 1 client). */
+const serverTimes = timeServer();
+/** The flows started while `into` is set are counted into it (the counting runs). */
+let flows: Awaited<ReturnType<typeof countFlows>>;
 
 /**
  * Counts one operation: `runs` requests, one at a time, with the meter on; each run's API and flow
@@ -641,11 +536,11 @@ function lambdaMemory(): { api: number; task: number; note: string } {
  */
 async function count(b: Bench, m: Measurement, runs: number, once: (run: number) => Promise<void>): Promise<Record<string, unknown>[][]> {
   const sent: Record<string, unknown>[][] = [];
-  const use: FlowUse = { executions: 0, transitions: 0, tasks: 0, taskMs: 0, taskBilledMs: 0 };
+  const use = noFlowUse();
   b.meter.reset();
   b.meter.active = true;
-  serverTimes = m.serverMs;
-  flowUse = use;
+  serverTimes.into = m.serverMs;
+  flows.into = use;
   try {
     for (let run = 0; run < runs; run++) {
       const mine: Record<string, unknown>[] = [];
@@ -661,8 +556,8 @@ async function count(b: Bench, m: Measurement, runs: number, once: (run: number)
     }
   } finally {
     b.meter.active = false;
-    serverTimes = undefined;
-    flowUse = undefined;
+    serverTimes.into = undefined;
+    flows.into = undefined;
   }
   const rows = b.meter.rows();
   m.api = useOf(rows, "", runs);
@@ -754,11 +649,11 @@ async function measureRead(
     const runs: Run[] = (m.latency[c] = []);
     const floors: Run[] = (m.floor[c] = []);
     for (let i = 0; i < RUNS; i++) {
-      if (c === 1) serverTimes = m.serverMs;
+      if (c === 1) serverTimes.into = m.serverMs;
       try {
         runs.push(await load(m, c, timing, async () => void (await read(b, path))));
       } finally {
-        serverTimes = undefined;
+        serverTimes.into = undefined;
       }
       if (bare) floors.push(await load(m, c, timing, bare));
       if (timing.stopWhenSlow && runs[i]!.wallMs > timing.cap) break;
@@ -791,11 +686,11 @@ async function measureMutation<T>(
   };
   await count(b, m, MUTATION_TIMING.countRuns, run);
   for (const c of CLIENTS) {
-    if (c === 1) serverTimes = m.serverMs;
+    if (c === 1) serverTimes.into = m.serverMs;
     try {
       m.latency[c] = [await load(m, c, MUTATION_TIMING, run)];
     } finally {
-      serverTimes = undefined;
+      serverTimes.into = undefined;
     }
   }
   return m;
@@ -1017,64 +912,38 @@ function report(): string[] {
 
 // ---- cost model -----------------------------------------------------------------------------
 
-/** What one call of an operation costs on AWS, in dollars, by service; and its flow alone (per execution). */
-interface Cost {
-  apiMs: number;
-  gateway: number;
-  apiLambda: number;
-  dynamo: number;
-  sfn: number;
-  tasks: number;
-  total: number;
-  perFlow: number | undefined;
-}
-
-function costOf(m: Measurement, memory: { api: number; task: number }): Cost {
-  const gbSeconds = (ms: number, mb: number) => (ms / 1000) * (mb / 1024);
-  const units = (u: Use | undefined) => (u ? u.computedRead * PRICES.dynamoReadUnit + u.computedWrite * PRICES.dynamoWriteUnit : 0);
+/** What one call of an operation costs on AWS, in dollars, by service (./cost.ts); and its flow alone (per execution). */
+function costOf(m: Measurement, memory: LambdaMemory) {
   const apiMs = median(m.serverMs);
-  const gateway = PRICES.apiRequest;
-  const apiLambda = PRICES.lambdaRequest + gbSeconds(Math.max(1, Math.ceil(apiMs)), memory.api) * PRICES.lambdaGbSecond;
   const f = m.flowUse;
-  const sfn = (f?.transitions ?? 0) * PRICES.sfnTransition;
-  const tasks = f ? f.tasks * PRICES.lambdaRequest + gbSeconds(f.taskBilledMs, memory.task) * PRICES.lambdaGbSecond : 0;
-  const dynamo = units(m.api) + units(m.flow);
-  const perFlow = f && f.executions > 0 ? (sfn + tasks + units(m.flow)) / f.executions : undefined;
-  return { apiMs, gateway, apiLambda, dynamo, sfn, tasks, total: gateway + apiLambda + dynamo + sfn + tasks, perFlow };
-}
-
-/** Ottava's always-on heartbeat receiver as stacks/health.ts declares it (its Fargate tasks), a month. */
-function healthManagerMonthly(): { monthly: number; note: string } {
-  let cpu = 0.5;
-  let gb = 1;
-  let tasks = 2;
-  try {
-    const text = readFileSync(new URL("../../stacks/health.ts", import.meta.url), "utf8");
-    cpu = Number(/cpu:\s*"([\d.]+) vCPU"/.exec(text)?.[1] ?? cpu);
-    gb = Number(/memory:\s*"([\d.]+) GB"/.exec(text)?.[1] ?? gb);
-    tasks = Number(/min:\s*(\d+)/.exec(text)?.[1] ?? tasks);
-  } catch {
-    // The defaults above: the declaration when this was written.
-  }
-  const fargate = tasks * (cpu * PRICES.fargateVcpuHour + gb * PRICES.fargateGbHour) * PRICES.hoursPerMonth;
-  const nlb = PRICES.nlbHour * PRICES.hoursPerMonth;
-  return {
-    monthly: fargate + nlb,
-    note:
-      `${tasks} Fargate tasks × (${cpu} vCPU, ${gb} GB) at $${PRICES.fargateVcpuHour}/vCPU-h and $${PRICES.fargateGbHour}/GB-h = ${dollars(fargate)}, ` +
-      `and their Network Load Balancer at $${PRICES.nlbHour}/h = ${dollars(nlb)} (its capacity units extra)`,
+  const units = (u: Use | undefined) => ({ readUnits: u?.computedRead ?? 0, writeUnits: u?.computedWrite ?? 0 });
+  const flow = {
+    ...noCounts(),
+    ...units(m.flow),
+    transitions: f?.transitions ?? 0,
+    tasks: f?.tasks ?? 0,
+    taskBilledMs: f?.taskBilledMs ?? 0,
   };
+  const api = units(m.api);
+  const call = flowDollars(
+    {
+      ...flow,
+      apiRequests: 1,
+      apiBilledMs: Math.max(1, Math.ceil(apiMs)),
+      readUnits: flow.readUnits + api.readUnits,
+      writeUnits: flow.writeUnits + api.writeUnits,
+    },
+    memory,
+  );
+  const perFlow = f && f.executions > 0 ? flowDollars(flow, memory).total / f.executions : undefined;
+  return { ...call, apiMs, perFlow };
 }
-
-const dollars = (x: number) => `$${x.toLocaleString("en", { minimumFractionDigits: 2, maximumFractionDigits: 2 })}`;
-/** A small amount with 3 significant digits ($0.0000123). */
-const cents = (x: number | undefined) => (x === undefined ? "–" : x === 0 ? "$0" : `$${x.toPrecision(3)}`);
 
 function costReport(): string[] {
   const memory = lambdaMemory();
   const out: string[] = [];
   const p = (s = "") => out.push(s);
-  const octavia = PRICES.octavia.reduce((t, o) => t + o.count * o.hourly * PRICES.hoursPerMonth, 0);
+  const octavia = serversMonthly(OCTAVIA_SERVERS);
   p(
     `Cost model: AWS on-demand list prices in ${PRICES.region} as of ${PRICES.date}, assumed by the bench (not measured): ` +
       `DynamoDB $${(PRICES.dynamoReadUnit * 1e6).toFixed(3)} per million read request units and $${(PRICES.dynamoWriteUnit * 1e6).toFixed(3)} per million write request units; ` +
@@ -1100,7 +969,7 @@ function costReport(): string[] {
     const M = (x: number) => dollars(x * 1e6);
     p(
       `| ${m.op} | ${m.size} | ${ms(c.apiMs)} | ${num(rru)} / ${num(wru)} | ${f ? `${num(f.transitions)} / ${num(f.tasks)} / ${ms(f.taskMs)}` : "–"} | ` +
-        `${M(c.gateway)} | ${M(c.apiLambda)} | ${M(c.dynamo)} | ${M(c.sfn)} | ${M(c.tasks)} | **${M(c.total)}** | ${cents(c.perFlow)} | ${(octavia / c.total / 1e6).toFixed(0)} million |`,
+        `${M(c.gateway)} | ${M(c.apiLambda)} | ${M(c.dynamo)} | ${M(c.sfn)} | ${M(c.tasks)} | **${M(c.total)}** | ${cents(c.perFlow)} | ${(octavia.total / c.total / 1e6).toFixed(0)} million |`,
     );
   }
   p();
@@ -1108,11 +977,13 @@ function costReport(): string[] {
     `Always-on cost of an Octavia deployment, list prices assumed by the bench (on-demand, ${PRICES.region}, ${PRICES.hoursPerMonth} h a month), not measured:`,
   );
   p();
-  p("| Octavia component | Instances | $ an hour each | $ a month |");
+  p("| Octavia component | Instances (each with a gp3 volume) | $ an hour each | $ a month |");
   p("|---|---|---:|---:|");
-  for (const o of PRICES.octavia)
-    p(`| ${o.what} | ${o.count} × ${o.instance} | $${o.hourly.toFixed(3)} | ${dollars(o.count * o.hourly * PRICES.hoursPerMonth)} |`);
-  p(`| **total** | | | **${dollars(octavia)}** |`);
+  for (const r of octavia.rows)
+    p(
+      `| ${r.server.what} | ${r.server.count} × EC2 ${r.server.instanceType}, ${r.server.volumeGb} GB | $${r.hourly.toFixed(4)} | ${dollars(r.monthly)} |`,
+    );
+  p(`| **total** | | | **${dollars(octavia.total)}** |`);
   p();
   const hm = healthManagerMonthly();
   p(
@@ -1255,9 +1126,8 @@ async function main() {
   // This machine's speed against the one the time budgets were set on, before the bench's own stack starts.
   const { scale, line } = await machineScale();
   log(line);
-  timeServer();
-  const decorateTask = await countFlows();
-  const b = await startBench(decorateTask);
+  flows = await countFlows();
+  const b = await startBench(flows.decorateTask);
   try {
     log(`stack ready at ${elapsed()}; building the trees…`);
     const smallTemplate = await createTemplate(b, SMALL_MEMBERS, 1);

@@ -1,5 +1,7 @@
 // What the benchmarks share: their command-line options (after `npm run bench:<name> --`), a pause, percentiles, the checks they print, and how much slower this machine is than the one their time budgets were set on.
 // They run under plain node (tsx): nothing here loads vitest (@ottava/*/testing does).
+import { subscribe } from "node:diagnostics_channel";
+import type { TaskDecorator } from "@ottava/local";
 
 /** The VIP subnet of the benchmarks' load balancers (the tests' SUBNET, @ottava/core/testing; the noop network driver takes any). */
 export const SUBNET = "5e6b7c5a-0b7e-4a0e-9d36-1f5b2f3a6a11";
@@ -139,4 +141,94 @@ export async function machineScale(): Promise<{ scale: number; line: string }> {
     scale,
     line: `DynamoDB Local here: ${writeMs.toFixed(2)} ms a transactional write (${REFERENCE_WRITE_MS} ms where the time budgets were set): time budgets × ${scale.toFixed(2)}`,
   };
+}
+
+// ---- what the cost model counts besides DynamoDB: the API's server time, state transitions, task time ----
+
+/** A flow's use of Step Functions and of the task Lambdas. */
+export interface FlowUse {
+  executions: number;
+  /** State transitions as Step Functions Standard bills them: states entered, and retries. */
+  transitions: number;
+  /** Task invocations (each a Lambda invocation on AWS), their time and their time rounded up per invocation to the ms (as Lambda bills). */
+  tasks: number;
+  taskMs: number;
+  taskBilledMs: number;
+}
+
+export const noFlowUse = (): FlowUse => ({ executions: 0, transitions: 0, tasks: 0, taskMs: 0, taskBilledMs: 0 });
+
+/**
+ * Times every request the process's HTTP servers answer (node:http's diagnostics channels), from its
+ * arrival to the end of its response: an API Lambda's duration. Each is pushed into `into` while set;
+ * with `port` set, only those of the server on that port (not a test proxy's in the same process).
+ */
+export function timeServer(): { into: number[] | undefined; port?: number } {
+  const sink: { into: number[] | undefined; port?: number } = { into: undefined };
+  const started = new WeakMap<object, bigint>();
+  subscribe("http.server.request.start", (msg) => {
+    const { response, server } = msg as { response: object; server?: { address(): unknown } };
+    if (sink.port !== undefined && (server?.address() as { port?: number } | null)?.port !== sink.port) return;
+    if (sink.into) started.set(response, process.hrtime.bigint());
+  });
+  subscribe("http.server.response.finish", (msg) => {
+    const t0 = started.get((msg as { response: object }).response);
+    if (t0 !== undefined && sink.into) sink.into.push(Number(process.hrtime.bigint() - t0) / 1e6);
+  });
+  return sink;
+}
+
+/**
+ * Counts each flow execution of the local runner (the real ASL in aws-local-stepfunctions): the
+ * states it enters and the retries, read from the execution's event log (a Map's iterations
+ * included: they reach the root's log), and each Task's handler call and time (through the runner's
+ * task decorator, below its journal: the journal is the local stand-in for Step Functions' history,
+ * no Lambda's time). Only executions started while `into` is set are counted, into it; the
+ * execution ends once its log is read. Answers the decorator, for startRuntime's decorateTask.
+ */
+export async function countFlows(): Promise<{ decorateTask: TaskDecorator; into: FlowUse | undefined }> {
+  const { StateMachine } = await import("aws-local-stepfunctions");
+  type RunFn = (
+    this: unknown,
+    input: unknown,
+    options?: Record<string, any>,
+  ) => { abort(): void; result: Promise<unknown>; eventLogs: AsyncGenerator<{ type: string }> };
+  /** The counts each execution's tasks go to (by execution name). */
+  const usesOf = new Map<string, FlowUse>();
+  const counter: { decorateTask: TaskDecorator; into: FlowUse | undefined } = {
+    into: undefined,
+    decorateTask: (call, invoke) => async (input) => {
+      const use = usesOf.get(call.execution);
+      if (!use) return invoke(input);
+      const t0 = process.hrtime.bigint();
+      try {
+        return await invoke(input);
+      } finally {
+        const taken = Number(process.hrtime.bigint() - t0) / 1e6;
+        use.tasks++;
+        use.taskMs += taken;
+        use.taskBilledMs += Math.max(1, Math.ceil(taken));
+      }
+    },
+  };
+  const proto = StateMachine.prototype as unknown as { run: RunFn };
+  const run = proto.run;
+  proto.run = function (input, options) {
+    const use = counter.into;
+    // A Map iteration (run with its root's abort signal) is counted through its root's log.
+    if (!use || options?._rootAbortSignal) return run.call(this, input, options);
+    use.executions++;
+    const name = (options?.context as { Execution?: { Name?: string } } | undefined)?.Execution?.Name;
+    if (name) usesOf.set(name, use);
+    const out = run.call(this, input, options);
+    const read = (async () => {
+      for await (const e of out.eventLogs) if (e.type === "StateEntered" || e.type === "StateRetried") use.transitions++;
+    })();
+    const result = out.result.then(
+      (v) => read.then(() => v),
+      (e) => read.then(() => Promise.reject(e)),
+    );
+    return { ...out, result };
+  };
+  return counter;
 }
