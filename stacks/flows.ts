@@ -65,7 +65,7 @@ export function createFlows(table: Table, network: Network, secrets: Secrets, co
           runtime: RUNTIME,
           nodejs: NODEJS,
           timeout: TASK_FUNCTION_TIMEOUT,
-          memory: "512 MB", // test/bench/api.ts reads this literal for its Lambda prices
+          memory: "512 MB", // test/bench/cost.ts reads this literal for its Lambda prices
           link: [table],
           environment: {
             ...shared,
