@@ -10,7 +10,8 @@
 // - addresses: an ENI's or a secondary address that moto would pick at random (perhaps one another ENI
 //   holds) is pinned to a free one of the subnet;
 // - faults on demand for named actions: throttling (RequestLimitExceeded, HTTP 503) and 500s, before
-//   moto sees the request or after it did (AWS did the work, the answer was lost).
+//   moto sees the request or after it did (AWS did the work, the answer was lost); and a call done but
+//   never answered (hold), for a test that kills its caller between the two.
 // - network interfaces: an attached ENI is refused deletion (InvalidNetworkInterface.InUse), a group any
 //   ENI uses too (DependencyViolation); an attach of an ENI already attached, across zones, at a device
 //   index the instance already uses, or past the interfaces its instance type takes is refused; AssignPrivateIpAddresses of an address another ENI holds
