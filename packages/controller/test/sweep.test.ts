@@ -11,6 +11,7 @@ import {
   DescribeNetworkInterfacesCommand,
   DescribeSecurityGroupsCommand,
   EC2Client,
+  RunInstancesCommand,
   type Tag,
 } from "@aws-sdk/client-ec2";
 import {
@@ -252,6 +253,59 @@ describe("the orphan sweep of the vpc network driver's ENIs and security groups"
     const late = (await sweep({ ...deps, config: { ...deps.config, orphanGraceSec: 1 } })).removed.map((r) => r.id);
     expect(late.sort()).toEqual([youngGroup, youngReservation].sort());
     expect(await eniExists(youngReservation)).toBe(false);
+  }, 120_000);
+});
+
+describe("the orphan sweep of a deleted load balancer's instance and group", () => {
+  it("removes both; a live load balancer's instance and group stay, and so do untagged ones", async () => {
+    const vpcId = (await ec2.send(new DescribeSecurityGroupsCommand({ GroupIds: [fx.securityGroup] }))).SecurityGroups![0]!.VpcId!;
+    const longAgo = new Date(Date.now() - 3_600_000).toISOString();
+    const group = async (name: string, tags: Tag[]) =>
+      (
+        await ec2.send(
+          new CreateSecurityGroupCommand({
+            GroupName: name,
+            Description: "test",
+            VpcId: vpcId,
+            ...(tags.length ? { TagSpecifications: [{ ResourceType: "security-group" as const, Tags: tags }] } : {}),
+          }),
+        )
+      ).GroupId!;
+    const lbGroup = (lb: string) =>
+      group(`ottava-${STAGE}-lb-${lb}`, [
+        { Key: STAGE_TAG_KEY, Value: STAGE },
+        { Key: LOAD_BALANCER_TAG_KEY, Value: lb },
+        { Key: CREATED_AT_TAG_KEY, Value: longAgo },
+      ]);
+    // A live load balancer: its amphora's instance, and a group of its own.
+    const created = await t.call("POST", "/v2/lbaas/loadbalancers", { loadbalancer: { vip_subnet_id: SUBNET } });
+    expect(created.status).toBe(201);
+    const liveLb = created.body.loadbalancer.id as string;
+    await t.settle();
+    const liveInstance = (await t.store.amphoraeOf(liveLb))[0]!.compute_id!;
+    const liveGroup = await lbGroup(liveLb);
+    // A deleted load balancer (its records purged): the instance of its amphora and its group, as a crash left them.
+    const deletedLb = crypto.randomUUID();
+    const lost = buildRequest({ serverPem: "x", agentConfig: "y", loadBalancerId: deletedLb });
+    const deletedInstance = await driverOf(STAGE).build(lost);
+    const deletedGroup = await lbGroup(deletedLb);
+    // Untagged: not Ottava's.
+    const untaggedInstance = (await ec2.send(new RunInstancesCommand({ ImageId: fx.publicAmi, MinCount: 1, MaxCount: 1 }))).Instances![0]!
+      .InstanceId!;
+    const untaggedGroup = await group(`not-ottava-${crypto.randomUUID()}`, []);
+
+    const deps = createHousekeepingDeps(t.config, t.engine, createLogger({ service: "test" }, "error"), metrics);
+    expect((await sweep(deps)).removed.map((r) => `${r.kind} ${r.id}`).sort()).toEqual(
+      [`instance ${deletedInstance}`, `secret ${amphoraSecretName(STAGE, lost.amphoraId)}`, `security-group ${deletedGroup}`].sort(),
+    );
+    const running = await liveInstances();
+    expect(running).toEqual(expect.arrayContaining([liveInstance, untaggedInstance]));
+    expect(running).not.toContain(deletedInstance);
+    const groups = (
+      await ec2.send(new DescribeSecurityGroupsCommand({ Filters: [{ Name: "vpc-id", Values: [vpcId] }] }))
+    ).SecurityGroups!.map((g) => g.GroupId);
+    expect(groups).toEqual(expect.arrayContaining([liveGroup, untaggedGroup, fx.securityGroup]));
+    expect(groups).not.toContain(deletedGroup);
   }, 120_000);
 });
 

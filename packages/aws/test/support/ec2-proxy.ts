@@ -10,7 +10,8 @@
 // - addresses: an ENI's or a secondary address that moto would pick at random (perhaps one another ENI
 //   holds) is pinned to a free one of the subnet;
 // - faults on demand for named actions: throttling (RequestLimitExceeded, HTTP 503) and 500s, before
-//   moto sees the request or after it did (AWS did the work, the answer was lost).
+//   moto sees the request or after it did (AWS did the work, the answer was lost); and a call done but
+//   never answered (hold), for a test that kills its caller between the two.
 // - network interfaces: an attached ENI is refused deletion (InvalidNetworkInterface.InUse), a group any
 //   ENI uses too (DependencyViolation); an attach of an ENI already attached, across zones, at a device
 //   index the instance already uses, or past the interfaces its instance type takes is refused; AssignPrivateIpAddresses of an address another ENI holds
@@ -83,6 +84,11 @@ export interface Ec2Proxy {
   fail(action: string, fault: Omit<Ec2Fault, "times" | "after">, options?: { times?: number; after?: boolean }): void;
   /** Drops the faults not yet answered. */
   clearFaults(): void;
+  /**
+   * The next call of `action` is done (moto acts, the call is recorded) but never answered: the answer
+   * resolves with the call, for a test that kills the caller between the act and its answer.
+   */
+  hold(action: string): Promise<ProxiedCall>;
   /** How instances launched from now on boot (default: NotFound never, `running` at once, as moto). */
   boot(behaviour: Partial<BootBehaviour>): void;
   /**
@@ -179,6 +185,8 @@ export async function startEc2Proxy(motoEndpoint: string): Promise<Ec2Proxy> {
   let behaviour: BootBehaviour = { notFoundOnce: false, pendingDescribes: 0 };
   /** New instances and how far they are through their boot. */
   const booting = new Map<string, BootBehaviour & { describes: number; notFoundDone: boolean }>();
+  /** Actions whose next call is held unanswered (hold), with whom to tell. */
+  const holds = new Map<string, (call: ProxiedCall) => void>();
 
   /** A request of the proxy's own to moto (signed as moto routes: an EC2 credential scope; it checks no signature). */
   const moto = async (body: string, headers: Record<string, string>) => {
@@ -496,7 +504,13 @@ export async function startEc2Proxy(motoEndpoint: string): Promise<Ec2Proxy> {
       answer = await interfaceCall(action, params, forward);
     else answer = await forward();
     if (fault?.after) answer = { status: fault.status, body: errorXml(fault.code, fault.message) };
-    calls.push({ action, params, status: answer.status });
+    const call = { action, params, status: answer.status };
+    calls.push(call);
+    const holder = holds.get(action);
+    if (holder) {
+      holds.delete(action);
+      return holder(call); // unanswered: the connection ends with its caller, or at stop()
+    }
     res.writeHead(answer.status, { "content-type": "text/xml;charset=UTF-8", "x-amzn-requestid": randomUUID() });
     res.end(answer.body);
   }
@@ -520,6 +534,7 @@ export async function startEc2Proxy(motoEndpoint: string): Promise<Ec2Proxy> {
       faults.set(action, queue);
     },
     clearFaults: () => faults.clear(),
+    hold: (action) => new Promise((resolve) => holds.set(action, resolve)),
     boot: (b) => void (behaviour = { ...behaviour, ...b }),
     vipHolder: (address) => holders.get(address),
     reset: () => {
