@@ -188,8 +188,9 @@ export async function createLoadBalancer(
   };
   // The LB and everything in its graph are charged in the LB's own write (checked under keystone).
   const puts: ChildWrite[] = graph.map((i) => ({ kind: i.kind, put: i.record as TreeRecord & { project_id: string; created_at: string } }));
-  const usage = await charge(deps.quotaLimits, projectId, addTo(createdBy(puts), "loadbalancer", 1));
   try {
+    // The quota's read may fail too (throttling): the VIP is given back whatever stops the write.
+    const usage = await charge(deps.quotaLimits, projectId, addTo(createdBy(puts), "loadbalancer", 1));
     await deps.store.createLoadBalancer(stored, owner, started.executionArn, usage, started);
   } catch (e) {
     await deps.network.deallocateVip(lb);
