@@ -29,6 +29,8 @@ export interface ProxiedCall {
   action: string;
   params: Record<string, string>;
   status: number;
+  /** Its User-Agent: Ottava's name their workload (`ottava/<workload>`, @ottava/edge workloadUserAgent). */
+  userAgent: string;
 }
 
 /** An injected fault: EC2's error `code` with its HTTP `status`, for the next `times` calls of an action. */
@@ -75,6 +77,8 @@ export interface Ec2Proxy {
   endpoint: string;
   /** Every request, in order. */
   calls: ProxiedCall[];
+  /** The action and User-Agent of every request since the proxy started, which reset() keeps: a whole file's record (test/support/aws-calls.ts). */
+  history: Pick<ProxiedCall, "action" | "userAgent">[];
   /** The parameters of each call of `action`. */
   params(action: string): Record<string, string>[];
   /** The placement groups that exist, by name. */
@@ -172,6 +176,7 @@ function readBody(req: IncomingMessage): Promise<string> {
 /** Starts a proxy on a free loopback port in front of moto at `motoEndpoint`. */
 export async function startEc2Proxy(motoEndpoint: string): Promise<Ec2Proxy> {
   const calls: ProxiedCall[] = [];
+  const history: Pick<ProxiedCall, "action" | "userAgent">[] = [];
   const faults = new Map<string, Ec2Fault[]>();
   const groups = new Map<string, PlacementGroup>();
   /** ClientToken → the RunInstances parameters it came with and moto's answer (a promise: a concurrent retry waits for it). */
@@ -496,7 +501,9 @@ export async function startEc2Proxy(motoEndpoint: string): Promise<Ec2Proxy> {
       answer = await interfaceCall(action, params, forward);
     else answer = await forward();
     if (fault?.after) answer = { status: fault.status, body: errorXml(fault.code, fault.message) };
-    calls.push({ action, params, status: answer.status });
+    const userAgent = headers["user-agent"] ?? "";
+    calls.push({ action, params, status: answer.status, userAgent });
+    history.push({ action, userAgent });
     res.writeHead(answer.status, { "content-type": "text/xml;charset=UTF-8", "x-amzn-requestid": randomUUID() });
     res.end(answer.body);
   }
@@ -512,6 +519,7 @@ export async function startEc2Proxy(motoEndpoint: string): Promise<Ec2Proxy> {
   return {
     endpoint: `http://127.0.0.1:${port}`,
     calls,
+    history,
     params: (action) => calls.filter((c) => c.action === action).map((c) => c.params),
     placementGroups: groups,
     fail: (action, fault, options = {}) => {
