@@ -159,6 +159,11 @@ export const UNRECORDED_CALLS: { workload: string; calls: Calls; why: string }[]
   },
   {
     workload: "api",
+    calls: { ec2: ["ec2:DescribeAvailabilityZones", "ec2:DescribeImages", "ec2:DescribeSubnets", "ec2:DescribeVpcs"] },
+    why: "the profile checks of a flavor's amp_image_tag and of an availability zone profile (packages/aws/src/profiles.ts): no recorded run makes one",
+  },
+  {
+    workload: "api",
     calls: { vpc: ["ec2:DeleteNetworkInterface", "ec2:DeleteSecurityGroup", "ec2:UnassignPrivateIpAddresses"] },
     why: "a VIP allocation that fails half-way is undone (undoAllocation); every recorded allocation succeeds",
   },

@@ -44,6 +44,7 @@ export function permissionsFor(calls: string[], amphoraRoleArn: $util.Input<stri
     // Describe actions and ListSecrets take no resource narrower than "*", and no tag condition.
     {
       actions: [
+        "ec2:DescribeAvailabilityZones",
         "ec2:DescribeImages",
         "ec2:DescribeInstanceTypes",
         "ec2:DescribeInstances",

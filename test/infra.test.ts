@@ -168,6 +168,7 @@ const ACTIONS_ON_STAR_ONLY = new Set([
   "ssmmessages:OpenDataChannel",
   // The AWS drivers' and the orphan sweep's look-ups (stacks/iam.ts): EC2's Describe actions and
   // Secrets Manager's ListSecrets take no narrower resource.
+  "ec2:DescribeAvailabilityZones",
   "ec2:DescribeImages",
   "ec2:DescribeInstanceTypes",
   "ec2:DescribeInstances",
