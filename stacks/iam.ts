@@ -7,6 +7,9 @@
 // real account proves the conditions (docs/deploying.md, "Least privilege").
 import { IMPLIED, STAGE_TAG_KEY } from "./iam-calls";
 
+/** The tag key of packages/aws/src/constants.ts (PROJECT_TAG_KEY) that gives a user's VPC, subnet or port to a project. */
+const PROJECT_TAG_KEY = "ottava:project";
+
 export { HEALTH_MANAGER, SWEEP, callsOf } from "./iam-calls";
 
 interface Condition {
@@ -114,6 +117,14 @@ export function permissionsFor(calls: string[], amphoraRoleArn: $util.Input<stri
       actions: ["ec2:AuthorizeSecurityGroupIngress", "ec2:RevokeSecurityGroupIngress", "ec2:DeleteSecurityGroup"],
       resources: [ec2("security-group/*")],
       conditions: ours,
+    },
+    // A user's own port given as vip_port_id (the VIP's holder, which the VIP moves back to) carries its
+    // project's tag (ottava:project, which the driver requires of it), not the stage's. A port the driver
+    // takes untagged (OTTAVA_ALLOW_INVISIBLE_RESOURCE_USAGE) or shared (ottava:shared) is refused here.
+    {
+      actions: ["ec2:AssignPrivateIpAddresses", "ec2:UnassignPrivateIpAddresses"],
+      resources: [ec2("network-interface/*")],
+      conditions: [{ test: "Null", variable: `aws:ResourceTag/${PROJECT_TAG_KEY}`, values: ["false"] }],
     },
     // The groups a VIP port is given (vip_sg_ids) are the operator's, untagged.
     { actions: ["ec2:ModifyNetworkInterfaceAttribute"], resources: [ec2("security-group/*")] },
