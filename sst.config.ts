@@ -38,11 +38,11 @@ export default $config({
     const table = createTable();
     const compute = createAmphoraCompute();
     const flows = createFlows(table, network, secrets, compute);
-    const api = createApi(table, flows, secrets);
+    const api = createApi(table, flows, secrets, compute);
     // StepFunctionsEngine appends the flow name to this prefix: the state machines are named to match.
     const stateMachineArnPrefix = $interpolate`arn:aws:states:${aws.getRegionOutput().region}:${aws.getCallerIdentityOutput().accountId}:stateMachine:${$app.name}-${$app.stage}-`;
     const jobs = createJobs(table, stateMachineArnPrefix, compute);
-    const health = createHealthManager(table, stateMachineArnPrefix, network, secrets);
+    const health = createHealthManager(table, stateMachineArnPrefix, network, secrets, compute);
     const alarms = createAlarms(flows, api, jobs, health);
 
     return { api: api.api.url, auth: plan.authStrategy, table: table.name, healthManager: health.service.url, alarmTopic: alarms.topicArn };

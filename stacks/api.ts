@@ -4,12 +4,14 @@
 // AWS_IAM authorization, so no anonymous caller from the internet is ever an admin.
 import { FLOW_NAMES } from "@ottava/controller/flows";
 import { certificateReadPermissions } from "./certificates";
+import type { AmphoraCompute } from "./compute";
+import { callsOf, permissionsFor } from "./iam";
 import { stateMachineName, type Flows } from "./flows";
 import type { Secrets } from "./secrets";
 import { LOG_RETENTION, NODEJS, RUNTIME, TRACING, deploy, sharedEnvironment, xrayPolicy } from "./settings";
-import type { Table } from "./table";
+import { tablePermissions, type Table } from "./table";
 
-export function createApi(table: Table, flows: Flows, secrets: Secrets) {
+export function createApi(table: Table, flows: Flows, secrets: Secrets, compute: AmphoraCompute) {
   const plan = deploy();
   const keystone = plan.authStrategy === "keystone";
   const region = aws.getRegionOutput().region;
@@ -23,7 +25,6 @@ export function createApi(table: Table, flows: Flows, secrets: Secrets) {
     handler: "packages/api/src/lambda.handler",
     runtime: RUNTIME,
     nodejs: NODEJS,
-    link: [table],
     ...(policyFile ? { copyFiles: [{ from: policyFile, to: "policy-overrides" }] } : {}),
     environment: {
       ...sharedEnvironment(),
@@ -36,6 +37,7 @@ export function createApi(table: Table, flows: Flows, secrets: Secrets) {
       OTTAVA_STATE_MACHINE_ARN_PREFIX: stateMachineArnPrefix,
     },
     permissions: [
+      ...tablePermissions(table),
       // Start flows, and read their executions back (status checks, housekeeping).
       { actions: ["states:StartExecution"], resources: flows.machines.map((m) => m.machine.arn) },
       {
@@ -45,6 +47,8 @@ export function createApi(table: Table, flows: Flows, secrets: Secrets) {
       ...secrets.permissions(keystone ? ["KeystonePassword"] : []),
       // The references listeners and pools name are checked against the certificate manager.
       ...certificateReadPermissions(plan),
+      // The VIP allocation, the profile checks' and the look-ups' EC2 calls (stacks/iam.ts).
+      ...permissionsFor(callsOf("api", plan), compute.role.arn),
     ],
     logging: { retention: LOG_RETENTION },
     policies: xrayPolicy().apply((arn) => [arn]),

@@ -14,10 +14,11 @@ import {
 import { certificateReadPermissions, readsCertificates } from "./certificates";
 import type { AmphoraCompute } from "./compute";
 import type { DeployPlan, StoredSecret } from "./config";
+import { callsOf, permissionsFor } from "./iam";
 import type { Network } from "./network";
 import type { Secrets } from "./secrets";
 import { LOG_RETENTION, LOG_RETENTION_DAYS, NODEJS, RUNTIME, TRACING, deploy, sharedEnvironment, xrayPolicy } from "./settings";
-import type { Table } from "./table";
+import { tablePermissions, type Table } from "./table";
 
 /** Resource names: "computeCreate" → "ComputeCreate", "loadbalancer-create" → "LoadbalancerCreate". */
 const pascal = (s: string) =>
@@ -66,7 +67,6 @@ export function createFlows(table: Table, network: Network, secrets: Secrets, co
           nodejs: NODEJS,
           timeout: TASK_FUNCTION_TIMEOUT,
           memory: "512 MB", // test/bench/cost.ts reads this literal for its Lambda prices
-          link: [table],
           environment: {
             ...shared,
             // The tasks that sign get the CA's certificate (its key is a parameter, below).
@@ -80,8 +80,10 @@ export function createFlows(table: Table, network: Network, secrets: Secrets, co
             OTTAVA_TABLE_NAME: table.name,
           },
           permissions: [
+            ...tablePermissions(table),
             ...secrets.permissions(stored),
-            ...(compute.computes(task) ? compute.permissions : []),
+            // The EC2 and Secrets Manager calls of its drivers (stacks/iam.ts).
+            ...permissionsFor(callsOf(task, plan), compute.role.arn),
             // Those that push the listeners' configuration upload their certificates (stacks/certificates.ts).
             ...(readsCertificates(task, plan) ? certificateReadPermissions(plan) : []),
           ],

@@ -7,16 +7,24 @@
 // The tasks run in the VPC's security group, which admits the management network's heartbeats
 // (stacks/network.ts: an NLB keeps the client address for UDP, so the tasks see the amphorae's own).
 import { FLOW_NAMES } from "@ottava/controller/flows";
+import type { AmphoraCompute } from "./compute";
 import { stateMachineName } from "./flows";
+import { HEALTH_MANAGER, callsOf, permissionsFor } from "./iam";
 import type { Network } from "./network";
 import type { Secrets } from "./secrets";
 import { LOG_RETENTION, deploy, sharedEnvironment } from "./settings";
-import type { Table } from "./table";
+import { tablePermissions, type Table } from "./table";
 
 /** The port of the tasks' GET /healthcheck, which the NLB checks them on (UDP cannot be checked). */
 const HEALTH_PORT = 8080;
 
-export function createHealthManager(table: Table, stateMachineArnPrefix: $util.Input<string>, network: Network, secrets: Secrets) {
+export function createHealthManager(
+  table: Table,
+  stateMachineArnPrefix: $util.Input<string>,
+  network: Network,
+  secrets: Secrets,
+  compute: AmphoraCompute,
+) {
   const plan = deploy();
   const region = aws.getRegionOutput().region;
   const accountId = aws.getCallerIdentityOutput().accountId;
@@ -31,7 +39,6 @@ export function createHealthManager(table: Table, stateMachineArnPrefix: $util.I
     cpu: "0.5 vCPU",
     memory: "1 GB",
     scaling: { min: 2, max: 4 }, // two tasks, two AZs: heartbeats keep arriving while one is replaced
-    link: [table],
     environment: {
       ...sharedEnvironment(),
       OTTAVA_TABLE_NAME: table.name,
@@ -45,6 +52,7 @@ export function createHealthManager(table: Table, stateMachineArnPrefix: $util.I
     ssm: { OTTAVA_HEARTBEAT_KEY: heartbeatKey.arn },
     logging: { retention: LOG_RETENTION },
     permissions: [
+      ...tablePermissions(table),
       // The health check starts amphora-failover flows (under the LB's lock, as the API does); the receiver,
       // amphora-vip-promote flows (an amphora's VRRP promotion report: no lock).
       {
@@ -54,6 +62,8 @@ export function createHealthManager(table: Table, stateMachineArnPrefix: $util.I
           ...FLOW_NAMES.map((flow) => $interpolate`arn:aws:states:${region}:${accountId}:execution:${stateMachineName(flow)}:*`),
         ],
       },
+      // A zombie amphora's instance deleted (stacks/iam.ts).
+      ...permissionsFor(callsOf(HEALTH_MANAGER, plan), compute.role.arn),
     ],
     loadBalancer: {
       public: false, // internal: reached from the amphorae's management network, never from the internet

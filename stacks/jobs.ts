@@ -11,8 +11,9 @@
 import { FLOW_NAMES } from "@ottava/controller/flows";
 import type { AmphoraCompute } from "./compute";
 import { stateMachineName } from "./flows";
-import { LOG_RETENTION, NODEJS, RUNTIME, TRACING, sharedEnvironment, xrayPolicy } from "./settings";
-import type { Table } from "./table";
+import { SWEEP, callsOf, permissionsFor, type Permission } from "./iam";
+import { LOG_RETENTION, NODEJS, RUNTIME, TRACING, deploy, sharedEnvironment, xrayPolicy } from "./settings";
+import { tablePermissions, type Table } from "./table";
 
 /** One run of a job at a time. */
 export const JOB_CONCURRENCY = 1;
@@ -35,16 +36,7 @@ export function createJobs(table: Table, stateMachineArnPrefix: $util.Input<stri
     sqsManagedSseEnabled: true,
   });
 
-  const job = (
-    name: string,
-    handler: string,
-    schedule: sst.aws.CronV2Args["schedule"],
-    permissions: {
-      actions: string[];
-      resources: $util.Input<string>[];
-      conditions?: { test: string; variable: string; values: string[] }[];
-    }[],
-  ) =>
+  const job = (name: string, handler: string, schedule: sst.aws.CronV2Args["schedule"], permissions: Permission[]) =>
     new sst.aws.CronV2(name, {
       schedule,
       retries: SCHEDULE_RETRIES,
@@ -54,10 +46,9 @@ export function createJobs(table: Table, stateMachineArnPrefix: $util.Input<stri
         runtime: RUNTIME,
         nodejs: NODEJS,
         timeout: JOB_TIMEOUT,
-        link: [table],
         environment: { ...sharedEnvironment(), OTTAVA_TABLE_NAME: table.name, OTTAVA_STATE_MACHINE_ARN_PREFIX: stateMachineArnPrefix },
         // Lambda writes a failed invocation's record to the dead-letter queue as the function's role.
-        permissions: [...permissions, { actions: ["sqs:SendMessage"], resources: [deadLetters.arn] }],
+        permissions: [...tablePermissions(table), ...permissions, { actions: ["sqs:SendMessage"], resources: [deadLetters.arn] }],
         concurrency: { reserved: JOB_CONCURRENCY },
         retries: JOB_RETRIES,
         logging: { retention: LOG_RETENTION },
@@ -77,7 +68,7 @@ export function createJobs(table: Table, stateMachineArnPrefix: $util.Input<stri
     // Repair asks each stuck LB's execution whether it still runs.
     RepairStuck: job("RepairStuck", "repairHandler", "rate(1 minute)", [{ actions: ["states:DescribeExecution"], resources: executions }]),
     // The orphan sweep (OTTAVA_COMPUTE_DRIVER=ec2; a pass of nothing otherwise): three list calls a run.
-    SweepOrphans: job("SweepOrphans", "sweepHandler", "rate(5 minutes)", compute.sweepPermissions),
+    [SWEEP]: job(SWEEP, "sweepHandler", "rate(5 minutes)", permissionsFor(callsOf(SWEEP, deploy()), compute.role.arn)),
     // [house_keeping] cert_interval: 3600 s. It only starts amphora-cert-rotate flows; their tasks sign.
     RotateCerts: job("RotateCerts", "rotateCertsHandler", "rate(1 hour)", [
       {

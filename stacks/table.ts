@@ -25,3 +25,25 @@ export function createTable() {
 }
 
 export type Table = ReturnType<typeof createTable>;
+
+/**
+ * The DynamoDB actions Ottava's code calls on the table (packages/db's commands: items read, written,
+ * deleted, queried, in batches and transactions, and a transaction's condition checks), in place of the
+ * dynamodb:* that SST's `link` grants. Every workload that reaches the table calls all of them (the stores
+ * are shared); test/infra.test.ts derives each workload's set from the commands in its bundle and checks
+ * it equals this. The table's creation and settings (packages/db/src/table.ts ensureTable) are the
+ * deploy's, never a function's.
+ */
+export const TABLE_ACTIONS = [
+  "dynamodb:BatchGetItem",
+  "dynamodb:BatchWriteItem",
+  "dynamodb:ConditionCheckItem",
+  "dynamodb:DeleteItem",
+  "dynamodb:GetItem",
+  "dynamodb:PutItem",
+  "dynamodb:Query",
+  "dynamodb:UpdateItem",
+];
+
+/** TABLE_ACTIONS on the table and its indexes (the queries of packages/db/src/table.ts INDEXES). */
+export const tablePermissions = (table: Table) => [{ actions: TABLE_ACTIONS, resources: [table.arn, $interpolate`${table.arn}/index/*`] }];

@@ -10,7 +10,7 @@ import { startStandIn, type StandIn } from "@ottava/local";
 import { CreateSubnetCommand, CreateTagsCommand, CreateVpcCommand, EC2Client } from "@aws-sdk/client-ec2";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { awsUuid } from "@ottava/aws/network";
-import { MOTO_CLIENT, ec2Fixture, startMoto, type Moto } from "@ottava/aws/testing";
+import { MOTO_CLIENT, awsCallsMissingFromRecord, ec2Fixture, recordedAwsCalls, startMoto, type Moto } from "@ottava/aws/testing";
 import { makeCli, type Cli } from "./support/cli/openstack";
 import { startStack, type Stack } from "./support/stack";
 
@@ -25,6 +25,8 @@ const aws: Record<string, string> = {};
 
 beforeAll(async () => {
   moto = await startMoto();
+  // The stack's EC2 calls, by workload, for the IAM record (recordedAwsCalls).
+  await moto.record();
   ec2 = new EC2Client({ ...MOTO_CLIENT, endpoint: moto.endpoint });
   const fixture = await ec2Fixture(ec2, "198.18.128.0/20");
   aws.vpc = (await ec2.send(new CreateVpcCommand({ CidrBlock: "198.18.144.0/20" }))).Vpc!.VpcId!;
@@ -81,4 +83,8 @@ describe("the openstack CLI with the vpc network driver", () => {
     expect(missing.code).not.toBe(0);
     expect(missing.stderr).toContain("Unable to locate no-such-net in subnets");
   });
+});
+
+it("called only the EC2 actions the IAM record holds for each workload (test/fixtures/aws-calls.json)", async () => {
+  expect(awsCallsMissingFromRecord(await recordedAwsCalls({ moto }))).toEqual([]);
 });

@@ -38,7 +38,7 @@ import { AmphoraApiClient, CLIENT_CERT_CN, freePort } from "@ottava/amphora";
 import { HeartbeatReceiver, LocalCertGenerator, createLocalCa } from "@ottava/controller";
 import { AMPHORA_TAG_KEY, LOAD_BALANCER_TAG_KEY, SHARED_TAG_KEY, STAGE_TAG_KEY, amphoraSecretName } from "@ottava/aws";
 import { CertificateSecretStore } from "@ottava/aws/certs/store";
-import { MOTO_CLIENT, motoSecretsManager } from "@ottava/aws/testing";
+import { MOTO_CLIENT, awsCallsMissingFromRecord, motoSecretsManager, recordedAwsCalls } from "@ottava/aws/testing";
 import { inProcessApp } from "@ottava/local/testing";
 import { AGENT_CONFIG_PATH, AGENT_SERVER_PEM_PATH, httpGet } from "./support/agent/agent";
 import { bedUnavailable, startBed, type Bed, type BedInstance, type BedNode, type BedSubnet } from "./support/bed/bed";
@@ -807,4 +807,9 @@ describe("an ACTIVE_STANDBY pair in the VPC: keepalived's promotion moves the VI
       interval: 1000,
     });
   }, 300_000);
+});
+
+it("called only the EC2 and Secrets Manager actions the IAM record holds for each workload (test/fixtures/aws-calls.json)", async () => {
+  await app.settle();
+  expect(awsCallsMissingFromRecord(await recordedAwsCalls({ moto: bed.moto, proxy: bed.proxy }))).toEqual([]);
 });

@@ -35,6 +35,8 @@ import {
   definitionOf,
 } from "@ottava/controller";
 import { captureOutput } from "@ottava/edge/testing";
+import { readAwsCallRecord } from "@ottava/aws/testing";
+import { HEALTH_MANAGER, IMPLIED, SWEEP, UNRECORDED_CALLS, WORKLOAD_CALLS } from "../stacks/iam-calls";
 import { synthesize, type SynthResource, type Synthesis } from "./support/synth";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -164,14 +166,18 @@ const ACTIONS_ON_STAR_ONLY = new Set([
   "ssmmessages:CreateDataChannel",
   "ssmmessages:OpenControlChannel",
   "ssmmessages:OpenDataChannel",
-  // The EC2 compute driver's look-ups (stacks/compute.ts): EC2's Describe actions take no narrower resource.
-  "ec2:DescribeInstances",
+  // The AWS drivers' and the orphan sweep's look-ups (stacks/iam.ts): EC2's Describe actions and
+  // Secrets Manager's ListSecrets take no narrower resource.
+  "ec2:DescribeAvailabilityZones",
   "ec2:DescribeImages",
-  "ec2:DescribeSubnets",
-  // The orphan sweep's listings (stacks/compute.ts, sweepPermissions).
-  "ec2:DescribePlacementGroups",
+  "ec2:DescribeInstanceTypes",
+  "ec2:DescribeInstances",
   "ec2:DescribeNetworkInterfaces",
+  "ec2:DescribePlacementGroups",
+  "ec2:DescribeSecurityGroupRules",
   "ec2:DescribeSecurityGroups",
+  "ec2:DescribeSubnets",
+  "ec2:DescribeVpcs",
   "secretsmanager:ListSecrets",
   // X-Ray, should it be granted inline rather than by its managed policy.
   "xray:PutTraceSegments",
@@ -654,120 +660,130 @@ describe("the AWS deployment, synthesized offline from sst.config.ts", () => {
           Condition: { StringEquals: { "secretsmanager:ResourceTag/ottava:instance-arn": "${ec2:SourceInstanceARN}" } },
         },
       ]);
+      // What the amphora's configure step was recorded calling (User-Agent ottava/amphora, on the test bed): its own secret, no EC2 (a VRRP promotion goes over the heartbeats, docs/data-plane.md).
+      expect(readAwsCallRecord().amphora).toEqual(["secretsmanager:GetSecretValue"]);
       // The task functions that launch amphorae launch them with it.
       for (const f of d.functions.filter((f) => isTask(COMPUTE_TASKS)(f, d)))
         expect(f.env.OTTAVA_AMP_INSTANCE_PROFILE, f.name).toBe(profile.state.name);
     });
 
-    it("lets exactly the task functions that call the compute driver make the EC2 driver's calls, and the orphan sweep its own, on this stage's instances and secrets", () => {
+    it("grants each workload exactly the EC2 and Secrets Manager actions it was recorded calling on the test bed (test/fixtures/aws-calls.json), and those stacks/iam-calls.ts lists as unrecorded", () => {
+      const drivers = d.variant.env.OTTAVA_COMPUTE_DRIVER === "ec2" && d.variant.env.OTTAVA_NETWORK_DRIVER === "vpc";
+      const record = readAwsCallRecord();
+      const certificateReader = (w: Workload) =>
+        d.variant.certificates !== undefined && (w === d.api || (d.variant.rest && isTask(CERT_TASKS)(w, d)));
+      const CALLED = /^(ec2|secretsmanager):|^iam:PassRole$/;
+      const roles = workloadRoles(d);
+      expect(roles.map((r) => r.workload).sort()).toEqual(expect.arrayContaining(["api", HEALTH_MANAGER, SWEEP, ...FLOW_TASKS].sort()));
+      for (const { workload, role, w } of roles) {
+        const granted = new Set(
+          statementsOf(d, role)
+            .filter((s) => s.Effect === "Allow")
+            .flatMap((s) => asList(s.Action).filter((a) => CALLED.test(a))),
+        );
+        // What it calls: recorded, plus the unrecorded paths' calls; certificate reads where stacks/certificates.ts grants them.
+        const unrecorded = UNRECORDED_CALLS.filter((u) => u.workload === workload).map((u) => u.calls);
+        const calls = new Set<string>([
+          ...(drivers ? [...(record[workload] ?? []), ...unrecorded.flatMap((c) => [...(c.ec2 ?? []), ...(c.vpc ?? [])])] : []),
+          ...(certificateReader(w) ? ["secretsmanager:DescribeSecret", "secretsmanager:GetSecretValue"] : []),
+        ]);
+        // A recorded certificate read is the certificate manager's (granted by stacks/certificates.ts only with it).
+        if (!certificateReader(w)) for (const a of ["secretsmanager:DescribeSecret", "secretsmanager:GetSecretValue"]) calls.delete(a);
+        const implied = [...calls].flatMap((a) => IMPLIED[a] ?? []);
+        expect([...granted].sort(), workload).toEqual([...new Set([...calls, ...implied])].sort());
+      }
+      // Every recorded workload is a role of the deploy (the amphora's is its instance role, checked below).
+      if (drivers)
+        for (const workload of Object.keys(record).filter((w) => w !== "amphora"))
+          expect(
+            roles.map((r) => r.workload),
+            workload,
+          ).toContain(workload);
+      // stacks/iam-calls.ts's table is the record, to the action.
+      expect(
+        Object.fromEntries(Object.entries(WORKLOAD_CALLS).map(([w, c]) => [w, [...new Set([...(c.ec2 ?? []), ...(c.vpc ?? [])])].sort()])),
+      ).toEqual(
+        Object.fromEntries(
+          Object.entries(record)
+            .filter(([w]) => w !== "amphora")
+            .map(([w, a]) => [w, a.filter((x) => !/^secretsmanager:(DescribeSecret|GetSecretValue)$/.test(x))] as const)
+            .filter(([, a]) => a.length > 0),
+        ),
+      );
+    });
+
+    it("conditions creation on the request's stage tag and changes and deletion on the resource's, and lists every statement that cannot be", () => {
       const stage = d.variant.stage;
       const ec2 = (resource: string) => `arn:aws:ec2:${REGION}:123456789012:${resource}`;
       const secrets = `arn:aws:secretsmanager:${REGION}:123456789012:secret:ottava/${stage}/amphora/*`;
-      const group = ec2(`placement-group/ottava-${stage}-lb-*`);
-      const amphoraRole = ofType(d, "aws:iam/role:Role").find((r) =>
-        isRole(r, ofType(d, "aws:iam/instanceProfile:InstanceProfile")[0]!.inputs.role),
-      )!;
-      // (Reading certificate secrets, DescribeSecret and GetSecretValue, is the next test's.)
-      const COMPUTE = /^ec2:|^secretsmanager:(?!DescribeSecret$|GetSecretValue$)|^iam:PassRole$/;
-      const computing = d.functions.filter((f) => isTask(COMPUTE_TASKS)(f, d));
-      expect(computing.map((f) => f.env.OTTAVA_TASK).sort()).toEqual([...COMPUTE_TASKS].sort());
-      for (const w of d.functions) {
-        const granted = statementsOf(d, roleByArn(d, w.resource.inputs.role))
-          .filter((s) => s.Effect === "Allow" && asList(s.Action).some((a) => COMPUTE.test(a)))
-          .map((s) => ({ Action: asList(s.Action).sort(), Resource: asList(s.Resource).sort(), Condition: s.Condition }));
-        const ordered = (list: object[]) => [...list].sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
-        if (w.resource.inputs.handler === "packages/controller/src/jobs/lambda.sweepHandler") {
-          // The orphan sweep: lists the stage's instances, amphora secrets and placement groups, and removes them.
-          expect(ordered(granted), w.name).toEqual(
-            ordered([
-              {
-                Action: [
-                  "ec2:DescribeInstances",
-                  "ec2:DescribeNetworkInterfaces",
-                  "ec2:DescribePlacementGroups",
-                  "ec2:DescribeSecurityGroups",
-                  "secretsmanager:ListSecrets",
-                ],
-                Resource: ["*"],
-                Condition: undefined,
-              },
-              {
-                Action: ["ec2:TerminateInstances"],
-                Resource: [ec2("instance/*")],
-                Condition: { StringEquals: { "aws:ResourceTag/ottava:stage": stage } },
-              },
-              {
-                Action: ["ec2:DetachNetworkInterface"],
-                Resource: [ec2("instance/*"), ec2("network-interface/*")],
-                Condition: { StringEquals: { "aws:ResourceTag/ottava:stage": stage } },
-              },
-              {
-                Action: ["ec2:DeleteNetworkInterface"],
-                Resource: [ec2("network-interface/*")],
-                Condition: { StringEquals: { "aws:ResourceTag/ottava:stage": stage } },
-              },
-              {
-                Action: ["ec2:DeleteSecurityGroup"],
-                Resource: [ec2("security-group/*")],
-                Condition: { StringEquals: { "aws:ResourceTag/ottava:stage": stage } },
-              },
-              { Action: ["ec2:DeletePlacementGroup"], Resource: [group], Condition: undefined },
-              { Action: ["secretsmanager:DeleteSecret"], Resource: [secrets], Condition: undefined },
-            ]),
-          );
-          continue;
+      const groups = ec2(`placement-group/ottava-${stage}-lb-*`);
+      const CREATES = /^ec2:(RunInstances|CreateNetworkInterface|CreateSecurityGroup|CreatePlacementGroup)$|^secretsmanager:CreateSecret$/;
+      const CHANGES =
+        /^ec2:(TerminateInstances|AttachNetworkInterface|DetachNetworkInterface|DeleteNetworkInterface|DeleteSecurityGroup|DeletePlacementGroup|AssignPrivateIpAddresses|UnassignPrivateIpAddresses|ModifyNetworkInterfaceAttribute|AuthorizeSecurityGroupIngress|RevokeSecurityGroupIngress)$|^secretsmanager:(PutSecretValue|DeleteSecret)$/;
+      /** The statements without a stage condition, and why (stacks/iam.ts): what they name is not Ottava's to tag. */
+      const UNCONDITIONED: Record<string, string[]> = {
+        // The launch's subnet, groups and image are the operator's; its ENI is made by the launch; the group is the stage's by name.
+        "ec2:RunInstances": [
+          ec2("network-interface/*"),
+          ec2("subnet/*"),
+          ec2("security-group/*"),
+          groups,
+          `arn:aws:ec2:${REGION}::image/*`,
+        ],
+        // The subnet and groups an ENI is made in and with are the operator's.
+        "ec2:CreateNetworkInterface": [ec2("subnet/*"), ec2("security-group/*")],
+        // The VPC a group is made in is the operator's.
+        "ec2:CreateSecurityGroup": [ec2("vpc/*")],
+        // The groups a VIP port is given (vip_sg_ids) are the operator's.
+        "ec2:ModifyNetworkInterfaceAttribute": [ec2("security-group/*")],
+        // CreateSecret's Tags are authorized on a secret not yet made, and the binding tag carries no stage tag.
+        "secretsmanager:TagResource": [secrets],
+      };
+      const stageCondition = (s: Statement, key: string) => s.Condition?.StringEquals?.[`${key}/ottava:stage`] === stage;
+      let checked = 0;
+      for (const { workload, role } of workloadRoles(d)) {
+        for (const s of statementsOf(d, role).filter((s) => s.Effect === "Allow")) {
+          const what = `${workload}: ${JSON.stringify(s)}`;
+          for (const a of asList(s.Action)) {
+            if (!CREATES.test(a) && !CHANGES.test(a) && a !== "secretsmanager:TagResource") continue;
+            checked++;
+            if (stageCondition(s, CREATES.test(a) ? "aws:RequestTag" : "aws:ResourceTag")) continue;
+            // A user's port given as vip_port_id: the VIP's addresses on it, when it carries a project's tag.
+            if (/^ec2:(Assign|Unassign)PrivateIpAddresses$/.test(a) && s.Condition?.Null?.["aws:ResourceTag/ottava:project"] === "false") {
+              expect(asList(s.Resource), what).toEqual([ec2("network-interface/*")]);
+              continue;
+            }
+            expect(UNCONDITIONED[a], what).toBeDefined();
+            expect(UNCONDITIONED[a], what).toEqual(expect.arrayContaining(asList(s.Resource)));
+          }
+          // Tagging only in a creating call, with the stage's tag; passing the amphora role only to EC2.
+          if (asList(s.Action).includes("ec2:CreateTags")) {
+            expect(asList(s.Condition?.StringEquals?.["ec2:CreateAction"]).length, what).toBeGreaterThan(0);
+            expect(stageCondition(s, "aws:RequestTag"), what).toBe(true);
+          }
+          if (asList(s.Action).includes("iam:PassRole"))
+            expect(s.Condition, what).toEqual({ StringEquals: { "iam:PassedToService": "ec2.amazonaws.com" } });
+          // The amphorae's secrets only, by name; EC2 resources of this account and Region.
+          for (const a of asList(s.Action).filter((a) => /^secretsmanager:(?!DescribeSecret$|GetSecretValue$|ListSecrets$)/.test(a)))
+            expect(asList(s.Resource), what).toEqual([secrets]);
         }
-        if (!computing.includes(w)) {
-          expect(granted, `${w.name} calls no compute`).toEqual([]);
-          continue;
-        }
-        expect(ordered(granted), w.name).toEqual(
-          ordered([
-            {
-              Action: ["ec2:RunInstances"],
-              Resource: [ec2("instance/*"), ec2("volume/*")],
-              Condition: { StringEquals: { "aws:RequestTag/ottava:stage": stage } },
-            },
-            {
-              Action: ["ec2:RunInstances"],
-              Resource: [
-                `arn:aws:ec2:${REGION}::image/*`,
-                ec2("network-interface/*"),
-                group,
-                ec2("security-group/*"),
-                ec2("subnet/*"),
-              ].sort(),
-              Condition: undefined,
-            },
-            {
-              Action: ["ec2:CreateTags"],
-              Resource: [ec2("instance/*"), group, ec2("volume/*")].sort(),
-              Condition: { StringEquals: { "ec2:CreateAction": ["RunInstances", "CreatePlacementGroup"] } },
-            },
-            {
-              Action: ["ec2:TerminateInstances"],
-              Resource: [ec2("instance/*")],
-              Condition: { StringEquals: { "aws:ResourceTag/ottava:stage": stage } },
-            },
-            { Action: ["ec2:CreatePlacementGroup", "ec2:DeletePlacementGroup"], Resource: [group], Condition: undefined },
-            { Action: ["ec2:DescribeImages", "ec2:DescribeInstances", "ec2:DescribeSubnets"], Resource: ["*"], Condition: undefined },
-            {
-              Action: [
-                "secretsmanager:CreateSecret",
-                "secretsmanager:DeleteSecret",
-                "secretsmanager:PutSecretValue",
-                "secretsmanager:TagResource",
-              ],
-              Resource: [secrets],
-              Condition: undefined,
-            },
-            {
-              Action: ["iam:PassRole"],
-              Resource: [amphoraRole.state.arn],
-              Condition: { StringEquals: { "iam:PassedToService": "ec2.amazonaws.com" } },
-            },
-          ]),
+      }
+      const drivers = d.variant.env.OTTAVA_COMPUTE_DRIVER === "ec2";
+      expect(checked > 0, "statements checked").toBe(drivers);
+    });
+
+    it("grants each workload the DynamoDB actions its bundle's commands call, on the table and its indexes only (no dynamodb:*)", () => {
+      const table = ofType(d, "aws:dynamodb/table:Table")[0]!;
+      for (const { workload, role, sources } of workloadRoles(d)) {
+        const granted = statementsOf(d, role).filter(
+          (s) => s.Effect === "Allow" && asList(s.Action).some((a) => a.startsWith("dynamodb:")),
         );
+        const called = dynamoActionsOf(sources);
+        expect(called.length, `${workload} calls DynamoDB`).toBeGreaterThan(0);
+        expect(
+          granted.map((s) => ({ Action: asList(s.Action).sort(), Resource: asList(s.Resource) })),
+          workload,
+        ).toEqual([{ Action: called, Resource: [table.state.arn, `${table.state.arn}/index/*`] }]);
       }
     });
 
@@ -1203,6 +1219,73 @@ interface Statement {
 }
 
 /** Every statement a role is granted: its inline policies, its role policies and our managed policies attached to it. */
+/** The job functions' workload names (their schedules', stacks/jobs.ts), by handler. */
+const JOB_WORKLOADS: Record<string, string> = {
+  "packages/controller/src/jobs/lambda.purgeHandler": "Purge",
+  "packages/controller/src/jobs/lambda.repairHandler": "RepairStuck",
+  "packages/controller/src/jobs/lambda.sweepHandler": SWEEP,
+  "packages/controller/src/jobs/lambda.rotateCertsHandler": "RotateCerts",
+};
+
+/** Each workload's role, by its workload name (@ottava/edge workload.ts): the task's, "api", a job's schedule, the health manager's task role. */
+function workloadRoles(d: Deployment): { workload: string; role: SynthResource; sources: string[]; w: Workload }[] {
+  const functions = d.functions.map((f) => {
+    const workload = f.env.OTTAVA_TASK ?? (f === d.api ? "api" : JOB_WORKLOADS[f.resource.inputs.handler]);
+    if (!workload) throw new Error(`${f.name}: which workload is it?`);
+    return { workload, role: roleByArn(d, f.resource.inputs.role), sources: f.sources, w: f as Workload };
+  });
+  const containers = ofType(d, "aws:ecs/taskDefinition:TaskDefinition").map((td) => {
+    const w = d.workloads.find((x) => !x.resource && isHealthManager(x, d))!;
+    return { workload: HEALTH_MANAGER, role: roleByArn(d, td.inputs.taskRoleArn), sources: w.sources, w };
+  });
+  return [...functions, ...containers];
+}
+
+/**
+ * The DynamoDB actions the commands in these source files call (the document client's and the low-level
+ * client's; a transaction's items by their kind), sorted. Table management (ensureTable) is left out: only
+ * npm start creates its table.
+ */
+function dynamoActionsOf(sources: string[]): string[] {
+  const COMMANDS: Record<string, string> = {
+    Get: "GetItem",
+    Put: "PutItem",
+    Update: "UpdateItem",
+    Delete: "DeleteItem",
+    Query: "Query",
+    Scan: "Scan",
+    BatchGet: "BatchGetItem",
+    BatchWrite: "BatchWriteItem",
+    TransactGet: "GetItem",
+    GetItem: "GetItem",
+    PutItem: "PutItem",
+    UpdateItem: "UpdateItem",
+    DeleteItem: "DeleteItem",
+    BatchGetItem: "BatchGetItem",
+    BatchWriteItem: "BatchWriteItem",
+    TransactGetItems: "GetItem",
+  };
+  const ITEMS: Record<string, string> = {
+    ConditionCheck: "ConditionCheckItem",
+    Put: "PutItem",
+    Update: "UpdateItem",
+    Delete: "DeleteItem",
+  };
+  const actions = new Set<string>();
+  let transacts = false;
+  const items = new Set<string>();
+  for (const file of sources) {
+    const text = readFileSync(join(root, file), "utf8");
+    for (const m of text.matchAll(/new (\w+)Command\(/g)) {
+      if (m[1] === "TransactWrite" || m[1] === "TransactWriteItems") transacts = true;
+      else if (COMMANDS[m[1]!] && /@aws-sdk\/(lib-dynamodb|client-dynamodb)/.test(text)) actions.add(`dynamodb:${COMMANDS[m[1]!]}`);
+    }
+    for (const m of text.matchAll(/\b(ConditionCheck|Put|Update|Delete): \{/g)) items.add(ITEMS[m[1]!]!);
+  }
+  if (transacts) for (const i of items) actions.add(`dynamodb:${i}`);
+  return [...actions].sort();
+}
+
 function statementsOf(d: Deployment, role: SynthResource): Statement[] {
   const attached = managedPoliciesOf(d, role);
   const documents = [

@@ -2,6 +2,7 @@
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { bodyTooLarge, enforcedQuotaLimits } from "@ottava/core";
+import { asWorkload } from "@ottava/edge";
 import { createAuth } from "./auth";
 import type { ApiDeps } from "./deps";
 import { requestContext, type Env } from "./middleware/context";
@@ -26,6 +27,8 @@ export async function createApp(apiDeps: ApiDeps): Promise<Hono<Env>> {
   const deps: ApiDeps = { ...apiDeps, quotaLimits: enforcedQuotaLimits(apiDeps) };
   const auth = await createAuth(deps.config, log);
   const app = new Hono<Env>({ strict: false });
+  // Its AWS calls (VIP allocation, the profile checks' and look-ups' Describes, certificate reads) say "api" in their User-Agent (@ottava/edge asWorkload).
+  app.use("*", (_c, next) => asWorkload("api", next));
   app.use("*", requestContext(log, auth));
   // Before anything reads a body: a larger one is refused (413) without being read whole.
   const maxSize = deps.config.maxRequestBodySize;

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { MOTO_CLIENT, runCertCommand, startMoto, type Moto } from "@ottava/aws/testing";
+import { MOTO_CLIENT, awsCallsMissingFromRecord, recordedAwsCalls, runCertCommand, startMoto, type Moto } from "@ottava/aws/testing";
 import { activeLb, fault, inProcessApp, pick, PROJECT, SUBNET } from "@ottava/local/testing";
 
 type App = Awaited<ReturnType<typeof inProcessApp>>;
@@ -46,6 +46,8 @@ beforeAll(async () => {
   openssl("req", ...ec, "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=www.example.com");
   openssl("x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial", "-out", "server.pem", "-days", "2");
   moto = await startMoto();
+  // Its Secrets Manager calls, by workload, for the IAM record (recordedAwsCalls).
+  await moto.record();
   vi.stubEnv("AWS_REGION", MOTO_CLIENT.region);
   vi.stubEnv("AWS_ACCESS_KEY_ID", MOTO_CLIENT.credentials.accessKeyId);
   vi.stubEnv("AWS_SECRET_ACCESS_KEY", MOTO_CLIENT.credentials.secretAccessKey);
@@ -129,4 +131,9 @@ describe("OTTAVA_CERT_MANAGER=secretsmanager through the API", () => {
     // Another project's LB may not name it.
     expect(pick(await pool(ca, OTHER, await lbOf(OTHER)))).toEqual(refused(ca));
   });
+});
+
+it("called only the EC2 and Secrets Manager actions the IAM record holds for each workload (test/fixtures/aws-calls.json)", async () => {
+  await t.settle();
+  expect(awsCallsMissingFromRecord(await recordedAwsCalls({ moto }))).toEqual([]);
 });

@@ -7,11 +7,16 @@
 // this execution) has nothing left to do: it answers as it did, so a retried or duplicated finish
 // cannot turn a finished flow into a failed one.
 import { LockLost, TransientError, isUnavailable, unavailableReason } from "@ottava/core";
+import { asWorkload } from "@ottava/edge";
 import { COMPENSATION_TASKS, FINISHING_TASKS } from "./flows";
 import { TASKS } from "./registry";
 import type { FlowInput, TaskContext } from "./tasks/context";
 
-export async function runTask(task: string, input: FlowInput & Record<string, unknown>, ctx: TaskContext): Promise<unknown> {
+/** Runs `task` as its workload (@ottava/edge asWorkload): its AWS calls name the task in their User-Agent, in its own function or in npm start's one process. */
+export const runTask = (task: string, input: FlowInput & Record<string, unknown>, ctx: TaskContext): Promise<unknown> =>
+  asWorkload(task, () => runTaskAs(task, input, ctx));
+
+async function runTaskAs(task: string, input: FlowInput & Record<string, unknown>, ctx: TaskContext): Promise<unknown> {
   const handler = TASKS[task];
   if (!handler) throw new Error(`unknown task ${task}`);
   const log = ctx.log.child({ task, lbId: input.lbId, execution: input.owner });

@@ -16,6 +16,8 @@ import {
   type Ec2Fixture,
   type Ec2Proxy,
   type Moto,
+  awsCallsMissingFromRecord,
+  recordedAwsCalls,
 } from "@ottava/aws/testing";
 import type { Logger } from "@ottava/core";
 import { createLocalCa } from "@ottava/controller";
@@ -59,6 +61,8 @@ const decorateTask: TaskDecorator = (call, invoke) => async (input) => {
 
 beforeAll(async () => {
   moto = await startMoto();
+  // Its Secrets Manager calls, by workload, for the IAM record (recordedAwsCalls).
+  await moto.record();
   proxy = await startEc2Proxy(moto.endpoint);
   ec2 = new EC2Client({ ...MOTO_CLIENT, endpoint: moto.endpoint });
   fx = await ec2Fixture(ec2, "198.18.32.0/20");
@@ -456,4 +460,9 @@ describe("the EC2 flows' new tasks run twice, or failing after their work, end a
       group: false,
     });
   });
+});
+
+it("called only the EC2 and Secrets Manager actions the IAM record holds for each workload (test/fixtures/aws-calls.json)", async () => {
+  await app.settle();
+  expect(awsCallsMissingFromRecord(await recordedAwsCalls({ moto, proxy }))).toEqual([]);
 });

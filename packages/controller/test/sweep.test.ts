@@ -34,6 +34,8 @@ import {
   type Ec2Fixture,
   type Ec2Proxy,
   type Moto,
+  awsCallsMissingFromRecord,
+  recordedAwsCalls,
 } from "@ottava/aws/testing";
 import { amphoraOrphanReason, type Amphora } from "@ottava/core";
 import { createLogger, metrics } from "@ottava/edge";
@@ -50,6 +52,8 @@ let t: Awaited<ReturnType<typeof inProcessApp>>;
 
 beforeAll(async () => {
   moto = await startMoto();
+  // Its Secrets Manager calls, by workload, for the IAM record (recordedAwsCalls).
+  await moto.record();
   proxy = await startEc2Proxy(moto.endpoint);
   ec2 = new EC2Client({ ...MOTO_CLIENT, endpoint: proxy.endpoint });
   fx = await ec2Fixture(ec2, "198.18.80.0/20");
@@ -331,4 +335,9 @@ describe("which resource has no owner (core's rule)", () => {
     expect(amphoraOrphanReason(secret, amphora({ compute_id: "i-2" }))).toBeUndefined();
     expect(amphoraOrphanReason(secret, amphora({ status: "ERROR", compute_id: null }))).toBeUndefined();
   });
+});
+
+it("called only the EC2 and Secrets Manager actions the IAM record holds for each workload (test/fixtures/aws-calls.json)", async () => {
+  await t.settle();
+  expect(awsCallsMissingFromRecord(await recordedAwsCalls({ moto, proxy }))).toEqual([]);
 });

@@ -6,6 +6,7 @@
 import { markUnavailable } from "@ottava/core";
 import { Sha256 } from "@smithy/core/checksum";
 import type { SignatureV4 } from "@smithy/signature-v4";
+import { workloadUserAgent } from "./workload";
 
 /** Where and as whom a service is called (tests give a local endpoint and fixed credentials). */
 export interface AwsOptions {
@@ -65,7 +66,8 @@ export function awsPost(signingName: string, opts: AwsOptions = {}): AwsPost {
       let error: Error & { name: string };
       let unavailable: boolean;
       try {
-        const res = await fetch(url, { method: "POST", headers: signed.headers, body });
+        // The workload in the User-Agent (./workload.ts), which SigV4 leaves unsigned.
+        const res = await fetch(url, { method: "POST", headers: { ...signed.headers, "user-agent": workloadUserAgent() }, body });
         const text = await res.text();
         if (res.ok) return text;
         const { name, message } = errorOf(res.status, text);

@@ -4,3 +4,4 @@ export * from "./aws-signed";
 export * from "./aws-json";
 export * from "./ssm";
 export * from "./unavailable";
+export * from "./workload";

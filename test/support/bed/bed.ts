@@ -297,6 +297,8 @@ export async function startBed(opts: BedOptions): Promise<Bed> {
     cleanups.push(() => network.remove());
     const moto = await startMoto({ host: controllerIp });
     cleanups.push(() => moto.stop());
+    // Its Secrets Manager calls, by workload, for the IAM record (@ottava/aws/testing recordedAwsCalls).
+    await moto.record();
     // The account as the flows find it (@ottava/aws/testing's ec2Bed): a VPC of the /20's first half,
     // management subnets (its first two /24s, in two zones), a security group, and an AMI tagged as an
     // amphora image.

@@ -30,6 +30,8 @@ export interface ProxiedCall {
   action: string;
   params: Record<string, string>;
   status: number;
+  /** Its User-Agent: Ottava's name their workload (`ottava/<workload>`, @ottava/edge workloadUserAgent). */
+  userAgent: string;
 }
 
 /** An injected fault: EC2's error `code` with its HTTP `status`, for the next `times` calls of an action. */
@@ -76,6 +78,8 @@ export interface Ec2Proxy {
   endpoint: string;
   /** Every request, in order. */
   calls: ProxiedCall[];
+  /** The action and User-Agent of every request since the proxy started, which reset() keeps: a whole file's record (test/support/aws-calls.ts). */
+  history: Pick<ProxiedCall, "action" | "userAgent">[];
   /** The parameters of each call of `action`. */
   params(action: string): Record<string, string>[];
   /** The placement groups that exist, by name. */
@@ -178,6 +182,7 @@ function readBody(req: IncomingMessage): Promise<string> {
 /** Starts a proxy on a free loopback port in front of moto at `motoEndpoint`. */
 export async function startEc2Proxy(motoEndpoint: string): Promise<Ec2Proxy> {
   const calls: ProxiedCall[] = [];
+  const history: Pick<ProxiedCall, "action" | "userAgent">[] = [];
   const faults = new Map<string, Ec2Fault[]>();
   const groups = new Map<string, PlacementGroup>();
   /** ClientToken → the RunInstances parameters it came with and moto's answer (a promise: a concurrent retry waits for it). */
@@ -504,8 +509,10 @@ export async function startEc2Proxy(motoEndpoint: string): Promise<Ec2Proxy> {
       answer = await interfaceCall(action, params, forward);
     else answer = await forward();
     if (fault?.after) answer = { status: fault.status, body: errorXml(fault.code, fault.message) };
-    const call = { action, params, status: answer.status };
+    const userAgent = headers["user-agent"] ?? "";
+    const call = { action, params, status: answer.status, userAgent };
     calls.push(call);
+    history.push({ action, userAgent });
     const holder = holds.get(action);
     if (holder) {
       holds.delete(action);
@@ -526,6 +533,7 @@ export async function startEc2Proxy(motoEndpoint: string): Promise<Ec2Proxy> {
   return {
     endpoint: `http://127.0.0.1:${port}`,
     calls,
+    history,
     params: (action) => calls.filter((c) => c.action === action).map((c) => c.params),
     placementGroups: groups,
     fail: (action, fault, options = {}) => {

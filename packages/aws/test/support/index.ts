@@ -8,3 +8,4 @@ export * from "./image";
 export * from "./ec2-proxy";
 export * from "./fixture";
 export * from "./vpc-driver";
+export * from "./aws-calls";

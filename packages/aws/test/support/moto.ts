@@ -16,6 +16,8 @@ export interface RecordedRequest {
   body: string;
   /** The JSON protocols' operation (X-Amz-Target: "secretsmanager.CreateSecret"), if any. */
   target: string | undefined;
+  /** Its User-Agent: Ottava's name their workload (`ottava/<workload>`, @ottava/edge workloadUserAgent). */
+  userAgent: string;
 }
 
 export interface Moto {
@@ -125,8 +127,10 @@ export async function startMoto(opts: { host?: string } = {}): Promise<Moto> {
             headers?: Record<string, string>;
           };
           const body = e.body_encoded ? Buffer.from(e.body ?? "", "base64").toString("utf8") : (e.body ?? "");
-          const target = Object.entries(e.headers ?? {}).find(([k]) => k.toLowerCase() === "x-amz-target")?.[1];
-          return { method: e.method, url: e.url, body, target, params: Object.fromEntries(new URLSearchParams(body)) };
+          const header = (name: string) => Object.entries(e.headers ?? {}).find(([k]) => k.toLowerCase() === name)?.[1];
+          const target = header("x-amz-target");
+          const userAgent = header("user-agent") ?? "";
+          return { method: e.method, url: e.url, body, target, userAgent, params: Object.fromEntries(new URLSearchParams(body)) };
         }),
     stop: async () => {
       child.stdin!.end(); // the watcher stops moto and leaves

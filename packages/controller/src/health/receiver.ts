@@ -35,6 +35,10 @@ import {
   type WorkflowEngine,
 } from "@ottava/core";
 import { DynamoHealthStore, createClients, type ClientDecorator } from "@ottava/db";
+import { asWorkload } from "@ottava/edge";
+
+/** The health manager's workload name (its AWS calls' User-Agent: ottava/health-manager). */
+export const HEALTH_MANAGER_WORKLOAD = "health-manager";
 
 /** UDP_MAX_SIZE */
 const UDP_MAX_SIZE = 64 * 1024;
@@ -324,9 +328,10 @@ export class HeartbeatReceiver {
           computeId: update.computeId,
         });
         if (update.computeId) {
-          await this.opts.compute
-            .delete(update.computeId, msg.id)
-            .catch((e) => log.info("Error deleting amphora instance", { amphoraId: msg.id, error: String(e) }));
+          // As the health manager (@ottava/edge asWorkload: its User-Agent), also inside npm start's one process.
+          await asWorkload(HEALTH_MANAGER_WORKLOAD, () => this.opts.compute.delete(update.computeId!, msg.id)).catch((e) =>
+            log.info("Error deleting amphora instance", { amphoraId: msg.id, error: String(e) }),
+          );
         }
         return;
       }

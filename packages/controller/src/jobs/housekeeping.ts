@@ -24,7 +24,7 @@ import {
   type WorkflowEngine,
 } from "@ottava/core";
 import { DynamoRepairStore, createClients, createHousekeepingStore, createStores, type ClientDecorator } from "@ottava/db";
-import { classifyUnavailable } from "@ottava/edge";
+import { asWorkload, classifyUnavailable } from "@ottava/edge";
 
 export type HousekeepingJobDeps = HousekeepingDeps & {
   /** Where the repaired flows' ends are counted. */
@@ -92,6 +92,11 @@ export async function repair(deps: HousekeepingJobDeps, now = new Date()) {
 
 /** The orphan sweep: what the cloud drivers made for an owner that is gone is removed (core's services/sweep.ts). */
 export async function sweep(deps: HousekeepingJobDeps): Promise<SweepResult> {
+  // Its AWS calls name the job (its schedule's, stacks/jobs.ts) in their User-Agent, here and in npm start's one process.
+  return asWorkload("SweepOrphans", () => sweepPass(deps));
+}
+
+async function sweepPass(deps: HousekeepingJobDeps): Promise<SweepResult> {
   if (!deps.sweeper) return { checked: 0, removed: [] };
   const result = await sweepOrphans({ store: deps.store, sweeper: deps.sweeper, log: deps.log, graceSec: deps.config.orphanGraceSec });
   if (result.removed.length) {
