@@ -132,7 +132,20 @@ describe("validation", () => {
     );
     expect((await put(t, [{ address: "192.0.2.1", protocol_port: 80 }])).status).toBe(400);
     expect((await put(t, [{ pool_id: p0, address: "192.0.2.1" }])).status).toBe(400);
-    expect((await t.call("PUT", CROSS, { members: "x" })).status).toBe(400);
+    // The body's shape, in docs/api-compatibility.md's words.
+    const shape = async (body: unknown) => pick(await t.call("PUT", CROSS, body));
+    expect(await shape({ members: "x" })).toEqual(
+      fault(400, "Invalid input for field/attribute members. Value: 'x'. Value should be a list"),
+    );
+    expect(await shape([])).toEqual(fault(400, "Invalid input for field/attribute members_. Value: '[]'. Value should be an object"));
+    expect(await shape({})).toEqual(fault(400, 'Missing argument: "members"'));
+    expect(await shape({ members: [], x: 1 })).toEqual(fault(400, "Unknown attribute for argument members_: x"));
+    expect(await shape({ members: [{ pool_id: p0, address: "192.0.2.1", protocol_port: 80, foo: 1 }] })).toEqual(
+      fault(400, "Unknown attribute for argument members_.members: foo"),
+    );
+    expect(await shape({ members: [{ address: "192.0.2.1", protocol_port: 80 }] })).toEqual(
+      fault(400, "Invalid input for field/attribute pool_id. Value: 'None'. Mandatory field missing."),
+    );
     // A valid first pool does not make a later refusal partial.
     expect(
       (

@@ -54,15 +54,28 @@ describe("resize: refused requests", () => {
     const before = await show(t, id);
     const ampsBefore = (await amphorae(t, id)).map((a) => a.id);
     const disabled = await flavor(t, { compute_flavor: "m1.large" }, { enabled: false });
-    for (const f of ["11111111-2222-3333-4444-555555555555", disabled, small, haLarge]) {
+    // The fault strings docs/api-compatibility.md gives.
+    const refused = {
+      "11111111-2222-3333-4444-555555555555": "Validation failure: Invalid new_flavor_id.",
+      [disabled]: `The selected flavor is not allowed in this deployment: ${disabled}`,
+      [small]: `Validation failure: Load Balancer ${id} already has flavor ${small}.`,
+      [haLarge]: `Validation failure: Flavor ${haLarge} has topology ACTIVE_STANDBY; a resize cannot change the topology of Load Balancer ${id} (SINGLE).`,
+    };
+    for (const [f, faultstring] of Object.entries(refused)) {
       const res = await resize(t, id, f);
       expect(res.status).toBe(400);
-      expect(res.body.faultcode).toBe("Client");
+      expect(res.body).toEqual({ faultcode: "Client", faultstring, debuginfo: null });
     }
-    const bad = await t.call("PUT", `/v2/lbaas/loadbalancers/${id}/resize`, { new_flavor_id: "nope" });
-    expect(bad.status).toBe(400);
-    expect((await t.call("PUT", `/v2/lbaas/loadbalancers/${id}/resize`, {})).status).toBe(400);
-    expect((await t.call("PUT", `/v2/lbaas/loadbalancers/${id}/resize`, [])).status).toBe(400);
+    const body = async (b: unknown) => (await t.call("PUT", `/v2/lbaas/loadbalancers/${id}/resize`, b)).body.faultstring;
+    expect(await body({ new_flavor_id: "nope" })).toBe(
+      "Invalid input for field/attribute new_flavor_id. Value: 'nope'. Value should be UUID format",
+    );
+    expect(await body({})).toBe("Invalid input for field/attribute new_flavor_id. Value: 'None'. Mandatory field missing.");
+    expect(await body({ resize: { new_flavor_id: large } })).toBe(
+      "Invalid input for field/attribute new_flavor_id. Value: 'None'. Mandatory field missing.",
+    );
+    expect(await body({ new_flavor_id: large, x: 1 })).toBe("Unknown attribute for argument resize.resize: x");
+    expect(await body([])).toBe("Invalid input for field/attribute resize. Value: '[]'. Value should be an object");
     await t.settle();
     expect(await show(t, id)).toEqual(before);
     expect((await amphorae(t, id)).map((a) => a.id)).toEqual(ampsBefore);
@@ -73,6 +86,7 @@ describe("resize: refused requests", () => {
     const other = await flavor(t, {}, { provider: "octavia" });
     const res = await resize(t, id, other);
     expect(res.status).toBe(400);
+    expect(res.body.faultstring).toBe(`Flavor '${other}' is not compatible with provider 'amphora'`);
     expect((await show(t, id)).flavor_id).toBe(small);
   });
 
@@ -95,7 +109,9 @@ describe("resize: refused requests", () => {
 
   it("answers 409 to a cancel when no resize runs", async () => {
     const id = await lb(t, small);
-    expect((await t.call("DELETE", `/v2/lbaas/loadbalancers/${id}/resize`)).status).toBe(409);
+    const idle = await t.call("DELETE", `/v2/lbaas/loadbalancers/${id}/resize`);
+    expect(idle.status).toBe(409);
+    expect(idle.body.faultstring).toBe(`Load Balancer ${id} has no resize in progress.`);
     expect((await t.call("PUT", `/v2/lbaas/loadbalancers/${id}/failover`)).status).toBe(202);
     expect((await t.call("DELETE", `/v2/lbaas/loadbalancers/${id}/resize`)).status).toBe(409);
     await t.settle();

@@ -1,0 +1,2 @@
+// ottava unit tests
+package testing
