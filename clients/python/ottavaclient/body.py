@@ -26,8 +26,16 @@ def load_file(path):
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError as e:
-        raise BodyError('Unable to parse {0} as JSON or YAML: {1}'.format(
-            path, ' '.join(str(e).split()))) from e
+        raise BodyError('Unable to parse {0} as JSON or YAML: {1}'.format(path, _yaml_problem(e))) from e
+
+
+def _yaml_problem(e):
+    """PyYAML's problem and where, without its multi-line excerpt of the file."""
+    mark = getattr(e, 'problem_mark', None)
+    problem = getattr(e, 'problem', None)
+    if problem and mark:
+        return '{0} (line {1}, column {2})'.format(problem, mark.line + 1, mark.column + 1)
+    return ' '.join(str(e).split())
 
 
 def check_members(body):

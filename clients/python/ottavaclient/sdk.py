@@ -25,7 +25,7 @@ def cancel_load_balancer_resize(conn, load_balancer):
     exceptions.raise_from_response(resp)
 
 
-def update_members_across_pools(conn, members, additive_only=False):
+def batch_update_members_across_pools(conn, members, additive_only=False):
     """Set the members of several pools of one load balancer at once (PUT /v2/lbaas/pools/members).
 
     `members`: dicts as for create_member, each with its pool's ID (or Pool) in `pool_id`; checked as

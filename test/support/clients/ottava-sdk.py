@@ -37,14 +37,14 @@ except exceptions.HttpException as e:
     seen["idle_cancel"] = [e.status_code, e.details]
 
 try:
-    sdk.update_members_across_pools(conn, [{"address": "10.9.9.9", "protocol_port": 80}])
+    sdk.batch_update_members_across_pools(conn, [{"address": "10.9.9.9", "protocol_port": 80}])
     seen["bad_member"] = "sent"
 except ValueError as e:
     seen["bad_member"] = str(e)
 
 pools = [lbs.find_pool(name, ignore_missing=False) for name in pool_names]
 members = [{"pool_id": pool, "address": "10.9.0.%d" % (i + 1), "protocol_port": 8080} for i, pool in enumerate(pools)]
-lb_id = sdk.update_members_across_pools(conn, members, additive_only=True)
+lb_id = sdk.batch_update_members_across_pools(conn, members, additive_only=True)
 seen["cross_pool_lb"] = sdk.wait_for_load_balancer(conn, lb_id, interval=0.05, wait=60).id
 seen["members"] = {pool.name: sorted("%s:%d" % (m.address, m.protocol_port) for m in lbs.members(pool)) for pool in pools}
 print(json.dumps(seen))
