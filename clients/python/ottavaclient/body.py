@@ -1,4 +1,5 @@
-"""The cross-pool member update's body (PUT /v2/lbaas/pools/members), read and checked before any
+"""What the CLI and the SDK functions share: the two endpoints' paths (below the API's version), and
+the cross-pool member update's body (PUT /v2/lbaas/pools/members), read and checked before any
 request: the CLI's file and the SDK's list go through the same check."""
 import json
 

@@ -31,7 +31,8 @@ def batch_update_members_across_pools(conn, members, additive_only=False):
     `members`: dicts as for create_member, each with its pool's ID (or Pool) in `pool_id`; checked as
     the CLI checks its file (ValueError) before the request. Returns the load balancer's ID, to wait on.
     """
-    checked = _body.check_members({'members': [dict(m, pool_id=_id(m.get('pool_id'))) for m in members]})
+    members = [dict(m, pool_id=_id(m['pool_id'])) if isinstance(m, dict) and 'pool_id' in m else m for m in members]
+    checked = _body.check_members({'members': members})
     params = {'additive_only': 'true'} if additive_only else None
     resp = conn.load_balancer.put(_body.CROSS_POOL_MEMBERS_URL, json={'members': checked}, params=params)
     exceptions.raise_from_response(resp)
