@@ -5,11 +5,12 @@
 import { FLOW_NAMES } from "@ottava/controller/flows";
 import { certificateReadPermissions } from "./certificates";
 import { stateMachineName, type Flows } from "./flows";
+import type { Network } from "./network";
 import type { Secrets } from "./secrets";
 import { LOG_RETENTION, NODEJS, RUNTIME, TRACING, deploy, sharedEnvironment, xrayPolicy } from "./settings";
 import type { Table } from "./table";
 
-export function createApi(table: Table, flows: Flows, secrets: Secrets) {
+export function createApi(table: Table, flows: Flows, secrets: Secrets, network: Network) {
   const plan = deploy();
   const keystone = plan.authStrategy === "keystone";
   const region = aws.getRegionOutput().region;
@@ -26,7 +27,7 @@ export function createApi(table: Table, flows: Flows, secrets: Secrets) {
     link: [table],
     ...(policyFile ? { copyFiles: [{ from: policyFile, to: "policy-overrides" }] } : {}),
     environment: {
-      ...sharedEnvironment(),
+      ...sharedEnvironment(network),
       OTTAVA_AUTH_STRATEGY: plan.authStrategy,
       // Keystone: where tokens are validated and as whom; the password is a parameter the function reads.
       ...(keystone ? secrets.plain(["KeystoneUrl", "KeystoneUsername", "KeystoneProjectName"]) : {}),

@@ -33,7 +33,7 @@ export function createHealthManager(table: Table, stateMachineArnPrefix: $util.I
     scaling: { min: 2, max: 4 }, // two tasks, two AZs: heartbeats keep arriving while one is replaced
     link: [table],
     environment: {
-      ...sharedEnvironment(),
+      ...sharedEnvironment(network),
       OTTAVA_TABLE_NAME: table.name,
       OTTAVA_STATE_MACHINE_ARN_PREFIX: stateMachineArnPrefix,
       OTTAVA_HEARTBEAT_PORT: String(port),

@@ -1,6 +1,7 @@
 // What every function shares: its runtime, its logs' retention, tracing, and the OTTAVA_* settings passed
 // through from the deployer's environment (see packages/core/src/config.ts for what each means).
 import { deployPlan, type DeployPlan } from "./config";
+import type { Network } from "./network";
 
 /** A Lambda runtime AWS still supports; the code needs Node >= 22 (package.json engines). */
 export const RUNTIME = "nodejs22.x";
@@ -116,10 +117,11 @@ const PASSED_THROUGH = [
 
 /**
  * The pass-through settings that are set (and not empty) where `sst deploy` runs; unset ones keep the
- * app's defaults. And the stage, which the AWS drivers tag what they make with (OTTAVA_STAGE).
+ * app's defaults. And the stage, which the AWS drivers tag what they make with (OTTAVA_STAGE), and what
+ * the network gives (with ec2, the management subnets and the amphorae's security group).
  */
-export function sharedEnvironment(): Record<string, string> {
-  const env: Record<string, string> = { OTTAVA_STAGE: $app.stage };
+export function sharedEnvironment(network: Network): Record<string, $util.Input<string>> {
+  const env: Record<string, $util.Input<string>> = { OTTAVA_STAGE: $app.stage, ...network.environment };
   for (const name of PASSED_THROUGH) {
     const value = process.env[name];
     if (value !== undefined && value !== "") env[name] = value;
