@@ -17,9 +17,24 @@ export const VPC_CIDR = "10.0.0.0/16";
  */
 export const AMPHORA_SUBNETS_CIDR = "10.0.128.0/17";
 /** The ec2 compute driver's settings, which mean nothing to another compute driver. */
-const EC2_SETTINGS = ["OTTAVA_AMP_IMAGE_TAG", "OTTAVA_AMP_BASE_IMAGE_ID", "OTTAVA_AMP_FLAVOR_ID"] as const;
-/** The ec2 compute driver's settings the stacks set from what they make (stacks/network.ts, stacks/compute.ts). */
-const EC2_SET_BY_STACKS = ["OTTAVA_AMP_BOOT_NETWORK_LIST", "OTTAVA_AMP_SECGROUP_LIST", "OTTAVA_AMP_INSTANCE_PROFILE"] as const;
+const EC2_SETTINGS = [
+  "OTTAVA_AMP_IMAGE_TAG",
+  "OTTAVA_AMP_BASE_IMAGE_ID",
+  "OTTAVA_AMP_FLAVOR_ID",
+  "OTTAVA_AMP_BOOT_NETWORK_LIST",
+  "OTTAVA_AMP_SECGROUP_LIST",
+] as const;
+/**
+ * The settings the stacks set with ec2, from what they make: the management subnets and the amphorae's
+ * security group, the instance profile (stacks/network.ts, stacks/compute.ts), and the heartbeat load
+ * balancer's addresses (stacks/health.ts).
+ */
+const EC2_SET_BY_STACKS = [
+  "OTTAVA_AMP_BOOT_NETWORK_LIST",
+  "OTTAVA_AMP_SECGROUP_LIST",
+  "OTTAVA_AMP_INSTANCE_PROFILE",
+  "OTTAVA_CONTROLLER_IP_PORT_LIST",
+] as const;
 
 /**
  * The secrets, each an SST secret (`npx sst secret set <Name> ...`), kept by the stacks in an SSM
@@ -212,7 +227,7 @@ export function deployPlan(env: Env, stage: string, production: boolean, root: s
     for (const name of EC2_SET_BY_STACKS)
       if (setting(env, name) !== undefined)
         problems.push(
-          `${name} is set by the stacks with OTTAVA_COMPUTE_DRIVER=ec2 (the management subnets, the amphorae's security group and instance profile they make); unset it`,
+          `${name} is set by the stacks with OTTAVA_COMPUTE_DRIVER=ec2 (the management subnets, the amphorae's security group and instance profile, the heartbeat load balancer's addresses: what they make); unset it`,
         );
     const imageTag = setting(env, "OTTAVA_AMP_IMAGE_TAG");
     const baseImage = setting(env, "OTTAVA_AMP_BASE_IMAGE_ID");
@@ -277,20 +292,13 @@ export function deployPlan(env: Env, stage: string, production: boolean, root: s
       );
   }
 
-  // The health managers' addresses the amphorae report to, until an admin sets them: each <IPv4>:<port>.
-  // In this account they are the heartbeat load balancer's, in the VPC, on the heartbeat port.
-  for (const entry of (setting(env, "OTTAVA_CONTROLLER_IP_PORT_LIST") ?? "")
-    .split(",")
-    .map((e) => e.trim())
-    .filter(Boolean)) {
+  // The health managers' addresses external amphorae report to, until an admin sets them: <IPv4>:<port> each.
+  // (With ec2 the stacks set them: the heartbeat load balancer's.)
+  const controllers = inAccount ? [] : (setting(env, "OTTAVA_CONTROLLER_IP_PORT_LIST") ?? "").split(",");
+  for (const entry of controllers.map((e) => e.trim()).filter(Boolean)) {
     const m = /^(\d{1,3}(?:\.\d{1,3}){3}):(\d{1,5})$/.exec(entry);
-    const address = m ? parseIpv4Cidr(`${m[1]}/32`) : undefined;
-    if (!m || typeof address !== "object" || Number(m[2]) < 1 || Number(m[2]) > 65535)
+    if (!m || typeof parseIpv4Cidr(`${m[1]}/32`) === "string" || Number(m[2]) < 1 || Number(m[2]) > 65535)
       problems.push(`OTTAVA_CONTROLLER_IP_PORT_LIST holds '${entry}', which is not <IPv4 address>:<port>`);
-    else if (inAccount && (!within(address, vpc) || Number(m[2]) !== heartbeatPort))
-      problems.push(
-        `OTTAVA_CONTROLLER_IP_PORT_LIST holds '${entry}': with OTTAVA_COMPUTE_DRIVER=ec2 the amphorae report to the heartbeat load balancer's addresses, in the VPC's ${VPC_CIDR}, on OTTAVA_HEARTBEAT_PORT (${heartbeatPort})`,
-      );
   }
 
   // Certificates: the local manager's PEM files would be on a Lambda's passing disk.

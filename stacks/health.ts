@@ -60,6 +60,15 @@ export function createHealthManager(table: Table, stateMachineArnPrefix: $util.I
       rules: [{ listen: `${port}/udp`, forward: `${port}/udp` }], // udp: a Network Load Balancer
     },
     transform: {
+      // With ec2, fixed addresses (stacks/network.ts), which the stacks give the amphorae to report to.
+      ...(network.heartbeatMappings
+        ? {
+            loadBalancer: (args: aws.lb.LoadBalancerArgs) => {
+              args.subnets = undefined;
+              args.subnetMappings = network.heartbeatMappings;
+            },
+          }
+        : {}),
       // A UDP target cannot be health-checked over UDP: the service answers GET /healthcheck on 8080.
       target: (args) => {
         args.healthCheck = {

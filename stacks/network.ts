@@ -20,12 +20,16 @@
 //   interface endpoints beside SSM's, which the amphorae (their secret) and the agent callers (the vpc
 //   network driver's calls) reach without the internet. Only the first-boot path (no image tag: the stock
 //   image installs its packages from Debian's archive) gets a NAT gateway, for those subnets alone; the
-//   baked image needs none. The stacks give every function OTTAVA_AMP_BOOT_NETWORK_LIST and
-//   OTTAVA_AMP_SECGROUP_LIST (`environment`).
-import { AMPHORA_SUBNETS_CIDR, VPC_CIDR, type DeployPlan } from "./config";
+//   baked image needs none. The health manager's load balancer takes a fixed address in each private
+//   subnet (`heartbeatMappings`, stacks/health.ts), so the amphorae's heartbeat path is known before
+//   the deploy: the stacks give every workload OTTAVA_CONTROLLER_IP_PORT_LIST (those addresses),
+//   OTTAVA_AMP_BOOT_NETWORK_LIST and OTTAVA_AMP_SECGROUP_LIST (`environment`).
+import { AMPHORA_SUBNETS_CIDR, VPC_CIDR, parseIpv4Cidr, type DeployPlan } from "./config";
 
 /** HTTPS, the port of AWS's APIs. */
 const HTTPS = 443;
+/** With ec2, the heartbeat load balancer's address in each private subnet: this host of the subnet's range (AWS keeps the first four). */
+const HEARTBEAT_HOST = 10;
 
 export function createNetwork(plan: DeployPlan) {
   const heartbeats = {
@@ -52,12 +56,36 @@ export function createNetwork(plan: DeployPlan) {
   });
   const callers = plan.amphoraDriver === "rest" ? agentCallers(vpc, plan) : undefined;
   const amphorae = plan.inAccount && callers ? amphoraSubnets(vpc, plan, plan.inAccount.firstBoot, callers.group) : undefined;
+  const heartbeatMappings = plan.inAccount
+    ? vpc.nodes.privateSubnets.apply((subnets) =>
+        subnets.map((s) => ({ subnetId: s.id, privateIpv4Address: s.cidrBlock.apply((cidr) => hostOf(cidr!, HEARTBEAT_HOST)) })),
+      )
+    : undefined;
   return {
     vpc,
     agentCallers: callers && { securityGroups: [callers.group.id], privateSubnets: vpc.privateSubnets },
-    /** The settings the stacks give every workload: with ec2, the management subnets and the amphorae's security group. */
-    environment: amphorae?.environment ?? {},
+    /** With ec2: the heartbeat load balancer's subnets and its fixed address in each (stacks/health.ts). */
+    heartbeatMappings,
+    /** The settings the stacks give every workload: with ec2, the management subnets, the amphorae's security group, the health managers' addresses. */
+    environment: {
+      ...amphorae?.environment,
+      ...(heartbeatMappings
+        ? {
+            OTTAVA_CONTROLLER_IP_PORT_LIST: heartbeatMappings
+              .apply((mappings) => $util.all(mappings.map((m) => m.privateIpv4Address)))
+              .apply((addresses) => addresses.map((a) => `${a}:${plan.heartbeatPort}`).join(",")),
+          }
+        : {}),
+    },
   };
+}
+
+/** The `n`th address of an IPv4 CIDR ("10.0.4.0/22", 10: "10.0.4.10"). */
+function hostOf(cidr: string, n: number): string {
+  const parsed = parseIpv4Cidr(cidr);
+  if (typeof parsed === "string") throw new Error(`${cidr}: ${parsed}`);
+  const ip = parsed.base + n;
+  return [24, 16, 8, 0].map((s) => (ip >>> s) & 255).join(".");
 }
 
 /**

@@ -63,7 +63,7 @@ const PASSED_THROUGH = [
   "OTTAVA_DEFAULT_HEALTH_MONITOR_QUOTA",
   "OTTAVA_DEFAULT_L7POLICY_QUOTA",
   "OTTAVA_DEFAULT_L7RULE_QUOTA",
-  "OTTAVA_CONTROLLER_IP_PORT_LIST",
+  "OTTAVA_CONTROLLER_IP_PORT_LIST", // the external amphorae's; with ec2 the stacks set it (stacks/network.ts)
   "OTTAVA_HEALTHMANAGER_REFRESH_PAGE_SIZE",
   "OTTAVA_CERT_VALIDITY_TIME",
   "OTTAVA_CERT_EXPIRY_BUFFER",
@@ -102,8 +102,7 @@ const PASSED_THROUGH = [
   "OTTAVA_AMP_IMAGE_TAG",
   "OTTAVA_AMP_BASE_IMAGE_ID",
   "OTTAVA_AMP_FLAVOR_ID",
-  "OTTAVA_AMP_BOOT_NETWORK_LIST",
-  "OTTAVA_AMP_SECGROUP_LIST",
+  // (OTTAVA_AMP_BOOT_NETWORK_LIST and OTTAVA_AMP_SECGROUP_LIST are the stacks' own: stacks/network.ts.)
   "OTTAVA_ENABLE_ANTI_AFFINITY",
   "OTTAVA_AMP_ACTIVE_RETRIES",
   "OTTAVA_AMP_ACTIVE_WAIT_SEC",
@@ -121,10 +120,10 @@ const PASSED_THROUGH = [
  * the network gives (with ec2, the management subnets and the amphorae's security group).
  */
 export function sharedEnvironment(network: Network): Record<string, $util.Input<string>> {
-  const env: Record<string, $util.Input<string>> = { OTTAVA_STAGE: $app.stage, ...network.environment };
+  const env: Record<string, $util.Input<string>> = { OTTAVA_STAGE: $app.stage };
   for (const name of PASSED_THROUGH) {
     const value = process.env[name];
     if (value !== undefined && value !== "") env[name] = value;
   }
-  return env;
+  return { ...env, ...network.environment };
 }

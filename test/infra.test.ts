@@ -112,9 +112,11 @@ const SET_BY_STACKS: Record<string, Rule> = {
   OTTAVA_TASK: (w) => w.sources.includes("packages/controller/src/lambda.ts"), // the task functions' entry
   OTTAVA_POLICY_FILE: (w, d) => w === d.api, // the deployer's policy file, shipped in the API's bundle
   OTTAVA_AMP_INSTANCE_PROFILE: (w, d) => isTask(COMPUTE_TASKS)(w, d), // the amphorae's instance profile (stacks/compute.ts)
-  // With ec2, the management subnets and the amphorae's security group the stacks make (stacks/network.ts).
+  // With ec2, the management subnets and the amphorae's security group the stacks make, and the heartbeat
+  // load balancer's fixed addresses (stacks/network.ts).
   OTTAVA_AMP_BOOT_NETWORK_LIST: (w, d) => d.variant.inAccount !== undefined && loadsConfig(w),
   OTTAVA_AMP_SECGROUP_LIST: (w, d) => d.variant.inAccount !== undefined && loadsConfig(w),
+  OTTAVA_CONTROLLER_IP_PORT_LIST: (w, d) => d.variant.inAccount !== undefined && loadsConfig(w),
 };
 
 /** Passed from the deployer's environment to some workloads only: nowhere else. */
@@ -262,7 +264,7 @@ const policyFile = ".sst/ottava-synth-policy.yaml";
  * The deployer's environment of the deploy with every optional part: every setting that could be passed
  * set to a marker, the secrets' settings too (which must not be copied), and the values the stacks
  * interpret: Keystone auth, the AWS data plane (the REST, ec2 and vpc drivers) with a baked image (so none
- * of REFUSED_BESIDE), anti-affinity, the health manager's addresses, ports, a policy file.
+ * of REFUSED_BESIDE), anti-affinity, ports, a policy file.
  */
 const DEPLOYER_ENV: Record<string, string> = {
   ...Object.fromEntries(
@@ -275,7 +277,6 @@ const DEPLOYER_ENV: Record<string, string> = {
   OTTAVA_COMPUTE_DRIVER: "ec2",
   OTTAVA_NETWORK_DRIVER: "vpc",
   OTTAVA_ENABLE_ANTI_AFFINITY: "true",
-  OTTAVA_CONTROLLER_IP_PORT_LIST: "10.0.4.10:5556,10.0.12.10:5556",
   OTTAVA_AMPHORA_AGENT_PORT: "9444",
   OTTAVA_HEARTBEAT_PORT: "5556",
   OTTAVA_POLICY_FILE: policyFile,
@@ -1178,10 +1179,12 @@ describe("the AWS deployment, synthesized offline from sst.config.ts", () => {
             expect(own, s.name).toEqual([]);
           }
         }
-        // Every workload's settings name those subnets and the amphorae's group (SET_BY_STACKS checks them present).
+        // Every workload's settings name those subnets, the amphorae's group and the health managers' addresses
+        // (SET_BY_STACKS checks them present).
         for (const w of d.workloads.filter(loadsConfig)) {
           expect(w.env.OTTAVA_AMP_BOOT_NETWORK_LIST, w.name).toBe(d.api.env.OTTAVA_AMP_BOOT_NETWORK_LIST);
           expect(w.env.OTTAVA_AMP_SECGROUP_LIST, w.name).toBe(d.api.env.OTTAVA_AMP_SECGROUP_LIST);
+          expect(w.env.OTTAVA_CONTROLLER_IP_PORT_LIST, w.name).toBe(d.api.env.OTTAVA_CONTROLLER_IP_PORT_LIST);
         }
 
         // The amphorae's group admits the agent port from the agent callers' group alone.
@@ -1204,15 +1207,31 @@ describe("the AWS deployment, synthesized offline from sst.config.ts", () => {
             ...(inAccount.firstBoot ? ["tcp/80-80:0.0.0.0/0", "tcp/443-443:0.0.0.0/0"] : []),
           ].sort(),
         );
-        // The heartbeat path: the internal load balancer of the health manager in subnets of the VPC (which
-        // the amphorae's heartbeat egress covers), its UDP listener on the heartbeat port.
+        // The heartbeat path: the health manager's internal load balancer at a fixed address in each of the
+        // agent callers' (private) subnets of the VPC, which the amphorae's heartbeat egress covers and which
+        // every workload names as the health managers (the amphorae's agent configuration), its security
+        // group admitting them, its UDP listener on the heartbeat port.
         const nlb = ofType(d, "aws:lb/loadBalancer:LoadBalancer")[0]!;
         expect(nlb.inputs.internal).toBe(true);
-        for (const id of asList<string>(nlb.inputs.subnets)) {
-          const s = subnets.find((x) => x.id === id)!;
+        expect(nlb.inputs.subnets).toBeUndefined();
+        const mappings = asList<{ subnetId: string; privateIpv4Address: string }>(nlb.inputs.subnetMappings);
+        expect(mappings.map((m) => m.subnetId).sort()).toEqual([...inVpc[0]!.resource.inputs.vpcConfig.subnetIds].sort());
+        for (const m of mappings) {
+          const s = subnets.find((x) => x.id === m.subnetId)!;
           expect(s.inputs.vpcId).toBe(vpc.id);
-          expect(within(s.inputs.cidrBlock, vpcCidr), s.name).toBe(true);
+          expect(within(`${m.privateIpv4Address}/32`, s.inputs.cidrBlock), `${m.privateIpv4Address} in ${s.inputs.cidrBlock}`).toBe(true);
         }
+        expect(d.api.env.OTTAVA_CONTROLLER_IP_PORT_LIST).toBe(mappings.map((m) => `${m.privateIpv4Address}:${port}`).join(","));
+        const nlbIngress = asList<string>(nlb.inputs.securityGroups).flatMap((id) => asList<any>(group(id).inputs.ingress));
+        expect(
+          nlbIngress.some(
+            (r) =>
+              ["udp", "-1"].includes(r.protocol) &&
+              (r.protocol === "-1" || (r.fromPort <= port && r.toPort >= port)) &&
+              asList<string>(r.cidrBlocks).some((c) => within(mgmt, c)),
+          ),
+          "the load balancer admits the heartbeats",
+        ).toBe(true);
         expect(ofType(d, "aws:lb/listener:Listener").map((l) => `${l.inputs.protocol}:${l.inputs.port}`)).toContain(`UDP:${port}`);
       }
       // A NAT gateway only for the first boot: SST's VPC makes none, and a baked image needs none.
@@ -1465,8 +1484,9 @@ async function tableDefinition(): Promise<Record<string, any>> {
   return sent;
 }
 
-/** Is IPv4 CIDR a inside CIDR b? */
+/** Is IPv4 CIDR a inside CIDR b? (parseIpv4Cidr takes nothing wider than a /8: the whole internet is said here.) */
 function within(a: string, b: string): boolean {
+  if (b === "0.0.0.0/0") return true;
   const [x, y] = [parseIpv4Cidr(a), parseIpv4Cidr(b)];
   if (typeof x === "string" || typeof y === "string") throw new Error(`${a} or ${b}: not a CIDR`);
   return x.prefix >= y.prefix && (y.prefix === 0 || x.base >>> (32 - y.prefix) === y.base >>> (32 - y.prefix));
