@@ -38,10 +38,10 @@ export default $config({
     const table = createTable();
     const compute = createAmphoraCompute();
     const flows = createFlows(table, network, secrets, compute);
-    const api = createApi(table, flows, secrets, compute);
+    const api = createApi(table, flows, secrets, compute, network);
     // StepFunctionsEngine appends the flow name to this prefix: the state machines are named to match.
     const stateMachineArnPrefix = $interpolate`arn:aws:states:${aws.getRegionOutput().region}:${aws.getCallerIdentityOutput().accountId}:stateMachine:${$app.name}-${$app.stage}-`;
-    const jobs = createJobs(table, stateMachineArnPrefix, compute);
+    const jobs = createJobs(table, stateMachineArnPrefix, compute, network);
     const health = createHealthManager(table, stateMachineArnPrefix, network, secrets, compute);
     const alarms = createAlarms(flows, api, jobs, health);
 

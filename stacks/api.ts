@@ -7,11 +7,12 @@ import { certificateReadPermissions } from "./certificates";
 import type { AmphoraCompute } from "./compute";
 import { callsOf, permissionsFor } from "./iam";
 import { stateMachineName, type Flows } from "./flows";
+import type { Network } from "./network";
 import type { Secrets } from "./secrets";
 import { LOG_RETENTION, NODEJS, RUNTIME, TRACING, deploy, sharedEnvironment, xrayPolicy } from "./settings";
 import { tablePermissions, type Table } from "./table";
 
-export function createApi(table: Table, flows: Flows, secrets: Secrets, compute: AmphoraCompute) {
+export function createApi(table: Table, flows: Flows, secrets: Secrets, compute: AmphoraCompute, network: Network) {
   const plan = deploy();
   const keystone = plan.authStrategy === "keystone";
   const region = aws.getRegionOutput().region;
@@ -27,7 +28,7 @@ export function createApi(table: Table, flows: Flows, secrets: Secrets, compute:
     nodejs: NODEJS,
     ...(policyFile ? { copyFiles: [{ from: policyFile, to: "policy-overrides" }] } : {}),
     environment: {
-      ...sharedEnvironment(),
+      ...sharedEnvironment(network),
       OTTAVA_AUTH_STRATEGY: plan.authStrategy,
       // Keystone: where tokens are validated and as whom; the password is a parameter the function reads.
       ...(keystone ? secrets.plain(["KeystoneUrl", "KeystoneUsername", "KeystoneProjectName"]) : {}),

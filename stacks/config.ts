@@ -10,6 +10,31 @@ type Env = Record<string, string | undefined>;
 
 /** The address range of the VPC (sst.aws.Vpc always makes 10.0.0.0/16). */
 export const VPC_CIDR = "10.0.0.0/16";
+/**
+ * With OTTAVA_COMPUTE_DRIVER=ec2, the amphorae's management subnets: the upper half of the VPC, one /20 per
+ * zone of the VPC (stacks/network.ts). sst.aws.Vpc's own subnets take 10.0.<8i>.0/22 and 10.0.<8i+4>.0/22
+ * for zone i, the lower half for up to 16 zones.
+ */
+export const AMPHORA_SUBNETS_CIDR = "10.0.128.0/17";
+/** The ec2 compute driver's settings, which mean nothing to another compute driver. */
+const EC2_SETTINGS = [
+  "OTTAVA_AMP_IMAGE_TAG",
+  "OTTAVA_AMP_BASE_IMAGE_ID",
+  "OTTAVA_AMP_FLAVOR_ID",
+  "OTTAVA_AMP_BOOT_NETWORK_LIST",
+  "OTTAVA_AMP_SECGROUP_LIST",
+] as const;
+/**
+ * The settings the stacks set with ec2, from what they make: the management subnets and the amphorae's
+ * security group, the instance profile (stacks/network.ts, stacks/compute.ts), and the heartbeat load
+ * balancer's addresses (stacks/health.ts).
+ */
+const EC2_SET_BY_STACKS = [
+  "OTTAVA_AMP_BOOT_NETWORK_LIST",
+  "OTTAVA_AMP_SECGROUP_LIST",
+  "OTTAVA_AMP_INSTANCE_PROFILE",
+  "OTTAVA_CONTROLLER_IP_PORT_LIST",
+] as const;
 
 /**
  * The secrets, each an SST secret (`npx sst secret set <Name> ...`), kept by the stacks in an SSM
@@ -66,7 +91,14 @@ export interface DeployPlan {
   networkDriver: "noop" | "vpc";
   heartbeatPort: number;
   amphoraAgentPort: number;
-  /** The amphora management network: heartbeats come from it, the REST driver calls into it. */
+  /**
+   * ec2: the amphorae run in this account, in management subnets the stacks make in the VPC
+   * (AMPHORA_SUBNETS_CIDR); firstBoot when no image tag is set (the stock image installs its packages at
+   * boot, through a NAT gateway). Otherwise undefined: the amphorae, if any, live on an external
+   * management network (OTTAVA_AMPHORA_MGMT_CIDR).
+   */
+  inAccount: { firstBoot: boolean } | undefined;
+  /** The amphora management network: heartbeats come from it, the REST driver calls into it (ec2: AMPHORA_SUBNETS_CIDR). */
   mgmtCidr: string;
   /** rest: the route from the VPC's private subnets to the management network, through OTTAVA_AMPHORA_MGMT_GATEWAY. */
   mgmtRoute: { cidrBlock: string; transitGatewayId?: string; gatewayId?: string; vpcPeeringConnectionId?: string } | undefined;
@@ -162,41 +194,111 @@ export function deployPlan(env: Env, stage: string, production: boolean, root: s
   if (rawNetwork !== "noop" && rawNetwork !== "vpc")
     problems.push(`OTTAVA_NETWORK_DRIVER on AWS must be noop or vpc, not '${rawNetwork}' (local runs only under npm start)`);
 
+  // The data plane on AWS is all or nothing: an EC2 amphora is of use only configured by the REST driver
+  // (the noop one never tells its agent anything), and its VIP only as an ENI of the vpc network driver
+  // (the noop network's made-up ports are no interface the agent could find); the vpc driver plugs its
+  // ENIs into EC2 instances, which only the ec2 compute driver boots.
+  if (computeDriver === "ec2" && amphoraDriver !== "rest")
+    problems.push(
+      "OTTAVA_COMPUTE_DRIVER=ec2 needs OTTAVA_AMPHORA_DRIVER=rest: the noop amphora driver never configures the instances it would pay for",
+    );
+  if (computeDriver === "ec2" && networkDriver !== "vpc")
+    problems.push(
+      "OTTAVA_COMPUTE_DRIVER=ec2 needs OTTAVA_NETWORK_DRIVER=vpc: the amphorae's VIPs are ENIs in the VPC, which only the vpc driver plugs",
+    );
+  if (networkDriver === "vpc" && computeDriver !== "ec2")
+    problems.push("OTTAVA_NETWORK_DRIVER=vpc needs OTTAVA_COMPUTE_DRIVER=ec2: it plugs the VIPs' ENIs into the amphorae's EC2 instances");
+
   const heartbeatPort = port(env, "OTTAVA_HEARTBEAT_PORT", 5555, problems);
   const amphoraAgentPort = port(env, "OTTAVA_AMPHORA_AGENT_PORT", 9443, problems);
-
-  // The management network: always (heartbeats come from it); with rest, also routed to.
-  const mgmtCidr = setting(env, "OTTAVA_AMPHORA_MGMT_CIDR") ?? "";
   const vpc = parseIpv4Cidr(VPC_CIDR) as { base: number; prefix: number };
-  if (!mgmtCidr) {
-    problems.push(
-      `OTTAVA_AMPHORA_MGMT_CIDR is not set: it is the amphora management network (Octavia's lb-mgmt-net), e.g. 172.16.0.0/12. ` +
-        `The heartbeat receiver admits UDP ${heartbeatPort} from that range only: without it every heartbeat would be dropped, and no amphora failure ever noticed`,
-    );
-  } else {
-    const cidr = parseIpv4Cidr(mgmtCidr);
-    if (typeof cidr === "string") problems.push(`OTTAVA_AMPHORA_MGMT_CIDR '${mgmtCidr}' is ${cidr}`);
-    else if (within(cidr, vpc))
-      problems.push(
-        `OTTAVA_AMPHORA_MGMT_CIDR '${mgmtCidr}' lies inside the VPC's own ${VPC_CIDR}: the management network must be another range`,
-      );
-  }
+
+  let inAccount: DeployPlan["inAccount"];
+  let mgmtCidr = setting(env, "OTTAVA_AMPHORA_MGMT_CIDR") ?? "";
   let mgmtRoute: DeployPlan["mgmtRoute"];
   const gateway = setting(env, "OTTAVA_AMPHORA_MGMT_GATEWAY");
-  if (gateway !== undefined) {
-    const kind = { tgw: "transitGatewayId", vgw: "gatewayId", pcx: "vpcPeeringConnectionId" }[gateway.slice(0, 3)];
-    if (!kind || !/^(tgw|vgw|pcx)-[0-9a-f]{8,17}$/.test(gateway)) {
+  if (computeDriver === "ec2") {
+    // The amphorae in this account: their management subnets are the stacks' own, in the VPC.
+    for (const name of ["OTTAVA_AMPHORA_MGMT_CIDR", "OTTAVA_AMPHORA_MGMT_GATEWAY"])
+      if (setting(env, name) !== undefined)
+        problems.push(
+          `${name} is for amphorae on an external management network: with OTTAVA_COMPUTE_DRIVER=ec2 the amphorae boot in the management subnets the stacks make in the VPC (${AMPHORA_SUBNETS_CIDR}); unset it`,
+        );
+    for (const name of EC2_SET_BY_STACKS)
+      if (setting(env, name) !== undefined)
+        problems.push(
+          `${name} is set by the stacks with OTTAVA_COMPUTE_DRIVER=ec2 (the management subnets, the amphorae's security group and instance profile, the heartbeat load balancer's addresses: what they make); unset it`,
+        );
+    const imageTag = setting(env, "OTTAVA_AMP_IMAGE_TAG");
+    const baseImage = setting(env, "OTTAVA_AMP_BASE_IMAGE_ID");
+    if (imageTag === undefined && baseImage === undefined)
       problems.push(
-        `OTTAVA_AMPHORA_MGMT_GATEWAY must be a transit gateway (tgw-…), virtual private gateway (vgw-…) or peering connection (pcx-…), not '${gateway}'`,
+        'OTTAVA_COMPUTE_DRIVER=ec2 needs an image: OTTAVA_AMP_IMAGE_TAG, the tag of the baked amphora image (docs/deploying.md, "The amphora image"), ' +
+          "or OTTAVA_AMP_BASE_IMAGE_ID, the stock Debian 12 AMI that installs itself at first boot (ami-…)",
       );
-    } else if (mgmtCidr) {
-      mgmtRoute = { cidrBlock: mgmtCidr, [kind]: gateway };
+    if (imageTag !== undefined && baseImage !== undefined)
+      problems.push("OTTAVA_AMP_BASE_IMAGE_ID is never booted while OTTAVA_AMP_IMAGE_TAG is set: set one of the two");
+    if (baseImage !== undefined && !/^ami-[0-9a-f]{8,17}$/.test(baseImage))
+      problems.push(`OTTAVA_AMP_BASE_IMAGE_ID must be an AMI's id (ami-0123abcd…), not '${baseImage}'`);
+    if (setting(env, "OTTAVA_AMP_FLAVOR_ID") === undefined)
+      problems.push(
+        "OTTAVA_AMP_FLAVOR_ID is not set: the amphorae's EC2 instance type, e.g. t3.small (a flavor profile's compute_flavor may name another)",
+      );
+    inAccount = { firstBoot: imageTag === undefined };
+    mgmtCidr = AMPHORA_SUBNETS_CIDR;
+  } else {
+    for (const name of EC2_SETTINGS)
+      if (setting(env, name) !== undefined)
+        problems.push(`${name} is a setting of OTTAVA_COMPUTE_DRIVER=ec2, which this deploy does not use`);
+    // The external management network: always (heartbeats come from it); with rest, also routed to.
+    if (!mgmtCidr) {
+      problems.push(
+        `OTTAVA_AMPHORA_MGMT_CIDR is not set: it is the amphora management network (Octavia's lb-mgmt-net), e.g. 172.16.0.0/12. ` +
+          `The heartbeat receiver admits UDP ${heartbeatPort} from that range only: without it every heartbeat would be dropped, and no amphora failure ever noticed`,
+      );
+    } else {
+      const cidr = parseIpv4Cidr(mgmtCidr);
+      if (typeof cidr === "string") problems.push(`OTTAVA_AMPHORA_MGMT_CIDR '${mgmtCidr}' is ${cidr}`);
+      else if (within(cidr, vpc))
+        problems.push(
+          `OTTAVA_AMPHORA_MGMT_CIDR '${mgmtCidr}' lies inside the VPC's own ${VPC_CIDR}: the management network must be another range`,
+        );
     }
-  } else if (amphoraDriver === "rest") {
-    problems.push(
-      "OTTAVA_AMPHORA_MGMT_GATEWAY is not set: with OTTAVA_AMPHORA_DRIVER=rest the task functions call the amphora agents, " +
-        "and the VPC routes OTTAVA_AMPHORA_MGMT_CIDR through this transit gateway (tgw-…), virtual private gateway (vgw-…) or peering connection (pcx-…)",
-    );
+    if (gateway !== undefined) {
+      const kind = { tgw: "transitGatewayId", vgw: "gatewayId", pcx: "vpcPeeringConnectionId" }[gateway.slice(0, 3)];
+      if (!kind || !/^(tgw|vgw|pcx)-[0-9a-f]{8,17}$/.test(gateway)) {
+        problems.push(
+          `OTTAVA_AMPHORA_MGMT_GATEWAY must be a transit gateway (tgw-…), virtual private gateway (vgw-…) or peering connection (pcx-…), not '${gateway}'`,
+        );
+      } else if (mgmtCidr) {
+        mgmtRoute = { cidrBlock: mgmtCidr, [kind]: gateway };
+      }
+    } else if (amphoraDriver === "rest") {
+      problems.push(
+        "OTTAVA_AMPHORA_MGMT_GATEWAY is not set: with OTTAVA_AMPHORA_DRIVER=rest the task functions call the amphora agents, " +
+          "and the VPC routes OTTAVA_AMPHORA_MGMT_CIDR through this transit gateway (tgw-…), virtual private gateway (vgw-…) or peering connection (pcx-…)",
+      );
+    }
+  }
+
+  // Anti-affinity: placement groups, which only the ec2 driver makes.
+  const antiAffinity = setting(env, "OTTAVA_ENABLE_ANTI_AFFINITY");
+  if (antiAffinity !== undefined) {
+    if (!/^(true|1|yes|on|false|0|no|off)$/i.test(antiAffinity))
+      problems.push(`OTTAVA_ENABLE_ANTI_AFFINITY must be true or false, not '${antiAffinity}'`);
+    else if (/^(true|1|yes|on)$/i.test(antiAffinity) && computeDriver !== "ec2")
+      problems.push(
+        "OTTAVA_ENABLE_ANTI_AFFINITY=true needs OTTAVA_COMPUTE_DRIVER=ec2 (spread placement groups): another compute driver ignores it",
+      );
+  }
+
+  // The health managers' addresses external amphorae report to, until an admin sets them: <IPv4>:<port> each.
+  // (With ec2 the stacks set them: the heartbeat load balancer's.)
+  const controllers = inAccount ? [] : (setting(env, "OTTAVA_CONTROLLER_IP_PORT_LIST") ?? "").split(",");
+  for (const entry of controllers.map((e) => e.trim()).filter(Boolean)) {
+    const m = /^(\d{1,3}(?:\.\d{1,3}){3}):(\d{1,5})$/.exec(entry);
+    if (!m || typeof parseIpv4Cidr(`${m[1]}/32`) === "string" || Number(m[2]) < 1 || Number(m[2]) > 65535)
+      problems.push(`OTTAVA_CONTROLLER_IP_PORT_LIST holds '${entry}', which is not <IPv4 address>:<port>`);
   }
 
   // Certificates: the local manager's PEM files would be on a Lambda's passing disk.
@@ -268,6 +370,7 @@ export function deployPlan(env: Env, stage: string, production: boolean, root: s
     networkDriver,
     heartbeatPort,
     amphoraAgentPort,
+    inAccount,
     mgmtCidr,
     mgmtRoute,
     certManager,

@@ -49,7 +49,7 @@ function storedSecretsOf(task: string, plan: DeployPlan): StoredSecret[] {
 
 export function createFlows(table: Table, network: Network, secrets: Secrets, compute: AmphoraCompute) {
   const plan = deploy();
-  const shared = sharedEnvironment();
+  const shared = sharedEnvironment(network);
   const ca = secrets.plain(["CaCertificate"]);
   // OTTAVA_TASK says which task a function is. The signing tasks run their own entry point, the only
   // bundle with the certificate code; every other task runs lambda.ts.

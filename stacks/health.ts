@@ -40,7 +40,7 @@ export function createHealthManager(
     memory: "1 GB",
     scaling: { min: 2, max: 4 }, // two tasks, two AZs: heartbeats keep arriving while one is replaced
     environment: {
-      ...sharedEnvironment(),
+      ...sharedEnvironment(network),
       OTTAVA_TABLE_NAME: table.name,
       OTTAVA_STATE_MACHINE_ARN_PREFIX: stateMachineArnPrefix,
       OTTAVA_HEARTBEAT_PORT: String(port),
@@ -70,6 +70,15 @@ export function createHealthManager(
       rules: [{ listen: `${port}/udp`, forward: `${port}/udp` }], // udp: a Network Load Balancer
     },
     transform: {
+      // With ec2, fixed addresses (stacks/network.ts), which the stacks give the amphorae to report to.
+      ...(network.heartbeatMappings
+        ? {
+            loadBalancer: (args: aws.lb.LoadBalancerArgs) => {
+              args.subnets = undefined;
+              args.subnetMappings = network.heartbeatMappings;
+            },
+          }
+        : {}),
       // A UDP target cannot be health-checked over UDP: the service answers GET /healthcheck on 8080.
       target: (args) => {
         args.healthCheck = {

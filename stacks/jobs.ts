@@ -12,6 +12,7 @@ import { FLOW_NAMES } from "@ottava/controller/flows";
 import type { AmphoraCompute } from "./compute";
 import { stateMachineName } from "./flows";
 import { SWEEP, callsOf, permissionsFor, type Permission } from "./iam";
+import type { Network } from "./network";
 import { LOG_RETENTION, NODEJS, RUNTIME, TRACING, deploy, sharedEnvironment, xrayPolicy } from "./settings";
 import { tablePermissions, type Table } from "./table";
 
@@ -27,7 +28,7 @@ const JOB_TIMEOUT = "5 minutes";
 /** Dead letters are kept for SQS's longest: 14 days. */
 const DEAD_LETTER_RETENTION_SECONDS = 14 * 24 * 3600;
 
-export function createJobs(table: Table, stateMachineArnPrefix: $util.Input<string>, compute: AmphoraCompute) {
+export function createJobs(table: Table, stateMachineArnPrefix: $util.Input<string>, compute: AmphoraCompute, network: Network) {
   const region = aws.getRegionOutput().region;
   const accountId = aws.getCallerIdentityOutput().accountId;
   const executions = FLOW_NAMES.map((flow) => $interpolate`arn:aws:states:${region}:${accountId}:execution:${stateMachineName(flow)}:*`);
@@ -46,7 +47,11 @@ export function createJobs(table: Table, stateMachineArnPrefix: $util.Input<stri
         runtime: RUNTIME,
         nodejs: NODEJS,
         timeout: JOB_TIMEOUT,
-        environment: { ...sharedEnvironment(), OTTAVA_TABLE_NAME: table.name, OTTAVA_STATE_MACHINE_ARN_PREFIX: stateMachineArnPrefix },
+        environment: {
+          ...sharedEnvironment(network),
+          OTTAVA_TABLE_NAME: table.name,
+          OTTAVA_STATE_MACHINE_ARN_PREFIX: stateMachineArnPrefix,
+        },
         // Lambda writes a failed invocation's record to the dead-letter queue as the function's role.
         permissions: [...tablePermissions(table), ...permissions, { actions: ["sqs:SendMessage"], resources: [deadLetters.arn] }],
         concurrency: { reserved: JOB_CONCURRENCY },

@@ -1,6 +1,7 @@
 // What every function shares: its runtime, its logs' retention, tracing, and the OTTAVA_* settings passed
 // through from the deployer's environment (see packages/core/src/config.ts for what each means).
 import { deployPlan, type DeployPlan } from "./config";
+import type { Network } from "./network";
 
 /** A Lambda runtime AWS still supports; the code needs Node >= 22 (package.json engines). */
 export const RUNTIME = "nodejs22.x";
@@ -62,7 +63,7 @@ const PASSED_THROUGH = [
   "OTTAVA_DEFAULT_HEALTH_MONITOR_QUOTA",
   "OTTAVA_DEFAULT_L7POLICY_QUOTA",
   "OTTAVA_DEFAULT_L7RULE_QUOTA",
-  "OTTAVA_CONTROLLER_IP_PORT_LIST",
+  "OTTAVA_CONTROLLER_IP_PORT_LIST", // the external amphorae's; with ec2 the stacks set it (stacks/network.ts)
   "OTTAVA_HEALTHMANAGER_REFRESH_PAGE_SIZE",
   "OTTAVA_CERT_VALIDITY_TIME",
   "OTTAVA_CERT_EXPIRY_BUFFER",
@@ -101,8 +102,7 @@ const PASSED_THROUGH = [
   "OTTAVA_AMP_IMAGE_TAG",
   "OTTAVA_AMP_BASE_IMAGE_ID",
   "OTTAVA_AMP_FLAVOR_ID",
-  "OTTAVA_AMP_BOOT_NETWORK_LIST",
-  "OTTAVA_AMP_SECGROUP_LIST",
+  // (OTTAVA_AMP_BOOT_NETWORK_LIST and OTTAVA_AMP_SECGROUP_LIST are the stacks' own: stacks/network.ts.)
   "OTTAVA_ENABLE_ANTI_AFFINITY",
   "OTTAVA_AMP_ACTIVE_RETRIES",
   "OTTAVA_AMP_ACTIVE_WAIT_SEC",
@@ -116,13 +116,14 @@ const PASSED_THROUGH = [
 
 /**
  * The pass-through settings that are set (and not empty) where `sst deploy` runs; unset ones keep the
- * app's defaults. And the stage, which the AWS drivers tag what they make with (OTTAVA_STAGE).
+ * app's defaults. And the stage, which the AWS drivers tag what they make with (OTTAVA_STAGE), and what
+ * the network gives (with ec2, the management subnets and the amphorae's security group).
  */
-export function sharedEnvironment(): Record<string, string> {
-  const env: Record<string, string> = { OTTAVA_STAGE: $app.stage };
+export function sharedEnvironment(network: Network): Record<string, $util.Input<string>> {
+  const env: Record<string, $util.Input<string>> = { OTTAVA_STAGE: $app.stage };
   for (const name of PASSED_THROUGH) {
     const value = process.env[name];
     if (value !== undefined && value !== "") env[name] = value;
   }
-  return env;
+  return { ...env, ...network.environment };
 }

@@ -1,9 +1,10 @@
 // The AWS deployment, checked offline: sst.config.ts's run() evaluated by SST's own components under
 // Pulumi's mocks (test/support/synth.ts), then the recorded resources checked against the code they
 // deploy: handlers, state machines and their roles, the API route, the settings each workload reads,
-// secrets and their parameters, the table, IAM, tracing and logs, alarms, the jobs and the network. Three
-// deploys are synthesized (VARIANTS, at the same time): every optional part on a test stage, the noauth
-// opt-in, and a production stage as an operator would set one up.
+// secrets and their parameters, the table, IAM, tracing and logs, alarms, the jobs and the network. Four
+// deploys are synthesized (VARIANTS, at the same time): every optional part on a test stage (the AWS data
+// plane in the account, a baked image), the first-boot trial of that data plane, the noauth opt-in, and a
+// production stage as an operator would set one up (amphorae on an external management network).
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -37,6 +38,7 @@ import {
 import { captureOutput } from "@ottava/edge/testing";
 import { readAwsCallRecord } from "@ottava/aws/testing";
 import { HEALTH_MANAGER, IMPLIED, SWEEP, UNRECORDED_CALLS, WORKLOAD_CALLS } from "../stacks/iam-calls";
+import { AMPHORA_SUBNETS_CIDR, parseIpv4Cidr } from "../stacks/config";
 import { synthesize, type SynthResource, type Synthesis } from "./support/synth";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -76,6 +78,8 @@ interface Variant {
   passphrase: boolean;
   /** OTTAVA_CERT_MANAGER=secretsmanager, and the customer-managed KMS keys of OTTAVA_CERT_KMS_KEY_ARNS. */
   certificates: { kms: string[] } | undefined;
+  /** OTTAVA_COMPUTE_DRIVER=ec2: the amphorae in the stacks' management subnets; firstBoot without an image tag. Else an external management network. */
+  inAccount: { firstBoot: boolean } | undefined;
 }
 
 /** A customer-managed KMS key certificate secrets are encrypted with (the full deploy's OTTAVA_CERT_KMS_KEY_ARNS). */
@@ -110,6 +114,11 @@ const SET_BY_STACKS: Record<string, Rule> = {
   OTTAVA_TASK: (w) => w.sources.includes("packages/controller/src/lambda.ts"), // the task functions' entry
   OTTAVA_POLICY_FILE: (w, d) => w === d.api, // the deployer's policy file, shipped in the API's bundle
   OTTAVA_AMP_INSTANCE_PROFILE: (w, d) => isTask(COMPUTE_TASKS)(w, d), // the amphorae's instance profile (stacks/compute.ts)
+  // With ec2, the management subnets and the amphorae's security group the stacks make, and the heartbeat
+  // load balancer's fixed addresses (stacks/network.ts).
+  OTTAVA_AMP_BOOT_NETWORK_LIST: (w, d) => d.variant.inAccount !== undefined && loadsConfig(w),
+  OTTAVA_AMP_SECGROUP_LIST: (w, d) => d.variant.inAccount !== undefined && loadsConfig(w),
+  OTTAVA_CONTROLLER_IP_PORT_LIST: (w, d) => d.variant.inAccount !== undefined && loadsConfig(w),
 };
 
 /** Passed from the deployer's environment to some workloads only: nowhere else. */
@@ -251,28 +260,32 @@ interface Deployment {
 }
 
 const SETTINGS = configSettings();
+/** Settings the full deploy leaves unset, each because stacks/config.ts refuses it beside the other one, which it sets. */
+const REFUSED_BESIDE: Record<string, string> = {
+  OTTAVA_AMP_BASE_IMAGE_ID: "OTTAVA_AMP_IMAGE_TAG", // the first-boot image is never booted while an image tag is set
+};
 /** A policy file, named as the README says (relative to the repository; SST copies it from there). */
 const policyFile = ".sst/ottava-synth-policy.yaml";
 /**
  * The deployer's environment of the deploy with every optional part: every setting that could be passed
  * set to a marker, the secrets' settings too (which must not be copied), and the values the stacks
- * interpret: Keystone auth, the REST driver with its management network's gateway, ports, a policy file.
+ * interpret: Keystone auth, the AWS data plane (the REST, ec2 and vpc drivers) with a baked image (so none
+ * of REFUSED_BESIDE), anti-affinity, ports, a policy file.
  */
 const DEPLOYER_ENV: Record<string, string> = {
   ...Object.fromEntries(
     [...SETTINGS]
-      .filter((n) => !LOCAL_ONLY.has(n) && !(n in SET_BY_STACKS))
+      .filter((n) => !LOCAL_ONLY.has(n) && !(n in SET_BY_STACKS) && !(n in REFUSED_BESIDE))
       .map((n) => [n, isSecret(n) ? `deployer-secret:${n}` : `deployer:${n}`]),
   ),
   OTTAVA_AUTH_STRATEGY: "keystone",
   OTTAVA_AMPHORA_DRIVER: "rest",
   OTTAVA_COMPUTE_DRIVER: "ec2",
   OTTAVA_NETWORK_DRIVER: "vpc",
+  OTTAVA_ENABLE_ANTI_AFFINITY: "true",
   OTTAVA_AMPHORA_AGENT_PORT: "9444",
   OTTAVA_HEARTBEAT_PORT: "5556",
   OTTAVA_POLICY_FILE: policyFile,
-  OTTAVA_AMPHORA_MGMT_CIDR: "172.16.0.0/12",
-  OTTAVA_AMPHORA_MGMT_GATEWAY: "tgw-0123456789abcdef0",
   OTTAVA_CERT_MANAGER: "secretsmanager",
   OTTAVA_CERT_KMS_KEY_ARNS: CERT_KMS_KEY,
 };
@@ -280,8 +293,8 @@ const DEPLOYER_ENV: Record<string, string> = {
 const PASSED = Object.keys(DEPLOYER_ENV).filter((n) => SETTINGS.has(n) && !isSecret(n) && !(n in SET_BY_STACKS));
 
 const VARIANTS: Record<string, Variant> = {
-  // Every optional part, on a test stage: Keystone, the REST driver (the agent callers in the VPC), every
-  // setting, a policy file, the CA key's passphrase.
+  // Every optional part, on a test stage: Keystone, the AWS data plane in the account with a baked image
+  // (the agent callers in the VPC), every setting, a policy file, the CA key's passphrase.
   full: {
     stage: "synth",
     env: DEPLOYER_ENV,
@@ -290,6 +303,25 @@ const VARIANTS: Record<string, Variant> = {
     production: false,
     passphrase: true,
     certificates: { kms: [CERT_KMS_KEY] },
+    inAccount: { firstBoot: false },
+  },
+  // Trying the AWS data plane: the amphorae in the account on the stock image's first-boot path (a NAT
+  // gateway), certificates nowhere, nothing else set.
+  trial: {
+    stage: "trial",
+    env: {
+      OTTAVA_AMPHORA_DRIVER: "rest",
+      OTTAVA_COMPUTE_DRIVER: "ec2",
+      OTTAVA_NETWORK_DRIVER: "vpc",
+      OTTAVA_AMP_BASE_IMAGE_ID: "ami-0123456789abcdef0",
+      OTTAVA_AMP_FLAVOR_ID: "t3.small",
+    },
+    auth: "keystone",
+    rest: true,
+    production: false,
+    passphrase: true,
+    certificates: undefined,
+    inAccount: { firstBoot: true },
   },
   // The noauth opt-in of a private test stage, with the no-op amphora driver and nothing else set.
   noauth: {
@@ -300,6 +332,7 @@ const VARIANTS: Record<string, Variant> = {
     production: false,
     passphrase: true,
     certificates: undefined,
+    inAccount: undefined,
   },
   // A production stage as an operator would set one up: keystone by default, the REST driver through a
   // peering connection, the operator's own alarm topic, certificates in Secrets Manager under the account's
@@ -321,6 +354,7 @@ const VARIANTS: Record<string, Variant> = {
     production: true,
     passphrase: false,
     certificates: { kms: [] },
+    inAccount: undefined,
   },
 };
 
@@ -1041,7 +1075,9 @@ describe("the AWS deployment, synthesized offline from sst.config.ts", () => {
     });
 
     it("admits heartbeats from the management network; with the REST driver, the agent callers run in the VPC, routed to it", () => {
-      const mgmt = d.variant.env.OTTAVA_AMPHORA_MGMT_CIDR!;
+      const inAccount = d.variant.inAccount;
+      // In the account, the management network is the stacks' own subnets (stacks/config.ts); else the operator's.
+      const mgmt = inAccount ? AMPHORA_SUBNETS_CIDR : d.variant.env.OTTAVA_AMPHORA_MGMT_CIDR!;
       const port = Number(d.variant.env.OTTAVA_HEARTBEAT_PORT ?? 5555);
       const groups = [
         ...ofType(d, "aws:ec2/securityGroup:SecurityGroup"),
@@ -1062,19 +1098,22 @@ describe("the AWS deployment, synthesized offline from sst.config.ts", () => {
       const routes = ofType(d, "aws:ec2/routeTable:RouteTable").flatMap((t) =>
         asList<any>(t.inputs.routes).map((r) => ({ table: t.id, ...r })),
       );
+      const tableOf = (subnet: string) =>
+        ofType(d, "aws:ec2/routeTableAssociation:RouteTableAssociation").find((a) => a.inputs.subnetId === subnet)?.inputs.routeTableId;
       const gateway = d.variant.env.OTTAVA_AMPHORA_MGMT_GATEWAY;
+      // In the account nothing routes the management network: it is the VPC's own (its local route).
+      if (inAccount) expect(routes.filter((r) => r.cidrBlock === mgmt)).toEqual([]);
       expect(
         routes.filter((r) => r.cidrBlock === mgmt).every((r) => Object.values(r).includes(gateway)),
         "routes to the management network go through its gateway",
       ).toBe(true);
       const agentPort = Number(d.variant.env.OTTAVA_AMPHORA_AGENT_PORT ?? 9443);
       for (const f of inVpc) {
-        // Each subnet it runs in routes the management network through the gateway.
+        // Each subnet it runs in routes the external management network through the gateway.
         for (const subnet of f.resource.inputs.vpcConfig.subnetIds as string[]) {
-          const table = ofType(d, "aws:ec2/routeTableAssociation:RouteTableAssociation").find((a) => a.inputs.subnetId === subnet)?.inputs
-            .routeTableId;
+          if (inAccount) continue;
           expect(
-            routes.some((r) => r.table === table && r.cidrBlock === mgmt),
+            routes.some((r) => r.table === tableOf(subnet) && r.cidrBlock === mgmt),
             `${f.name}: ${subnet} routes ${mgmt}`,
           ).toBe(true);
         }
@@ -1104,11 +1143,16 @@ describe("the AWS deployment, synthesized offline from sst.config.ts", () => {
       if (!d.variant.rest) expect(routes.filter((r) => r.cidrBlock === mgmt)).toEqual([]);
 
       // The agent callers reach the AWS services they call through interface endpoints in their subnets:
-      // SSM (their secrets), and Secrets Manager when they upload certificates kept there.
+      // SSM (their secrets), Secrets Manager when they upload certificates kept there; in the account also
+      // EC2 (the vpc network driver) and Secrets Manager for the amphorae's own secrets.
       const endpoints = ofType(d, "aws:ec2/vpcEndpoint:VpcEndpoint").filter((e) => e.inputs.vpcEndpointType === "Interface");
       expect(endpoints.map((e) => e.inputs.serviceName).sort()).toEqual(
         d.variant.rest
-          ? [`com.amazonaws.${REGION}.ssm`, ...(d.variant.certificates ? [`com.amazonaws.${REGION}.secretsmanager`] : [])].sort()
+          ? [
+              `com.amazonaws.${REGION}.ssm`,
+              ...(d.variant.certificates || inAccount ? [`com.amazonaws.${REGION}.secretsmanager`] : []),
+              ...(inAccount ? [`com.amazonaws.${REGION}.ec2`] : []),
+            ].sort()
           : [],
       );
       for (const e of endpoints) {
@@ -1117,14 +1161,106 @@ describe("the AWS deployment, synthesized offline from sst.config.ts", () => {
           expect(e.inputs.subnetIds, `${e.inputs.serviceName}: ${f.name}`).toEqual(f.resource.inputs.vpcConfig.subnetIds);
       }
 
+      // The amphorae (in the account): their subnets and their security group, as every workload is told.
+      const vpc = ofType(d, "aws:ec2/vpc:Vpc")[0]!;
+      const vpcCidr = vpc.inputs.cidrBlock;
+      const subnets = ofType(d, "aws:ec2/subnet:Subnet");
+      const amphoraGroups = inAccount ? asList<string>(d.api.env.OTTAVA_AMP_SECGROUP_LIST?.split(",")) : [];
+      if (inAccount) {
+        const management = (d.api.env.OTTAVA_AMP_BOOT_NETWORK_LIST ?? "").split(",").map((id) => subnets.find((s) => s.id === id)!);
+        // One in each zone of the VPC (those of its private subnets, where the agent callers run), in the management range.
+        const zonesOf = (ids: string[]) => ids.map((id) => subnets.find((s) => s.id === id)!.inputs.availabilityZone).sort();
+        expect(management.map((s) => s.inputs.availabilityZone).sort()).toEqual(zonesOf(inVpc[0]!.resource.inputs.vpcConfig.subnetIds));
+        for (const s of management) {
+          expect(s.inputs.vpcId, s.name).toBe(vpc.id);
+          expect(within(s.inputs.cidrBlock, mgmt), `${s.name}: ${s.inputs.cidrBlock} in ${mgmt}`).toBe(true);
+          expect(s.inputs.mapPublicIpOnLaunch, s.name).toBe(false);
+          // No other subnet of the VPC overlaps it.
+          for (const other of subnets.filter((o) => o !== s))
+            expect(within(other.inputs.cidrBlock, mgmt), `${other.name} (${other.inputs.cidrBlock}) outside ${mgmt}`).toBe(
+              management.includes(other),
+            );
+          // Its routes: the VPC's own, and on the first-boot path the internet through a NAT gateway in a
+          // public subnet (one routed to the internet gateway); the baked image, nothing beyond the VPC.
+          const own = routes.filter((r) => r.table === tableOf(s.id));
+          if (inAccount.firstBoot) {
+            expect(
+              own.map((r) => r.cidrBlock),
+              s.name,
+            ).toEqual(["0.0.0.0/0"]);
+            const nat = ofType(d, "aws:ec2/natGateway:NatGateway").find((n) => n.id === own[0]!.natGatewayId);
+            expect(nat, `${s.name}: a NAT gateway`).toBeDefined();
+            expect(routes.some((r) => r.table === tableOf(nat!.inputs.subnetId) && r.cidrBlock === "0.0.0.0/0" && r.gatewayId)).toBe(true);
+          } else {
+            expect(own, s.name).toEqual([]);
+          }
+        }
+        // Every workload's settings name those subnets, the amphorae's group and the health managers' addresses
+        // (SET_BY_STACKS checks them present).
+        for (const w of d.workloads.filter(loadsConfig)) {
+          expect(w.env.OTTAVA_AMP_BOOT_NETWORK_LIST, w.name).toBe(d.api.env.OTTAVA_AMP_BOOT_NETWORK_LIST);
+          expect(w.env.OTTAVA_AMP_SECGROUP_LIST, w.name).toBe(d.api.env.OTTAVA_AMP_SECGROUP_LIST);
+          expect(w.env.OTTAVA_CONTROLLER_IP_PORT_LIST, w.name).toBe(d.api.env.OTTAVA_CONTROLLER_IP_PORT_LIST);
+        }
+
+        // The amphorae's group admits the agent port from the agent callers' group alone.
+        expect(amphoraGroups).toHaveLength(1);
+        const amphorae = group(amphoraGroups[0]!);
+        expect(amphorae.inputs.vpcId).toBe(vpc.id);
+        const callerGroups = [...new Set(inVpc.flatMap((f) => asList<string>(f.resource.inputs.vpcConfig.securityGroupIds)))];
+        expect(
+          asList<any>(amphorae.inputs.ingress).map((r) => ({ ...pick(r, "protocol", "fromPort", "toPort"), from: r.securityGroups })),
+        ).toEqual([{ protocol: "tcp", fromPort: agentPort, toPort: agentPort, from: callerGroups }]);
+        // Out: heartbeats to the health manager's load balancer, HTTPS to the endpoints, both in the VPC; the
+        // first-boot install the internet (HTTP and HTTPS: Debian's archive) and nothing else.
+        const egress = asList<any>(amphorae.inputs.egress).map(
+          (r) => `${r.protocol}/${r.fromPort}-${r.toPort}:${asList(r.cidrBlocks).join()}`,
+        );
+        expect(egress.sort()).toEqual(
+          [
+            `udp/${port}-${port}:${vpcCidr}`,
+            `tcp/443-443:${vpcCidr}`,
+            ...(inAccount.firstBoot ? ["tcp/80-80:0.0.0.0/0", "tcp/443-443:0.0.0.0/0"] : []),
+          ].sort(),
+        );
+        // The heartbeat path: the health manager's internal load balancer at a fixed address in each of the
+        // agent callers' (private) subnets of the VPC, which the amphorae's heartbeat egress covers and which
+        // every workload names as the health managers (the amphorae's agent configuration), its security
+        // group admitting them, its UDP listener on the heartbeat port.
+        const nlb = ofType(d, "aws:lb/loadBalancer:LoadBalancer")[0]!;
+        expect(nlb.inputs.internal).toBe(true);
+        expect(nlb.inputs.subnets).toBeUndefined();
+        const mappings = asList<{ subnetId: string; privateIpv4Address: string }>(nlb.inputs.subnetMappings);
+        expect(mappings.map((m) => m.subnetId).sort()).toEqual([...inVpc[0]!.resource.inputs.vpcConfig.subnetIds].sort());
+        for (const m of mappings) {
+          const s = subnets.find((x) => x.id === m.subnetId)!;
+          expect(s.inputs.vpcId).toBe(vpc.id);
+          expect(within(`${m.privateIpv4Address}/32`, s.inputs.cidrBlock), `${m.privateIpv4Address} in ${s.inputs.cidrBlock}`).toBe(true);
+        }
+        expect(d.api.env.OTTAVA_CONTROLLER_IP_PORT_LIST).toBe(mappings.map((m) => `${m.privateIpv4Address}:${port}`).join(","));
+        const nlbIngress = asList<string>(nlb.inputs.securityGroups).flatMap((id) => asList<any>(group(id).inputs.ingress));
+        expect(
+          nlbIngress.some(
+            (r) =>
+              ["udp", "-1"].includes(r.protocol) &&
+              (r.protocol === "-1" || (r.fromPort <= port && r.toPort >= port)) &&
+              asList<string>(r.cidrBlocks).some((c) => within(mgmt, c)),
+          ),
+          "the load balancer admits the heartbeats",
+        ).toBe(true);
+        expect(ofType(d, "aws:lb/listener:Listener").map((l) => `${l.inputs.protocol}:${l.inputs.port}`)).toContain(`UDP:${port}`);
+      }
+      // A NAT gateway only for the first boot: SST's VPC makes none, and a baked image needs none.
+      expect(ofType(d, "aws:ec2/natGateway:NatGateway")).toHaveLength(inAccount?.firstBoot ? 1 : 0);
+
       // An interface endpoint with private DNS takes every call to its service from anywhere in the VPC:
       // it admits HTTPS from every workload there (the health manager's tasks fetch their secret from SSM
-      // as they start, through their own network interface).
+      // as they start, through their own network interface), and from the amphorae.
       const inside = [
         ...inVpc.map((f) => ({ name: f.name, groups: asList<string>(f.resource.inputs.vpcConfig.securityGroupIds) })),
         { name: service.name, groups: asList<string>(service.inputs.networkConfiguration.securityGroups) },
+        ...(inAccount ? [{ name: "the amphorae", groups: amphoraGroups }] : []),
       ];
-      const vpcCidr = ofType(d, "aws:ec2/vpc:Vpc")[0]!.inputs.cidrBlock;
       for (const endpoint of ofType(d, "aws:ec2/vpcEndpoint:VpcEndpoint").filter(
         (e) => e.inputs.vpcEndpointType === "Interface" && e.inputs.privateDnsEnabled,
       )) {
@@ -1172,6 +1308,10 @@ describe("the AWS deployment, synthesized offline from sst.config.ts", () => {
         const reads = new Set([...(loadsConfig(w) ? SETTINGS : []), ...directReads(w)]);
         for (const name of reads) {
           if (LOCAL_ONLY.has(name) || isSecret(name)) continue;
+          if (name in REFUSED_BESIDE) {
+            expect(w.env[REFUSED_BESIDE[name]!], `${w.name} reads ${REFUSED_BESIDE[name]} in the place of ${name}`).toBeDefined();
+            continue;
+          }
           const needed = SET_BY_STACKS[name]?.(w, d) ?? ONLY_TO[name]?.(w, d) ?? true;
           if (needed) expect(w.env[name], `${w.name} reads ${name}`).toBeDefined();
         }
@@ -1426,6 +1566,16 @@ async function tableDefinition(): Promise<Record<string, any>> {
   await ensureTable(client as unknown as DynamoDBClient, "ottava");
   return sent;
 }
+
+/** Is IPv4 CIDR a inside CIDR b? (parseIpv4Cidr takes nothing wider than a /8: the whole internet is said here.) */
+function within(a: string, b: string): boolean {
+  if (b === "0.0.0.0/0") return true;
+  const [x, y] = [parseIpv4Cidr(a), parseIpv4Cidr(b)];
+  if (typeof x === "string" || typeof y === "string") throw new Error(`${a} or ${b}: not a CIDR`);
+  return x.prefix >= y.prefix && (y.prefix === 0 || x.base >>> (32 - y.prefix) === y.base >>> (32 - y.prefix));
+}
+
+const pick = (o: Record<string, unknown>, ...keys: string[]) => Object.fromEntries(keys.map((k) => [k, o[k]]));
 
 const sortBy = <T extends Record<string, any>>(list: T[], key: string) =>
   [...list].sort((a, b) => String(a[key]).localeCompare(String(b[key])));

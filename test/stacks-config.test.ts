@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { DeployConfigError, NOAUTH_OPT_IN, STORED_SECRETS, deployPlan, parseIpv4Cidr } from "../stacks/config";
+import { AMPHORA_SUBNETS_CIDR, DeployConfigError, NOAUTH_OPT_IN, STORED_SECRETS, deployPlan, parseIpv4Cidr } from "../stacks/config";
 import { SECRET_SETTINGS } from "@ottava/core";
 
 const secrets = (...names: string[]) => Object.fromEntries(names.map((n) => [`SST_SECRET_${n}`, `value of ${n}`]));
@@ -160,6 +160,124 @@ describe("deployPlan: the amphora management network", () => {
     expect(failure(() => deployPlan({ ...BASE, OTTAVA_HEARTBEAT_PORT: "0" }, "dev", false))).toContain(
       "OTTAVA_HEARTBEAT_PORT must be a port from 1 to 65535, not '0'",
     );
+  });
+});
+
+describe("deployPlan: the amphorae in the account (OTTAVA_COMPUTE_DRIVER=ec2)", () => {
+  const { OTTAVA_AMPHORA_MGMT_CIDR: _, ...noMgmt } = BASE;
+  const EC2 = {
+    ...noMgmt,
+    ...secrets("ClientCert"),
+    OTTAVA_AMPHORA_DRIVER: "rest",
+    OTTAVA_COMPUTE_DRIVER: "ec2",
+    OTTAVA_NETWORK_DRIVER: "vpc",
+    OTTAVA_AMP_IMAGE_TAG: "amphora",
+    OTTAVA_AMP_FLAVOR_ID: "t3.small",
+  };
+
+  it("boots them in the stacks' management subnets: no external network, no route to one", () => {
+    expect(deployPlan(EC2, "dev", false)).toMatchObject({
+      amphoraDriver: "rest",
+      computeDriver: "ec2",
+      networkDriver: "vpc",
+      inAccount: { firstBoot: false },
+      mgmtCidr: AMPHORA_SUBNETS_CIDR,
+      mgmtRoute: undefined,
+    });
+    // The external mode stays as it was.
+    expect(deployPlan(BASE, "dev", false)).toMatchObject({ inAccount: undefined, mgmtCidr: "172.16.0.0/12" });
+  });
+
+  it("takes the first-boot path without an image tag, from a stock AMI's id", () => {
+    const { OTTAVA_AMP_IMAGE_TAG: _tag, ...env } = EC2;
+    expect(deployPlan({ ...env, OTTAVA_AMP_BASE_IMAGE_ID: "ami-0123456789abcdef0" }, "dev", false).inAccount).toEqual({ firstBoot: true });
+    expect(failure(() => deployPlan({ ...env, OTTAVA_AMP_BASE_IMAGE_ID: "debian-12" }, "dev", false))).toContain(
+      "OTTAVA_AMP_BASE_IMAGE_ID must be an AMI's id (ami-0123abcd…), not 'debian-12'",
+    );
+    expect(failure(() => deployPlan(env, "dev", false))).toContain(
+      "OTTAVA_COMPUTE_DRIVER=ec2 needs an image: OTTAVA_AMP_IMAGE_TAG, the tag of the baked amphora image",
+    );
+    expect(failure(() => deployPlan({ ...EC2, OTTAVA_AMP_BASE_IMAGE_ID: "ami-0123456789abcdef0" }, "dev", false))).toContain(
+      "OTTAVA_AMP_BASE_IMAGE_ID is never booted while OTTAVA_AMP_IMAGE_TAG is set: set one of the two",
+    );
+  });
+
+  it("needs the instance type", () => {
+    const { OTTAVA_AMP_FLAVOR_ID: _, ...env } = EC2;
+    expect(failure(() => deployPlan(env, "dev", false))).toContain("OTTAVA_AMP_FLAVOR_ID is not set: the amphorae's EC2 instance type");
+  });
+
+  it("refuses the external network's settings, and those the stacks set from what they make", () => {
+    expect(failure(() => deployPlan({ ...EC2, OTTAVA_AMPHORA_MGMT_CIDR: "172.16.0.0/12" }, "dev", false))).toContain(
+      `OTTAVA_AMPHORA_MGMT_CIDR is for amphorae on an external management network: with OTTAVA_COMPUTE_DRIVER=ec2 the amphorae boot in the management subnets the stacks make in the VPC (${AMPHORA_SUBNETS_CIDR}); unset it`,
+    );
+    expect(failure(() => deployPlan({ ...EC2, OTTAVA_AMPHORA_MGMT_GATEWAY: "tgw-0123456789abcdef0" }, "dev", false))).toContain(
+      "OTTAVA_AMPHORA_MGMT_GATEWAY is for amphorae on an external management network",
+    );
+    for (const [name, value] of [
+      ["OTTAVA_AMP_BOOT_NETWORK_LIST", "subnet-0123abcd"],
+      ["OTTAVA_AMP_SECGROUP_LIST", "sg-0123abcd"],
+      ["OTTAVA_AMP_INSTANCE_PROFILE", "my-profile"],
+    ])
+      expect(failure(() => deployPlan({ ...EC2, [name!]: value }, "dev", false))).toContain(
+        `${name} is set by the stacks with OTTAVA_COMPUTE_DRIVER=ec2`,
+      );
+  });
+
+  it("refuses the combinations the drivers cannot run: ec2 without rest or vpc, vpc without ec2", () => {
+    expect(failure(() => deployPlan({ ...EC2, OTTAVA_AMPHORA_DRIVER: "noop" }, "dev", false))).toContain(
+      "OTTAVA_COMPUTE_DRIVER=ec2 needs OTTAVA_AMPHORA_DRIVER=rest",
+    );
+    expect(failure(() => deployPlan({ ...EC2, OTTAVA_NETWORK_DRIVER: "noop" }, "dev", false))).toContain(
+      "OTTAVA_COMPUTE_DRIVER=ec2 needs OTTAVA_NETWORK_DRIVER=vpc",
+    );
+    expect(failure(() => deployPlan({ ...BASE, OTTAVA_NETWORK_DRIVER: "vpc" }, "dev", false))).toContain(
+      "OTTAVA_NETWORK_DRIVER=vpc needs OTTAVA_COMPUTE_DRIVER=ec2",
+    );
+  });
+
+  it("refuses the ec2 driver's settings and anti-affinity on another compute driver", () => {
+    const message = failure(() =>
+      deployPlan(
+        { ...BASE, OTTAVA_AMP_IMAGE_TAG: "amphora", OTTAVA_AMP_FLAVOR_ID: "t3.small", OTTAVA_ENABLE_ANTI_AFFINITY: "true" },
+        "dev",
+        false,
+      ),
+    );
+    expect(message).toContain("OTTAVA_AMP_IMAGE_TAG is a setting of OTTAVA_COMPUTE_DRIVER=ec2, which this deploy does not use");
+    expect(message).toContain("OTTAVA_AMP_FLAVOR_ID is a setting of OTTAVA_COMPUTE_DRIVER=ec2");
+    expect(message).toContain("OTTAVA_ENABLE_ANTI_AFFINITY=true needs OTTAVA_COMPUTE_DRIVER=ec2");
+    // Off is fine anywhere; on with ec2; anything else is no boolean.
+    expect(deployPlan({ ...BASE, OTTAVA_ENABLE_ANTI_AFFINITY: "false" }, "dev", false).computeDriver).toBe("noop");
+    expect(deployPlan({ ...EC2, OTTAVA_ENABLE_ANTI_AFFINITY: "true" }, "dev", false).computeDriver).toBe("ec2");
+    expect(failure(() => deployPlan({ ...EC2, OTTAVA_ENABLE_ANTI_AFFINITY: "spread" }, "dev", false))).toContain(
+      "OTTAVA_ENABLE_ANTI_AFFINITY must be true or false, not 'spread'",
+    );
+  });
+
+  it("takes external health-manager addresses as <IPv4>:<port>; in the account, the stacks set them", () => {
+    expect(failure(() => deployPlan({ ...BASE, OTTAVA_CONTROLLER_IP_PORT_LIST: "hm.example.com:5555" }, "dev", false))).toContain(
+      "OTTAVA_CONTROLLER_IP_PORT_LIST holds 'hm.example.com:5555', which is not <IPv4 address>:<port>",
+    );
+    expect(failure(() => deployPlan({ ...BASE, OTTAVA_CONTROLLER_IP_PORT_LIST: "192.168.1.5:70000" }, "dev", false))).toContain(
+      "OTTAVA_CONTROLLER_IP_PORT_LIST holds '192.168.1.5:70000'",
+    );
+    expect(() => deployPlan({ ...BASE, OTTAVA_CONTROLLER_IP_PORT_LIST: "192.168.1.5:5555, 192.168.2.5:5555" }, "dev", false)).not.toThrow();
+    expect(failure(() => deployPlan({ ...EC2, OTTAVA_CONTROLLER_IP_PORT_LIST: "10.0.4.10:5555" }, "dev", false))).toContain(
+      "OTTAVA_CONTROLLER_IP_PORT_LIST is set by the stacks with OTTAVA_COMPUTE_DRIVER=ec2",
+    );
+  });
+
+  it("lists every problem of the data plane at once", () => {
+    const message = failure(() =>
+      deployPlan(
+        { ...noMgmt, OTTAVA_COMPUTE_DRIVER: "ec2", OTTAVA_AMPHORA_MGMT_CIDR: "172.16.0.0/12", OTTAVA_AMP_SECGROUP_LIST: "sg-0123abcd" },
+        "dev",
+        false,
+      ),
+    );
+    // rest, vpc, the external CIDR, the group list, an image, the instance type.
+    expect(message.split("\n  - ")).toHaveLength(1 + 6);
   });
 });
 

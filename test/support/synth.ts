@@ -86,6 +86,23 @@ const SST_EVAL_BUILD: BuildOptions = {
   logLevel: "silent",
 };
 
+/**
+ * The handlers' bundles, shared by every synthesis of this process (the deploys of test/infra.test.ts run at
+ * once): a bundle depends on its handler's file and the function's build options alone, never on the
+ * deployer's settings, and SST only reads it (to zip it, adding its wrapper and copied files inside the
+ * zip). Built once each, in one directory kept until the process exits.
+ */
+const bundles = new Map<string, Promise<{ out: string; inputs: string[]; exports: string[] }>>();
+let bundleDir: string | undefined;
+function bundlesDir(): string {
+  if (bundleDir === undefined) {
+    const dir = mkdtempSync(join(tmpdir(), "ottava-synth-bundles-"));
+    process.once("exit", () => rmSync(dir, { recursive: true, force: true }));
+    bundleDir = dir;
+  }
+  return bundleDir;
+}
+
 /** The extensions SST's Node.js runtime looks for behind a handler's file name. */
 const HANDLER_EXTENSIONS = [".ts", ".tsx", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs"];
 
@@ -99,7 +116,6 @@ export async function synthesize(env: Record<string, string>, stage = "synth"): 
   const work = mkdtempSync(join(tmpdir(), "ottava-synth-"));
   const program = join(root, ".sst", "platform", `${basename(work)}.mjs`);
   const builds: SynthBuild[] = [];
-  const bundles = new Map<string, Promise<{ out: string; inputs: string[]; exports: string[] }>>();
 
   /**
    * Runtime.Build: the handler's file bundled as SST bundles Node.js functions: esbuild, ESM and minified
@@ -115,7 +131,7 @@ export async function synthesize(env: Record<string, string>, stage = "synth"): 
       return { handler: input.handler, out: "", errors: [`${input.functionID}: not a Node.js runtime: ${input.runtime}`], sourcemaps: [] };
     const key = JSON.stringify([file, target, input.properties ?? {}]);
     if (!bundles.has(key))
-      bundles.set(key, bundle(file, base, `node${target}`, input.properties ?? {}, join(work, "artifacts", `bundle-${bundles.size}`)));
+      bundles.set(key, bundle(file, base, `node${target}`, input.properties ?? {}, join(bundlesDir(), `bundle-${bundles.size}`)));
     try {
       const made = await bundles.get(key)!;
       builds.push({

@@ -64,6 +64,14 @@ function unwrap(value) {
 const AUTONAMED = new Set(["aws:sqs/queue:Queue", "aws:iam/role:Role"]);
 const autoname = (name) => `${name}-${createHash("sha256").update(name).digest("hex").slice(0, 7)}`;
 
+/**
+ * EC2's ids of the kinds a setting names (OTTAVA_AMP_BOOT_NETWORK_LIST, OTTAVA_AMP_SECGROUP_LIST), which
+ * the configuration checks the form of: `<prefix>-<17 hex>`, as EC2 makes them.
+ */
+const EC2_ID_PREFIX = { "aws:ec2/subnet:Subnet": "subnet", "aws:ec2/securityGroup:SecurityGroup": "sg" };
+const ec2Id = (type, name) =>
+  EC2_ID_PREFIX[type] && `${EC2_ID_PREFIX[type]}-${createHash("sha256").update(name).digest("hex").slice(0, 17)}`;
+
 /** The ARN AWS would give a resource of this type and name (only its shape matters to the assertions). */
 function arnOf(type, name, id) {
   const [, module, kind] = /^aws:([^/]+)\/([^:]+):/.exec(type) ?? [];
@@ -135,7 +143,7 @@ await pulumi.runtime.setMocks(
     newResource({ type, name, inputs: wrapped, id: importId }) {
       const inputs = unwrap(wrapped);
       const physical = inputs.name ?? (AUTONAMED.has(type) ? autoname(name) : undefined);
-      const id = importId || physical || `${name}-id`;
+      const id = importId || ec2Id(type, name) || physical || `${name}-id`;
       const state = { ...inputs, ...(physical ? { name: physical } : {}), ...computed(type, physical ?? name, id) };
       resources.push({ type, name, id, inputs, state });
       return { id, state };
