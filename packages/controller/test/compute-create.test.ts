@@ -1,7 +1,7 @@
 // computeCreate (Octavia's CertComputeCreate): what it hands the compute driver for a new amphora, through
 // the real create flow on DynamoDB Local. The server PEM and amphora-agent.conf, rendered as the agent
 // configuration refresh renders it, with the heartbeat key; neither in an execution's state nor a log line.
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, onTestFinished } from "vitest";
 import type { ComputeBuildRequest } from "@ottava/core";
 import { TASKS, createLocalCa } from "@ottava/controller";
 import { inProcessApp } from "@ottava/local/testing";
@@ -26,8 +26,11 @@ describe("computeCreate", () => {
     const builds: ComputeBuildRequest[] = [];
     const noop = t.tasks.drivers.compute;
     t.tasks.drivers.compute = { ...noop, build: (req) => (builds.push(req), noop.build(req)) };
-    // Every task's input and output: what an execution's history would record (TASKS wrapped, in this file's registry).
+    // Every task's input and output: what an execution's history would record (TASKS wrapped; the registry
+    // is the worker's, shared with the files it runs next: put back when the test ends).
     const states: string[] = [];
+    const original = { ...TASKS };
+    onTestFinished(() => void Object.assign(TASKS, original));
     for (const [name, handler] of Object.entries(TASKS)) {
       TASKS[name] = async (input, ctx) => {
         const output = await handler(input, ctx);

@@ -3,7 +3,7 @@
 // and the purge of DELETED load balancers and amphorae at exactly their expiry age (a fake clock).
 import { X509Certificate, createPrivateKey, createPublicKey } from "node:crypto";
 import { GetCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
-import { beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp, createDeps } from "@ottava/api";
 import type { Amphora, CaMaterial } from "@ottava/core";
 import { createLogger, metrics } from "@ottava/edge";
@@ -87,8 +87,13 @@ function checkServerPem(amphoraId: string, expiration: string | null) {
   return pem!;
 }
 
-/** Every task's input and output, i.e. every state an execution's history would record (TASKS wrapped once, in beforeAll). */
+/**
+ * Every task's input and output, i.e. every state an execution's history would record (TASKS wrapped once,
+ * in beforeAll; the registry is the worker's, shared with the files it runs next: put back in afterAll).
+ */
 const states: string[] = [];
+const originalTasks = { ...TASKS };
+afterAll(() => void Object.assign(TASKS, originalTasks));
 function recordTaskStates() {
   for (const [name, handler] of Object.entries(TASKS)) {
     TASKS[name] = async (input, ctx) => {

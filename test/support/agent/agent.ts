@@ -1,7 +1,18 @@
 // Test scaffolding: Octavia's real amphora agent (/usr/bin/amphora-agent, Debian's python3-octavia) in its own PID and mount namespaces (PID 1: ./systemd), a client network namespace joined to the amphora's VIP interface by a veth pair, and member servers there.
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  readlinkSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 
@@ -330,6 +341,32 @@ export async function holdNetns(): Promise<NetnsHolder> {
   return { pid: holder.pid!, nsenter: `--net=/proc/${holder.pid}/ns/net`, release };
 }
 
+/**
+ * The veth pair of a client network, its host end (the port the agent plugs, moved into the amphora's
+ * namespace with its interface index) given an index below 256: Octavia 11's amphora-interface waits for
+ * an address with `ipr.get_addr(idx)`, which pyroute2 takes as the address family, a byte, so an index
+ * over 255 fails the plug ("ubyte format requires 0 <= number <= 255"). A host that has made a few
+ * hundred interfaces (the test beds do) hands out such indexes; an amphora's few interfaces never do.
+ * An index another interface took meanwhile is refused by ip ("File exists"), and the next is tried.
+ */
+function addLowIndexVeth(hostIf: string, peer: string, holderPid: number) {
+  const index = (name: string) => Number(readFileSync(`/sys/class/net/${name}/ifindex`, { encoding: "utf8", flag: "r" }));
+  const taken = new Set(readdirSync("/sys/class/net").flatMap((n) => (existsSync(`/sys/class/net/${n}/ifindex`) ? [index(n)] : [])));
+  const free = Array.from({ length: 255 - 64 }, (_, i) => 64 + i).filter((i) => !taken.has(i));
+  for (const candidate of free.sort(() => Math.random() - 0.5).slice(0, 20)) {
+    const added = spawnSync(
+      "/usr/sbin/ip",
+      ["link", "add", hostIf, "index", String(candidate), "type", "veth", "peer", "name", peer, "netns", String(holderPid)],
+      {
+        encoding: "utf8",
+      },
+    );
+    if (added.status === 0) return;
+    if (!/exists/i.test(added.stderr)) throw new Error(`ip link add ${hostIf}: ${added.stderr}`);
+  }
+  throw new Error(`no free interface index below 256 for ${hostIf}`);
+}
+
 export async function clientNetwork(address: string, prefix: number): Promise<ClientNetwork> {
   const tag = randomBytes(4).toString("hex");
   const hostIf = `otv${tag}a`;
@@ -359,7 +396,7 @@ export async function clientNetwork(address: string, prefix: number): Promise<Cl
   };
   try {
     const inNs = (...args: string[]) => run("/usr/bin/nsenter", [nsenter, "--", "/usr/sbin/ip", ...args]);
-    run("/usr/sbin/ip", ["link", "add", hostIf, "type", "veth", "peer", "name", peer, "netns", String(holder.pid)]);
+    addLowIndexVeth(hostIf, peer, holder.pid);
     inNs("addr", "add", `${address}/${prefix}`, "dev", peer);
     inNs("link", "set", peer, "up");
     inNs("link", "set", "lo", "up");
