@@ -5,10 +5,12 @@
 // leaves as TransientError, which the flow's Retry retries (flows/builder.ts) before its Catch.
 // A flow's finishing task run again after it released the lock (the LB's execution_arn still names
 // this execution) has nothing left to do: it answers as it did, so a retried or duplicated finish
-// cannot turn a finished flow into a failed one.
+// cannot turn a finished flow into a failed one; a notifying task (tasks/notifications.ts) sends its
+// events again then, with the same message ids, so none is lost to a failure after the release.
 import { LockLost, TransientError, isUnavailable, unavailableReason } from "@ottava/core";
 import { COMPENSATION_TASKS, FINISHING_TASKS } from "./flows";
 import { TASKS } from "./registry";
+import { notifyingOf, sendEvents } from "./tasks/notifications";
 import type { FlowInput, TaskContext } from "./tasks/context";
 
 export async function runTask(task: string, input: FlowInput & Record<string, unknown>, ctx: TaskContext): Promise<unknown> {
@@ -20,11 +22,19 @@ export async function runTask(task: string, input: FlowInput & Record<string, un
     // Flows that take no lock (amphora agent config, amphora delete) carry no owner.
     const lb = input.owner === undefined ? undefined : await ctx.store.getLoadBalancer(input.lbId);
     if (input.owner !== undefined && lb?.lockOwner !== input.owner) {
+      const releasedByThis = lb && lb.lockOwner === undefined && lb.executionArn?.endsWith(`:${input.owner}`);
+      if (releasedByThis && notifyingOf(task)?.afterRelease) {
+        log.info("the flow has already ended: its lock was released by this execution; its events are sent again", {
+          status: lb.record.provisioning_status,
+        });
+        await sendEvents(task, input, { ...ctx, log });
+        return null;
+      }
       if (COMPENSATION_TASKS.has(task)) {
         log.warn("execution does not hold the lock; nothing to undo", { holder: lb?.lockOwner ?? null });
         return null;
       }
-      if (FINISHING_TASKS.has(task) && lb && lb.lockOwner === undefined && lb.executionArn?.endsWith(`:${input.owner}`)) {
+      if (FINISHING_TASKS.has(task) && releasedByThis) {
         log.info("the flow has already ended: its lock was released by this execution; nothing to do", {
           status: lb.record.provisioning_status,
         });
@@ -33,6 +43,7 @@ export async function runTask(task: string, input: FlowInput & Record<string, un
       throw new LockLost(`load balancer ${input.lbId} is locked by ${lb?.lockOwner ?? "nobody"}`);
     }
     const out = await handler(input, { ...ctx, log });
+    await sendEvents(task, input, { ...ctx, log });
     log.debug("task done", { ms: Date.now() - started });
     return out;
   } catch (e) {
