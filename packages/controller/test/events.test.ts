@@ -4,10 +4,11 @@
 // end) and a cross-pool member update; a finishing task replayed after its release sends a duplicate
 // with the same message id. One moto, one in-process app (OTTAVA_EVENTBRIDGE_ENDPOINT at moto).
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { DriverError, type Drivers, type Logger } from "@ottava/core";
+import { DriverError, eventOf, type Drivers, type Logger, type Metrics } from "@ottava/core";
 import { noopDrivers } from "@ottava/amphora";
 import { awsJsonClient, type AwsJsonCall } from "@ottava/edge";
-import { MOTO_CLIENT, startMoto, type Moto } from "@ottava/aws/testing";
+import { MOTO_CLIENT, startEventsProxy, startMoto, type EventsProxy, type Moto } from "@ottava/aws/testing";
+import { MAX_ENTRY_BYTES, PUT_EVENTS_ATTEMPTS, eventBridgeNotifier } from "@ottava/aws/events";
 import { inProcessApp, PROJECT, SUBNET } from "@ottava/local/testing";
 import type { TaskDecorator } from "@ottava/local/runner";
 
@@ -23,6 +24,8 @@ let sqs: AwsJsonCall;
 let queueUrl: string;
 /** The LB whose update's finishing task is run twice (the second run finds the lock released by its own execution). */
 let replayed: string | undefined;
+/** PutEvents through the proxy that answers entries failed on demand. */
+let proxy: EventsProxy;
 
 // The no-op compute, slowed for one compute flavor (a cancel arrives in time) and failing for another.
 const drivers = (): Drivers => {
@@ -107,6 +110,7 @@ beforeAll(async () => {
   await events("CreateEventBus", { Name: BUS }, "bus");
   await events("PutRule", { Name: "all-ottava", EventBusName: BUS, EventPattern: JSON.stringify({ source: ["ottava"] }) }, "rule");
   await events("PutTargets", { Rule: "all-ottava", EventBusName: BUS, Targets: [{ Id: "queue", Arn: queueArn }] }, "targets");
+  proxy = await startEventsProxy(moto.endpoint);
   app = await inProcessApp(
     { OTTAVA_EVENTBRIDGE_ENDPOINT: moto.endpoint, OTTAVA_EVENT_BUS_NAME: BUS },
     { drivers: drivers(), retryIntervalMs: 10, decorateTask: replay },
@@ -117,6 +121,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   vi.unstubAllEnvs();
+  await proxy?.stop();
   await moto?.stop();
 });
 
@@ -234,4 +239,58 @@ describe("event notifications on EventBridge", () => {
     expect((got[0]!.detail.payload.pool_ids as string[]).sort()).toEqual([p1, p2].sort());
     expect(got[0]!.detail.request_id).toBe(res.headers.get("x-openstack-request-id"));
   }, 30_000);
+});
+
+describe("the EventBridge notifier: PutEvents' failed entries", () => {
+  const recorded = () => {
+    const errors: Record<string, unknown>[] = [];
+    const counts: { name: string; value: number | undefined; dimensions: Record<string, string> | undefined }[] = [];
+    const log: Logger = { debug() {}, info() {}, warn() {}, error: (_m, x) => void errors.push(x ?? {}), child: () => log };
+    const metrics: Metrics = { count: (name, value, dimensions) => void counts.push({ name, value, dimensions }), timing() {} };
+    const notifier = eventBridgeNotifier({ eventbridgeEndpoint: proxy.endpoint, eventBusName: BUS }, log, metrics, { retryBaseMs: 1 });
+    return { errors, counts, notifier };
+  };
+  const event = (n: number, payload: Record<string, unknown> = {}) =>
+    eventOf("octavia.loadbalancer.update.end", `update-lb-v${n}`, PROJECT, null, { loadbalancer_id: `lb-${n}`, ...payload });
+
+  it("sends again the entries answered with an ErrorCode (200, FailedEntryCount) until each is delivered once", async () => {
+    const { errors, counts, notifier } = recorded();
+    await drain();
+    proxy.putEvents = [];
+    proxy.failEntries = 3;
+    await notifier.notify([event(1), event(2)]);
+    // Both failed, then the first again (the second delivered), then the first delivered.
+    expect(proxy.putEvents).toEqual([2, 2, 1]);
+    const got = await drain();
+    expect(got.map((e) => e.detail.payload.loadbalancer_id).sort()).toEqual(["lb-1", "lb-2"]);
+    expect([errors, counts]).toEqual([[], []]);
+  });
+
+  it("after its retries logs and counts the event it could not deliver, and never throws", async () => {
+    const { errors, counts, notifier } = recorded();
+    proxy.putEvents = [];
+    proxy.failEntries = 100;
+    await expect(notifier.notify([event(3)])).resolves.toBeUndefined();
+    proxy.failEntries = 0;
+    expect(proxy.putEvents).toEqual(Array(PUT_EVENTS_ATTEMPTS).fill(1));
+    expect(await drain()).toEqual([]);
+    expect(errors).toEqual([
+      expect.objectContaining({
+        eventType: "octavia.loadbalancer.update.end",
+        messageId: event(3).messageId,
+        reason: "InternalFailure: injected by the test's proxy",
+      }),
+    ]);
+    expect(counts).toEqual([{ name: "EventNotificationsFailed", value: 1, dimensions: { eventType: "octavia.loadbalancer.update.end" } }]);
+  });
+
+  it("never sends an entry over EventBridge's 256 KB: logged and counted; the others go", async () => {
+    const { errors, counts, notifier } = recorded();
+    proxy.putEvents = [];
+    await notifier.notify([event(4, { description: "x".repeat(MAX_ENTRY_BYTES) }), event(5)]);
+    expect(proxy.putEvents).toEqual([1]);
+    expect((await drain()).map((e) => e.detail.payload.loadbalancer_id)).toEqual(["lb-5"]);
+    expect(errors.map((e) => e.messageId)).toEqual([event(4).messageId]);
+    expect(counts.map((c) => c.name)).toEqual(["EventNotificationsFailed"]);
+  });
 });
