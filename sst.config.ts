@@ -26,6 +26,7 @@ export default $config({
     const { createAmphoraCompute } = await import("./stacks/compute");
     const { createTable } = await import("./stacks/table");
     const { createFlows } = await import("./stacks/flows");
+    const { createEvents } = await import("./stacks/events");
     const { createApi } = await import("./stacks/api");
     const { createJobs } = await import("./stacks/jobs");
     const { createHealthManager } = await import("./stacks/health");
@@ -37,7 +38,8 @@ export default $config({
     const network = createNetwork(plan);
     const table = createTable();
     const compute = createAmphoraCompute();
-    const flows = createFlows(table, network, secrets, compute);
+    const events = createEvents();
+    const flows = createFlows(table, network, secrets, compute, events);
     const api = createApi(table, flows, secrets, compute, network);
     // StepFunctionsEngine appends the flow name to this prefix: the state machines are named to match.
     const stateMachineArnPrefix = $interpolate`arn:aws:states:${aws.getRegionOutput().region}:${aws.getCallerIdentityOutput().accountId}:stateMachine:${$app.name}-${$app.stage}-`;
@@ -45,6 +47,13 @@ export default $config({
     const health = createHealthManager(table, stateMachineArnPrefix, network, secrets, compute);
     const alarms = createAlarms(flows, api, jobs, health);
 
-    return { api: api.api.url, auth: plan.authStrategy, table: table.name, healthManager: health.service.url, alarmTopic: alarms.topicArn };
+    return {
+      api: api.api.url,
+      auth: plan.authStrategy,
+      table: table.name,
+      healthManager: health.service.url,
+      alarmTopic: alarms.topicArn,
+      eventBus: events.bus.name,
+    };
   },
 });

@@ -15,6 +15,7 @@ import { certificateReadPermissions, readsCertificates } from "./certificates";
 import type { AmphoraCompute } from "./compute";
 import type { DeployPlan, StoredSecret } from "./config";
 import { callsOf, permissionsFor } from "./iam";
+import type { Events } from "./events";
 import type { Network } from "./network";
 import type { Secrets } from "./secrets";
 import { LOG_RETENTION, LOG_RETENTION_DAYS, NODEJS, RUNTIME, TRACING, deploy, sharedEnvironment, xrayPolicy } from "./settings";
@@ -47,7 +48,7 @@ function storedSecretsOf(task: string, plan: DeployPlan): StoredSecret[] {
   ];
 }
 
-export function createFlows(table: Table, network: Network, secrets: Secrets, compute: AmphoraCompute) {
+export function createFlows(table: Table, network: Network, secrets: Secrets, compute: AmphoraCompute, events: Events) {
   const plan = deploy();
   const shared = sharedEnvironment(network);
   const ca = secrets.plain(["CaCertificate"]);
@@ -76,6 +77,8 @@ export function createFlows(table: Table, network: Network, secrets: Secrets, co
             ...secrets.environment(stored),
             // Those that call the compute driver get the amphorae's instance profile (stacks/compute.ts).
             ...(compute.computes(task) ? compute.environment : {}),
+            // Those that send events get the bus (stacks/events.ts).
+            ...(events.notifies(task) ? events.environment : {}),
             OTTAVA_TASK: task,
             OTTAVA_TABLE_NAME: table.name,
           },
@@ -86,6 +89,7 @@ export function createFlows(table: Table, network: Network, secrets: Secrets, co
             ...permissionsFor(callsOf(task, plan), compute.role.arn),
             // Those that push the listeners' configuration upload their certificates (stacks/certificates.ts).
             ...(readsCertificates(task, plan) ? certificateReadPermissions(plan) : []),
+            ...(events.notifies(task) ? events.permissions : []),
           ],
           ...(callsAgents ? { vpc: network.agentCallers } : {}),
           logging: { retention: LOG_RETENTION },

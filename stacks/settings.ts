@@ -95,6 +95,9 @@ const PASSED_THROUGH = [
   "OTTAVA_EC2_ENDPOINT",
   // Secrets Manager's, where the amphorae's secrets are (and the amphorae read them: their user data says it).
   "OTTAVA_SECRETSMANAGER_ENDPOINT",
+  // [controller_worker] event_notifications, and EventBridge's endpoint (a VPC endpoint without private DNS); the bus is the stacks' (stacks/events.ts).
+  "OTTAVA_EVENT_NOTIFICATIONS",
+  "OTTAVA_EVENTBRIDGE_ENDPOINT",
   // [certificates] cert_manager: noop or secretsmanager (stacks/config.ts refuses local; stacks/certificates.ts grants the reads).
   "OTTAVA_CERT_MANAGER",
   // The orphan sweep's wait for a load balancer's record (housekeeping's SweepOrphans job).

@@ -33,6 +33,7 @@ import {
   FLOW_NAMES,
   FLOW_TASKS,
   HEARTBEAT_KEY_TASKS,
+  NOTIFYING_TASKS,
   definitionOf,
 } from "@ottava/controller";
 import { captureOutput } from "@ottava/edge/testing";
@@ -119,6 +120,7 @@ const SET_BY_STACKS: Record<string, Rule> = {
   OTTAVA_AMP_BOOT_NETWORK_LIST: (w, d) => d.variant.inAccount !== undefined && loadsConfig(w),
   OTTAVA_AMP_SECGROUP_LIST: (w, d) => d.variant.inAccount !== undefined && loadsConfig(w),
   OTTAVA_CONTROLLER_IP_PORT_LIST: (w, d) => d.variant.inAccount !== undefined && loadsConfig(w),
+  OTTAVA_EVENT_BUS_NAME: (w, d) => isTask(NOTIFYING_TASKS)(w, d), // the events' bus (stacks/events.ts)
 };
 
 /** Passed from the deployer's environment to some workloads only: nowhere else. */
@@ -818,6 +820,23 @@ describe("the AWS deployment, synthesized offline from sst.config.ts", () => {
           granted.map((s) => ({ Action: asList(s.Action).sort(), Resource: asList(s.Resource) })),
           workload,
         ).toEqual([{ Action: called, Resource: [table.state.arn, `${table.state.arn}/index/*`] }]);
+      }
+    });
+
+    it("creates the events' bus, names it in the outputs, and lets only the notifying tasks put events, on that bus only", () => {
+      const buses = ofType(d, "aws:cloudwatch/eventBus:EventBus");
+      expect(buses.map((b) => b.inputs.name)).toEqual([`${d.synth.app.name}-${d.variant.stage}-events`]);
+      const bus = buses[0]!;
+      expect(d.synth.outputs.eventBus).toBe(bus.inputs.name);
+      const notifying = d.functions.filter((f) => isTask(NOTIFYING_TASKS)(f, d));
+      expect(notifying.map((f) => f.env.OTTAVA_TASK).sort()).toEqual([...NOTIFYING_TASKS].sort());
+      for (const role of ofType(d, "aws:iam/role:Role")) {
+        const events = statementsOf(d, role)
+          .filter((s) => asList(s.Action).some((a) => a.startsWith("events:") || a === "*"))
+          .map((s) => ({ Effect: s.Effect, Action: asList(s.Action), Resource: asList(s.Resource) }));
+        const fn = notifying.find((f) => roleByArn(d, f.resource.inputs.role) === role);
+        expect(events, role.name).toEqual(fn ? [{ Effect: "Allow", Action: ["events:PutEvents"], Resource: [bus.state.arn] }] : []);
+        if (fn) expect(fn.env.OTTAVA_EVENT_BUS_NAME, fn.name).toBe(bus.inputs.name);
       }
     });
 

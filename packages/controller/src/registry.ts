@@ -15,6 +15,12 @@ export const TASKS: Record<string, TaskHandler> = {
   ...loadbalancers,
   finishChange,
   failChange,
+  // The finishing tasks that notify (tasks/notifications.ts): finishChange under their own names, so
+  // that only their functions send events (and may, on AWS).
+  finishLoadBalancerCreate: finishChange,
+  finishLoadBalancerUpdate: finishChange,
+  finishLoadBalancerDelete: finishChange,
+  finishResize: finishChange,
   ...crossPool,
   ...resize,
   ...HEALTHMANAGER_TASKS,

@@ -5,11 +5,13 @@
 // leaves as TransientError, which the flow's Retry retries (flows/builder.ts) before its Catch.
 // A flow's finishing task run again after it released the lock (the LB's execution_arn still names
 // this execution) has nothing left to do: it answers as it did, so a retried or duplicated finish
-// cannot turn a finished flow into a failed one.
+// cannot turn a finished flow into a failed one; a notifying task (tasks/notifications.ts) sends its
+// events again then, with the same message ids, so none is lost to a failure after the release.
 import { LockLost, TransientError, isUnavailable, unavailableReason } from "@ottava/core";
 import { asWorkload } from "@ottava/edge";
 import { COMPENSATION_TASKS, FINISHING_TASKS } from "./flows";
 import { TASKS } from "./registry";
+import { notifyingOf, sendEvents } from "./tasks/notifications";
 import type { FlowInput, TaskContext } from "./tasks/context";
 
 /** Runs `task` as its workload (@ottava/edge asWorkload): its AWS calls name the task in their User-Agent, in its own function or in npm start's one process. */
@@ -25,11 +27,19 @@ async function runTaskAs(task: string, input: FlowInput & Record<string, unknown
     // Flows that take no lock (amphora agent config, amphora delete) carry no owner.
     const lb = input.owner === undefined ? undefined : await ctx.store.getLoadBalancer(input.lbId);
     if (input.owner !== undefined && lb?.lockOwner !== input.owner) {
+      const releasedByThis = lb && lb.lockOwner === undefined && lb.executionArn?.endsWith(`:${input.owner}`);
+      if (releasedByThis && notifyingOf(task)?.afterRelease) {
+        log.info("the flow has already ended: its lock was released by this execution; its events are sent again", {
+          status: lb.record.provisioning_status,
+        });
+        await sendEvents(task, input, { ...ctx, log });
+        return null;
+      }
       if (COMPENSATION_TASKS.has(task)) {
         log.warn("execution does not hold the lock; nothing to undo", { holder: lb?.lockOwner ?? null });
         return null;
       }
-      if (FINISHING_TASKS.has(task) && lb && lb.lockOwner === undefined && lb.executionArn?.endsWith(`:${input.owner}`)) {
+      if (FINISHING_TASKS.has(task) && releasedByThis) {
         log.info("the flow has already ended: its lock was released by this execution; nothing to do", {
           status: lb.record.provisioning_status,
         });
@@ -38,6 +48,7 @@ async function runTaskAs(task: string, input: FlowInput & Record<string, unknown
       throw new LockLost(`load balancer ${input.lbId} is locked by ${lb?.lockOwner ?? "nobody"}`);
     }
     const out = await handler(input, { ...ctx, log });
+    await sendEvents(task, input, { ...ctx, log });
     log.debug("task done", { ms: Date.now() - started });
     return out;
   } catch (e) {

@@ -1,7 +1,7 @@
 // The task context without the certificate code: what the task functions that sign nothing (lambda.ts)
 // build on. Nothing here imports certs/: a bundle from these entries carries
 // no X.509 library, not even as a chunk it never loads. deps.ts adds the certificate generator.
-import type { CertGenerator, Config, Drivers, Logger } from "@ottava/core";
+import type { CertGenerator, Config, Drivers, Logger, Notifier } from "@ottava/core";
 import { classifyUnavailable, metrics } from "@ottava/edge";
 import { createHousekeepingStore, type ClientDecorator, type Stores } from "@ottava/db";
 import { createDrivers, type CreateDriversOptions, type LocalDataplane } from "@ottava/amphora";
@@ -17,6 +17,28 @@ export interface TaskContextParts {
   decorateClient?: ClientDecorator | undefined;
   /** Done to each AWS client the drivers make, after classifyUnavailable: the EC2 benchmark's call counter. */
   decorateAwsClient?: CreateDriversOptions["decorateAwsClient"] | undefined;
+  /** Where events go besides EventBridge (npm start's JSON lines in the data directory: @ottava/local's jsonLinesNotifier). */
+  notifier?: Notifier | undefined;
+}
+
+/**
+ * Where the tasks' events go (OTTAVA_EVENT_NOTIFICATIONS on): EventBridge when the settings name a bus or
+ * an endpoint (the stacks set OTTAVA_EVENT_BUS_NAME; locally OTTAVA_EVENTBRIDGE_ENDPOINT), its client
+ * loaded at the first event, and `local` (npm start's JSON lines); none when off.
+ */
+export function eventNotifier(config: Config, log: Logger, local?: Notifier): Notifier | undefined {
+  if (!config.eventNotifications) return undefined;
+  let loaded: Promise<Notifier> | undefined;
+  const eventBridge: Notifier | undefined =
+    config.eventBusName || config.eventbridgeEndpoint
+      ? {
+          notify: async (events) =>
+            (await (loaded ??= import("@ottava/aws/events").then((m) => m.eventBridgeNotifier(config, log, metrics)))).notify(events),
+        }
+      : undefined;
+  const sinks = [local, eventBridge].filter((n): n is Notifier => n !== undefined);
+  if (sinks.length === 0) return undefined;
+  return { notify: async (events) => void (await Promise.all(sinks.map((n) => n.notify(events)))) };
 }
 
 /**
@@ -54,5 +76,6 @@ export function taskContextWith(
     metrics,
     ...(certs ? { certs } : {}),
     amphoraCerts: createHousekeepingStore(config, opts.decorateClient),
+    notifier: eventNotifier(config, log, opts.notifier),
   };
 }

@@ -133,6 +133,12 @@ export interface Config {
   ec2Endpoint: string | undefined;
   /** A Secrets Manager endpoint other than the Region's: the ec2 driver's calls, and the amphorae's (their user data carries it). */
   secretsmanagerEndpoint: string | undefined;
+  /** [controller_worker] event_notifications: the flows send Octavia's event notifications (and Ottava's: resize, cross-pool update). */
+  eventNotifications: boolean;
+  /** An EventBridge endpoint other than the Region's: locally, events go there too (besides the data directory's events.jsonl). */
+  eventbridgeEndpoint: string | undefined;
+  /** The EventBridge bus events are put on (the stacks set it to the bus they create); unset: the account's default bus. */
+  eventBusName: string | undefined;
   /** The IAM instance profile (name or ARN) the ec2 driver launches amphorae with: their role reads each its own secret (no Octavia option). */
   ampInstanceProfile: string | undefined;
   /** [controller_worker] amp_image_tag: the ec2 driver boots the newest of the account's AMIs tagged with it (AMP_IMAGE_TAG_KEY), unless a flavor profile names another. */
@@ -327,6 +333,9 @@ export function loadConfig(env: Env = process.env): Config {
     stage: get("STAGE") ?? "local",
     ec2Endpoint: get("EC2_ENDPOINT"),
     secretsmanagerEndpoint: get("SECRETSMANAGER_ENDPOINT"),
+    eventNotifications: bool("EVENT_NOTIFICATIONS", true),
+    eventbridgeEndpoint: get("EVENTBRIDGE_ENDPOINT"),
+    eventBusName: get("EVENT_BUS_NAME"),
     ampInstanceProfile: get("AMP_INSTANCE_PROFILE"),
     ampImageTag: get("AMP_IMAGE_TAG"),
     ampBaseImageId: awsId("AMP_BASE_IMAGE_ID", "ami", get("AMP_BASE_IMAGE_ID")),

@@ -53,6 +53,7 @@ export * from "./services/healthmanager";
 export * from "./services/quota";
 export * from "./services/healthcheck";
 export * from "./services/flow-trail";
+export * from "./services/events";
 export * from "./health/envelope";
 export * from "./health/ports";
 export * from "./health/status";

@@ -370,3 +370,29 @@ export interface CloudIdStore {
   /** The cloud id `uuid` names, if it was remembered. */
   cloudId(uuid: string): Promise<string | undefined>;
 }
+
+/**
+ * One event notification, as Octavia's notifier sends it (`rpc.get_notifier().info(ctx, event_type,
+ * payload)`): its type (`octavia.loadbalancer.create.end`), its payload, and where it came from. The
+ * message id is stable (the execution and the type, services/events.ts), so an event sent again by a
+ * replayed task is a duplicate a consumer can recognise, never a new event.
+ */
+export interface EventNotification {
+  eventType: string;
+  messageId: string;
+  project: string;
+  /** The API request that started the flow (its x-openstack-request-id), when the flow's input carries it. */
+  requestId: string | null;
+  /** The execution (flow) that sent it: the LB's lock owner while it ran. */
+  execution: string;
+  payload: Record<string, unknown>;
+}
+
+/**
+ * Where a process sends its event notifications (EventBridge on AWS: @ottava/aws/events; JSON lines in
+ * the data directory locally). It never throws: an event it could not deliver after its retries is
+ * logged and counted (EventNotificationsFailed), and never fails the change it reports.
+ */
+export interface Notifier {
+  notify(events: EventNotification[]): Promise<void>;
+}

@@ -14,6 +14,7 @@ import { startDynamoDbLocal, type DynamoDbLocal } from "./dynamodb-local";
 import type { LocalWorkflowEngine, TaskDecorator } from "./runner";
 import { loadOrCreateLocalCa } from "./ca";
 import { storesDecorator, taskDecorator, type Injected } from "./injected";
+import { jsonLinesNotifier } from "./events";
 
 export interface RuntimeOptions {
   config: Config;
@@ -129,6 +130,8 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
       noop: opts.injected?.noopDrivers,
       decorateClient: decorate,
       decorateAwsClient: opts.decorateAwsClient,
+      // The flows' events, as JSON lines in the data directory (and to OTTAVA_EVENTBRIDGE_ENDPOINT when set).
+      notifier: jsonLinesNotifier(join(dataDir, "events.jsonl"), log),
     });
     // The runner journals its executions in the table, so those a stopped process left running are
     // continued now, before the health check and housekeeping's stuck-state repair look at them.

@@ -6,6 +6,7 @@ export * from "./cert-command";
 export * from "./bed";
 export * from "./image";
 export * from "./ec2-proxy";
+export * from "./events-proxy";
 export * from "./fixture";
 export * from "./vpc-driver";
 export * from "./aws-calls";

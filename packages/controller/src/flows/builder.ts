@@ -45,10 +45,11 @@ export interface FlowSpec {
 
 /**
  * A change under the LB's lock: its steps, then `finishChange` (which writes the change set's end
- * states and releases the lock) as the state `finish`; on failure `failChange` (ERROR, lock released).
+ * states and releases the lock; `task` names it for a flow that notifies, tasks/notifications.ts) as
+ * the state `finish`; on failure `failChange` (ERROR, lock released).
  */
-export function lockedChangeFlow(comment: string, steps: (Step | MapStep)[], finish = "FinishChange"): FlowSpec {
-  return { comment, steps: [...steps, { name: finish, task: "finishChange" }], onFailure: "failChange" };
+export function lockedChangeFlow(comment: string, steps: (Step | MapStep)[], finish = "FinishChange", task = "finishChange"): FlowSpec {
+  return { comment, steps: [...steps, { name: finish, task }], onFailure: "failChange" };
 }
 
 export type TaskArn = (task: string) => string;

@@ -14,6 +14,7 @@ import { amphoraCertRotate } from "./amphora-cert-rotate";
 
 export { TASK_FUNCTION_TIMEOUT_SECONDS } from "./builder";
 export * from "./task-secrets";
+export * from "./notifying";
 
 export const FLOWS: Record<string, FlowSpec> = {
   "loadbalancer-create": loadBalancerCreate,

@@ -42,4 +42,5 @@ export const loadBalancerCreate = lockedChangeFlow(
     { name: "ListenersUpdate", task: "updateListeners" },
   ],
   "MarkLoadBalancerActive",
+  "finishLoadBalancerCreate",
 );

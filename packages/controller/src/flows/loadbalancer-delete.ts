@@ -16,4 +16,5 @@ export const loadBalancerDelete = lockedChangeFlow(
     { name: "DeallocateVip", task: "deallocateVip" },
   ],
   "MarkLoadBalancerDeleted",
+  "finishLoadBalancerDelete",
 );

@@ -31,7 +31,7 @@ export const loadBalancerResize: FlowSpec = {
     { name: "ResizeListenersUpdate", task: "updateListeners" },
     { name: "ResizeRestartVrrp", task: "startVrrp" },
     { name: "ResizeSetFlavor", task: "resizeSetFlavor" },
-    { name: "MarkLoadBalancerActive", task: "finishChange" },
+    { name: "MarkLoadBalancerActive", task: "finishResize" },
   ],
   onFailure: "resizeFail",
 };

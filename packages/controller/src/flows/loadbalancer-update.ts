@@ -10,4 +10,5 @@ export const loadBalancerUpdate = lockedChangeFlow(
     { name: "UpdateAmphoraeConfig", task: "updateAmphoraeConfig" },
   ],
   "MarkLoadBalancerActive",
+  "finishLoadBalancerUpdate",
 );

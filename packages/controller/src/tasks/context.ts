@@ -16,6 +16,7 @@ import {
   type LoadBalancerStore,
   type Logger,
   type Metrics,
+  type Notifier,
   uuidOf,
 } from "@ottava/core";
 import type { Drivers } from "@ottava/core";
@@ -42,6 +43,8 @@ export interface TaskContext {
   certs?: CertGenerator;
   /** The amphora writes of a certificate rotation (outside the LB's lock). */
   amphoraCerts: AmphoraCertStore;
+  /** Where the notifying tasks send their events (tasks/notifications.ts); none: no events are sent. */
+  notifier?: Notifier | undefined;
 }
 
 /** The context's certificate generator; a task function that signs nothing has none (a deployment error). */

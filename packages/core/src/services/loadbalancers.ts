@@ -208,7 +208,12 @@ export async function createLoadBalancer(
     await giveBackIfTaken(deps, id, owner, e, restoreError, { undo: failed });
     throw e;
   }
-  await startOrGiveBack(deps, started, { lbId: id, owner, subject: started.subject, changes: WHOLE_TREE }, restoreError);
+  await startOrGiveBack(
+    deps,
+    started,
+    { lbId: id, owner, subject: started.subject, changes: WHOLE_TREE, requestId: ctx.requestId },
+    restoreError,
+  );
   deps.log.info("load balancer create accepted", { lbId: id, projectId, topology, execution: owner, objects: graph.length });
   return { lb: stored, graph };
 }
@@ -258,7 +263,7 @@ export async function updateLoadBalancer(
   if (body.tags !== undefined) set.tags = body.tags ?? [];
   if (sgIds !== undefined) set.vip_sg_ids = sgIds;
   const locked = await lockAndStart(
-    deps,
+    { ...deps, requestId: ctx.requestId },
     { lbId: id, flow: "loadbalancer-update", verb: "update", from: MUTABLE_STATUSES, to: PENDING_UPDATE, prepare: () => set },
     read,
   );
@@ -271,7 +276,7 @@ export async function deleteLoadBalancer(deps: LockDeps, ctx: RequestContext, id
   if (!cascade && ((read.record.listener_ids?.length ?? 0) > 0 || (read.record.pool_ids?.length ?? 0) > 0))
     throw validation(`Cannot delete Load Balancer ${id} - it has children`);
   await lockAndStart(
-    deps,
+    { ...deps, requestId: ctx.requestId },
     {
       lbId: id,
       flow: "loadbalancer-delete",

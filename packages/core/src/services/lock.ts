@@ -47,7 +47,12 @@ export interface LockDeps {
   profiles?: ProfileValidator | undefined;
   /** The network driver, for its quotas (a listener's rules) and its check of member subnets; absent, none are checked. */
   network?: Pick<NetworkDriver, "limits" | "checkMemberSubnets"> | undefined;
+  /** The API request that starts the flow: its input carries it (`requestId`), for the flow's event notifications. */
+  requestId?: string | undefined;
 }
+
+/** The flow input's request id (the events a flow sends name the request that started it). */
+export const requestInput = (deps: Pick<LockDeps, "requestId">) => (deps.requestId ? { requestId: deps.requestId } : {});
 
 /**
  * What one attempt at a locked change decided, on the LB as it read it: the one lock loop
@@ -151,7 +156,7 @@ export async function lockedStart<P extends LockPlan>(
       continue;
     }
     const undo = plan.undo && (() => deps.store.applyAsOwner(lbId, owner, plan.undo!()));
-    const input = { lbId, owner, subject: [plan.subject], ...plan.input };
+    const input = { lbId, owner, subject: [plan.subject], ...requestInput(deps), ...plan.input };
     await startOrGiveBack(deps, started, input, plan.restore, { undo, charged: plan.usage, beforeStart: plan.beforeStart });
     deps.log.info("flow started", { lbId, flow: plan.flow, execution: owner, executionArn, subject: plan.subject });
     return { plan, locked };

@@ -88,7 +88,7 @@ export async function crossPoolUpdateMembers(
   const byPool = new Map<string, CrossPoolMember[]>(poolIds.map((id) => [id, []]));
   for (const m of members) byPool.get(m.pool_id)!.push(m);
 
-  await lockedChange(deps, lbId, { pools: poolIds, poolMembers: true }, async (tree) => {
+  await lockedChange({ ...deps, requestId: ctx.requestId }, lbId, { pools: poolIds, poolMembers: true }, async (tree) => {
     authorize(ctx, CROSS_POOL_POLICY, tree.lb.project_id);
     const pools = poolIds.map((id) => requireStatus(tree.require("pool", id, "Pool"), MUTABLE_STATUSES, "Pool", id));
     requireStatus(tree.lb, MUTABLE_STATUSES, "Load Balancer", lbId);

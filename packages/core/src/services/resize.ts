@@ -50,7 +50,7 @@ export async function resizeLoadBalancer(deps: LockDeps, ctx: RequestContext, id
   // As a create applies its flavor: the driver must still accept the new one (the EC2 checks).
   await checkProfileData(deps.profiles, read.record.provider, "flavor", data);
   const locked = await lockAndStart(
-    deps,
+    { ...deps, requestId: ctx.requestId },
     {
       lbId: id,
       flow: "loadbalancer-resize",
