@@ -204,7 +204,7 @@ beforeAll(async () => {
     );
   });
   // The catalog's two endpoints (the walkthrough's step 4): the look-ups at /network, the API itself.
-  os = makeCli(`${url}/network`, url, { timeoutMs: 300_000, pollSeconds: 1 });
+  os = makeCli(`${url}/network`, url, { timeoutMs: 300_000 });
   // The VIP subnet's UUID, as a client finds it: the Neutron look-up by its AWS id.
   const found = await app.call("GET", `/network/v2.0/subnets/${vipSubnet.id}`);
   expect(found.status).toBe(200);
