@@ -18,11 +18,19 @@
 // listener serves its default certificate (a PKCS#12 secret) and, by SNI, a second one (a JSON secret)
 // to the client; a pool reaches its member over TLS, checked against a CA secret; both again after the
 // failover, whose new amphora got them from Secrets Manager.
-import { execFileSync } from "node:child_process";
+//
+// The walkthrough (docs/deploying.md, "Your first load balancer on AWS"): the first describe makes, fails
+// over and deletes its load balancer with the page's own `openstack loadbalancer` commands, read from the
+// page (test/support/walkthrough.ts), through the real CLI (test/support/cli) against the same app served
+// over HTTP, and checks that nothing is left with the page's `aws` commands, against the file's moto.
+import { execFile, execFileSync } from "node:child_process";
 import { createHash, randomUUID } from "node:crypto";
 import { mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { promisify } from "node:util";
+import { serve, type ServerType } from "@hono/node-server";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import {
   CreateTagsCommand,
@@ -39,16 +47,26 @@ import { HeartbeatReceiver, LocalCertGenerator, createLocalCa } from "@ottava/co
 import { AMPHORA_TAG_KEY, LOAD_BALANCER_TAG_KEY, SHARED_TAG_KEY, STAGE_TAG_KEY, amphoraSecretName } from "@ottava/aws";
 import { CertificateSecretStore } from "@ottava/aws/certs/store";
 import { MOTO_CLIENT, awsCallsMissingFromRecord, motoSecretsManager, recordedAwsCalls } from "@ottava/aws/testing";
-import { inProcessApp } from "@ottava/local/testing";
+import { PROJECT, inProcessApp } from "@ottava/local/testing";
 import { AGENT_CONFIG_PATH, AGENT_SERVER_PEM_PATH, httpGet } from "./support/agent/agent";
 import { bedUnavailable, startBed, type Bed, type BedInstance, type BedNode, type BedSubnet } from "./support/bed/bed";
 import { intToIp, ipToInt } from "./support/bed/vpc";
+import { makeCli, type Cli } from "./support/cli/openstack";
+import { walkthroughCommands, walkthroughLines, words } from "./support/walkthrough";
 
 const unavailable = bedUnavailable();
 if (unavailable)
   throw new Error(
     `test/ec2-bed.e2e.test.ts needs root, Debian's python3-octavia, python3-boto3 and cloud-init (.ci/run installs them): ${unavailable}`,
   );
+
+try {
+  execFileSync("aws", ["--version"], { stdio: "pipe" });
+} catch (e) {
+  throw new Error(
+    `test/ec2-bed.e2e.test.ts runs the walkthrough's \`aws\` commands: the AWS CLI, which this kind of machine has in the pyenv Python beside moto_server: ${e}`,
+  );
+}
 
 const IMAGE = new URL("../packages/aws/image/", import.meta.url).pathname;
 const STAGE = `e2e${randomUUID().slice(0, 8)}`;
@@ -82,6 +100,12 @@ const memberAddress = (n: number) => memberSubnet.cidr.replace(/\.0\/\d+$/, `.${
 let pki: string;
 const tlsFile = (name: string) => join(pki, name);
 let certificates: CertificateSecretStore;
+/** The walkthrough: the app served over HTTP for the `openstack` CLI, the CLI, the values of the page's shell variables. */
+let server: ServerType;
+let os: Cli;
+const pageVars: Record<string, string> = { S: STAGE };
+/** The page's `openstack loadbalancer` commands, taken in order by the steps (walkthroughStep). */
+const pageCommands = walkthroughCommands("openstack loadbalancer");
 
 const sha256 = (s: string) => createHash("sha256").update(s).digest("hex");
 
@@ -100,10 +124,21 @@ beforeAll(async () => {
     },
   });
   vipSubnet = await bed.subnet({ zone: bed.zone });
-  await bed.ec2.send(new CreateTagsCommand({ Resources: [vipSubnet.id], Tags: [{ Key: SHARED_TAG_KEY, Value: "true" }] }));
+  // Named as the walkthrough names its VIP subnet (its `--vip-subnet-id web-subnet`, resolved through /network).
+  await bed.ec2.send(
+    new CreateTagsCommand({
+      Resources: [vipSubnet.id],
+      Tags: [
+        { Key: SHARED_TAG_KEY, Value: "true" },
+        { Key: "Name", Value: "web-subnet" },
+      ],
+    }),
+  );
   memberSubnet = await bed.subnet({ zone: bed.zone });
   const clientSubnet = await bed.subnet({ zone: bed.zone });
   members = await Promise.all([1, 2].map((n) => bed.backend(memberSubnet.id, memberAddress(n), 8080, `member-${n}`)));
+  pageVars.MEMBER1 = members[0]!.address;
+  pageVars.MEMBER2 = members[1]!.address;
   client = await bed.client(clientSubnet.id);
   pki = makePki(memberAddress(3), memberAddress(4));
   certificates = new CertificateSecretStore(motoSecretsManager(bed.moto), STAGE);
@@ -152,6 +187,24 @@ beforeAll(async () => {
     promotions: { engine: app.engine, store: app.store },
   });
   await receiver.start();
+  // The app over HTTP for the CLI, as API Gateway serves it; every request as the project's (what Keystone's
+  // token says on AWS; under noauth the X-Project-Id header, which app.call sends too).
+  const url = await new Promise<string>((ok) => {
+    server = serve(
+      {
+        fetch: (req: Request) => {
+          const headers = new Headers(req.headers);
+          headers.set("x-project-id", PROJECT);
+          return app.app.fetch(new Request(req, { headers }));
+        },
+        hostname: "127.0.0.1",
+        port: 0,
+      },
+      (info: AddressInfo) => ok(`http://127.0.0.1:${info.port}`),
+    );
+  });
+  // The catalog's two endpoints (the walkthrough's step 4): the look-ups at /network, the API itself.
+  os = makeCli(`${url}/network`, url, { timeoutMs: 300_000 });
   // The VIP subnet's UUID, as a client finds it: the Neutron look-up by its AWS id.
   const found = await app.call("GET", `/network/v2.0/subnets/${vipSubnet.id}`);
   expect(found.status).toBe(200);
@@ -159,6 +212,8 @@ beforeAll(async () => {
 }, 180_000);
 
 afterAll(async () => {
+  os?.dispose();
+  server?.close();
   await receiver?.stop();
   await app?.settle();
   await bed?.stop();
@@ -241,7 +296,7 @@ async function subnetUuid(awsId: string): Promise<string> {
 /** The subnet's nth host address. */
 const hostOf = (s: BedSubnet, n: number) => intToIp(ipToInt(s.cidr.split("/")[0]!) + n);
 
-/** The load balancer's pool of its HTTP listener on port 80 (createLoadBalancer's). */
+/** The load balancer's pool of its HTTP listener on port 80 (the walkthrough's web-pool). */
 async function poolOf(id: string): Promise<string> {
   const listeners = (await app.call("GET", `/v2/lbaas/listeners?loadbalancer_id=${id}&protocol_port=80`)).body.listeners;
   expect(listeners).toHaveLength(1);
@@ -332,9 +387,55 @@ async function withLogs<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
+/**
+ * The bed's listeners' connection limit: HAProxy raises its open-files limit to fit maxconn (50000 by
+ * default: 125029 files), and this host's hard limit (20000) is the instance's. The walkthrough's listener
+ * commands get it added, as createLoadBalancer's listener has it.
+ */
+const BED_LISTENER = ["--connection-limit", "1000"];
+
+/**
+ * Runs the walkthrough's next `openstack loadbalancer` command, which must be `openstack <expected> …`,
+ * with the real CLI: the page's shell variables from pageVars, `extra` arguments after the page's. A
+ * create's JSON output (`-f json`); the others print nothing.
+ */
+async function walkthroughStep(expected: string, extra: string[] = []): Promise<any> {
+  const line = pageCommands.shift();
+  expect(line, "the walkthrough's next openstack command").toMatch(new RegExp(`^openstack ${expected} `));
+  const args = [...words(line!, pageVars).slice(1), ...extra];
+  return withLogs(async () => (expected.endsWith(" create") ? os.json(args) : os.ok(args)));
+}
+
+/** Runs the walkthrough's `aws ec2 describe-…` commands that filter on the stage's tag, against the file's moto: what each prints. */
+async function walkthroughAwsChecks(): Promise<Record<string, string>> {
+  const checks = walkthroughLines().filter((l) => l.startsWith("aws ec2 describe-") && l.includes("tag:ottava:stage"));
+  expect(checks.length).toBeGreaterThan(0);
+  const env = {
+    PATH: process.env.PATH,
+    HOME: os.home,
+    AWS_ENDPOINT_URL: bed.moto.endpoint,
+    AWS_DEFAULT_REGION: MOTO_CLIENT.region,
+    AWS_ACCESS_KEY_ID: MOTO_CLIENT.credentials.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: MOTO_CLIENT.credentials.secretAccessKey,
+  };
+  const printed = await Promise.all(
+    checks.map(async (line) => {
+      const [command, ...args] = words(line, pageVars);
+      return (await promisify(execFile)(command!, args, { env, timeout: 60_000 })).stdout.trim();
+    }),
+  );
+  return Object.fromEntries(checks.map((line, i) => [words(line, pageVars).slice(0, 3).join(" "), printed[i]!]));
+}
+
 describe("a load balancer on EC2 amphorae booted by the test bed", () => {
   it("reaches ACTIVE through the real flows: the VIP allocated in the VPC, RunInstances, the instance's boot, the agent reached over mutual TLS, the VIP plugged", async () => {
-    lbId = await createLoadBalancer("on-ec2");
+    // The walkthrough's step 5: the load balancer on the subnet named web-subnet, an HTTP listener, its pool, two members.
+    lbId = (await walkthroughStep("loadbalancer create")).id;
+    await walkthroughStep("loadbalancer listener create", BED_LISTENER);
+    await walkthroughStep("loadbalancer pool create");
+    await walkthroughStep("loadbalancer member create");
+    await walkthroughStep("loadbalancer member create");
+    await settled(lbId);
     const lb = (await app.call("GET", `/v2/lbaas/loadbalancers/${lbId}`)).body.loadbalancer;
     VIP = lb.vip_address;
     expect(lb).toMatchObject({ vip_subnet_id: vipSubnetUuid, vip_network_id: expect.any(String), vip_port_id: expect.any(String) });
@@ -535,24 +636,16 @@ describe("a load balancer on EC2 amphorae booted by the test bed", () => {
 
   it("serves a TERMINATED_HTTPS listener with certificates from Secrets Manager: the default one (PKCS#12) to any name, the SNI one (JSON) to its own", async () => {
     const owner = { projectId: (await app.call("GET", `/v2/lbaas/loadbalancers/${lbId}`)).body.loadbalancer.project_id };
-    const defaultRef = await certificates.storePkcs12(owner, readFileSync(tlsFile("a.p12")));
-    const sniRef = await certificates.storeCert(owner, {
+    // The walkthrough's TLS listener: its $CERT (a PKCS#12 bundle) and $CERT2 (PEMs), stored as `npm run cert -- store` stores them.
+    pageVars.CERT = await certificates.storePkcs12(owner, readFileSync(tlsFile("a.p12")));
+    pageVars.CERT2 = await certificates.storeCert(owner, {
       certificate: readFileSync(tlsFile("b.pem"), "utf8"),
       private_key: readFileSync(tlsFile("b.key"), "utf8"),
     });
-    const listenerId = await create("listeners", "listener", {
-      loadbalancer_id: lbId,
-      protocol: "TERMINATED_HTTPS",
-      protocol_port: 443,
-      connection_limit: 1000,
-      default_tls_container_ref: defaultRef,
-      sni_container_refs: [sniRef],
-    });
-    const poolId = await create("pools", "pool", { listener_id: listenerId, protocol: "HTTP", lb_algorithm: "ROUND_ROBIN" });
-    const batch = await app.call("PUT", `/v2/lbaas/pools/${poolId}/members`, {
-      members: members.map((m) => ({ address: m.address, protocol_port: 8080 })),
-    });
-    expect(batch.status, JSON.stringify(batch.body)).toBe(202);
+    const listenerId = (await walkthroughStep("loadbalancer listener create", BED_LISTENER)).id;
+    await walkthroughStep("loadbalancer pool create");
+    await walkthroughStep("loadbalancer member create");
+    await walkthroughStep("loadbalancer member create");
     await settled(lbId);
     // The agent keeps the PEMs it was sent under the LB's directory; the listener's crt-list names both.
     const crtList = instance.ns.read(`/var/lib/octavia/certs/${lbId}/${listenerId}.pem`) ?? "";
@@ -627,7 +720,8 @@ describe("a load balancer on EC2 amphorae booted by the test bed", () => {
     expect(oldVpc2Eni).toBeDefined();
     const oldInstance = amphora.compute_id!;
     bed.proxy.reset();
-    expect((await app.call("PUT", `/v2/octavia/amphorae/${amphora.id}/failover`)).status).toBe(202);
+    // The walkthrough's step 7 (a SINGLE load balancer's failover replaces its one amphora, as the amphora's does).
+    await walkthroughStep("loadbalancer failover");
     await settled(lbId);
     const [replacement] = (await app.store.amphoraeOf(lbId)).filter((a) => a.status === "ALLOCATED");
     expect(replacement!.id).not.toBe(amphora.id);
@@ -699,13 +793,21 @@ describe("a load balancer on EC2 amphorae booted by the test bed", () => {
     );
   }, 120_000);
 
-  it("deletes the load balancer: nothing tagged with it remains (no ENI, group or instance)", async () => {
-    expect((await app.call("DELETE", `/v2/lbaas/loadbalancers/${lbId}?cascade=true`)).status).toBe(204);
+  it("deletes the load balancer: nothing tagged with it remains (no ENI, group or instance); the walkthrough's aws commands find nothing of the stage", async () => {
+    await walkthroughStep("loadbalancer delete");
     await app.settle();
     await vi.waitFor(async () => expect(await taggedWith(lbId)).toEqual({ enis: [], groups: [], instances: [] }), {
       timeout: 60_000,
       interval: 1000,
     });
+    // The walkthrough's step 8: each prints nothing.
+    expect(await walkthroughAwsChecks()).toEqual({
+      "aws ec2 describe-instances": "",
+      "aws ec2 describe-network-interfaces": "",
+      "aws ec2 describe-security-groups": "",
+    });
+    // Every `openstack loadbalancer` command of the page ran.
+    expect(pageCommands).toEqual([]);
   }, 120_000);
 });
 
