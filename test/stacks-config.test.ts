@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { AMPHORA_SUBNETS_CIDR, DeployConfigError, NOAUTH_OPT_IN, STORED_SECRETS, deployPlan, parseIpv4Cidr } from "../stacks/config";
 import { SECRET_SETTINGS } from "@ottava/core";
+import { walkthroughLines, words } from "./support/walkthrough";
 
 const secrets = (...names: string[]) => Object.fromEntries(names.map((n) => [`SST_SECRET_${n}`, `value of ${n}`]));
 const KEYSTONE = secrets("KeystoneUrl", "KeystoneUsername", "KeystonePassword", "KeystoneProjectName");
@@ -347,5 +348,32 @@ describe("deployPlan: the rest", () => {
     expect(parseIpv4Cidr("192.168.0.0/16")).toEqual({ base: 0xc0a80000, prefix: 16 });
     expect(parseIpv4Cidr("192.168.0.300/24")).toBe("not an IPv4 CIDR such as 172.16.0.0/12");
     expect(parseIpv4Cidr("192.168.1.1/32")).toEqual({ base: 0xc0a80101, prefix: 32 });
+  });
+});
+
+describe("deployPlan: the walkthrough (docs/deploying.md, Your first load balancer on AWS)", () => {
+  it("takes the page's settings and secrets as they are: the in-account deploy with the AWS drivers", () => {
+    const lines = walkthroughLines();
+    // Its settings: the `export OTTAVA_...` lines of step 2.
+    const env: Record<string, string> = {};
+    for (const line of lines.filter((l) => /^export OTTAVA_/.test(l)))
+      for (const word of words(line, {}).slice(1)) {
+        const [name, value] = word.split("=");
+        env[name!] = value!;
+      }
+    // Its secrets: the names its `npx sst secret set` lines set.
+    const set = lines.filter((l) => l.startsWith("npx sst secret set ")).map((l) => l.split(" ")[4]!);
+    expect(set.sort()).toEqual([
+      "CaCertificate",
+      "CaPrivateKey",
+      "ClientCert",
+      "HeartbeatKey",
+      "KeystonePassword",
+      "KeystoneProjectName",
+      "KeystoneUrl",
+      "KeystoneUsername",
+    ]);
+    const plan = deployPlan({ ...env, ...secrets(...set) }, "dev", false);
+    expect(plan).toMatchObject({ computeDriver: "ec2", networkDriver: "vpc", amphoraDriver: "rest", certManager: "secretsmanager" });
   });
 });
