@@ -187,9 +187,9 @@ describe("update", () => {
     expect(start).toHaveBeenCalledTimes(1);
     expect(start.mock.calls[0]![0]).toBe("member-cross-pool-update");
     expect(lockWith).toHaveBeenCalledTimes(1);
-    // The member changes are not in the flow's input: only the pools the lock marked.
+    // The member changes are not in the flow's input: only the pools the lock marked (and the request's id, which its event carries).
     const input = start.mock.calls[0]![2] as { changes: { groups: { kind: string; ids: string[] }[] } };
-    expect(Object.keys(input).sort()).toEqual(["changes", "chunks", "lbId", "owner", "subject"]);
+    expect(Object.keys(input).sort()).toEqual(["changes", "chunks", "lbId", "owner", "requestId", "subject"]);
     expect(input.changes.groups.map((g) => [g.kind, g.ids.length])).toEqual([["pool", 3]]);
     expect((await t.store.getLoadBalancer(lbId))!.record.provisioning_status).toBe("PENDING_UPDATE");
 

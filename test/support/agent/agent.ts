@@ -353,7 +353,7 @@ function addLowIndexVeth(hostIf: string, peer: string, holderPid: number) {
   const index = (name: string) => Number(readFileSync(`/sys/class/net/${name}/ifindex`, { encoding: "utf8", flag: "r" }));
   const taken = new Set(readdirSync("/sys/class/net").flatMap((n) => (existsSync(`/sys/class/net/${n}/ifindex`) ? [index(n)] : [])));
   const free = Array.from({ length: 255 - 64 }, (_, i) => 64 + i).filter((i) => !taken.has(i));
-  for (const candidate of free.sort(() => Math.random() - 0.5).slice(0, 20)) {
+  for (const candidate of free.slice(0, 20)) {
     const added = spawnSync(
       "/usr/sbin/ip",
       ["link", "add", hostIf, "index", String(candidate), "type", "veth", "peer", "name", peer, "netns", String(holderPid)],
